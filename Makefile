@@ -1,0 +1,42 @@
+# One-file task runner: every target creates .venv and installs what it needs first.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+export PYSPARK_PYTHON := $(abspath $(BIN)/python)
+export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
+# Arrow's allocator returns idle pages late instead of re-faulting them on every batch.
+export MIMALLOC_PURGE_DELAY ?= -1
+
+.PHONY: help install demo test test-slow bench lint wheel-check clean
+
+help:  ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)  ## create .venv and install fieldshift with all extras
+
+demo: $(STAMP)  ## the main job: replay the seed scenarios end to end
+	$(BIN)/fieldshift demo
+
+test: $(STAMP)  ## the default test suite (< 10 min on 2 cores)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+test-slow: $(STAMP)  ## only the slow tests (many crash iterations, big property runs)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow
+
+bench: $(STAMP)  ## benchmarks; writes benchmarks/README.md and the chart
+	$(BIN)/python -m pytest benchmarks -p no:cacheprovider --benchmark-enable -m "" \
+		--benchmark-json=benchmarks/results.json
+	$(BIN)/python benchmarks/report.py benchmarks/results.json
+
+lint: $(STAMP)  ## ruff
+	$(BIN)/ruff check .
+
+clean:  ## remove the virtualenv and build output
+	rm -rf $(VENV) build dist *.egg-info

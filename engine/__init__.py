@@ -1,0 +1,50 @@
+"""fieldshift: evolve data written under old table schemas into the current schema, by field id."""
+
+from fieldshift.errors import (
+    CastValueError,
+    DuplicateFieldError,
+    IdentifierFieldChangeError,
+    IncompatibleTypeError,
+    InvalidDefaultError,
+    MissingFieldIdError,
+    NestingLevelMoveError,
+    NullabilityTighteningError,
+    RequiredFieldWithoutDefaultError,
+    SchemaEvolutionError,
+    SchemaMismatchError,
+    TypeChangeNotAllowedError,
+    UnknownFieldError,
+)
+from fieldshift.field import Field
+from fieldshift.policy import CastKind, CastPolicy
+from fieldshift.schema import Schema
+from fieldshift.schema_update import SchemaUpdate
+from fieldshift.supertype import supertype
+from fieldshift.types import ListType, MapType, StructType
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CastKind",
+    "CastPolicy",
+    "CastValueError",
+    "DuplicateFieldError",
+    "Field",
+    "IdentifierFieldChangeError",
+    "IncompatibleTypeError",
+    "InvalidDefaultError",
+    "ListType",
+    "MapType",
+    "MissingFieldIdError",
+    "NestingLevelMoveError",
+    "NullabilityTighteningError",
+    "RequiredFieldWithoutDefaultError",
+    "Schema",
+    "SchemaEvolutionError",
+    "SchemaMismatchError",
+    "SchemaUpdate",
+    "StructType",
+    "TypeChangeNotAllowedError",
+    "UnknownFieldError",
+    "supertype",
+]

@@ -1,0 +1,127 @@
+"""Default values: validation against a field's type, Arrow scalars for them, and Iceberg's JSON form."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from fieldshift.errors import InvalidDefaultError
+from fieldshift.types import FieldType, ListType, MapType, StructType, type_name
+
+if TYPE_CHECKING:
+    from fieldshift.field import Field
+
+__all__ = ["default_from_json", "default_scalar", "default_to_json", "validate_default"]
+
+
+def _arrow(t: FieldType) -> pa.DataType:
+    from fieldshift.arrow_conversion import type_to_arrow
+
+    return type_to_arrow(t)
+
+
+def _check_value(value: Any, t: FieldType, where: str) -> Any:
+    """Normalise ``value`` to the canonical Python value of type ``t`` or raise InvalidDefaultError."""
+    if value is None:
+        return None
+    if isinstance(t, StructType):
+        if value != {} or not isinstance(value, dict):
+            raise InvalidDefaultError(
+                f"{where}: a struct default must be None or {{}} (built from the children's defaults), "
+                f"got {value!r}"
+            )
+        return {}
+    if isinstance(t, ListType):
+        if not isinstance(value, (list, tuple)):
+            raise InvalidDefaultError(f"{where}: a list default must be a list, got {value!r}")
+        return [_check_value(v, t.element.type, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(t, MapType):
+        items = value.items() if isinstance(value, dict) else value
+        try:
+            pairs = [(k, v) for k, v in items]
+        except (TypeError, ValueError):
+            raise InvalidDefaultError(f"{where}: a map default must be a dict, got {value!r}") from None
+        return {
+            _check_value(k, t.key.type, f"{where} key"): _check_value(v, t.value.type, f"{where}[{k!r}]")
+            for k, v in pairs
+        }
+    arrow_type = _arrow(t)
+    try:
+        scalar = pa.scalar(value, type=arrow_type)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        scalar = None
+        if isinstance(value, str) and not pa.types.is_string(arrow_type):
+            try:  # ISO text for dates, timestamps, decimals, numbers
+                scalar = pa.scalar(value).cast(arrow_type)
+            except (pa.ArrowException, TypeError, ValueError):
+                scalar = None
+    if scalar is None or isinstance(value, bool) != pa.types.is_boolean(arrow_type):
+        raise InvalidDefaultError(
+            f"{where}: default {value!r} does not fit type {type_name(t)}; give a value of that type"
+        )
+    return scalar.as_py()
+
+
+def validate_default(field: Field, value: Any, kind: str) -> Any:
+    return _check_value(value, field.type, f"field {field.name!r} (id {field.id}) {kind} default")
+
+
+def _materialize(field: Field, kind: str) -> Any:
+    value = field.initial_default if kind == "initial" else field.write_default
+    if isinstance(field.type, StructType) and value == {}:
+        return {c.name: _materialize(c, kind) for c in field.type.fields}
+    return value
+
+
+def default_scalar(field: Field, kind: str = "initial") -> pa.Scalar:
+    """The field's default as an Arrow scalar of its Arrow type (a null scalar when it has none)."""
+    value = _materialize(field, kind)
+    return pa.scalar(value, type=_arrow(field.type))
+
+
+def default_to_json(value: Any, t: FieldType) -> Any:
+    """Iceberg single-value JSON serialisation of a (validated) default."""
+    if value is None:
+        return None
+    if isinstance(t, StructType):
+        return {}
+    if isinstance(t, ListType):
+        return [default_to_json(v, t.element.type) for v in value]
+    if isinstance(t, MapType):
+        return {
+            "keys": [default_to_json(k, t.key.type) for k in value],
+            "values": [default_to_json(v, t.value.type) for v in value.values()],
+        }
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex().upper()
+    if isinstance(value, (dt.date, dt.time, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
+    return value
+
+
+def default_from_json(value: Any, t: FieldType) -> Any:
+    """Inverse of :func:`default_to_json` (returns a value that ``validate_default`` accepts)."""
+    if value is None:
+        return None
+    if isinstance(t, StructType):
+        return {}
+    if isinstance(t, ListType):
+        return [default_from_json(v, t.element.type) for v in value]
+    if isinstance(t, MapType):
+        keys = [default_from_json(k, t.key.type) for k in value["keys"]]
+        values = [default_from_json(v, t.value.type) for v in value["values"]]
+        return dict(zip(keys, values, strict=True))
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        try:
+            return bytes.fromhex(value)
+        except ValueError:
+            return base64.b64decode(value)
+    return value

@@ -1,0 +1,39 @@
+"""Plain-text tree rendering of schemas (ids, types, nullability, defaults) for humans."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from fieldshift.types import ListType, MapType, StructType, type_name
+
+if TYPE_CHECKING:
+    from fieldshift.field import Field
+    from fieldshift.schema import Schema
+
+__all__ = ["field_label", "schema_tree"]
+
+
+def field_label(f: Field) -> str:
+    t = f.type
+    shown = {StructType: "struct", ListType: "list", MapType: "map"}.get(type(t)) or type_name(t)
+    parts = [f"{f.name}: {shown}", "" if f.nullable else "not null", f"(id {f.id})"]
+    if f.initial_default is not None:
+        parts.append(f"initial default {f.initial_default!r}")
+    if f.write_default is not None and f.write_default != f.initial_default:
+        parts.append(f"write default {f.write_default!r}")
+    if f.doc:
+        parts.append(f"-- {f.doc}")
+    return " ".join(p for p in parts if p)
+
+
+def _lines(fields: tuple[Field, ...], indent: str) -> Iterator[str]:
+    for i, f in enumerate(fields):
+        last = i == len(fields) - 1
+        yield f"{indent}{'└── ' if last else '├── '}{field_label(f)}"
+        yield from _lines(f.children(), indent + ("    " if last else "│   "))
+
+
+def schema_tree(schema: Schema) -> str:
+    head = f"schema {schema.schema_id} (highest field id {schema.highest_field_id})"
+    return "\n".join([head, *_lines(schema.fields, "")])

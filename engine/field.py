@@ -1,0 +1,79 @@
+"""`Field`: one named, typed, id-carrying column or nested child, with Iceberg's two defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pyarrow as pa
+
+from fieldshift.types import FieldType, ListType, MapType, StructType, logically_equal, type_name
+
+__all__ = ["Field"]
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A column (or struct child, list element, map key/value) identified by ``id``, not by name.
+
+    ``initial_default`` fills rows of files written before the field existed and never changes;
+    ``write_default`` fills values a writer does not supply and may change over time. For a struct
+    the only defaults are ``None`` and ``{}`` (build the struct from its children's defaults).
+    """
+
+    id: int
+    name: str
+    type: FieldType
+    nullable: bool = True
+    doc: str | None = None
+    initial_default: Any = None
+    write_default: Any = None
+
+    def __post_init__(self) -> None:
+        from fieldshift.defaults import validate_default
+
+        if not isinstance(self.id, int) or isinstance(self.id, bool):
+            raise TypeError(f"field {self.name!r}: id must be an int, got {self.id!r}")
+        if not self.name:
+            raise ValueError(f"field id {self.id}: a field needs a non-empty name")
+        object.__setattr__(self, "initial_default", validate_default(self, self.initial_default, "initial"))
+        object.__setattr__(self, "write_default", validate_default(self, self.write_default, "write"))
+
+    def __hash__(self) -> int:  # defaults may be dicts/lists; equality still compares them
+        return hash((self.id, self.name, self.type, self.nullable, self.doc))
+
+    @property
+    def required(self) -> bool:
+        return not self.nullable
+
+    def with_(self, **changes: Any) -> Field:
+        """A copy with some attributes changed (fields are immutable)."""
+        return replace(self, **changes)
+
+    def children(self) -> tuple[Field, ...]:
+        """Direct nested children: struct fields, a list element, or a map's key and value."""
+        t = self.type
+        if isinstance(t, StructType):
+            return t.fields
+        if isinstance(t, ListType):
+            return (t.element,)
+        if isinstance(t, MapType):
+            return (t.key, t.value)
+        return ()
+
+    def logically_equal(self, other: Field) -> bool:
+        return (
+            self.id == other.id
+            and self.name == other.name
+            and self.nullable == other.nullable
+            and logically_equal(self.type, other.type)
+        )
+
+    def to_arrow(self) -> pa.Field:
+        from fieldshift.arrow_conversion import field_to_arrow
+
+        return field_to_arrow(self)
+
+    def __str__(self) -> str:
+        null = "" if self.nullable else " not null"
+        return f"{self.id}: {self.name} {type_name(self.type)}{null}"

@@ -1,0 +1,349 @@
+"""`Schema`: an immutable, versioned list of id-carrying fields with lookups by id and by path."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from fieldshift.errors import DuplicateFieldError, SchemaEvolutionError, UnknownFieldError
+from fieldshift.field import Field
+from fieldshift.types import ListType, MapType, StructType
+
+if TYPE_CHECKING:
+    from fieldshift.schema_update import SchemaUpdate
+
+__all__ = ["Schema", "split_path"]
+
+ELEMENT_ALIASES = ("element", "item")
+
+
+def split_path(path: str | Sequence[str]) -> tuple[str, ...]:
+    """Split a dotted path; a part in backticks may contain dots (```a.b`.c``)."""
+    if not isinstance(path, str):
+        return tuple(path)
+    parts: list[str] = []
+    buf, quoted = "", False
+    for ch in path:
+        if ch == "`":
+            quoted = not quoted
+        elif ch == "." and not quoted:
+            parts.append(buf)
+            buf = ""
+        else:
+            buf += ch
+    parts.append(buf)
+    if quoted or any(p == "" for p in parts):
+        raise UnknownFieldError(path)
+    return tuple(parts)
+
+
+def join_path(parts: Iterable[str]) -> str:
+    return ".".join(f"`{p}`" if "." in p else p for p in parts)
+
+
+class Schema:
+    """An immutable table schema: fields with ids at every depth, a version id and key fields.
+
+    Equality compares structure exactly (ids, names, physical types, nullability, docs, defaults);
+    use :meth:`logically_equal` to ignore physical variants such as large_string vs string.
+    """
+
+    __slots__ = ("_by_id", "_fields", "_highest", "_ident", "_parents", "_paths", "_schema_id", "doc")
+
+    def __init__(
+        self,
+        fields: Iterable[Field],
+        *,
+        schema_id: int = 0,
+        identifier_field_ids: Iterable[int] = (),
+        highest_field_id: int | None = None,
+        doc: str | None = None,
+    ) -> None:
+        self._fields = tuple(fields)
+        self._schema_id = int(schema_id)
+        self._ident = tuple(identifier_field_ids)
+        self.doc = doc
+        self._by_id: dict[int, Field] = {}
+        self._paths: dict[int, tuple[str, ...]] = {}
+        self._parents: dict[int, int | None] = {}
+        self._index(self._fields, (), None)
+        top = max(self._by_id, default=0)
+        if highest_field_id is not None and highest_field_id < top:
+            raise SchemaEvolutionError(
+                f"highest_field_id {highest_field_id} is below the largest field id in use ({top})"
+            )
+        self._highest = top if highest_field_id is None else int(highest_field_id)
+        for fid in self._ident:
+            self._check_identifier(fid)
+
+    # -- construction helpers -------------------------------------------------------------------
+    def _index(self, fields: Sequence[Field], prefix: tuple[str, ...], parent: int | None) -> None:
+        seen: set[str] = set()
+        for f in fields:
+            if f.name in seen and not isinstance(self._container(parent), (ListType, MapType)):
+                raise DuplicateFieldError(
+                    f"two fields are named {join_path((*prefix, f.name))!r} at the same level; "
+                    "names must be unique among siblings"
+                )
+            seen.add(f.name)
+            if f.id in self._by_id:
+                raise DuplicateFieldError(
+                    f"field id {f.id} is used by both {join_path(self._paths[f.id])!r} and "
+                    f"{join_path((*prefix, f.name))!r}; every field needs its own id"
+                )
+            path = (*prefix, self._child_token(parent, f))
+            self._by_id[f.id] = f
+            self._paths[f.id] = path
+            self._parents[f.id] = parent
+            self._index(f.children(), path, f.id)
+
+    def _container(self, parent: int | None) -> Any:
+        return None if parent is None else self._by_id[parent].type
+
+    def _child_token(self, parent: int | None, f: Field) -> str:
+        container = self._container(parent)
+        if isinstance(container, ListType):
+            return "element"
+        if isinstance(container, MapType):
+            return "key" if container.key.id == f.id else "value"
+        return f.name
+
+    def _check_identifier(self, fid: int) -> None:
+        if fid not in self._by_id:
+            raise UnknownFieldError(f"identifier field id {fid}", [])
+        f = self._by_id[fid]
+        parent = self._parents[fid]
+        while parent is not None:
+            if not isinstance(self._by_id[parent].type, StructType):
+                raise SchemaEvolutionError(
+                    f"identifier field {self.path_of(fid)!r} sits inside a list or map; "
+                    "identifier fields must be primitives reachable through structs only"
+                )
+            parent = self._parents[parent]
+        if f.nullable or not isinstance(f.type, pa.DataType):
+            raise SchemaEvolutionError(
+                f"identifier field {self.path_of(fid)!r} must be a required primitive "
+                f"(it is {'nullable' if f.nullable else str(f.type)})"
+            )
+
+    # -- basic properties -----------------------------------------------------------------------
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return self._fields
+
+    @property
+    def schema_id(self) -> int:
+        return self._schema_id
+
+    @property
+    def highest_field_id(self) -> int:
+        return self._highest
+
+    @property
+    def identifier_field_ids(self) -> tuple[int, ...]:
+        return self._ident
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self._fields]
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+    def __iter__(self) -> Iterator[Field]:
+        return iter(self._fields)
+
+    def __getitem__(self, key: int | str) -> Field:
+        if isinstance(key, int):
+            return self._fields[key]
+        return self.find(key)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Schema):
+            return NotImplemented
+        return (
+            self._fields == other._fields
+            and self._schema_id == other._schema_id
+            and self._ident == other._ident
+            and self._highest == other._highest
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._fields, self._schema_id, self._ident, self._highest))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild,
+            (self._fields, self._schema_id, self._ident, self._highest, self.doc),
+        )
+
+    def logically_equal(self, other: Schema) -> bool:
+        """Same ids, names, nullability and logical types at every depth (physical variants aside)."""
+        return len(self._fields) == len(other._fields) and all(
+            a.logically_equal(b) for a, b in zip(self._fields, other._fields, strict=True)
+        )
+
+    def same_structure(self, other: Schema) -> bool:
+        """Same fields exactly, ignoring schema id and highest field id."""
+        return self._fields == other._fields
+
+    # -- lookups --------------------------------------------------------------------------------
+    def all_fields(self) -> Iterator[Field]:
+        """Every field at every depth, parents before children."""
+        return iter(self._by_id.values())
+
+    def field(self, field_id: int) -> Field:
+        try:
+            return self._by_id[field_id]
+        except KeyError:
+            raise UnknownFieldError(f"field id {field_id}", []) from None
+
+    def has_field(self, field_id: int) -> bool:
+        return field_id in self._by_id
+
+    def path_of(self, field_id: int) -> str:
+        return join_path(self._paths[self.field(field_id).id])
+
+    def parent_id(self, field_id: int) -> int | None:
+        self.field(field_id)
+        return self._parents[field_id]
+
+    def find(self, path: str | Sequence[str]) -> Field:
+        """The field at a dotted path (``a.b``, ``l.element.x``, ``m.value.y``); case-sensitive."""
+        parts = split_path(path)
+        level: Sequence[Field] = self._fields
+        container: Any = None
+        found: Field | None = None
+        for i, part in enumerate(parts):
+            found = self._child(level, container, part)
+            if found is None:
+                shown = join_path(parts[: i + 1])
+                raise UnknownFieldError(shown, self._candidates(level, container))
+            container = found.type
+            level = found.children()
+        assert found is not None
+        return found
+
+    @staticmethod
+    def _child(level: Sequence[Field], container: Any, part: str) -> Field | None:
+        if isinstance(container, ListType):
+            return container.element if part in ELEMENT_ALIASES else None
+        if isinstance(container, MapType):
+            return {"key": container.key, "value": container.value}.get(part)
+        return next((f for f in level if f.name == part), None)
+
+    @staticmethod
+    def _candidates(level: Sequence[Field], container: Any) -> list[str]:
+        if isinstance(container, ListType):
+            return ["element"]
+        if isinstance(container, MapType):
+            return ["key", "value"]
+        return [f.name for f in level]
+
+    def fingerprint(self) -> str:
+        """A stable digest of the structure (not of the schema id); plan caches key on it."""
+        from fieldshift.iceberg_json import schema_to_dict
+
+        payload = schema_to_dict(self, include_ids=False)
+        return hashlib.sha256(repr(payload).encode()).hexdigest()[:32]
+
+    def select(self, names: Iterable[str]) -> Schema:
+        """A schema of only the named top-level columns, in the order given."""
+        chosen = [self.find(n) for n in names]
+        missing = [f for f in chosen if f not in self._fields]
+        if missing:
+            raise SchemaEvolutionError(f"select() takes top-level columns; {missing[0].name!r} is nested")
+        return Schema(chosen, schema_id=self._schema_id, highest_field_id=self._highest)
+
+    # -- conversions ----------------------------------------------------------------------------
+    @classmethod
+    def from_arrow(
+        cls, schema: pa.Schema, *, assign_ids: bool = False, schema_id: int = 0,
+        identifier_field_ids: Iterable[int] = (),
+    ) -> Schema:
+        """Read ids from ``PARQUET:field_id`` metadata; ``assign_ids=True`` numbers id-less fields."""
+        from fieldshift.arrow_conversion import arrow_field_id, field_from_arrow
+
+        next_id = None
+        if assign_ids:
+            used = set(_ids_in_arrow(schema, arrow_field_id))
+            counter = (i for i in itertools.count(1) if i not in used)
+            next_id = lambda _path: next(counter)  # noqa: E731
+        fields = [field_from_arrow(f, f.name, next_id) for f in schema]
+        return cls(fields, schema_id=schema_id, identifier_field_ids=identifier_field_ids)
+
+    def to_arrow(self) -> pa.Schema:
+        return pa.schema([f.to_arrow() for f in self._fields])
+
+    @classmethod
+    def from_json(cls, text: str | dict[str, Any]) -> Schema:
+        """Parse Iceberg table-schema JSON (types Iceberg lacks use Arrow-style names)."""
+        from fieldshift.iceberg_json import schema_from_json
+
+        return schema_from_json(text)
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        from fieldshift.iceberg_json import schema_to_json
+
+        return schema_to_json(self, indent=indent)
+
+    def to_spark(self) -> Any:
+        """A pyspark ``StructType`` with ids in the ``parquet.field.id`` field metadata."""
+        from fieldshift.spark.types import schema_to_spark
+
+        return schema_to_spark(self)
+
+    @classmethod
+    def from_avro(cls, avro: str | dict[str, Any], *, schema_id: int = 0) -> Schema:
+        from fieldshift.avro import schema_from_avro
+
+        return schema_from_avro(avro, schema_id=schema_id)
+
+    def to_avro(self, name: str = "record") -> dict[str, Any]:
+        from fieldshift.avro import schema_to_avro
+
+        return schema_to_avro(self, name=name)
+
+    def update(self, *, policy: Any = None) -> SchemaUpdate:
+        """A builder of schema changes; ``.apply()`` gives a new schema with ``schema_id + 1``."""
+        from fieldshift.schema_update import SchemaUpdate
+
+        return SchemaUpdate(self, policy=policy)
+
+    # -- display --------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"Schema(schema_id={self._schema_id}, fields=[{', '.join(str(f) for f in self._fields)}])"
+
+    def __str__(self) -> str:
+        from fieldshift.display import schema_tree
+
+        return schema_tree(self)
+
+
+def _rebuild(fields: tuple[Field, ...], schema_id: int, ident: tuple[int, ...], highest: int,
+             doc: str | None) -> Schema:
+    return Schema(fields, schema_id=schema_id, identifier_field_ids=ident, highest_field_id=highest,
+                  doc=doc)
+
+
+def _ids_in_arrow(schema: pa.Schema, get_id: Any) -> Iterator[int]:
+    def walk(f: pa.Field) -> Iterator[int]:
+        fid = get_id(f)
+        if fid is not None:
+            yield fid
+        t = f.type
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                yield from walk(t.field(i))
+        elif pa.types.is_map(t):
+            yield from walk(t.key_field)
+            yield from walk(t.item_field)
+        elif hasattr(t, "value_field"):
+            yield from walk(t.value_field)
+
+    for f in schema:
+        yield from walk(f)

@@ -1,0 +1,349 @@
+"""`SchemaUpdate`: a builder of schema changes applied in order; ``apply()`` gives the next version.
+
+Each call resolves its path against the schema as changed so far, so ``rename_column("a", "b")``
+followed by ``update_column("b", ...)`` works. New fields take ``highest_field_id + 1``; ids are never
+reused, so dropping and re-adding a name makes a new column that old files do not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+
+from fieldshift.errors import (
+    DuplicateFieldError,
+    IdentifierFieldChangeError,
+    NestingLevelMoveError,
+    NullabilityTighteningError,
+    RequiredFieldWithoutDefaultError,
+    SchemaEvolutionError,
+    TypeChangeNotAllowedError,
+    UnknownFieldError,
+)
+from fieldshift.field import Field
+from fieldshift.policy import CastPolicy
+from fieldshift.schema import Schema, join_path, split_path
+from fieldshift.type_names import parse_primitive
+from fieldshift.types import FieldType, ListType, MapType, StructType, is_nested, type_name
+
+__all__ = ["SchemaUpdate"]
+
+TypeLike = pa.DataType | FieldType | str
+
+
+class SchemaUpdate:
+    """Chainable schema changes; nothing changes until :meth:`apply` (or a table's ``commit``)."""
+
+    def __init__(self, base: Schema, *, policy: CastPolicy | None = None,
+                 on_apply: Callable[[Schema], Any] | None = None) -> None:
+        self._base = base
+        self._current = base
+        self._policy = policy or CastPolicy.lossless()
+        self._next_id = base.highest_field_id + 1
+        self._on_apply = on_apply
+        self.changes: list[str] = []
+
+    # -- public operations ----------------------------------------------------------------------
+    def add_column(
+        self,
+        path: str,
+        type: TypeLike,  # noqa: A002 - mirrors the public API
+        *,
+        nullable: bool = True,
+        default: Any = None,
+        write_default: Any = None,
+        doc: str | None = None,
+        first: bool = False,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> SchemaUpdate:
+        """Add a column (``"t.z"`` adds ``z`` inside struct ``t``; ``"l.element.x"``, ``"m.value.x"``)."""
+        parts = split_path(path)
+        parent_path, name = parts[:-1], parts[-1]
+        parent = self._struct_at(parent_path, path)
+        siblings = parent.fields if isinstance(parent, StructType) else self._current.fields
+        if any(f.name == name for f in siblings):
+            raise DuplicateFieldError(
+                f"cannot add {path!r}: a field with that name already exists at that level; "
+                "rename or drop it first, or pick another name"
+            )
+        if not nullable and default is None:
+            raise RequiredFieldWithoutDefaultError(
+                f"cannot add required column {path!r} without a default: rows written before it "
+                "existed would have no value. Pass default=..., or add it as nullable."
+            )
+        field_id = self._take_id()
+        new_type = self._fresh_type(self._parse_type(type))
+        field = Field(
+            field_id, name, new_type, nullable=nullable, doc=doc, initial_default=default,
+            write_default=write_default if write_default is not None else default,
+        )
+        self._edit_children(parent_path, lambda fs: self._place(fs, field, first, after, before, path))
+        self.changes.append(f"add {path} {type_name(new_type)}")
+        return self
+
+    def drop_column(self, path: str) -> SchemaUpdate:
+        field = self._find(path)
+        self._refuse_identifier(field, "drop", path)
+        parent_path = self._parent_path(field)
+        if parent_path is not None:
+            parent = self._find(parent_path) if parent_path else None
+            if parent is not None and not isinstance(parent.type, StructType):
+                raise SchemaEvolutionError(
+                    f"cannot drop {path!r}: a list element or map key/value is part of its container; "
+                    "drop the list or map itself"
+                )
+            if parent is not None and len(parent.type.fields) == 1:
+                raise SchemaEvolutionError(
+                    f"cannot drop {path!r}: it is the last field of struct {parent_path!r} and "
+                    "Parquet cannot store an empty struct; drop the struct instead"
+                )
+        self._edit_children(self._parts_of(parent_path),
+                            lambda fs: tuple(f for f in fs if f.id != field.id))
+        self.changes.append(f"drop {path}")
+        return self
+
+    def rename_column(self, path: str, new_name: str) -> SchemaUpdate:
+        field = self._find(path)
+        self._refuse_identifier(field, "rename", path)
+        parent_path = self._parent_path(field)
+        parent = self._find(parent_path) if parent_path else None
+        if parent is not None and not isinstance(parent.type, StructType):
+            raise SchemaEvolutionError(f"cannot rename {path!r}: list elements and map keys/values "
+                                       "have fixed names")
+        siblings = parent.type.fields if parent is not None else self._current.fields
+        if any(f.name == new_name and f.id != field.id for f in siblings):
+            raise DuplicateFieldError(
+                f"cannot rename {path!r} to {new_name!r}: that name is taken at the same level"
+            )
+        self._replace(field.id, field.with_(name=new_name))
+        self.changes.append(f"rename {path} to {new_name}")
+        return self
+
+    def update_column(
+        self, path: str, type: TypeLike | None = None, *, nullable: bool | None = None,  # noqa: A002
+        doc: str | None = None,
+    ) -> SchemaUpdate:
+        """Change a primitive's type (as the policy allows), relax nullability, or set its doc."""
+        field = self._find(path)
+        new = field
+        if type is not None:
+            target = self._parse_type(type)
+            if is_nested(target) or is_nested(field.type):
+                raise TypeChangeNotAllowedError(
+                    f"cannot change the type of {path!r} from {type_name(field.type)} to "
+                    f"{type_name(target)}: change nested types by adding, dropping or retyping "
+                    "their children (e.g. update_column('s.x', ...))"
+                )
+            if self._policy.classify(field.type, target) is None:
+                raise TypeChangeNotAllowedError(
+                    f"cannot change {path!r} from {type_name(field.type)} to {type_name(target)} "
+                    f"under CastPolicy.{self._policy.name}(): "
+                    f"{self._policy.suggest(field.type, target)}"
+                )
+            if target != field.type:
+                self._refuse_identifier(field, "retype", path)
+            new = new.with_(type=target, initial_default=_recast(field.initial_default, target),
+                            write_default=_recast(field.write_default, target))
+        if nullable is not None:
+            if field.nullable and not nullable:
+                raise NullabilityTighteningError(
+                    f"cannot make {path!r} required: it is nullable and old rows may hold nulls. "
+                    "Add a new required column with a default instead"
+                )
+            new = new.with_(nullable=nullable)
+        if doc is not None:
+            new = new.with_(doc=doc)
+        self._replace(field.id, new)
+        self.changes.append(f"update {path}")
+        return self
+
+    def set_write_default(self, path: str, value: Any) -> SchemaUpdate:
+        field = self._find(path)
+        self._replace(field.id, field.with_(write_default=value))
+        self.changes.append(f"set write default of {path}")
+        return self
+
+    def move_first(self, path: str) -> SchemaUpdate:
+        return self._move(path, None, "first")
+
+    def move_after(self, path: str, other: str) -> SchemaUpdate:
+        return self._move(path, other, "after")
+
+    def move_before(self, path: str, other: str) -> SchemaUpdate:
+        return self._move(path, other, "before")
+
+    def set_identifier_fields(self, *paths: str) -> SchemaUpdate:
+        ids = tuple(self._find(p).id for p in paths)
+        self._current = self._rebuild(self._current.fields, ident=ids)
+        self.changes.append(f"identifier fields {', '.join(paths)}")
+        return self
+
+    def apply(self) -> Schema:
+        """The new schema, ``schema_id`` one past the base (the base schema is unchanged)."""
+        result = Schema(
+            self._current.fields,
+            schema_id=self._base.schema_id + 1,
+            identifier_field_ids=self._current.identifier_field_ids,
+            highest_field_id=max(self._next_id - 1, self._base.highest_field_id),
+            doc=self._base.doc,
+        )
+        return result
+
+    def commit(self) -> Any:
+        """Record the change (only for builders obtained from a table)."""
+        if self._on_apply is None:
+            raise SchemaEvolutionError("this update is not bound to a table; call apply() instead")
+        return self._on_apply(self.apply())
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _find(self, path: str) -> Field:
+        return self._current.find(path)
+
+    def _take_id(self) -> int:
+        fid = self._next_id
+        self._next_id += 1
+        return fid
+
+    def _parse_type(self, t: TypeLike) -> FieldType:
+        if isinstance(t, str):
+            from fieldshift.ddl_types import parse_type
+
+            return parse_type(t)
+        if isinstance(t, pa.DataType) and (pa.types.is_nested(t) or pa.types.is_dictionary(t)):
+            from fieldshift.arrow_conversion import field_from_arrow
+
+            return field_from_arrow(pa.field("_", t), "_", lambda _p: 0).type
+        return t
+
+    def _fresh_type(self, t: FieldType) -> FieldType:
+        """Renumber every nested field of a new type with fresh ids (parents before children)."""
+        if isinstance(t, StructType):
+            return StructType(tuple(self._fresh_field(f) for f in t.fields))
+        if isinstance(t, ListType):
+            return ListType(self._fresh_field(t.element), t.variant, t.size)
+        if isinstance(t, MapType):
+            return MapType(self._fresh_field(t.key), self._fresh_field(t.value), t.keys_sorted)
+        return t
+
+    def _fresh_field(self, f: Field) -> Field:
+        fid = self._take_id()
+        return f.with_(id=fid, type=self._fresh_type(f.type))
+
+    def _struct_at(self, parent_parts: tuple[str, ...], full: str) -> StructType | None:
+        if not parent_parts:
+            return None
+        parent = self._current.find(parent_parts)
+        if not isinstance(parent.type, StructType):
+            raise SchemaEvolutionError(
+                f"cannot add {full!r}: {join_path(parent_parts)!r} is a {type_name(parent.type)}, "
+                "not a struct (for a list of structs use 'col.element.x', for a map 'col.value.x')"
+            )
+        return parent.type
+
+    def _parent_path(self, field: Field) -> str | None:
+        parent = self._current.parent_id(field.id)
+        return "" if parent is None else self._current.path_of(parent)
+
+    @staticmethod
+    def _parts_of(path: str | None) -> tuple[str, ...]:
+        return split_path(path) if path else ()
+
+    def _refuse_identifier(self, field: Field, verb: str, path: str) -> None:
+        if field.id in self._current.identifier_field_ids:
+            raise IdentifierFieldChangeError(
+                f"cannot {verb} {path!r}: it is an identifier (primary-key) field, and identifier "
+                "fields cannot be dropped, renamed or retyped"
+            )
+
+    def _edit_children(self, parent_parts: tuple[str, ...],
+                       edit: Callable[[tuple[Field, ...]], tuple[Field, ...]]) -> None:
+        if not parent_parts:
+            self._current = self._rebuild(edit(self._current.fields))
+            return
+        parent = self._current.find(parent_parts)
+        assert isinstance(parent.type, StructType)
+        self._replace(parent.id, parent.with_(type=StructType(edit(parent.type.fields))))
+
+    def _replace(self, field_id: int, new: Field) -> None:
+        def swap(fields: tuple[Field, ...]) -> tuple[Field, ...]:
+            return tuple(new if f.id == field_id else _swap_inside(f, swap) for f in fields)
+
+        self._current = self._rebuild(swap(self._current.fields))
+
+    def _rebuild(self, fields: tuple[Field, ...], ident: tuple[int, ...] | None = None) -> Schema:
+        ident = self._current.identifier_field_ids if ident is None else ident
+        live = {f.id for f in Schema(fields).all_fields()}
+        return Schema(fields, schema_id=self._current.schema_id,
+                      identifier_field_ids=tuple(i for i in ident if i in live),
+                      highest_field_id=max(self._next_id - 1, self._current.highest_field_id))
+
+    def _place(self, fields: tuple[Field, ...], field: Field, first: bool, after: str | None,
+               before: str | None, path: str) -> tuple[Field, ...]:
+        out = list(fields)
+        if first:
+            return (field, *out)
+        anchor = after or before
+        if anchor is None:
+            return (*out, field)
+        anchor_parts = split_path(anchor)
+        if len(anchor_parts) > 1 and anchor_parts[:-1] != split_path(path)[:-1]:
+            raise NestingLevelMoveError(
+                f"cannot place {path!r} relative to {anchor!r}: both must be siblings in the same struct"
+            )
+        idx = next((i for i, f in enumerate(out) if f.name == anchor_parts[-1]), None)
+        if idx is None:
+            raise UnknownFieldError(anchor, [f.name for f in out])
+        out.insert(idx + 1 if after else idx, field)
+        return tuple(out)
+
+    def _move(self, path: str, other: str | None, where: str) -> SchemaUpdate:
+        field = self._find(path)
+        parent_path = self._parent_path(field)
+        if other is not None:
+            anchor = self._find(other)
+            if self._parent_path(anchor) != parent_path:
+                raise NestingLevelMoveError(
+                    f"cannot move {path!r} {where} {other!r}: fields move only among their siblings, "
+                    "never to another struct"
+                )
+            if anchor.id == field.id:
+                raise SchemaEvolutionError(f"cannot move {path!r} relative to itself")
+
+        def edit(fields: tuple[Field, ...]) -> tuple[Field, ...]:
+            rest = [f for f in fields if f.id != field.id]
+            if other is None:
+                return (field, *rest)
+            idx = next(i for i, f in enumerate(rest) if f.name == anchor.name)
+            rest.insert(idx + 1 if where == "after" else idx, field)
+            return tuple(rest)
+
+        self._edit_children(self._parts_of(parent_path), edit)
+        self.changes.append(f"move {path} {where} {other or ''}".rstrip())
+        return self
+
+
+def _swap_inside(f: Field, swap: Callable[[tuple[Field, ...]], tuple[Field, ...]]) -> Field:
+    t = f.type
+    if isinstance(t, StructType):
+        return f.with_(type=StructType(swap(t.fields)))
+    if isinstance(t, ListType):
+        return f.with_(type=ListType(swap((t.element,))[0], t.variant, t.size))
+    if isinstance(t, MapType):
+        key, value = swap((t.key, t.value))
+        return f.with_(type=MapType(key, value, t.keys_sorted))
+    return f
+
+
+def _recast(value: Any, target: FieldType) -> Any:
+    """Carry a default across a widening (``0`` int stays ``0`` as long, ``1`` becomes ``'1'``...)."""
+    if value is None or not isinstance(target, pa.DataType):
+        return value
+    from fieldshift.arrow_conversion import type_to_arrow
+
+    try:
+        return pa.scalar(value).cast(type_to_arrow(target)).as_py()
+    except (pa.ArrowException, TypeError, ValueError):
+        return value
