@@ -15,7 +15,9 @@ from fieldshift.errors import (
     TypeChangeNotAllowedError,
     UnknownFieldError,
 )
+from fieldshift.evolve import evolve, plan
 from fieldshift.field import Field
+from fieldshift.plan import CastReport, EvolutionPlan
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
@@ -27,6 +29,8 @@ __version__ = "0.1.0"
 __all__ = [
     "CastKind",
     "CastPolicy",
+    "CastReport",
+    "EvolutionPlan",
     "CastValueError",
     "DuplicateFieldError",
     "Field",
@@ -46,5 +50,7 @@ __all__ = [
     "StructType",
     "TypeChangeNotAllowedError",
     "UnknownFieldError",
+    "evolve",
+    "plan",
     "supertype",
 ]

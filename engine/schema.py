@@ -52,7 +52,7 @@ class Schema:
     use :meth:`logically_equal` to ignore physical variants such as large_string vs string.
     """
 
-    __slots__ = ("_by_id", "_fields", "_highest", "_ident", "_parents", "_paths", "_schema_id", "doc")
+    __slots__ = ("_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths", "_schema_id", "doc")
 
     def __init__(
         self,
@@ -67,6 +67,7 @@ class Schema:
         self._schema_id = int(schema_id)
         self._ident = tuple(identifier_field_ids)
         self.doc = doc
+        self._fp: str | None = None
         self._by_id: dict[int, Field] = {}
         self._paths: dict[int, tuple[str, ...]] = {}
         self._parents: dict[int, int | None] = {}
@@ -246,10 +247,12 @@ class Schema:
 
     def fingerprint(self) -> str:
         """A stable digest of the structure (not of the schema id); plan caches key on it."""
-        from fieldshift.iceberg_json import schema_to_dict
+        if self._fp is None:
+            from fieldshift.iceberg_json import schema_to_dict
 
-        payload = schema_to_dict(self, include_ids=False)
-        return hashlib.sha256(repr(payload).encode()).hexdigest()[:32]
+            payload = schema_to_dict(self, include_ids=False)
+            self._fp = hashlib.sha256(repr(payload).encode()).hexdigest()[:32]
+        return self._fp
 
     def select(self, names: Iterable[str]) -> Schema:
         """A schema of only the named top-level columns, in the order given."""

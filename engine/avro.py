@@ -1,0 +1,578 @@
+"""Avro record schemas <-> fieldshift :class:`~fieldshift.Schema` (Hudi and Onehouse users think in Avro).
+
+Field ids follow Iceberg's Avro convention: ``field-id`` on record fields, ``element-id`` on arrays,
+``key-id``/``value-id`` on maps. Avro rarely carries them, so by default missing ids are numbered in
+pre-order (parent before children, from 1, skipping ids the schema already uses).
+
+Reading (Avro -> fieldshift):
+
+- ``["null", T]`` and ``[T, "null"]`` are a nullable ``T``; any other type is required. A union of two
+  or more non-null types has no table equivalent and is refused (:class:`AvroSchemaError`).
+- records -> struct, arrays -> list, maps -> map with string keys, enums -> string, fixed -> fixed[n].
+  Iceberg's map with non-string keys (an array of ``key``/``value`` records with ``logicalType: map``)
+  -> map. Named types may be referenced by (full) name; a recursive type is refused.
+- logical types: decimal (bytes or fixed) -> decimal128 (decimal256 above precision 38), uuid ->
+  string (fixed[16] for a fixed uuid), date -> date32, time-millis -> time32[ms], time-micros ->
+  time64[us], timestamp-millis/micros/nanos -> timestamp with tz UTC (no tz when Iceberg's
+  ``adjust-to-utc`` is false), local-timestamp-* -> timestamp without tz. As the Avro spec asks,
+  unknown logical types, and logical types on the wrong base type, are ignored.
+- ``doc`` -> doc; ``default`` -> both ``initial_default`` and ``write_default``. A non-null default on a
+  ``["null", T]`` union is accepted as a ``T`` value (lenient; strict Avro wants null there). A record
+  default must be ``{}``-equivalent: every value it sets must equal that field's own default, because
+  struct defaults are only ``null`` or ``{}`` (Iceberg's rule).
+- ``iceberg-field-name`` (written by Iceberg and by :func:`schema_to_avro` when a name is not a valid
+  Avro name) wins over ``name``.
+
+Writing (fieldshift -> Avro) maps types Avro lacks to the closest type that holds every value:
+
+=====================================  =========================================================
+int8, int16, uint8, uint16             int
+uint32                                 long
+uint64                                 bytes decimal(20, 0) (exact; a long would overflow)
+float16                                float
+large/view strings and binaries        string / bytes
+decimal128/256                         bytes with logicalType decimal
+date64                                 int date (date64 holds whole days)
+time32[s]                              time-millis
+time64[ns]                             long with logicalType ``time-nanos`` (not in the Avro spec,
+                                       so other readers see the raw nanoseconds; read back here)
+timestamp[s]                           timestamp-millis / local-timestamp-millis
+timestamp with a non-UTC zone          timestamp-* (the instant is kept, the zone name is not)
+large lists, list views, fixed lists   array (the fixed size is not kept)
+map with non-string keys               Iceberg's array of key/value records (logicalType map)
+=====================================  =========================================================
+
+Only the ``initial_default`` is written (Avro has one default, applied by readers to records written
+without the field); a nullable field with a non-null default is written as ``[T, "null"]``. Nested
+records are named ``r<id>`` and fixed types ``fixed_<id>`` so names never clash. So
+``schema_from_avro(schema_to_avro(s))`` is logically equal to ``s`` for Avro-native types only.
+"""
+
+from __future__ import annotations
+
+import decimal
+import itertools
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from fieldshift.defaults import validate_default
+from fieldshift.errors import InvalidDefaultError, MissingFieldIdError, SchemaEvolutionError
+from fieldshift.field import Field
+from fieldshift.schema import Schema, join_path
+from fieldshift.types import FieldType, ListType, MapType, StructType, logical_type, type_name
+
+__all__ = ["AvroSchemaError", "avro_name", "schema_from_avro", "schema_to_avro"]
+
+FIELD_ID, ELEMENT_ID, KEY_ID, VALUE_ID = "field-id", "element-id", "key-id", "value-id"
+FIELD_NAME_PROP = "iceberg-field-name"
+_ID_KEYS = (FIELD_ID, ELEMENT_ID, KEY_ID, VALUE_ID)
+_NAMED = ("record", "error", "enum", "fixed")
+_PRIMITIVES: dict[str, pa.DataType] = {
+    "null": pa.null(),
+    "boolean": pa.bool_(),
+    "int": pa.int32(),
+    "long": pa.int64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "bytes": pa.binary(),
+    "string": pa.string(),
+}
+_VALID_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_WIDE = decimal.Context(prec=100)
+
+Path = tuple[str, ...]
+
+
+class AvroSchemaError(SchemaEvolutionError):
+    """An Avro schema that has no table-schema equivalent, or that is not valid Avro."""
+
+
+def _where(path: Path) -> str:
+    return join_path(path) or "<root>"
+
+
+# ================================================================================================
+# Avro -> fieldshift
+# ================================================================================================
+
+
+def schema_from_avro(avro: str | dict[str, Any], *, schema_id: int = 0, assign_ids: bool = True) -> Schema:
+    """Convert an Avro record schema (JSON text or parsed) into a Schema, by Iceberg's id attributes.
+
+    ``assign_ids=False`` refuses schemas whose fields lack ids (raises MissingFieldIdError).
+    """
+    root = _load(avro)
+    if not isinstance(root, dict) or root.get("type") not in ("record", "error"):
+        raise AvroSchemaError("a table schema in Avro must be a record, got " + json.dumps(root)[:80])
+    reader = _Reader(assign_ids, set(_explicit_ids(root)))
+    struct = reader.parse(root, (), "")
+    assert isinstance(struct, StructType)
+    return Schema(struct.fields, schema_id=schema_id, doc=root.get("doc"))
+
+
+def _load(avro: str | dict[str, Any]) -> Any:
+    if not isinstance(avro, str):
+        return avro
+    try:
+        return json.loads(avro)
+    except json.JSONDecodeError as e:
+        raise AvroSchemaError(f"the Avro schema is not valid JSON: {e}") from None
+
+
+def _explicit_ids(node: Any) -> Iterator[int]:
+    """Every id the schema states, so assigned ids can skip them (defaults are not searched)."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _explicit_ids(item)
+    elif isinstance(node, dict):
+        for key in _ID_KEYS:
+            if isinstance(node.get(key), int) and not isinstance(node.get(key), bool):
+                yield node[key]
+        for key in ("type", "items", "values", "fields"):
+            if key in node:
+                yield from _explicit_ids(node[key])
+
+
+class _Reader:
+    """One conversion: the named types seen so far, the types being defined, and the id counter."""
+
+    def __init__(self, assign_ids: bool, used: set[int]) -> None:
+        self.assign_ids = assign_ids
+        self.counter = (i for i in itertools.count(1) if i not in used)
+        self.named: dict[str, tuple[dict[str, Any], str]] = {}
+        self.defining: list[str] = []
+
+    # -- ids --------------------------------------------------------------------------------------
+    def id_of(self, node: dict[str, Any], key: str, path: Path) -> int:
+        raw = node.get(key)
+        if raw is None:
+            if not self.assign_ids:
+                raise MissingFieldIdError(
+                    f"Avro field {_where(path)!r} has no {key!r} attribute. Pass assign_ids=True to number "
+                    "fields in order, or add the ids (Iceberg writes them)."
+                )
+            return next(self.counter)
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise AvroSchemaError(f"Avro field {_where(path)!r}: {key!r} must be an integer, got {raw!r}")
+        return raw
+
+    # -- fields -----------------------------------------------------------------------------------
+    def record_field(self, node: Any, parent: Path, ns: str) -> Field:
+        if not isinstance(node, dict) or not isinstance(node.get("name"), str) or "type" not in node:
+            raise AvroSchemaError(f"record {_where(parent)!r} has a malformed field: {node!r}")
+        name = node.get(FIELD_NAME_PROP) or node["name"]
+        path = (*parent, name)
+        fid = self.id_of(node, FIELD_ID, path)
+        t, nullable = self.field_type(node["type"], path, ns)
+        default = node.get("default")
+        return _make_field(path, fid, name, t, nullable, node.get("doc"), default)
+
+    def child_field(self, avro: Any, holder: dict[str, Any], key: str, path: Path, ns: str) -> Field:
+        """A list element or map key/value: its id sits on the array or map schema."""
+        fid = self.id_of(holder, key, path)
+        t, nullable = self.field_type(avro, path, ns)
+        return Field(fid, path[-1], t, nullable)
+
+    def field_type(self, avro: Any, path: Path, ns: str) -> tuple[FieldType, bool]:
+        """The type and nullability of a field: unions of null and one type become nullable."""
+        if not isinstance(avro, list):
+            t = self.parse(avro, path, ns)
+            return t, t == pa.null()
+        branches = [b for b in avro if b != "null"]
+        if len(branches) > 1:
+            shown = ", ".join(_branch_name(b) for b in branches)
+            raise AvroSchemaError(
+                f"Avro field {_where(path)!r} is a union of {shown}; a table column has one type, so only "
+                'unions of "null" and one type are supported (split the column or pick one type)'
+            )
+        if not branches:
+            return pa.null(), True
+        return self.parse(branches[0], path, ns), len(branches) < len(avro)
+
+    # -- types ------------------------------------------------------------------------------------
+    def parse(self, avro: Any, path: Path, ns: str) -> FieldType:
+        if isinstance(avro, str):
+            if avro in _PRIMITIVES:
+                return _PRIMITIVES[avro]
+            return self.reference(avro, path, ns)
+        if isinstance(avro, list):
+            raise AvroSchemaError(f"Avro field {_where(path)!r} nests a union directly inside a union")
+        if not isinstance(avro, dict) or not isinstance(avro.get("type"), str):
+            raise AvroSchemaError(f"Avro field {_where(path)!r} has a malformed type: {avro!r}")
+        kind = avro["type"]
+        if kind in _NAMED:
+            return self.named_type(avro, path, ns)
+        if kind == "array":
+            return self.array(avro, path, ns)
+        if kind == "map":
+            return self.map(avro, path, ns)
+        if kind in _PRIMITIVES:
+            return _logical(avro, kind) or _PRIMITIVES[kind]
+        return self.reference(kind, path, ns)
+
+    def named_type(self, avro: dict[str, Any], path: Path, ns: str) -> FieldType:
+        full = self.define(avro, path, ns)
+        inner_ns = full.rpartition(".")[0]
+        kind = avro["type"]
+        if kind == "enum":
+            return pa.string()
+        if kind == "fixed":
+            size = avro.get("size")
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                raise AvroSchemaError(f"Avro fixed type {full!r} at {_where(path)!r} needs an integer size")
+            return _logical(avro, "fixed") or pa.binary(size)
+        fields = avro.get("fields")
+        if not isinstance(fields, list):
+            raise AvroSchemaError(f"Avro record {full!r} at {_where(path)!r} needs a list of fields")
+        self.defining.append(full)
+        try:
+            return StructType(tuple(self.record_field(f, path, inner_ns) for f in fields))
+        finally:
+            self.defining.pop()
+
+    def define(self, avro: dict[str, Any], path: Path, ns: str) -> str:
+        name = avro.get("name")
+        if not isinstance(name, str) or not name:
+            raise AvroSchemaError(f"Avro {avro['type']} at {_where(path)!r} needs a name")
+        full = _full_name(name, avro.get("namespace", ns))
+        seen = self.named.get(full)
+        if seen is not None and seen[0] is not avro:
+            raise AvroSchemaError(f"Avro type {full!r} is defined twice (again at {_where(path)!r})")
+        self.named[full] = (avro, ns)
+        return full
+
+    def reference(self, name: str, path: Path, ns: str) -> FieldType:
+        for full in (_full_name(name, ns), name):
+            if full in self.named:
+                if full in self.defining:
+                    raise AvroSchemaError(
+                        f"Avro field {_where(path)!r} refers back to record {full!r}; a recursive type has "
+                        "no table-schema equivalent"
+                    )
+                definition, outer_ns = self.named[full]
+                return self.named_type(definition, path, outer_ns)
+        raise AvroSchemaError(f"Avro field {_where(path)!r} has unknown type {name!r}")
+
+    def array(self, avro: dict[str, Any], path: Path, ns: str) -> FieldType:
+        if "items" not in avro:
+            raise AvroSchemaError(f"Avro array at {_where(path)!r} has no 'items'")
+        items = avro["items"]
+        if avro.get("logicalType") == "map" and _is_key_value_record(items):
+            return self.key_value_map(items, path, ns)
+        return ListType(self.child_field(items, avro, ELEMENT_ID, (*path, "element"), ns))
+
+    def map(self, avro: dict[str, Any], path: Path, ns: str) -> FieldType:
+        if "values" not in avro:
+            raise AvroSchemaError(f"Avro map at {_where(path)!r} has no 'values'")
+        key = Field(self.id_of(avro, KEY_ID, (*path, "key")), "key", pa.string(), nullable=False)
+        value = self.child_field(avro["values"], avro, VALUE_ID, (*path, "value"), ns)
+        return MapType(key, value)
+
+    def key_value_map(self, record: dict[str, Any], path: Path, ns: str) -> FieldType:
+        """Iceberg's map with non-string keys: an array of records holding a ``key`` and a ``value``."""
+        inner_ns = self.define(record, path, ns).rpartition(".")[0]
+        by_name = {f["name"]: f for f in record["fields"]}
+        key = self.record_field(by_name["key"], path, inner_ns)
+        value = self.record_field(by_name["value"], path, inner_ns)
+        return MapType(key, value)
+
+
+def _full_name(name: str, ns: Any) -> str:
+    return name if "." in name or not ns else f"{ns}.{name}"
+
+
+def _branch_name(branch: Any) -> str:
+    if isinstance(branch, dict):
+        return str(branch.get("logicalType") or branch.get("name") or branch.get("type"))
+    return str(branch)
+
+
+def _is_key_value_record(items: Any) -> bool:
+    return (
+        isinstance(items, dict)
+        and items.get("type") == "record"
+        and isinstance(items.get("fields"), list)
+        and sorted(f.get("name") for f in items["fields"] if isinstance(f, dict)) == ["key", "value"]
+    )
+
+
+def _logical(avro: dict[str, Any], base: str) -> pa.DataType | None:
+    """The Arrow type of a logical type, or None to fall back to the base type (Avro spec)."""
+    lt = avro.get("logicalType")
+    if lt == "decimal" and base in ("bytes", "fixed"):
+        return _decimal(avro)
+    if lt == "uuid" and base == "string":
+        return pa.string()
+    temporal = {
+        ("date", "int"): pa.date32(),
+        ("time-millis", "int"): pa.time32("ms"),
+        ("time-micros", "long"): pa.time64("us"),
+        ("time-nanos", "long"): pa.time64("ns"),
+    }.get((lt, base))
+    if temporal is not None:
+        return temporal
+    if base == "long" and isinstance(lt, str):
+        return _timestamp(lt, avro.get("adjust-to-utc", True))
+    return None
+
+
+def _decimal(avro: dict[str, Any]) -> pa.DataType | None:
+    precision, scale = avro.get("precision"), avro.get("scale", 0)
+    if not isinstance(precision, int) or not isinstance(scale, int) or not 0 <= scale <= precision <= 76:
+        return None
+    if precision == 0:
+        return None
+    return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+
+
+def _timestamp(lt: str, adjust_to_utc: Any) -> pa.DataType | None:
+    units = {"millis": "ms", "micros": "us", "nanos": "ns"}
+    local, _, unit = lt.rpartition("-")
+    if unit not in units or local not in ("timestamp", "local-timestamp"):
+        return None
+    zoned = local == "timestamp" and adjust_to_utc is not False
+    return pa.timestamp(units[unit], tz="UTC" if zoned else None)
+
+
+def _make_field(
+    path: Path, fid: int, name: str, t: FieldType, nullable: bool, doc: Any, default: Any
+) -> Field:
+    try:
+        value = _default_from_avro(default, t, path)
+        return Field(fid, name, t, nullable, doc, initial_default=value, write_default=value)
+    except (InvalidDefaultError, ValueError, TypeError, pa.ArrowException) as e:
+        if isinstance(e, AvroSchemaError):
+            raise
+        raise AvroSchemaError(
+            f"Avro field {_where(path)!r}: default {default!r} does not fit type {type_name(t)} ({e})"
+        ) from e
+
+
+def _default_from_avro(value: Any, t: FieldType, path: Path) -> Any:
+    """Avro's JSON encoding of a default -> the Python value fieldshift keeps for type ``t``."""
+    if value is None:
+        return None
+    if isinstance(t, StructType):
+        return _struct_default(value, t, path)
+    if isinstance(t, ListType):
+        if not isinstance(value, list):
+            raise AvroSchemaError(f"Avro field {_where(path)!r}: an array default must be a list")
+        return [_default_from_avro(v, t.element.type, (*path, "element")) for v in value]
+    if isinstance(t, MapType):
+        return _map_default(value, t, path)
+    return _primitive_default(value, t)
+
+
+def _map_default(value: Any, t: MapType, path: Path) -> dict[Any, Any]:
+    if isinstance(value, dict):
+        pairs = list(value.items())
+    elif isinstance(value, list) and all(isinstance(e, dict) and e.keys() == {"key", "value"} for e in value):
+        pairs = [(e["key"], e["value"]) for e in value]
+    else:
+        raise AvroSchemaError(f"Avro field {_where(path)!r}: a map default must be an object")
+    return {
+        _default_from_avro(k, t.key.type, (*path, "key")): _default_from_avro(v, t.value.type, (*path, "value"))
+        for k, v in pairs
+    }
+
+
+def _struct_default(value: Any, t: StructType, path: Path) -> dict[str, Any]:
+    """Accept a record default only when it says what ``{}`` says: each field's own default."""
+    if not isinstance(value, dict):
+        raise AvroSchemaError(f"Avro field {_where(path)!r}: a record default must be an object")
+    children = {avro_name(c.name): c for c in t.fields}
+    for key, given in value.items():
+        child = children.get(key)
+        if child is None:
+            raise AvroSchemaError(f"Avro field {_where(path)!r}: the default names unknown field {key!r}")
+        cpath = (*path, child.name)
+        if validate_default(child, _default_from_avro(given, child.type, cpath), "initial") != child.initial_default:
+            raise AvroSchemaError(
+                f"Avro field {_where(path)!r}: the record default sets {child.name!r} to {given!r}, but that "
+                f"field's own default is {child.initial_default!r}. Struct defaults can only be null or {{}} "
+                "(built from the fields' defaults, as in Iceberg); put the value in the field's default."
+            )
+    return {}
+
+
+def _primitive_default(value: Any, t: pa.DataType) -> Any:
+    if pa.types.is_binary(t) or pa.types.is_fixed_size_binary(t):
+        return value.encode("latin-1") if isinstance(value, str) else value
+    if pa.types.is_decimal(t):
+        if isinstance(value, str):  # Avro encodes a decimal default as its unscaled two's-complement bytes
+            unscaled = int.from_bytes(value.encode("latin-1"), "big", signed=True)
+            return decimal.Decimal(unscaled).scaleb(-t.scale, _WIDE)
+        return decimal.Decimal(str(value))
+    if _is_temporal(t) and isinstance(value, int) and not isinstance(value, bool):
+        storage = pa.int32() if t.bit_width == 32 else pa.int64()
+        return pa.scalar(value, storage).cast(t).as_py()
+    return value
+
+
+def _is_temporal(t: pa.DataType) -> bool:
+    return pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t)
+
+
+# ================================================================================================
+# fieldshift -> Avro
+# ================================================================================================
+
+
+def schema_to_avro(schema: Schema, name: str = "record") -> dict[str, Any]:
+    """An Avro record schema with Iceberg's id attributes, so ``schema_from_avro`` restores the ids."""
+    if not all(_VALID_NAME.match(part) for part in name.split(".")):
+        raise AvroSchemaError(f"{name!r} is not a valid Avro record name (letters, digits, _; dots for a namespace)")
+    out: dict[str, Any] = {"type": "record", "name": name}
+    if schema.doc:
+        out["doc"] = schema.doc
+    out["fields"] = [_field_to_avro(f) for f in schema.fields]
+    return out
+
+
+def avro_name(name: str) -> str:
+    """Iceberg's ``makeCompatibleName``: invalid characters become ``_x<HEX>``, a leading digit gets ``_``."""
+    if _VALID_NAME.match(name):
+        return name
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isascii() and (ch.isalpha() or ch == "_" or (ch.isdigit() and i > 0)):
+            out.append(ch)
+        elif ch.isascii() and ch.isdigit():
+            out.append("_" + ch)
+        else:
+            out.append(f"_x{ord(ch):X}")
+    return "".join(out)
+
+
+def _field_to_avro(f: Field) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": avro_name(f.name)}
+    if out["name"] != f.name:
+        out[FIELD_NAME_PROP] = f.name
+    if f.doc:
+        out["doc"] = f.doc
+    base = _type_to_avro(f.type, f.id)
+    default = _default_to_avro(f.initial_default, f.type)
+    if f.nullable and f.type != pa.null():
+        base = ["null", base] if default is None else [base, "null"]
+        out["default"] = default
+    elif default is not None:
+        out["default"] = default
+    out["type"] = base
+    out[FIELD_ID] = f.id
+    return out
+
+
+def _child_to_avro(f: Field) -> Any:
+    """A list element or map value: nullable becomes ``["null", T]`` (they have no defaults)."""
+    t = _type_to_avro(f.type, f.id)
+    return ["null", t] if f.nullable and f.type != pa.null() else t
+
+
+def _type_to_avro(t: FieldType, owner_id: int) -> Any:
+    if isinstance(t, StructType):
+        return {"type": "record", "name": f"r{owner_id}", "fields": [_field_to_avro(c) for c in t.fields]}
+    if isinstance(t, ListType):
+        return {"type": "array", "items": _child_to_avro(t.element), ELEMENT_ID: t.element.id}
+    if isinstance(t, MapType):
+        return _map_to_avro(t)
+    return _primitive_to_avro(t, owner_id)
+
+
+def _map_to_avro(t: MapType) -> dict[str, Any]:
+    if logical_type(t.key.type) == pa.string():
+        return {"type": "map", "values": _child_to_avro(t.value), KEY_ID: t.key.id, VALUE_ID: t.value.id}
+    record = {
+        "type": "record",
+        "name": f"k{t.key.id}_v{t.value.id}",
+        "fields": [_field_to_avro(t.key), _field_to_avro(t.value)],
+    }
+    return {"type": "array", "logicalType": "map", "items": record}
+
+
+def _primitive_to_avro(t: pa.DataType, owner_id: int) -> Any:
+    if pa.types.is_fixed_size_binary(t):
+        return {"type": "fixed", "name": f"fixed_{owner_id}", "size": t.byte_width}
+    avro = _avro_equivalent(t)
+    if avro is None:
+        raise AvroSchemaError(f"fieldshift has no Avro type for {t}")
+    kind, logical, _ = avro
+    if logical is None:
+        return kind
+    out: dict[str, Any] = {"type": kind, "logicalType": logical}
+    if logical == "decimal":
+        precision, scale = (20, 0) if pa.types.is_uint64(t) else (t.precision, t.scale)
+        out.update(precision=precision, scale=scale)
+    return out
+
+
+def _avro_equivalent(t: pa.DataType) -> tuple[str, str | None, pa.DataType | None] | None:
+    """(Avro type, logical type, the Arrow type whose integers Avro stores) for a primitive."""
+    if pa.types.is_integer(t):
+        return _integer_equivalent(t)
+    if pa.types.is_decimal(t):
+        return "bytes", "decimal", None
+    if pa.types.is_date(t):
+        return "int", "date", pa.date32()
+    if pa.types.is_time(t):
+        return _time_equivalent(t)
+    if pa.types.is_timestamp(t):
+        unit = "ms" if t.unit == "s" else t.unit
+        word = {"ms": "millis", "us": "micros", "ns": "nanos"}[unit]
+        logical = f"timestamp-{word}" if t.tz is not None else f"local-timestamp-{word}"
+        return "long", logical, pa.timestamp(unit, tz="UTC" if t.tz is not None else None)
+    simple = {
+        pa.null(): "null", pa.bool_(): "boolean", pa.float16(): "float", pa.float32(): "float",
+        pa.float64(): "double", pa.string(): "string", pa.binary(): "bytes",
+    }.get(logical_type(t))
+    return (simple, None, None) if simple else None
+
+
+def _integer_equivalent(t: pa.DataType) -> tuple[str, str | None, pa.DataType | None]:
+    if pa.types.is_uint64(t):
+        return "bytes", "decimal", None
+    if t.bit_width < 32 or t == pa.int32():
+        return "int", None, None
+    return "long", None, None
+
+
+def _time_equivalent(t: pa.DataType) -> tuple[str, str | None, pa.DataType | None]:
+    if t.unit in ("s", "ms"):
+        return "int", "time-millis", pa.time32("ms")
+    if t.unit == "us":
+        return "long", "time-micros", pa.time64("us")
+    return "long", "time-nanos", pa.time64("ns")
+
+
+def _default_to_avro(value: Any, t: FieldType) -> Any:
+    """A validated fieldshift default -> Avro's JSON encoding of it."""
+    if value is None:
+        return None
+    if isinstance(t, StructType):  # {}: spell out what the fields' own defaults build
+        return {avro_name(c.name): _default_to_avro(c.initial_default, c.type) for c in t.fields}
+    if isinstance(t, ListType):
+        return [_default_to_avro(v, t.element.type) for v in value]
+    if isinstance(t, MapType):
+        pairs = [(_default_to_avro(k, t.key.type), _default_to_avro(v, t.value.type)) for k, v in value.items()]
+        if logical_type(t.key.type) == pa.string():
+            return dict(pairs)
+        return [{"key": k, "value": v} for k, v in pairs]
+    return _primitive_default_to_avro(value, t)
+
+
+def _primitive_default_to_avro(value: Any, t: pa.DataType) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    if pa.types.is_decimal(t) or pa.types.is_uint64(t):
+        scale = 0 if pa.types.is_uint64(t) else t.scale
+        unscaled = int(decimal.Decimal(value).scaleb(scale, _WIDE))
+        return unscaled.to_bytes((unscaled.bit_length() + 8) // 8, "big", signed=True).decode("latin-1")
+    equivalent = _avro_equivalent(t)
+    stored = equivalent[2] if equivalent else None
+    if stored is not None:
+        storage = pa.int32() if stored.bit_width == 32 else pa.int64()
+        return pa.scalar(value, t).cast(stored).cast(storage).as_py()
+    return value

@@ -1,0 +1,78 @@
+"""The public entry points: ``plan()`` for a file schema, ``evolve()`` for data of any Arrow shape."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from fieldshift.file_schema import file_schema_of
+from fieldshift.plan import EvolutionPlan
+from fieldshift.planner import cached_plan
+from fieldshift.policy import CastPolicy
+from fieldshift.schema import Schema
+
+__all__ = ["evolve", "plan"]
+
+
+def _constants_by_id(read_schema: Schema, constants: Mapping[Any, Any] | None) -> dict[int, Any]:
+    if not constants:
+        return {}
+    return {(k if isinstance(k, int) else read_schema.find(k).id): v for k, v in constants.items()}
+
+
+def plan(
+    file_schema: Schema | pa.Schema,
+    read_schema: Schema,
+    *,
+    policy: CastPolicy | None = None,
+    name_mapping: Any = None,
+    constants: Mapping[Any, Any] | None = None,
+    match: str = "id",
+) -> EvolutionPlan:
+    """Plan how data written with ``file_schema`` reads as ``read_schema`` (cached).
+
+    ``file_schema`` may be an Arrow schema (ids from ``PARQUET:field_id``, else the name mapping).
+    ``constants`` (by field id or path) fill columns the file lacks before defaults do, e.g.
+    identity-partition values. Raises one ``SchemaMismatchError`` listing every mismatch.
+    """
+    if isinstance(file_schema, pa.Schema):
+        file_schema = file_schema_of(file_schema, read_schema, name_mapping=name_mapping, match=match)
+    return cached_plan(file_schema, read_schema, policy, _constants_by_id(read_schema, constants))
+
+
+def evolve(
+    data: Any,
+    read_schema: Schema,
+    *,
+    file_schema: Schema | None = None,
+    policy: CastPolicy | None = None,
+    name_mapping: Any = None,
+    constants: Mapping[Any, Any] | None = None,
+    match: str = "id",
+) -> Any:
+    """Evolve ``data`` into ``read_schema``, returning the same kind of object.
+
+    ``data`` is a RecordBatch, Table, RecordBatchReader, or any object with ``__arrow_c_stream__``
+    (polars and DuckDB results); streams stay lazy and come back as a RecordBatchReader.
+    """
+    if isinstance(data, (pa.RecordBatch, pa.Table)):
+        p = plan(file_schema or data.schema, read_schema, policy=policy, name_mapping=name_mapping,
+                 constants=constants, match=match)
+        return p.apply(data)
+    if not isinstance(data, pa.RecordBatchReader):
+        if not hasattr(data, "__arrow_c_stream__"):
+            raise TypeError(
+                f"evolve() takes a pyarrow RecordBatch, Table or RecordBatchReader, or an object with "
+                f"__arrow_c_stream__; got {type(data).__name__}"
+            )
+        data = pa.RecordBatchReader.from_stream(data)
+    p = plan(file_schema or data.schema, read_schema, policy=policy, name_mapping=name_mapping,
+             constants=constants, match=match)
+    return pa.RecordBatchReader.from_batches(p.output_schema, _stream(p, data))
+
+
+def _stream(p: EvolutionPlan, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
+    for batch in reader:
+        yield p.apply(batch)

@@ -1,0 +1,81 @@
+"""The schema data was written with, recovered from its Arrow schema: ids, a name mapping, or names.
+
+Columns the resolution cannot identify get negative ids, which never match a read field: they keep
+their position (plans address columns by position) and are ignored, as unknown file columns are.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from fieldshift.arrow_conversion import FIELD_ID_KEY, arrow_field_id, field_from_arrow
+from fieldshift.errors import MissingFieldIdError
+from fieldshift.schema import Schema
+
+__all__ = ["file_schema_of"]
+
+
+def _has_any_id(schema: pa.Schema) -> bool:
+    def walk(f: pa.Field) -> Iterator[bool]:
+        yield arrow_field_id(f) is not None
+        t = f.type
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                yield from walk(t.field(i))
+
+    return any(any(walk(f)) for f in schema)
+
+
+def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *,
+                   name_mapping: Any = None, match: str = "id") -> Schema:
+    """Recover the file ``Schema`` of data with this Arrow schema.
+
+    ``match="id"`` (default) uses ``PARQUET:field_id`` metadata, else the ``name_mapping`` (Iceberg
+    aliases), else fails with advice. ``match="name"`` assigns ids by matching names to the read
+    schema: it can resurrect a dropped column whose name was re-added, so use it only for data that
+    never saw a drop.
+    """
+    if match not in ("id", "name"):
+        raise ValueError(f"match must be 'id' or 'name', got {match!r}")
+    if match == "id" and not _has_any_id(arrow_schema):
+        if name_mapping is None:
+            raise MissingFieldIdError(
+                f"the data's columns {arrow_schema.names} carry no field ids ({FIELD_ID_KEY.decode()!r} "
+                "metadata). Pass name_mapping=NameMapping.from_schema(schema) (Iceberg name mapping, "
+                "with aliases for renamed columns), or match='name' if no column was ever dropped and "
+                "re-added."
+            )
+        arrow_schema = name_mapping.apply(arrow_schema)
+    elif match == "name":
+        if read_schema is None:
+            raise ValueError("match='name' needs the read schema to take ids from")
+        arrow_schema = _ids_by_name(arrow_schema, read_schema)
+    unknown = itertools.count(-1, -1)
+    fields = [field_from_arrow(f, f.name, lambda _path: next(unknown)) for f in arrow_schema]
+    return Schema(fields)
+
+
+def _ids_by_name(arrow_schema: pa.Schema, read_schema: Schema) -> pa.Schema:
+    def tag(f: pa.Field, path: tuple[str, ...]) -> pa.Field:
+        try:
+            fid = read_schema.find(path).id
+        except KeyError:
+            fid = None
+        t = f.type
+        if pa.types.is_struct(t):
+            t = pa.struct([tag(t.field(i), (*path, t.field(i).name)) for i in range(t.num_fields)])
+        elif pa.types.is_map(t):
+            t = pa.map_(tag(t.key_field, (*path, "key")), tag(t.item_field, (*path, "value")))
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            ctor = pa.large_list if pa.types.is_large_list(t) else pa.list_
+            t = ctor(tag(t.value_field, (*path, "element")))
+        meta = dict(f.metadata or {})
+        if fid is not None:
+            meta[FIELD_ID_KEY] = str(fid).encode()
+        return pa.field(f.name, t, f.nullable, meta)
+
+    return pa.schema([tag(f, (f.name,)) for f in arrow_schema])

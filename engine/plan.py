@@ -1,0 +1,184 @@
+"""`EvolutionPlan`: a frozen, picklable plan that evolves batches without any per-batch planning."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from fieldshift.errors import CastValueError, SchemaEvolutionError
+from fieldshift.plan_nodes import ROOT_ROWS, ListNode, MapNode, Node, RowMap, StructNode
+from fieldshift.policy import CastPolicy
+
+__all__ = ["CastReport", "EvolutionPlan", "REASON_COLUMN"]
+
+log = logging.getLogger("fieldshift")
+REASON_COLUMN = "_fieldshift_reason"
+D = TypeVar("D", pa.RecordBatch, pa.Table)
+
+
+@dataclass
+class CastReport:
+    """Values that failed an explicit cast: count per column path, and the failing top-level rows."""
+
+    failures: dict[str, int] = field(default_factory=dict)
+    rows: dict[str, np.ndarray] = field(default_factory=dict)
+    reasons: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    @property
+    def total(self) -> int:
+        return sum(self.failures.values())
+
+    def merge(self, other: CastReport) -> None:
+        for path, n in other.failures.items():
+            self.failures[path] = self.failures.get(path, 0) + n
+
+
+class _Sink:
+    """Receives per-row cast failures from nodes and acts on them per the mode."""
+
+    def __init__(self, mode: str, batch_row_offset: int = 0) -> None:
+        self.mode = mode
+        self.report = CastReport()
+        self.offset = batch_row_offset
+
+    def failed(self, path: str, local: np.ndarray, source: pa.Array, rows: RowMap,
+               source_type: str, target_type: str) -> None:
+        top = rows(local)
+        if self.mode == "raise":
+            value = source[int(local[0])].as_py()
+            raise CastValueError(path, int(top[0]) + self.offset, value, source_type, target_type)
+        self.report.failures[path] = self.report.failures.get(path, 0) + len(local)
+        self.report.rows[path] = np.unique(np.concatenate([self.report.rows.get(path, top[:0]), top]))
+        if self.mode == "collect":
+            for i, row in zip(local[:1000].tolist(), top[:1000].tolist(), strict=True):
+                self.report.reasons[row].append(
+                    f"{path}: cannot cast {source[i].as_py()!r} from {source_type} to {target_type}"
+                )
+
+
+@dataclass(frozen=True, slots=True)
+class EvolutionPlan:
+    """Evolves batches of one file schema into one read schema.
+
+    ``apply`` returns the same kind it gets (RecordBatch or Table). An identity plan returns the very
+    object it was given; a rename-only plan puts the read schema over the same buffers.
+    """
+
+    nodes: tuple[Node, ...]
+    output_schema: pa.Schema
+    input_width: int
+    input_names: tuple[str, ...]
+    identity: bool
+    rename_only: bool
+    policy: CastPolicy
+
+    # -- applying -------------------------------------------------------------------------------
+    def apply(self, data: D) -> D:
+        """Evolve a RecordBatch or Table; cast failures follow the policy's ``on_error``."""
+        out, _ = self._run(data, self.policy.on_error)
+        return out
+
+    def apply_with_report(self, data: D) -> tuple[D, CastReport]:
+        """Like ``apply``, and also return how many values failed an explicit cast, per column."""
+        return self._run(data, self.policy.on_error)
+
+    def apply_split(self, data: D) -> tuple[D, D]:
+        """Split into (evolved good rows, input bad rows + a ``_fieldshift_reason`` column).
+
+        A row is bad when any of its values fails a checked cast; the bad rows are returned as they
+        were in the input (the file schema), so nothing about them is lost.
+        """
+        out, report = self._run(data, "collect")
+        bad_rows = np.unique(np.concatenate([r for r in report.rows.values()])) if report.rows \
+            else np.zeros(0, dtype=np.int64)
+        if not len(bad_rows):
+            return out, _empty_bad(data)
+        keep = np.ones(data.num_rows, dtype=bool)
+        keep[bad_rows] = False
+        reasons = pa.array(["; ".join(report.reasons.get(int(r), ["cast failed"])) for r in bad_rows],
+                           pa.string())
+        bad = data.take(pa.array(bad_rows)).append_column(REASON_COLUMN, reasons)
+        return out.filter(pa.array(keep)), bad
+
+    def _run(self, data: D, mode: str) -> tuple[D, CastReport]:
+        if isinstance(data, pa.Table):
+            report = CastReport()
+            if self.identity and data.schema.equals(self.output_schema):
+                return data, report
+            batches, offset = [], 0
+            for batch in data.to_batches():
+                out, part = self._run_batch(batch, mode, offset)
+                batches.append(out)
+                report.merge(part)
+                for path, rows in part.rows.items():
+                    report.rows[path] = np.concatenate([report.rows.get(path, rows[:0]), rows + offset])
+                for row, why in part.reasons.items():
+                    report.reasons[row + offset].extend(why)
+                offset += batch.num_rows
+            return pa.Table.from_batches(batches, schema=self.output_schema), report
+        if isinstance(data, pa.RecordBatch):
+            return self._run_batch(data, mode, 0)
+        raise TypeError(f"plan.apply takes a pyarrow RecordBatch or Table, not {type(data).__name__}; "
+                        "use fieldshift.evolve() for readers and streams")
+
+    def _run_batch(self, batch: pa.RecordBatch, mode: str, offset: int) -> tuple[pa.RecordBatch, CastReport]:
+        if self.identity and batch.schema.equals(self.output_schema):
+            return batch, CastReport()
+        if batch.num_columns != self.input_width:
+            raise SchemaEvolutionError(
+                f"the plan expects {self.input_width} columns {list(self.input_names)} but the batch "
+                f"has {batch.num_columns} {batch.schema.names}; plan with the schema of this data"
+            )
+        sink = _Sink(mode, offset)
+        columns = batch.columns
+        out = [n.evaluate(columns, batch.num_rows, sink, ROOT_ROWS) for n in self.nodes]
+        if sink.report.total and mode == "null":
+            log.warning("fieldshift: %d value(s) failed an explicit cast and were read as null: %s",
+                        sink.report.total, sink.report.failures)
+        return pa.RecordBatch.from_arrays(out, schema=self.output_schema), sink.report
+
+    # -- describing -----------------------------------------------------------------------------
+    def explain(self) -> str:
+        """One line per read column (nested ones indented): what the plan does to it."""
+        if self.identity:
+            head = "identity: batches pass through unchanged"
+        elif self.rename_only:
+            head = "rename only: the same buffers under the read schema"
+        else:
+            head = f"evolves {self.input_width} file column(s) into {len(self.nodes)} read column(s)"
+        lines = [head, *_explain(self.nodes, "  ")]
+        return "\n".join(lines)
+
+    def needed_input_columns(self) -> list[str]:
+        """Top-level file columns the plan reads (the rest need not be read from disk)."""
+        used = sorted({n.index for n in self.nodes if not hasattr(n, "value")})
+        return [self.input_names[i] for i in used]
+
+    def __str__(self) -> str:
+        return self.explain()
+
+    def __repr__(self) -> str:
+        return f"EvolutionPlan({len(self.nodes)} columns, identity={self.identity})"
+
+
+def _explain(nodes: tuple[Node, ...], indent: str) -> list[str]:
+    lines: list[str] = []
+    for n in nodes:
+        lines.append(f"{indent}{n.path}: {n.note}")
+        if isinstance(n, StructNode):
+            lines.extend(_explain(n.children, indent + "  "))
+        elif isinstance(n, ListNode):
+            lines.extend(_explain((n.element,), indent + "  "))
+        elif isinstance(n, MapNode):
+            lines.extend(_explain((n.key, n.value), indent + "  "))
+    return [line for line in lines if not line.endswith(": as is") or indent == "  "]
+
+
+def _empty_bad(data: Any) -> Any:
+    empty = data.slice(0, 0)
+    return empty.append_column(REASON_COLUMN, pa.array([], pa.string()))

@@ -1,0 +1,193 @@
+"""Plan nodes: plain frozen data (ints, names, Arrow types, scalars, kernel keys) that pickle.
+
+Each node turns the arrays of one nesting level (top-level columns, a struct's children, a list's
+values, a map's keys and items) into one output array of its ``target`` type. Values are touched
+only through kernels, looked up by name when the node runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, Union
+
+import numpy as np
+import pyarrow as pa
+
+from fieldshift.kernels import (
+    conform,
+    constant_array,
+    get_kernel,
+    list_child_range,
+    rebuild_list,
+    rebuild_map,
+    rebuild_struct,
+)
+
+__all__ = ["CastNode", "ConstantNode", "ListNode", "MapNode", "Node", "StructNode", "Take"]
+
+RowMap = Callable[[np.ndarray], np.ndarray]
+"""Maps indices at the current nesting level to top-level row numbers (used only on failures)."""
+
+
+class FailureSink(Protocol):
+    def failed(self, path: str, local: np.ndarray, source: pa.Array, rows: RowMap,
+               source_type: str, target_type: str) -> None: ...
+
+
+def _identity_rows(idx: np.ndarray) -> np.ndarray:
+    return idx
+
+
+@dataclass(frozen=True, slots=True)
+class Take:
+    """Input ``index`` as it is (relabelled or re-laid-out to ``target`` when only names differ)."""
+
+    index: int
+    target: pa.DataType
+    path: str
+    note: str = "as is"
+
+    def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
+        return conform(inputs[self.index], self.target)
+
+
+@dataclass(frozen=True, slots=True)
+class CastNode:
+    """Input ``index`` cast to ``target`` by the kernel registered as ``kernel``."""
+
+    index: int
+    target: pa.DataType
+    kernel: str
+    source_name: str
+    target_name: str
+    path: str
+    note: str = ""
+
+    def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
+        source = inputs[self.index]
+        if pa.types.is_dictionary(source.type):
+            source = source.dictionary_decode()
+        outcome = get_kernel(self.kernel)(source, self.target)
+        if outcome.failed is not None and outcome.failed.any():
+            sink.failed(self.path, np.flatnonzero(outcome.failed), source, rows, self.source_name,
+                        self.target_name)
+        return outcome.values
+
+
+@dataclass(frozen=True, slots=True)
+class ConstantNode:
+    """A column the file lacks: a caller's constant, the initial default, or null."""
+
+    value: pa.Scalar
+    path: str
+    note: str = "null"
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.note, str(self.value.type), repr(self.value.as_py())))
+
+    @property
+    def target(self) -> pa.DataType:
+        return self.value.type
+
+    def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
+        return constant_array(self.value, length)
+
+
+@dataclass(frozen=True, slots=True)
+class StructNode:
+    """A struct rebuilt from planned children, keeping the file struct's own validity."""
+
+    index: int
+    children: tuple[Node, ...]
+    target: pa.DataType
+    path: str
+    note: str = "struct"
+
+    def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
+        source = inputs[self.index]
+        kids = _StructChildren(source)
+        out = [c.evaluate(kids, len(source), sink, rows) for c in self.children]
+        return rebuild_struct(self.target, source, out)
+
+
+@dataclass(frozen=True, slots=True)
+class ListNode:
+    """A list whose elements go through ``element``; the slice's offsets and validity are reused."""
+
+    index: int
+    element: Node
+    target: pa.DataType
+    path: str
+    note: str = "list"
+
+    def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
+        source = _same_list_layout(inputs[self.index], self.target)
+        values, offsets, start = list_child_range(source)
+        element_rows = _element_rows(source, start, rows)
+        new_values = self.element.evaluate([values], len(values), sink, element_rows)
+        return rebuild_list(self.target, source, offsets, new_values)
+
+
+@dataclass(frozen=True, slots=True)
+class MapNode:
+    """A map whose keys and items go through their own nodes; offsets and validity are reused."""
+
+    index: int
+    key: Node
+    value: Node
+    target: pa.DataType
+    path: str
+    note: str = "map"
+
+    def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
+        source = inputs[self.index]
+        entries, offsets, start = list_child_range(source)
+        entry_rows = _element_rows(source, start, rows)
+        kids = [entries.field(0), entries.field(1)]
+        keys = self.key.evaluate(kids, len(entries), sink, entry_rows)
+        items = self.value.evaluate(kids, len(entries), sink, entry_rows)
+        return rebuild_map(self.target, source, offsets, keys, items)
+
+
+Node = Union[Take, CastNode, ConstantNode, StructNode, ListNode, MapNode]
+
+
+class _StructChildren(Sequence[pa.Array]):
+    """A struct's children, fetched only when a node asks for one."""
+
+    __slots__ = ("_source",)
+
+    def __init__(self, source: pa.Array) -> None:
+        self._source = source
+
+    def __getitem__(self, i: int) -> pa.Array:  # type: ignore[override]
+        return self._source.field(i)
+
+    def __len__(self) -> int:
+        return self._source.type.num_fields
+
+
+def _element_rows(source: pa.Array, start: int, rows: RowMap) -> RowMap:
+    def to_rows(idx: np.ndarray) -> np.ndarray:
+        if pa.types.is_fixed_size_list(source.type):
+            return rows(idx // source.type.list_size)
+        offsets = source.offsets.to_numpy() - start
+        return rows(np.searchsorted(offsets, idx, side="right") - 1)
+
+    return to_rows
+
+
+def _same_list_layout(source: pa.Array, target: pa.DataType) -> pa.Array:
+    """Cast a list of another layout (large, view, fixed) to the target's layout, same elements."""
+    if source.type.id == target.id:
+        return source
+    element = source.type.value_field
+    if pa.types.is_large_list(target):
+        return source.cast(pa.large_list(element))
+    if pa.types.is_fixed_size_list(target):
+        return source.cast(pa.list_(element, target.list_size))
+    return source.cast(pa.list_(element))
+
+
+ROOT_ROWS: RowMap = _identity_rows

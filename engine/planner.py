@@ -1,0 +1,181 @@
+"""Planning: walk the read schema with the file schema as its partner, matching by field id.
+
+Every mismatch is collected on the way and raised once, as a table, so a user fixes them all in
+one go. Identity subtrees collapse into ``Take`` nodes, which pass arrays through untouched.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from fieldshift.arrow_conversion import type_to_arrow
+from fieldshift.defaults import default_scalar
+from fieldshift.errors import Mismatch, SchemaMismatchError
+from fieldshift.field import Field
+from fieldshift.kernels import select_cast_kernel
+from fieldshift.plan import EvolutionPlan
+from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, StructNode, Take
+from fieldshift.policy import CastKind, CastPolicy
+from fieldshift.schema import Schema
+from fieldshift.types import ListType, MapType, StructType, type_name
+
+__all__ = ["build_plan", "cached_plan", "clear_plan_cache"]
+
+
+class _Planner:
+    def __init__(self, policy: CastPolicy, constants: Mapping[int, Any]) -> None:
+        self.policy = policy
+        self.constants = constants
+        self.mismatches: list[Mismatch] = []
+
+    # -- levels ---------------------------------------------------------------------------------
+    def level(self, read_fields: tuple[Field, ...], file_fields: tuple[Field, ...],
+              prefix: str) -> tuple[Node, ...]:
+        by_id = {f.id: (i, f) for i, f in enumerate(file_fields)}
+        nodes = []
+        for rf in read_fields:
+            path = f"{prefix}{rf.name}"
+            if rf.id in by_id:
+                i, ff = by_id[rf.id]
+                nodes.append(self.present(i, ff, rf, path))
+            else:
+                nodes.append(self.missing(rf, path))
+        return tuple(nodes)
+
+    def missing(self, rf: Field, path: str) -> Node:
+        target = type_to_arrow(rf.type)
+        if rf.id in self.constants:
+            try:
+                value = pa.scalar(self.constants[rf.id], type=target)
+            except (pa.ArrowException, TypeError, ValueError) as e:
+                self._mismatch(path, "(constant)", rf, f"the constant does not fit: {e}",
+                               "pass a constant of the column's type")
+                value = pa.scalar(None, type=target)
+            return ConstantNode(value, path, f"constant {value.as_py()!r}")
+        if rf.initial_default is not None:
+            return ConstantNode(default_scalar(rf, "initial"), path, f"initial default {rf.initial_default!r}")
+        if not rf.nullable:
+            self._mismatch(path, "(missing)", rf, "required, not in the file and has no initial default",
+                           "give it an initial default, or make it optional")
+        return ConstantNode(pa.scalar(None, type=target), path, "null (not in the file)")
+
+    def present(self, index: int, ff: Field, rf: Field, path: str, key: bool = False) -> Node:
+        target = type_to_arrow(rf.type)
+        renamed = "" if ff.name == rf.name or ff.name in ("element", "key", "value") \
+            else f"renamed from {ff.name!r}"
+        if ff.nullable and not rf.nullable:
+            self._mismatch(path, ff, rf, "the file's column is nullable but the read field is required",
+                           "read it as optional (nulls in old files cannot be refused later)")
+        ft, rt = ff.type, rf.type
+        if isinstance(rt, StructType) and isinstance(ft, StructType):
+            children = self.level(rt.fields, ft.fields, f"{path}.")
+            if _passes_through(children, len(ft.fields)):
+                return Take(index, target, path, renamed or "as is")
+            return StructNode(index, children, target, path, renamed or "struct")
+        if isinstance(rt, ListType) and isinstance(ft, ListType):
+            element = self.present(0, ft.element, rt.element, f"{path}.element")
+            if isinstance(element, Take):
+                return Take(index, target, path, renamed or "as is")
+            return ListNode(index, element, target, path, renamed or "list")
+        if isinstance(rt, MapType) and isinstance(ft, MapType):
+            k = self.present(0, ft.key, rt.key, f"{path}.key", key=True)
+            v = self.present(1, ft.value, rt.value, f"{path}.value")
+            if isinstance(k, Take) and isinstance(v, Take):
+                return Take(index, target, path, renamed or "as is")
+            return MapNode(index, k, v, target, path, renamed or "map")
+        if isinstance(rt, pa.DataType) and isinstance(ft, pa.DataType):
+            return self.primitive(index, ft, rf, target, path, renamed, key)
+        self._mismatch(path, ff, rf, "a nested type cannot change shape (struct, list, map, primitive)",
+                       "add a new column of the new shape instead")
+        return ConstantNode(pa.scalar(None, type=target), path, "unreadable")
+
+    def primitive(self, index: int, ft: pa.DataType, rf: Field, target: pa.DataType, path: str,
+                  renamed: str, key: bool) -> Node:
+        kind = self.policy.classify(ft, rf.type)
+        if key and kind not in (None, CastKind.IDENTITY) and \
+                CastPolicy.lossless().classify(ft, rf.type) is not CastKind.WIDEN:
+            self._mismatch(path, ft, rf, "map keys may only widen losslessly",
+                           "keep the key type, or widen it losslessly (e.g. int -> long)")
+            return Take(index, target, path)
+        if kind is None:
+            self._mismatch(path, ft, rf, f"CastPolicy.{self.policy.name} does not allow this change",
+                           self.policy.suggest(ft, rf.type))
+            return Take(index, target, path)
+        if kind is CastKind.IDENTITY:
+            return Take(index, target, path, renamed or "as is")
+        checked = kind is CastKind.CHECKED
+        kernel = select_cast_kernel(ft, target, checked)
+        how = "checked cast" if checked else "widen"
+        note = f"{how} {type_name(ft)} -> {type_name(rf.type)} ({kernel})"
+        if renamed:
+            note = f"{renamed}; {note}"
+        return CastNode(index, target, kernel, type_name(ft), type_name(rf.type), path, note)
+
+    def _mismatch(self, path: str, ff: Field | str | pa.DataType, rf: Field, why: str, fix: str) -> None:
+        file_type = ff if isinstance(ff, str) else type_name(ff.type if isinstance(ff, Field) else ff)
+        self.mismatches.append(Mismatch(path, file_type, type_name(rf.type), why, fix))
+
+
+def _passes_through(children: tuple[Node, ...], file_width: int) -> bool:
+    return len(children) == file_width and all(
+        isinstance(c, Take) and c.index == i for i, c in enumerate(children)
+    )
+
+
+def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | None = None,
+               constants: Mapping[int, Any] | None = None) -> EvolutionPlan:
+    """Plan the evolution of data written with ``file_schema`` into ``read_schema`` (uncached)."""
+    policy = policy or CastPolicy.lossless()
+    planner = _Planner(policy, constants or {})
+    nodes = planner.level(read_schema.fields, file_schema.fields, "")
+    if planner.mismatches:
+        raise SchemaMismatchError(
+            planner.mismatches,
+            f"from file schema {file_schema.schema_id} into read schema {read_schema.schema_id}",
+        )
+    output = read_schema.to_arrow()
+    file_arrow = file_schema.to_arrow()
+    takes_all = _passes_through(nodes, len(file_schema.fields))
+    return EvolutionPlan(
+        nodes=nodes,
+        output_schema=output,
+        input_width=len(file_schema.fields),
+        input_names=tuple(f.name for f in file_schema.fields),
+        identity=takes_all and file_arrow.equals(output),
+        rename_only=all(isinstance(n, Take) for n in nodes),
+        policy=policy,
+    )
+
+
+_CACHE: OrderedDict[tuple[Any, ...], EvolutionPlan] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 512
+
+
+def cached_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | None = None,
+                constants: Mapping[int, Any] | None = None) -> EvolutionPlan:
+    """``build_plan`` behind an LRU keyed by (file fingerprint, read fingerprint, policy, constants)."""
+    policy = policy or CastPolicy.lossless()
+    const_key = tuple(sorted((k, repr(v)) for k, v in (constants or {}).items()))
+    key = (file_schema.fingerprint(), read_schema.fingerprint(), policy, const_key)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    plan = build_plan(file_schema, read_schema, policy, constants)
+    with _CACHE_LOCK:
+        _CACHE[key] = plan
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return plan
+
+
+def clear_plan_cache() -> None:
+    with _CACHE_LOCK:
+        _CACHE.clear()

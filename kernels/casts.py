@@ -1,0 +1,68 @@
+"""Primitive casts: Arrow compute for widening, and checked casts that report a per-row failure mask.
+
+Arrow's safe cast raises on the first bad value and gives no mask, yet explicit-null mode and
+quarantine need to know exactly which rows failed. ``checked_cast`` casts the whole array at once
+and, only when that raises, bisects to the failing rows, so the common all-good case costs one cast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fieldshift.kernels.outcome import CastOutcome
+from fieldshift.kernels.registry import kernel
+
+__all__ = ["arrow_cast", "checked_cast", "select_cast_kernel"]
+
+_CAST_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError)
+_SMALLEST_BISECT = 32
+
+
+@kernel("cast.arrow")
+def arrow_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
+    """A cast that cannot fail on a value (lossless widening): one Arrow compute call."""
+    return CastOutcome(pc.cast(values, target, safe=True))
+
+
+@kernel("cast.checked")
+def checked_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
+    """A cast that may fail per value: failing rows become null and are marked in ``failed``."""
+    try:
+        return CastOutcome(pc.cast(values, target, safe=True))
+    except _CAST_ERRORS:
+        pass
+    failed = np.zeros(len(values), dtype=bool)
+    pieces: list[pa.Array] = []
+    _bisect(values, target, 0, len(values), failed, pieces)
+    return CastOutcome(pa.concat_arrays(pieces), failed)
+
+
+def _bisect(values: pa.Array, target: pa.DataType, lo: int, hi: int, failed: np.ndarray,
+            pieces: list[pa.Array]) -> None:
+    try:
+        pieces.append(pc.cast(values.slice(lo, hi - lo), target, safe=True))
+        return
+    except _CAST_ERRORS:
+        pass
+    if hi - lo == 1:
+        failed[lo] = True
+        pieces.append(pa.nulls(1, type=target))
+    elif hi - lo <= _SMALLEST_BISECT:
+        for i in range(lo, hi):
+            _bisect(values, target, i, i + 1, failed, pieces)
+    else:
+        mid = (lo + hi) // 2
+        _bisect(values, target, lo, mid, failed, pieces)
+        _bisect(values, target, mid, hi, failed, pieces)
+
+
+def select_cast_kernel(source: pa.DataType, target: pa.DataType, checked: bool) -> str:
+    """The registry key of the fastest kernel for this cast (decided once, at plan time)."""
+    from fieldshift.kernels.fast_casts import fast_kernel_for
+
+    fast = fast_kernel_for(source, target, checked)
+    if fast is not None:
+        return fast
+    return "cast.checked" if checked else "cast.arrow"
