@@ -2,6 +2,9 @@
 
 from fieldshift.errors import (
     CastValueError,
+    CatalogFormatError,
+    CommitConflictError,
+    DataFileError,
     DuplicateFieldError,
     IdentifierFieldChangeError,
     IncompatibleTypeError,
@@ -12,26 +15,33 @@ from fieldshift.errors import (
     RequiredFieldWithoutDefaultError,
     SchemaEvolutionError,
     SchemaMismatchError,
+    TableError,
     TypeChangeNotAllowedError,
     UnknownFieldError,
 )
 from fieldshift.evolve import evolve, plan
 from fieldshift.field import Field
+from fieldshift.name_mapping import NameMapping
 from fieldshift.plan import CastReport, EvolutionPlan
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.supertype import supertype
+from fieldshift.table import AppendResult, Table
 from fieldshift.types import ListType, MapType, StructType
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AppendResult",
     "CastKind",
     "CastPolicy",
     "CastReport",
     "EvolutionPlan",
     "CastValueError",
+    "CatalogFormatError",
+    "CommitConflictError",
+    "DataFileError",
     "DuplicateFieldError",
     "Field",
     "IdentifierFieldChangeError",
@@ -40,6 +50,7 @@ __all__ = [
     "ListType",
     "MapType",
     "MissingFieldIdError",
+    "NameMapping",
     "NestingLevelMoveError",
     "NullabilityTighteningError",
     "RequiredFieldWithoutDefaultError",
@@ -48,6 +59,8 @@ __all__ = [
     "SchemaMismatchError",
     "SchemaUpdate",
     "StructType",
+    "Table",
+    "TableError",
     "TypeChangeNotAllowedError",
     "UnknownFieldError",
     "evolve",

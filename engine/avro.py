@@ -58,7 +58,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-
 from fieldshift.defaults import validate_default
 from fieldshift.errors import InvalidDefaultError, MissingFieldIdError, SchemaEvolutionError
 from fieldshift.field import Field
@@ -162,7 +161,7 @@ class _Reader:
 
     # -- fields -----------------------------------------------------------------------------------
     def record_field(self, node: Any, parent: Path, ns: str) -> Field:
-        if not isinstance(node, dict) or not isinstance(node.get("name"), str) or "type" not in node:
+        if not isinstance(node, dict) or not node.get("name") or "type" not in node:
             raise AvroSchemaError(f"record {_where(parent)!r} has a malformed field: {node!r}")
         name = node.get(FIELD_NAME_PROP) or node["name"]
         path = (*parent, name)
@@ -181,7 +180,7 @@ class _Reader:
         """The type and nullability of a field: unions of null and one type become nullable."""
         if not isinstance(avro, list):
             t = self.parse(avro, path, ns)
-            return t, t == pa.null()
+            return t, _is_null(t)
         branches = [b for b in avro if b != "null"]
         if len(branches) > 1:
             shown = ", ".join(_branch_name(b) for b in branches)
@@ -281,6 +280,10 @@ class _Reader:
         return MapType(key, value)
 
 
+def _is_null(t: FieldType) -> bool:
+    return isinstance(t, pa.DataType) and pa.types.is_null(t)
+
+
 def _full_name(name: str, ns: Any) -> str:
     return name if "." in name or not ns else f"{ns}.{name}"
 
@@ -322,9 +325,9 @@ def _logical(avro: dict[str, Any], base: str) -> pa.DataType | None:
 
 def _decimal(avro: dict[str, Any]) -> pa.DataType | None:
     precision, scale = avro.get("precision"), avro.get("scale", 0)
-    if not isinstance(precision, int) or not isinstance(scale, int) or not 0 <= scale <= precision <= 76:
+    if not isinstance(precision, int) or not isinstance(scale, int) or not 0 <= scale <= precision:
         return None
-    if precision == 0:
+    if not 1 <= precision <= 76:
         return None
     return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
 
@@ -344,9 +347,9 @@ def _make_field(
     try:
         value = _default_from_avro(default, t, path)
         return Field(fid, name, t, nullable, doc, initial_default=value, write_default=value)
-    except (InvalidDefaultError, ValueError, TypeError, pa.ArrowException) as e:
-        if isinstance(e, AvroSchemaError):
-            raise
+    except AvroSchemaError:
+        raise
+    except (InvalidDefaultError, TypeError, UnicodeError, pa.ArrowException, decimal.InvalidOperation) as e:
         raise AvroSchemaError(
             f"Avro field {_where(path)!r}: default {default!r} does not fit type {type_name(t)} ({e})"
         ) from e
@@ -374,8 +377,9 @@ def _map_default(value: Any, t: MapType, path: Path) -> dict[Any, Any]:
         pairs = [(e["key"], e["value"]) for e in value]
     else:
         raise AvroSchemaError(f"Avro field {_where(path)!r}: a map default must be an object")
+    key_path, value_path = (*path, "key"), (*path, "value")
     return {
-        _default_from_avro(k, t.key.type, (*path, "key")): _default_from_avro(v, t.value.type, (*path, "value"))
+        _default_from_avro(k, t.key.type, key_path): _default_from_avro(v, t.value.type, value_path)
         for k, v in pairs
     }
 
@@ -389,8 +393,8 @@ def _struct_default(value: Any, t: StructType, path: Path) -> dict[str, Any]:
         child = children.get(key)
         if child is None:
             raise AvroSchemaError(f"Avro field {_where(path)!r}: the default names unknown field {key!r}")
-        cpath = (*path, child.name)
-        if validate_default(child, _default_from_avro(given, child.type, cpath), "initial") != child.initial_default:
+        converted = _default_from_avro(given, child.type, (*path, child.name))
+        if validate_default(child, converted, "initial") != child.initial_default:
             raise AvroSchemaError(
                 f"Avro field {_where(path)!r}: the record default sets {child.name!r} to {given!r}, but that "
                 f"field's own default is {child.initial_default!r}. Struct defaults can only be null or {{}} "
@@ -425,7 +429,9 @@ def _is_temporal(t: pa.DataType) -> bool:
 def schema_to_avro(schema: Schema, name: str = "record") -> dict[str, Any]:
     """An Avro record schema with Iceberg's id attributes, so ``schema_from_avro`` restores the ids."""
     if not all(_VALID_NAME.match(part) for part in name.split(".")):
-        raise AvroSchemaError(f"{name!r} is not a valid Avro record name (letters, digits, _; dots for a namespace)")
+        raise AvroSchemaError(
+            f"{name!r} is not a valid Avro record name (letters, digits and _, dots between namespace parts)"
+        )
     out: dict[str, Any] = {"type": "record", "name": name}
     if schema.doc:
         out["doc"] = schema.doc
@@ -452,16 +458,15 @@ def _field_to_avro(f: Field) -> dict[str, Any]:
     out: dict[str, Any] = {"name": avro_name(f.name)}
     if out["name"] != f.name:
         out[FIELD_NAME_PROP] = f.name
-    if f.doc:
-        out["doc"] = f.doc
     base = _type_to_avro(f.type, f.id)
     default = _default_to_avro(f.initial_default, f.type)
-    if f.nullable and f.type != pa.null():
+    if f.nullable and not _is_null(f.type):  # the default must match the union's first branch
         base = ["null", base] if default is None else [base, "null"]
-        out["default"] = default
-    elif default is not None:
-        out["default"] = default
     out["type"] = base
+    if f.nullable or default is not None:
+        out["default"] = default
+    if f.doc:
+        out["doc"] = f.doc
     out[FIELD_ID] = f.id
     return out
 
@@ -469,7 +474,7 @@ def _field_to_avro(f: Field) -> dict[str, Any]:
 def _child_to_avro(f: Field) -> Any:
     """A list element or map value: nullable becomes ``["null", T]`` (they have no defaults)."""
     t = _type_to_avro(f.type, f.id)
-    return ["null", t] if f.nullable and f.type != pa.null() else t
+    return ["null", t] if f.nullable and not _is_null(f.type) else t
 
 
 def _type_to_avro(t: FieldType, owner_id: int) -> Any:
@@ -556,7 +561,8 @@ def _default_to_avro(value: Any, t: FieldType) -> Any:
     if isinstance(t, ListType):
         return [_default_to_avro(v, t.element.type) for v in value]
     if isinstance(t, MapType):
-        pairs = [(_default_to_avro(k, t.key.type), _default_to_avro(v, t.value.type)) for k, v in value.items()]
+        pairs = [(_default_to_avro(k, t.key.type), _default_to_avro(v, t.value.type))
+                 for k, v in value.items()]
         if logical_type(t.key.type) == pa.string():
             return dict(pairs)
         return [{"key": k, "value": v} for k, v in pairs]

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 
 __all__ = [
     "CastValueError",
+    "CatalogFormatError",
+    "CommitConflictError",
+    "DataFileError",
     "DuplicateFieldError",
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
@@ -19,6 +22,7 @@ __all__ = [
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
     "SchemaMismatchError",
+    "TableError",
     "TypeChangeNotAllowedError",
     "UnknownFieldError",
     "closest_names",
@@ -119,3 +123,19 @@ class SchemaMismatchError(SchemaEvolutionError):
 
 def closest_names(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     return difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.5)
+
+
+class TableError(RuntimeError):
+    """Base of table-store failures (catalog, files, commits); the table is left as it was."""
+
+
+class CommitConflictError(TableError):
+    """Another writer committed first and this change cannot be replayed on top of it."""
+
+
+class DataFileError(TableError):
+    """A data file the catalog references is missing or unreadable; the message names the file."""
+
+
+class CatalogFormatError(TableError):
+    """The catalog was written by a newer fieldshift (or is not a fieldshift catalog)."""
