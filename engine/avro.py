@@ -16,7 +16,8 @@ Reading (Avro -> fieldshift):
   time64[us], timestamp-millis/micros/nanos -> timestamp with tz UTC (no tz when Iceberg's
   ``adjust-to-utc`` is false), local-timestamp-* -> timestamp without tz. As the Avro spec asks,
   unknown logical types, and logical types on the wrong base type, are ignored.
-- ``doc`` -> doc; ``default`` -> both ``initial_default`` and ``write_default``. A non-null default on a
+- ``doc`` -> doc; ``default`` -> both ``initial_default`` and ``write_default`` (a default that does not
+  fit raises InvalidDefaultError naming the path). A non-null default on a
   ``["null", T]`` union is accepted as a ``T`` value (lenient; strict Avro wants null there). A record
   default must be ``{}``-equivalent: every value it sets must equal that field's own default, because
   struct defaults are only ``null`` or ``{}`` (Iceberg's rule).
@@ -344,15 +345,24 @@ def _timestamp(lt: str, adjust_to_utc: Any) -> pa.DataType | None:
 def _make_field(
     path: Path, fid: int, name: str, t: FieldType, nullable: bool, doc: Any, default: Any
 ) -> Field:
+    value = _converted_default(default, t, path)
     try:
-        value = _default_from_avro(default, t, path)
         return Field(fid, name, t, nullable, doc, initial_default=value, write_default=value)
-    except AvroSchemaError:
-        raise
-    except (InvalidDefaultError, TypeError, UnicodeError, pa.ArrowException, decimal.InvalidOperation) as e:
-        raise AvroSchemaError(
-            f"Avro field {_where(path)!r}: default {default!r} does not fit type {type_name(t)} ({e})"
-        ) from e
+    except InvalidDefaultError as e:
+        raise _bad_default(path, default, t, e) from e
+
+
+def _converted_default(default: Any, t: FieldType, path: Path) -> Any:
+    try:
+        return _default_from_avro(default, t, path)
+    except (TypeError, UnicodeError, pa.ArrowException, decimal.InvalidOperation) as e:
+        raise _bad_default(path, default, t, e) from e
+
+
+def _bad_default(path: Path, default: Any, t: FieldType, cause: Exception) -> InvalidDefaultError:
+    return InvalidDefaultError(
+        f"Avro field {_where(path)!r}: default {default!r} does not fit type {type_name(t)} ({cause})"
+    )
 
 
 def _default_from_avro(value: Any, t: FieldType, path: Path) -> Any:
@@ -363,7 +373,7 @@ def _default_from_avro(value: Any, t: FieldType, path: Path) -> Any:
         return _struct_default(value, t, path)
     if isinstance(t, ListType):
         if not isinstance(value, list):
-            raise AvroSchemaError(f"Avro field {_where(path)!r}: an array default must be a list")
+            raise InvalidDefaultError(f"Avro field {_where(path)!r}: an array default must be a list")
         return [_default_from_avro(v, t.element.type, (*path, "element")) for v in value]
     if isinstance(t, MapType):
         return _map_default(value, t, path)
@@ -376,7 +386,7 @@ def _map_default(value: Any, t: MapType, path: Path) -> dict[Any, Any]:
     elif isinstance(value, list) and all(isinstance(e, dict) and e.keys() == {"key", "value"} for e in value):
         pairs = [(e["key"], e["value"]) for e in value]
     else:
-        raise AvroSchemaError(f"Avro field {_where(path)!r}: a map default must be an object")
+        raise InvalidDefaultError(f"Avro field {_where(path)!r}: a map default must be an object")
     key_path, value_path = (*path, "key"), (*path, "value")
     return {
         _default_from_avro(k, t.key.type, key_path): _default_from_avro(v, t.value.type, value_path)
@@ -387,15 +397,15 @@ def _map_default(value: Any, t: MapType, path: Path) -> dict[Any, Any]:
 def _struct_default(value: Any, t: StructType, path: Path) -> dict[str, Any]:
     """Accept a record default only when it says what ``{}`` says: each field's own default."""
     if not isinstance(value, dict):
-        raise AvroSchemaError(f"Avro field {_where(path)!r}: a record default must be an object")
+        raise InvalidDefaultError(f"Avro field {_where(path)!r}: a record default must be an object")
     children = {avro_name(c.name): c for c in t.fields}
     for key, given in value.items():
         child = children.get(key)
         if child is None:
-            raise AvroSchemaError(f"Avro field {_where(path)!r}: the default names unknown field {key!r}")
+            raise InvalidDefaultError(f"Avro field {_where(path)!r}: the default names unknown field {key!r}")
         converted = _default_from_avro(given, child.type, (*path, child.name))
         if validate_default(child, converted, "initial") != child.initial_default:
-            raise AvroSchemaError(
+            raise InvalidDefaultError(
                 f"Avro field {_where(path)!r}: the record default sets {child.name!r} to {given!r}, but that "
                 f"field's own default is {child.initial_default!r}. Struct defaults can only be null or {{}} "
                 "(built from the fields' defaults, as in Iceberg); put the value in the field's default."

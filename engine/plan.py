@@ -93,7 +93,7 @@ class EvolutionPlan:
         A row is bad when any of its values fails a checked cast; the bad rows are returned as they
         were in the input (the file schema), so nothing about them is lost.
         """
-        out, report = self._run(data, "collect")
+        out, report = self.apply_collect(data)
         bad_rows = np.unique(np.concatenate([r for r in report.rows.values()])) if report.rows \
             else np.zeros(0, dtype=np.int64)
         if not len(bad_rows):
@@ -104,6 +104,10 @@ class EvolutionPlan:
                            pa.string())
         bad = data.take(pa.array(bad_rows)).append_column(REASON_COLUMN, reasons)
         return out.filter(pa.array(keep)), bad
+
+    def apply_collect(self, data: D) -> tuple[D, CastReport]:
+        """Evolve every row (failing values read as null) and report the failing rows with reasons."""
+        return self._run(data, "collect")
 
     def _run(self, data: D, mode: str) -> tuple[D, CastReport]:
         if isinstance(data, pa.Table):

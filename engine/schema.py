@@ -16,7 +16,7 @@ from fieldshift.types import ListType, MapType, StructType
 if TYPE_CHECKING:
     from fieldshift.schema_update import SchemaUpdate
 
-__all__ = ["Schema", "split_path"]
+__all__ = ["Schema", "join_path", "split_path"]
 
 ELEMENT_ALIASES = ("element", "item")
 
@@ -301,10 +301,11 @@ class Schema:
         return schema_to_spark(self)
 
     @classmethod
-    def from_avro(cls, avro: str | dict[str, Any], *, schema_id: int = 0) -> Schema:
+    def from_avro(cls, avro: str | dict[str, Any], *, schema_id: int = 0, assign_ids: bool = True) -> Schema:
+        """An Avro record schema; ids from Iceberg's ``field-id`` attributes, else assigned in order."""
         from fieldshift.avro import schema_from_avro
 
-        return schema_from_avro(avro, schema_id=schema_id)
+        return schema_from_avro(avro, schema_id=schema_id, assign_ids=assign_ids)
 
     def to_avro(self, name: str = "record") -> dict[str, Any]:
         from fieldshift.avro import schema_to_avro

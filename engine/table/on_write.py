@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -24,14 +25,14 @@ from fieldshift.errors import (
 )
 from fieldshift.field import Field
 from fieldshift.file_schema import file_schema_of
-from fieldshift.plan import REASON_COLUMN
+from fieldshift.plan import REASON_COLUMN, EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
 from fieldshift.supertype import supertype
 from fieldshift.types import ListType, MapType, StructType, logical_type
 
-__all__ = ["PreparedAppend", "prepare_append"]
+__all__ = ["PreparedAppend", "WritePlan", "plan_write", "prepare_append"]
 
 SOURCE_SCHEMA_COLUMN = "_fieldshift_source_schema"
 QUARANTINED_AT_COLUMN = "_fieldshift_quarantined_at"
@@ -44,6 +45,46 @@ class PreparedAppend:
     data: pa.Table
     quarantined: pa.Table | None
     changes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WritePlan:
+    """How every batch of one input schema is written into a table: decided once, picklable.
+
+    ``plan`` is None when the input cannot be cast at all; then every row is quarantined (or, in
+    fail mode, planning already raised).
+    """
+
+    schema: Schema
+    evolved: bool
+    changes: tuple[str, ...]
+    fail: bool
+    plan: EvolutionPlan | None
+    quarantine_reason: str = ""
+
+    def split(self, data: pa.Table) -> tuple[pa.Table, pa.Table | None]:
+        """(rows to write in the table schema, quarantined input rows with reasons) for ``data``."""
+        if self.plan is None:
+            return self.schema.to_arrow().empty_table(), _quarantine_rows(data, None, self.quarantine_reason)
+        if self.fail:
+            out = self.plan.apply(data)
+            _refuse_required_nulls(out, self.schema)
+            return out, None
+        out, report = self.plan.apply_collect(data)
+        bad = np.zeros(data.num_rows, dtype=bool)
+        reasons: dict[int, list[str]] = {int(r): list(w) for r, w in report.reasons.items()}
+        for rows in report.rows.values():
+            bad[rows] = True
+        for name in (f.name for f in self.schema.fields if f.required):
+            nulls = pc.is_null(out.column(name)).to_numpy(zero_copy_only=False)
+            for r in np.flatnonzero(nulls & ~bad):
+                reasons.setdefault(int(r), []).append(f"{name}: null in a required column")
+            bad |= nulls
+        if not bad.any():
+            return out, None
+        rows = np.flatnonzero(bad)
+        why = pa.array(["; ".join(reasons.get(int(r), ["cast failed"])) for r in rows], pa.string())
+        return out.filter(pa.array(~bad)), _quarantine_rows(data.take(pa.array(rows)), why, "")
 
 
 class _Reconciler:
@@ -103,6 +144,8 @@ class _Reconciler:
             self.incompatible.append(shown)
             return
         if isinstance(t, pa.DataType) and logical_type(wider) != logical_type(t):
+            if table_field.id in self.update.apply().identifier_field_ids:
+                return  # identifier types never change: values are cast down, checked per row
             if not self.evolve:
                 raise SchemaEvolutionError(
                     f"incoming column {shown!r} is {inc}, wider than the table's {t}; pass evolve=True to "
@@ -111,43 +154,54 @@ class _Reconciler:
             self.update.update_column(shown, wider)
 
 
-def prepare_append(incoming: pa.Table, table_schema: Schema, *, evolve: bool, on_incompatible: str,
-                   policy: CastPolicy | None = None) -> PreparedAppend:
-    """Decide the table schema after this append and split the input into rows to write and to quarantine."""
+def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_incompatible: str,
+               policy: CastPolicy | None = None) -> WritePlan:
+    """Decide the table schema after writing data of ``incoming`` schema, and how to cast it."""
     if on_incompatible not in ("fail", "quarantine"):
         raise ValueError(f"on_incompatible must be 'fail' or 'quarantine', got {on_incompatible!r}")
-    if len(set(incoming.schema.names)) != len(incoming.schema.names):
-        raise SchemaEvolutionError(f"the input has duplicate column names: {incoming.schema.names}")
+    if len(set(incoming.names)) != len(incoming.names):
+        raise SchemaEvolutionError(f"the input has duplicate column names: {incoming.names}")
     fail = on_incompatible == "fail"
     rec = _Reconciler(table_schema, evolve, fail, policy or CastPolicy.onehouse())
-    rec.level(list(incoming.schema), table_schema.fields, ())
+    rec.level(list(incoming), table_schema.fields, ())
     changes = tuple(rec.update.changes)
     schema = rec.update.apply() if changes else table_schema
-    _check_required_supplied(incoming.schema, schema)
-
-    file_schema = file_schema_of(incoming.schema, schema, match="name")
+    _check_required_supplied(incoming, schema)
+    # Incoming nullability says nothing about the values: nulls in required columns are found per
+    # row by WritePlan.split, so the plan reads every incoming field as if it were required.
+    file_schema = _all_required(file_schema_of(incoming, schema, match="name"))
     write_defaults = {f.id: default_scalar(f, "write").as_py() if f.write_default is not None else None
                       for f in schema.all_fields()}
-    explicit = CastPolicy.explicit("raise")
     try:
-        plan = cached_plan(file_schema, schema, explicit, write_defaults)
+        plan = cached_plan(file_schema, schema, CastPolicy.explicit("raise"), write_defaults)
     except SchemaMismatchError as e:
         if fail:
             raise
-        return PreparedAppend(table_schema, False, schema.to_arrow().empty_table(),
-                              _quarantine_rows(incoming, None, str(e)), ())
-    if fail:
-        data = plan.apply(incoming)
-        bad = None
-    else:
-        data, bad = plan.apply_split(incoming)
-        bad = bad if bad.num_rows else None
-    data, null_bad = _split_required_nulls(data, incoming, schema, fail)
-    if null_bad is not None:
-        bad = null_bad if bad is None else pa.concat_tables([bad, null_bad])
-    quarantined = _quarantine_rows(bad.drop_columns([REASON_COLUMN]), bad.column(REASON_COLUMN), "") \
-        if bad is not None else None
-    return PreparedAppend(schema, bool(changes), data, quarantined, changes)
+        return WritePlan(table_schema, False, (), fail, None, str(e))
+    return WritePlan(schema, bool(changes), changes, fail, plan)
+
+
+def prepare_append(incoming: pa.Table, table_schema: Schema, *, evolve: bool, on_incompatible: str,
+                   policy: CastPolicy | None = None) -> PreparedAppend:
+    """Decide the table schema after this append and split the input into rows to write and to quarantine."""
+    wp = plan_write(incoming.schema, table_schema, evolve=evolve, on_incompatible=on_incompatible,
+                    policy=policy)
+    data, quarantined = wp.split(incoming)
+    return PreparedAppend(wp.schema, wp.evolved, data, quarantined, wp.changes)
+
+
+def _all_required(schema: Schema) -> Schema:
+    def walk(f: Field) -> Field:
+        t = f.type
+        if isinstance(t, StructType):
+            t = StructType(tuple(walk(c) for c in t.fields))
+        elif isinstance(t, ListType):
+            t = ListType(walk(t.element), t.variant, t.size)
+        elif isinstance(t, MapType):
+            t = MapType(walk(t.key), walk(t.value), t.keys_sorted)
+        return f.with_(type=t, nullable=isinstance(t, pa.DataType) and pa.types.is_null(t))
+
+    return Schema([walk(f) for f in schema.fields])
 
 
 def _check_required_supplied(incoming: pa.Schema, schema: Schema) -> None:
@@ -160,26 +214,13 @@ def _check_required_supplied(incoming: pa.Schema, schema: Schema) -> None:
             )
 
 
-def _split_required_nulls(data: pa.Table, incoming: pa.Table, schema: Schema,
-                          fail: bool) -> tuple[pa.Table, pa.Table | None]:
-    required = [f.name for f in schema.fields if f.required]
-    if not required:
-        return data, None
-    bad_mask = None
-    for name in required:
-        nulls = pc.is_null(data.column(name))
-        bad_mask = nulls if bad_mask is None else pc.or_(bad_mask, nulls)
-    if not pc.any(bad_mask).as_py():
-        return data, None
-    if fail:
-        raise SchemaEvolutionError(f"the input has nulls in required column(s) {required}; nothing was written")
-    # rows were not reordered by the plan when every row passed; align by position otherwise
-    if data.num_rows != incoming.num_rows:
-        raise SchemaEvolutionError("nulls in required columns together with cast failures in one append "
-                                   "cannot be quarantined row by row; split the input")
-    reasons = pa.array([f"null in required column(s) {required}"] * pc.sum(bad_mask).as_py(), pa.string())
-    bad = incoming.filter(bad_mask).append_column(REASON_COLUMN, reasons)
-    return data.filter(pc.invert(bad_mask)), bad
+def _refuse_required_nulls(data: pa.Table, schema: Schema) -> None:
+    bad = [f.name for f in schema.fields if f.required and data.column(f.name).null_count]
+    if bad:
+        raise SchemaEvolutionError(
+            f"the input has nulls in required column(s) {bad}; nothing was written. Fill them, or "
+            "append with on_incompatible='quarantine' to set those rows aside"
+        )
 
 
 def _quarantine_rows(rows: pa.Table, reasons: pa.ChunkedArray | None, reason: str) -> pa.Table:
