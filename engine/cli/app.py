@@ -1,0 +1,39 @@
+"""The typer application: one sub-command per job, meaningful exit codes, colour only on a terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="fieldshift",
+    help="Evolve lakehouse data written under old schemas into the current schema, by field id.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """fieldshift: schema history, DDL, explain and reads for fieldshift tables."""
+
+
+@app.command()
+def demo(
+    dir: Annotated[Path | None, typer.Option("--dir", help="Where to create the demo tables.")] = None,  # noqa: A002
+    keep: Annotated[bool, typer.Option("--keep", help="Keep the demo tables afterwards.")] = False,
+    spark: Annotated[bool, typer.Option("--spark/--no-spark", help="Also read through Spark.")] = True,
+) -> None:
+    """Replay every seed scenario end to end (standalone and on Spark) and check each result."""
+    from fieldshift.cli.demo import run_demo
+
+    raise typer.Exit(run_demo(dir, keep=keep, use_spark=spark))
+
+
+def main() -> None:
+    app()
