@@ -1,0 +1,33 @@
+"""A built wheel, installed in a clean virtualenv without the repo, gives all three packages."""
+
+from __future__ import annotations
+
+import site
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_wheel_installs_and_imports_in_a_clean_venv(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(REPO)],
+                   check=True, capture_output=True, cwd=tmp_path)
+    wheel = next(dist.glob("fieldshift-*.whl"))
+    env_dir = tmp_path / "clean"
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    target = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                            check=True, capture_output=True, text=True).stdout.strip()
+    # install the wheel's files alone (no network, no repo), then borrow the dependencies
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-compile", "--target", target,
+                    str(wheel)], check=True, capture_output=True)
+    deps = [p for p in site.getsitepackages() if "site-packages" in p]
+    (Path(target) / "_deps.pth").write_text("\n".join(deps) + "\n")
+    code = ("import fieldshift, fieldshift.kernels, fieldshift.spark, fieldshift.table, fieldshift.cli; "
+            "print(fieldshift.__file__)")
+    out = subprocess.run([python, "-c", code], check=True, capture_output=True, text=True, cwd=tmp_path)
+    assert out.stdout.strip().startswith(target), out.stdout
+    assert str(REPO) not in out.stdout
