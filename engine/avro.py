@@ -59,6 +59,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
+
 from fieldshift.defaults import validate_default
 from fieldshift.errors import InvalidDefaultError, MissingFieldIdError, SchemaEvolutionError
 from fieldshift.field import Field

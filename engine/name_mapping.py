@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+
 from fieldshift.arrow_conversion import FIELD_ID_KEY
 from fieldshift.errors import SchemaEvolutionError
 from fieldshift.field import Field

@@ -14,7 +14,7 @@ from fieldshift.errors import CastValueError, SchemaEvolutionError
 from fieldshift.plan_nodes import ROOT_ROWS, ListNode, MapNode, Node, RowMap, StructNode
 from fieldshift.policy import CastPolicy
 
-__all__ = ["CastReport", "EvolutionPlan", "REASON_COLUMN"]
+__all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
 
 log = logging.getLogger("fieldshift")
 REASON_COLUMN = "_fieldshift_reason"
@@ -94,7 +94,7 @@ class EvolutionPlan:
         were in the input (the file schema), so nothing about them is lost.
         """
         out, report = self.apply_collect(data)
-        bad_rows = np.unique(np.concatenate([r for r in report.rows.values()])) if report.rows \
+        bad_rows = np.unique(np.concatenate(list(report.rows.values()))) if report.rows \
             else np.zeros(0, dtype=np.int64)
         if not len(bad_rows):
             return out, _empty_bad(data)

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import pyarrow as pa
 
-__all__ = ["CastKind", "CastPolicy", "RULES"]
+__all__ = ["RULES", "CastKind", "CastPolicy"]
 
 T = pa.types
 

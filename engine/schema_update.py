@@ -25,7 +25,6 @@ from fieldshift.errors import (
 from fieldshift.field import Field
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path, split_path
-from fieldshift.type_names import parse_primitive
 from fieldshift.types import FieldType, ListType, MapType, StructType, is_nested, type_name
 
 __all__ = ["SchemaUpdate"]
@@ -49,7 +48,7 @@ class SchemaUpdate:
     def add_column(
         self,
         path: str,
-        type: TypeLike,  # noqa: A002 - mirrors the public API
+        type: TypeLike,
         *,
         nullable: bool = True,
         default: Any = None,
@@ -123,7 +122,7 @@ class SchemaUpdate:
         return self
 
     def update_column(
-        self, path: str, type: TypeLike | None = None, *, nullable: bool | None = None,  # noqa: A002
+        self, path: str, type: TypeLike | None = None, *, nullable: bool | None = None,
         doc: str | None = None,
     ) -> SchemaUpdate:
         """Change a primitive's type (as the policy allows), relax nullability, or set its doc."""

@@ -25,7 +25,7 @@ def _root() -> None:
 
 @app.command()
 def demo(
-    dir: Annotated[Path | None, typer.Option("--dir", help="Where to create the demo tables.")] = None,  # noqa: A002
+    dir: Annotated[Path | None, typer.Option("--dir", help="Where to create the demo tables.")] = None,
     keep: Annotated[bool, typer.Option("--keep", help="Keep the demo tables afterwards.")] = False,
     spark: Annotated[bool, typer.Option("--spark/--no-spark", help="Also read through Spark.")] = True,
 ) -> None:

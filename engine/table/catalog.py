@@ -76,7 +76,7 @@ class DataFile:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
 
 class SqliteCatalog:

@@ -228,7 +228,7 @@ def _quarantine_rows(rows: pa.Table, reasons: pa.ChunkedArray | None, reason: st
     if reasons is None:
         reasons = pa.array([reason] * n, pa.string())
     source = rows.schema.to_string(show_field_metadata=False, show_schema_metadata=False)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     return (rows.append_column(REASON_COLUMN, reasons)
             .append_column(SOURCE_SCHEMA_COLUMN, pa.array([source] * n, pa.string()))
             .append_column(QUARANTINED_AT_COLUMN, pa.array([now] * n, pa.timestamp("us", tz="UTC"))))

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from fieldshift.errors import SchemaEvolutionError
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema, split_path
+from fieldshift.schema import split_path
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import iter_file_batches
 from fieldshift.table.stats import may_match
@@ -55,7 +55,7 @@ class Predicate:
                 ">": ref > v, ">=": ref >= v}[op]
 
 
-def parse_filter(filter: Any) -> tuple[Predicate, ...]:  # noqa: A002
+def parse_filter(filter: Any) -> tuple[Predicate, ...]:
     """Accept None, one (column, op, value) tuple, a list of them, or Predicates."""
     if filter is None:
         return ()
@@ -69,7 +69,7 @@ def parse_filter(filter: Any) -> tuple[Predicate, ...]:  # noqa: A002
 class Scan:
     """A lazy read of a table at a snapshot, into a chosen schema version, with a filter."""
 
-    def __init__(self, table: Table, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
+    def __init__(self, table: Table, columns: Sequence[str] | None = None, filter: Any = None,
                  snapshot_id: int | None = None, schema_id: int | None = None,
                  policy: CastPolicy | None = None, batch_size: int = BATCH_SIZE) -> None:
         self.table = table

@@ -196,7 +196,8 @@ class Table:
             try:
                 cached_plan(write_schema, head_schema)
             except SchemaEvolutionError as e:
-                raise CommitConflictError(f"the schema changed concurrently and the new rows no longer fit: {e}")
+                raise CommitConflictError(
+                    f"the schema changed concurrently and the new rows no longer fit: {e}") from None
         return check
 
     def _remove(self, paths: Iterable[str]) -> None:
@@ -207,7 +208,7 @@ class Table:
                 pass
 
     # -- reading --------------------------------------------------------------------------------
-    def scan(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
+    def scan(self, columns: Sequence[str] | None = None, filter: Any = None,
              snapshot_id: int | None = None, schema_id: int | None = None,
              policy: CastPolicy | None = None) -> Scan:
         return Scan(self, columns, filter, snapshot_id, schema_id, policy)

@@ -84,7 +84,7 @@ def test_two_writer_processes_never_lose_a_commit(tmp_path: Path) -> None:
     table = _make(tmp_path)
     procs = [_spawn(table.location, "--writer", str(w), "--batches", "12", "--alter") for w in (1, 2)]
     for p in procs:
-        out, err = p.communicate(timeout=240)
+        _, err = p.communicate(timeout=240)
         assert p.returncode == 0, err
     batches = _check_whole_batches(fs.Table.open(table.location))
     assert sorted(batches) == [(w, b) for w in (1, 2) for b in range(12)]
