@@ -45,7 +45,7 @@ def type_to_arrow(t: FieldType) -> pa.DataType:
 
 def field_to_arrow(f: Field) -> pa.Field:
     meta = {FIELD_ID_KEY: str(f.id).encode()}
-    if f.doc:
+    if f.doc is not None:
         meta[b"doc"] = f.doc.encode()
     return pa.field(f.name, type_to_arrow(f.type), nullable=f.nullable, metadata=meta)
 
@@ -69,7 +69,7 @@ def field_from_arrow(f: pa.Field, path: str, next_id: IdSource | None) -> Field:
         name=f.name,
         type=_type_from_arrow(f.type, path, next_id),
         nullable=f.nullable,
-        doc=doc.decode() if doc else None,
+        doc=doc.decode() if doc is not None else None,
     )
 
 

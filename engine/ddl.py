@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +22,9 @@ import pyarrow as pa
 from fieldshift.ddl_types import TypeSyntaxError, parse_type
 from fieldshift.errors import SchemaEvolutionError
 from fieldshift.field import Field
-from fieldshift.schema import join_path, split_path
+from fieldshift.schema import Schema, join_path, split_path
 from fieldshift.schema_update import SchemaUpdate
-from fieldshift.types import FieldType, ListType, type_name
+from fieldshift.types import FieldType, ListType, MapType, StructType, type_name
 
 __all__ = [
     "AddColumn",
@@ -41,6 +41,7 @@ __all__ = [
     "apply_alter",
     "coerce_literal",
     "parse_alter",
+    "parse_columns",
     "parse_predicate",
     "pointer",
 ]
@@ -131,6 +132,7 @@ class SqlLiteral:
     kind: str
     value: Any
     text: str
+    position: int = field(default=-1, compare=False)
 
     def __str__(self) -> str:
         return self.text
@@ -584,15 +586,15 @@ class _Parser:
         tok2 = self.peek()
         if tok2.kind == "number":
             self.advance()
-            return SqlLiteral("number", sign + tok2.text, sign + tok2.text)
+            return SqlLiteral("number", sign + tok2.text, sign + tok2.text, tok.pos)
         if tok2.kind == "string":
             self.advance()
-            return SqlLiteral("string", tok2.value, tok2.text)
+            return SqlLiteral("string", tok2.value, tok2.text, tok.pos)
         if self.accept("NULL"):
-            return SqlLiteral("null", None, "NULL")
+            return SqlLiteral("null", None, "NULL", tok.pos)
         if self.at("TRUE", "FALSE"):
             word = self.advance().text.upper()
-            return SqlLiteral("bool", word == "TRUE", word)
+            return SqlLiteral("bool", word == "TRUE", word, tok.pos)
         if self.at("DATE", "TIMESTAMP", "TIMESTAMPTZ"):
             kind = self.advance().text.upper()
             str_tok = self.peek()
@@ -605,7 +607,8 @@ class _Parser:
             except ValueError:
                 example = "2024-01-31" if kind == "DATE" else "2024-01-31 12:00:00"
                 raise self.error(f"an ISO {kind.lower()} such as {example}", str_tok) from None
-            return SqlLiteral("date" if kind == "DATE" else "timestamp", text, f"{kind} {str_tok.text}")
+            shown = f"{kind} {str_tok.text}"
+            return SqlLiteral("date" if kind == "DATE" else "timestamp", text, shown, tok.pos)
         raise self.error("a value (a number, a 'string', TRUE, FALSE, NULL, DATE '...' or TIMESTAMP '...')",
                          tok)
 
@@ -673,6 +676,43 @@ def apply_alter(update: SchemaUpdate, statement: str | Sequence[Change]) -> Sche
                 e.add_note(f"while applying {change}:\n{pointer(statement, *change.span)}")
             raise
     return update
+
+
+def parse_columns(text: str) -> Schema:
+    """A new table's schema from column specs: ``id bigint NOT NULL, name varchar COMMENT 'who'``.
+
+    Ids are assigned as Iceberg does for a new table: top-level columns first, then nested fields.
+    """
+    p = _Parser(text)
+    specs = [p.column_spec()]
+    while p.accept(","):
+        specs.append(p.column_spec())
+    if not p.ended():
+        raise p.error("',' or the end of the column list")
+    for spec in specs:
+        if len(split_path(spec.path)) > 1 or spec.first or spec.after or spec.before:
+            raise DDLSyntaxError(text, spec.span[0], "a top-level column name and type (no dotted paths or "
+                                 "positions in a new schema)", spec.path, spec.span[1])
+    counter = iter(range(len(specs) + 1, 1 << 31))
+    fields = [Field(i, split_path(s.path)[0], _renumber(s.type, counter), nullable=s.nullable, doc=s.doc,
+                    initial_default=s.default, write_default=s.default)
+              for i, s in enumerate(specs, start=1)]
+    return Schema(fields, schema_id=0)
+
+
+def _renumber(t: FieldType, counter: Iterator[int]) -> FieldType:
+    """Fresh ids for a parsed type's nested fields, each level's fields before their children."""
+    if isinstance(t, StructType):
+        fields = [f.with_(id=next(counter)) for f in t.fields]
+        return StructType(tuple(f.with_(type=_renumber(f.type, counter)) for f in fields))
+    if isinstance(t, ListType):
+        element = t.element.with_(id=next(counter))
+        return ListType(element.with_(type=_renumber(element.type, counter)), t.variant, t.size)
+    if isinstance(t, MapType):
+        key, value = t.key.with_(id=next(counter)), t.value.with_(id=next(counter))
+        return MapType(key.with_(type=_renumber(key.type, counter)),
+                       value.with_(type=_renumber(value.type, counter)), t.keys_sorted)
+    return t
 
 
 _OPS = {"=": "==", "==": "==", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}

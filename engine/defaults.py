@@ -50,6 +50,10 @@ def _check_value(value: Any, t: FieldType, where: str) -> Any:
             for k, v in pairs
         }
     arrow_type = _arrow(t)
+    if isinstance(value, str) and pa.types.is_temporal(arrow_type):
+        value = _parse_iso(value, arrow_type, where)
+    if isinstance(value, float) and pa.types.is_integer(arrow_type) and not value.is_integer():
+        raise InvalidDefaultError(f"{where}: default {value!r} is not a whole number for type {type_name(t)}")
     try:
         scalar = pa.scalar(value, type=arrow_type)
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
@@ -64,6 +68,24 @@ def _check_value(value: Any, t: FieldType, where: str) -> Any:
             f"{where}: default {value!r} does not fit type {type_name(t)}; give a value of that type"
         )
     return scalar.as_py()
+
+
+def _parse_iso(text: str, arrow_type: pa.DataType, where: str) -> Any:
+    """ISO-8601 text for a date, time or timestamp default (Iceberg's JSON form)."""
+    try:
+        if pa.types.is_date(arrow_type):
+            return dt.date.fromisoformat(text)
+        if pa.types.is_time(arrow_type):
+            return dt.time.fromisoformat(text)
+        if pa.types.is_timestamp(arrow_type):
+            value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            if arrow_type.tz is None:
+                return value.replace(tzinfo=None) if value.tzinfo is None else \
+                    value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        raise InvalidDefaultError(f"{where}: {text!r} is not an ISO-8601 value of type {arrow_type}") from None
+    return text
 
 
 def validate_default(field: Field, value: Any, kind: str) -> Any:
@@ -100,6 +122,8 @@ def default_to_json(value: Any, t: FieldType) -> Any:
         return str(value)
     if isinstance(value, bytes):
         return value.hex().upper()
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.timezone.utc).isoformat()  # Iceberg stores instants in UTC
     if isinstance(value, (dt.date, dt.time, dt.datetime)):
         return value.isoformat()
     if isinstance(value, dt.timedelta):

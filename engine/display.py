@@ -11,20 +11,31 @@ if TYPE_CHECKING:
     from fieldshift.field import Field
     from fieldshift.schema import Schema
 
-__all__ = ["field_label", "schema_tree"]
+__all__ = ["field_label", "field_parts", "schema_tree"]
+
+
+def field_parts(f: Field) -> list[tuple[str, str]]:
+    """The pieces of a field's label as (role, text), so plain and styled renderings agree.
+
+    Roles: name, type, required, id, default, doc.
+    """
+    t = f.type
+    shown = {StructType: "struct", ListType: "list", MapType: "map"}.get(type(t)) or type_name(t)
+    parts = [("name", f"{f.name}:"), ("type", shown)]
+    if not f.nullable:
+        parts.append(("required", "not null"))
+    parts.append(("id", f"(id {f.id})"))
+    if f.initial_default is not None:
+        parts.append(("default", f"initial default {f.initial_default!r}"))
+    if f.write_default is not None and f.write_default != f.initial_default:
+        parts.append(("default", f"write default {f.write_default!r}"))
+    if f.doc:
+        parts.append(("doc", f"-- {f.doc}"))
+    return parts
 
 
 def field_label(f: Field) -> str:
-    t = f.type
-    shown = {StructType: "struct", ListType: "list", MapType: "map"}.get(type(t)) or type_name(t)
-    parts = [f"{f.name}: {shown}", "" if f.nullable else "not null", f"(id {f.id})"]
-    if f.initial_default is not None:
-        parts.append(f"initial default {f.initial_default!r}")
-    if f.write_default is not None and f.write_default != f.initial_default:
-        parts.append(f"write default {f.write_default!r}")
-    if f.doc:
-        parts.append(f"-- {f.doc}")
-    return " ".join(p for p in parts if p)
+    return " ".join(text for _, text in field_parts(f))
 
 
 def _lines(fields: tuple[Field, ...], indent: str) -> Iterator[str]:

@@ -175,6 +175,8 @@ def any_castable(a: pa.DataType, b: pa.DataType) -> CastKind | None:
 
 @lru_cache(maxsize=4096)
 def _arrow_can_cast(a: pa.DataType, b: pa.DataType) -> bool:
+    if T.is_integer(a) and T.is_decimal(b):
+        return True  # Arrow wants a wide decimal first; the kernel casts through decimal(20, 0)
     try:
         pa.nulls(1, type=a).cast(b)
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError):

@@ -23,7 +23,7 @@ from fieldshift.errors import (
     UnknownFieldError,
 )
 from fieldshift.field import Field
-from fieldshift.policy import CastPolicy
+from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema, join_path, split_path
 from fieldshift.types import FieldType, ListType, MapType, StructType, is_nested, type_name
 
@@ -75,6 +75,8 @@ class SchemaUpdate:
             )
         field_id = self._take_id()
         new_type = self._fresh_type(self._parse_type(type))
+        if not nullable and default == {}:
+            _require_child_defaults(new_type, path)
         field = Field(
             field_id, name, new_type, nullable=nullable, doc=doc, initial_default=default,
             write_default=write_default if write_default is not None else default,
@@ -135,6 +137,12 @@ class SchemaUpdate:
                     f"cannot change the type of {path!r} from {type_name(field.type)} to "
                     f"{type_name(target)}: change nested types by adding, dropping or retyping "
                     "their children (e.g. update_column('s.x', ...))"
+                )
+            is_key = isinstance(self._container_of(field), MapType) and self._container_of(field).key.id == field.id
+            if is_key and CastPolicy.lossless().classify(field.type, target) not in (CastKind.IDENTITY, CastKind.WIDEN):
+                raise TypeChangeNotAllowedError(
+                    f"cannot change map key {path!r} from {type_name(field.type)} to {type_name(target)}: "
+                    "map keys may only widen losslessly (e.g. int -> long)"
                 )
             if self._policy.classify(field.type, target) is None:
                 raise TypeChangeNotAllowedError(
@@ -198,6 +206,10 @@ class SchemaUpdate:
         return self._on_apply(self.apply())
 
     # -- helpers --------------------------------------------------------------------------------
+    def _container_of(self, field: Field) -> Any:
+        parent = self._current.parent_id(field.id)
+        return None if parent is None else self._current.field(parent).type
+
     def _find(self, path: str) -> Field:
         return self._current.find(path)
 
@@ -346,3 +358,17 @@ def _recast(value: Any, target: FieldType) -> Any:
         return pa.scalar(value).cast(type_to_arrow(target)).as_py()
     except (pa.ArrowException, TypeError, ValueError):
         return value
+
+
+def _require_child_defaults(t: FieldType, path: str) -> None:
+    """A required struct defaulting to ``{}`` is built from its children: required ones need defaults."""
+    if not isinstance(t, StructType):
+        return
+    for child in t.fields:
+        if child.required and child.initial_default is None:
+            raise RequiredFieldWithoutDefaultError(
+                f"cannot add required struct {path!r} with default {{}}: its required child "
+                f"{path + '.' + child.name!r} has no default, so old rows would hold a null there"
+            )
+        if child.initial_default == {}:
+            _require_child_defaults(child.type, f"{path}.{child.name}")

@@ -14,7 +14,7 @@ __all__ = ["supertype"]
 T = pa.types
 
 # Common supertypes tried when neither side widens to the other (e.g. int32 and uint32 -> int64).
-_MEETING_POINTS = (pa.int16(), pa.int32(), pa.int64(), pa.float64(), pa.string())
+_MEETING_POINTS = (pa.int16(), pa.int32(), pa.int64(), pa.float64())
 
 
 def _name(t: pa.DataType) -> str:
@@ -83,8 +83,6 @@ def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str
                   "CastPolicy.onehouse(widen_to_string=True) follows the matrix instead)")
         return inc
     for candidate in _MEETING_POINTS:
-        if _is_text(candidate) and not policy.widen_to_string:
-            continue
         if policy.allows(inc, candidate) and policy.allows(tab, candidate):
             return candidate
     _fail(inc, tab, path, policy, "no rule of the policy widens either type to the other")

@@ -30,7 +30,7 @@ def arrow_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
 def checked_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """A cast that may fail per value: failing rows become null and are marked in ``failed``."""
     try:
-        return CastOutcome(pc.cast(values, target, safe=True))
+        return CastOutcome(_cast(values, target))
     except _CAST_ERRORS:
         pass
     failed = np.zeros(len(values), dtype=bool)
@@ -39,10 +39,17 @@ def checked_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
     return CastOutcome(pa.concat_arrays(pieces), failed)
 
 
+def _cast(values: pa.Array, target: pa.DataType) -> pa.Array:
+    """A safe Arrow cast; integers reach a narrow decimal through decimal(20, 0), which Arrow needs."""
+    if pa.types.is_integer(values.type) and pa.types.is_decimal(target) and target.precision - target.scale < 20:
+        values = pc.cast(values, pa.decimal128(20, 0), safe=True)
+    return pc.cast(values, target, safe=True)
+
+
 def _bisect(values: pa.Array, target: pa.DataType, lo: int, hi: int, failed: np.ndarray,
             pieces: list[pa.Array]) -> None:
     try:
-        pieces.append(pc.cast(values.slice(lo, hi - lo), target, safe=True))
+        pieces.append(_cast(values.slice(lo, hi - lo), target))
         return
     except _CAST_ERRORS:
         pass

@@ -1,0 +1,38 @@
+"""fieldshift on PySpark. Importing this package does not import pyspark or start a JVM.
+
+Names are loaded on first use from the submodule that defines them (see ``_LAZY``), so
+``import fieldshift.spark`` works on machines without Spark and costs nothing on executors.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> submodule of fieldshift.spark that defines it
+_LAZY: dict[str, str] = {
+    "UnsupportedSparkTypeError": "types",
+    "arrow_type_for_spark": "types",
+    "field_to_spark": "types",
+    "parse_spark_literal": "types",
+    "schema_for_spark": "types",
+    "schema_to_spark": "types",
+    "spark_literal": "types",
+    "spark_to_schema": "types",
+    "type_to_spark": "types",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

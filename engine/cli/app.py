@@ -7,11 +7,14 @@ from typing import Annotated
 
 import typer
 
+from fieldshift.cli import alter_cmd, explain_cmd, read_cmds, schema_cmds, write_cmds
+
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="fieldshift",
-    help="Evolve lakehouse data written under old schemas into the current schema, by field id.",
+    help="Evolve lakehouse data written under old schemas into the current schema, by field id.\n\n"
+         "Exit codes: 0 ok, 1 the table refused or a check failed, 2 usage or syntax error.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -33,6 +36,15 @@ def demo(
     from fieldshift.cli.demo import run_demo
 
     raise typer.Exit(run_demo(dir, keep=keep, use_spark=spark))
+
+
+app.add_typer(schema_cmds.app, name="schema")
+app.command("alter", epilog=alter_cmd.EXAMPLES)(alter_cmd.alter)
+app.command("explain")(explain_cmd.explain)
+app.command("read")(read_cmds.read)
+app.command("append")(write_cmds.append)
+app.command("quarantine")(read_cmds.quarantine)
+app.command("create")(write_cmds.create)
 
 
 def main() -> None:

@@ -1,0 +1,61 @@
+"""``fieldshift alter LOCATION "STATEMENT"``: Hudi or DuckLake ALTER TABLE, committed as a new schema."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from fieldshift.cli.console import cli_errors, open_table, out_console, parse_policy
+from fieldshift.cli.diff import diff_schemas
+from fieldshift.cli.render import schema_tree, simple_table
+from fieldshift.ddl import apply_alter, parse_alter
+
+__all__ = ["alter"]
+
+EXAMPLES = """
+Examples (ALTER TABLE name is optional; separate statements with ';'):
+
+  fieldshift alter t "ADD COLUMNS(x string COMMENT 'c' AFTER id)"
+  fieldshift alter t "ADD COLUMN c VARCHAR DEFAULT 'x'"
+  fieldshift alter t "ALTER col1 SET TYPE BIGINT; RENAME a TO b"
+  fieldshift alter t "ALTER COLUMN a.b.c DROP NOT NULL"
+  fieldshift alter t "DROP COLUMNS x, y"
+"""
+
+
+@cli_errors
+def alter(
+    location: Annotated[str, typer.Argument(help="Table directory.")],
+    statement: Annotated[str, typer.Argument(help="One or more ALTER TABLE statements.")],
+    policy: Annotated[str, typer.Option(
+        "--policy", help="Which type changes are allowed: lossless, iceberg, hudi, onehouse, explicit.")
+    ] = "lossless",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the result without committing.")] = False,
+    show_schema: Annotated[bool, typer.Option("--show-schema", help="Also print the new schema.")] = False,
+) -> None:
+    """Change the schema with ALTER TABLE statements (Hudi's and DuckLake's forms); files stay as they are."""
+    changes = parse_alter(statement)  # a syntax error needs no table
+    cast_policy = parse_policy(policy)
+    table = open_table(location)
+    old = table.schema
+    update = table.update_schema(policy=cast_policy)
+    apply_alter(update, statement)
+    new = update.apply() if dry_run else update.commit()
+    console = out_console()
+    verb = "would change" if dry_run else "changed"
+    console.print(Text(f"schema {old.schema_id} -> {new.schema_id}: {verb} {len(changes)} thing(s)",
+                       style="bold"))
+    for change in changes:
+        console.print(Text("  " + change.sql()))
+    diffs = diff_schemas(old, new)
+    if diffs:
+        console.print(simple_table(["change", "id", "before", "after", "detail"],
+                                   [(d.kind, d.field_id, d.old_path or "-", d.new_path or "-", d.detail)
+                                    for d in diffs]))
+    if show_schema:
+        console.print(schema_tree(new))
+    if dry_run:
+        console.print(Text("dry run: nothing was committed", style="yellow"))
+

@@ -1,0 +1,132 @@
+"""Consoles, exit codes and progress shared by every command.
+
+Exit codes are a contract for scripts: 0 ok, 1 the table refused or a check failed, 2 the command
+line itself is wrong (bad option, statement syntax, ``--where`` syntax, unknown column in an option).
+Colour and progress appear only on a terminal, so piped output stays plain text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn, TextIO, TypeVar
+
+import pyarrow as pa
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from fieldshift.ddl import DDLSyntaxError
+from fieldshift.ddl_types import TypeSyntaxError
+from fieldshift.errors import SchemaEvolutionError, TableError
+from fieldshift.policy import CastPolicy
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "cli_errors",
+    "err_console",
+    "fail",
+    "open_table",
+    "out_console",
+    "parse_policy",
+    "progress",
+    "stdout_is_tty",
+]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+POLICIES = ("lossless", "iceberg", "hudi", "onehouse", "explicit")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UsageError(ValueError):
+    """The command line is wrong in a way typer cannot see (exit 2)."""
+
+
+def stdout_is_tty() -> bool:
+    return sys.stdout.isatty()
+
+
+def _console(stream: TextIO) -> Console:
+    tty = stream.isatty()
+    width = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else (None if tty else 200)
+    return Console(file=stream, color_system="auto" if tty else None, highlight=False, width=width,
+                   no_color=bool(os.environ.get("NO_COLOR")) or None)
+
+
+def out_console() -> Console:
+    """Where results go (stdout)."""
+    return _console(sys.stdout)
+
+
+def err_console() -> Console:
+    """Where errors, warnings and progress go (stderr), so stdout stays parseable."""
+    return _console(sys.stderr)
+
+
+def fail(message: str, code: int = EXIT_FAILED, *, notes: list[str] | None = None) -> NoReturn:
+    console = err_console()
+    console.print(Text("error: ", style="bold red") + Text(message))
+    for note in notes or ():
+        console.print(Text(note, style="dim"))
+    raise typer.Exit(code)
+
+
+def cli_errors(fn: F) -> F:
+    """Turn fieldshift's refusals into one clear message and the right exit code (no tracebacks)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (DDLSyntaxError, TypeSyntaxError, UsageError, json.JSONDecodeError) as e:
+            fail(str(e), EXIT_USAGE)
+        except (SchemaEvolutionError, TableError) as e:
+            fail(str(e), EXIT_FAILED, notes=list(getattr(e, "__notes__", [])))
+        except (OSError, pa.ArrowException) as e:
+            fail(str(e), EXIT_FAILED)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def parse_policy(name: str) -> CastPolicy:
+    """A cast-policy preset by name (``explicit-null`` reads failing values as null)."""
+    if name == "explicit-null":
+        return CastPolicy.explicit("null")
+    if name not in POLICIES:
+        raise UsageError(f"unknown policy {name!r}; use one of {', '.join(POLICIES)}, explicit-null")
+    return getattr(CastPolicy, name)()
+
+
+def open_table(location: str) -> Any:
+    """The table at ``location``, or exit 1 saying how to make one."""
+    from fieldshift.table import Table
+    from fieldshift.table.table import CATALOG_FILE
+
+    if not (Path(location) / CATALOG_FILE).exists():
+        fail(f"no fieldshift table at {location} (no {CATALOG_FILE}); make one with `fieldshift create "
+             f"{location} --schema ...`")
+    return Table.open(location)
+
+
+@contextmanager
+def progress(description: str, total: int | None = None, *,
+             show: bool = True) -> Iterator[Callable[[int], None]]:
+    """Yield ``advance(n)``; a transient bar on stderr only when stdout is a terminal."""
+    if not (show and stdout_is_tty()):
+        yield lambda n: None
+        return
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                   TextColumn("{task.completed:,} rows"), TimeElapsedColumn(),
+                   console=err_console(), transient=True)
+    with bar:
+        task = bar.add_task(description, total=total)
+        yield lambda n: bar.advance(task, n)

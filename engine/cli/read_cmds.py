@@ -1,0 +1,125 @@
+"""``fieldshift read`` and ``fieldshift quarantine``: rows out, evolved into the schema asked for."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import pyarrow as pa
+import typer
+
+from fieldshift.cli.console import UsageError, cli_errors, open_table, parse_policy, progress
+from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
+from fieldshift.ddl import DDLSyntaxError, SqlLiteral, coerce_literal, parse_predicate
+from fieldshift.errors import UnknownFieldError
+from fieldshift.schema import Schema
+from fieldshift.types import type_name
+
+__all__ = ["parse_where", "quarantine", "read"]
+
+Location = Annotated[str, typer.Argument(help="Table directory.")]
+Format = Annotated[OutputFormat, typer.Option("--format", "-f", help="table, csv, json (one object per line) "
+                                              "or parquet.")]
+Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
+Limit = Annotated[int | None, typer.Option("--limit", "-n", min=0, help="At most this many rows.")]
+
+
+def parse_where(text: str, schema: Schema) -> tuple[str, str, Any]:
+    """One ``--where`` condition as a scan predicate, its values typed like the column."""
+    path, op, value = parse_predicate(text)
+    try:
+        field = schema.find(path)
+    except UnknownFieldError as e:
+        raise UsageError(f"--where {text!r}: {e}") from None
+
+    def typed(lit: SqlLiteral) -> Any:
+        try:
+            return coerce_literal(lit, field.type)
+        except ValueError as e:
+            end = lit.position + len(lit.text)
+            expected = f"a {type_name(field.type)} value for column {path!r} ({e})"
+            raise DDLSyntaxError(text, lit.position, expected, lit.text, end) from None
+
+    if isinstance(value, list):
+        return path, op, [typed(v) for v in value]
+    return path, op, None if value is None else typed(value)
+
+
+@cli_errors
+def read(
+    location: Location,
+    columns: Annotated[str | None, typer.Option(
+        "--columns", "-c", help="Comma-separated top-level columns.")] = None,
+    where: Annotated[list[str] | None, typer.Option(
+        "--where", "-w", help="\"col op value\" (=, !=, <, <=, >, >=, IN (..), IS NULL); repeat to AND.")
+    ] = None,
+    as_of: Annotated[int | None, typer.Option("--as-of", help="Read this snapshot (time travel).")] = None,
+    schema_id: Annotated[int | None, typer.Option(
+        "--schema-id", help="Read into this schema version.")] = None,
+    limit: Limit = None,
+    fmt: Format = OutputFormat.table,
+    output: Output = None,
+    policy: Annotated[str, typer.Option("--policy", help="Cast policy preset for the reads.")] = "lossless",
+) -> None:
+    """Read rows, evolving old files into the schema of the snapshot (or --schema-id)."""
+    table = open_table(location)
+    snapshots = {s.snapshot_id: s for s in table.history()}
+    if as_of is not None and as_of not in snapshots:
+        raise UsageError(f"no snapshot {as_of}; snapshots are {sorted(snapshots)}")
+    schemas = table.schemas_by_id()
+    snap_id = as_of if as_of is not None else max(snapshots)
+    sid = schema_id if schema_id is not None else snapshots[snap_id].schema_id
+    if sid not in schemas:
+        raise UsageError(f"no schema {sid}; schema ids are {sorted(schemas)}")
+    schema = schemas[sid]
+    cols = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
+    for c in cols or ():
+        if c not in schema.names:
+            raise UsageError(f"--columns: no top-level column {c!r} in schema {sid}; "
+                             f"columns are {schema.names}")
+    predicates = [parse_where(w, schema) for w in where or ()]
+    scan = table.scan(columns=cols, filter=predicates, snapshot_id=as_of, schema_id=schema_id,
+                      policy=parse_policy(policy))
+    title = f"{table.location.name} @ snapshot {scan.snapshot_id}, schema {sid}"
+    if fmt is not OutputFormat.table and output is None:  # streaming to stdout: no bar in the way
+        write_batches(scan.to_batches(), scan.output_schema, fmt, None, limit=limit, title=title)
+        return
+    total = sum(f.record_count for f in scan.files())
+    with progress("reading", total) as advance:
+        def counted() -> Iterator[pa.RecordBatch]:
+            for batch in scan.to_batches():
+                advance(batch.num_rows)
+                yield batch
+
+        if fmt is not OutputFormat.table:
+            write_batches(counted(), scan.output_schema, fmt, output, limit=limit, title=title)
+            return
+        # a terminal table is printed after the bar is gone, so the two never overwrite each other
+        batches = list(limit_batches(counted(), (TABLE_ROWS if limit is None else limit) + 1))
+    write_batches(batches, scan.output_schema, fmt, output, limit=limit, title=title)
+
+
+@cli_errors
+def quarantine(
+    location: Location,
+    limit: Limit = None,
+    fmt: Format = OutputFormat.table,
+    output: Output = None,
+    source_schema: Annotated[bool, typer.Option(
+        "--source-schema", help="Also show the schema each quarantined batch arrived with.")] = False,
+) -> None:
+    """Show rows that appends set aside, with the reason for each."""
+    from fieldshift.plan import REASON_COLUMN
+    from fieldshift.table.on_write import QUARANTINED_AT_COLUMN, SOURCE_SCHEMA_COLUMN
+
+    table = open_table(location)
+    rows = table.quarantine()
+    front = [c for c in (REASON_COLUMN, QUARANTINED_AT_COLUMN) if c in rows.column_names]
+    rest = [c for c in rows.column_names if c not in front and c != SOURCE_SCHEMA_COLUMN]
+    if source_schema and SOURCE_SCHEMA_COLUMN in rows.column_names:
+        rest.append(SOURCE_SCHEMA_COLUMN)
+    keep = front + rest
+    rows = rows.select(keep)
+    write_batches(rows.to_batches(), rows.schema, fmt, output, limit=limit,
+                  title=f"quarantined rows of {table.location.name}")

@@ -1,0 +1,124 @@
+"""Reading a table's data files on executors: tasks planned on the driver, plans shipped with them.
+
+A :class:`FileTask` is one data file, or a range of its row groups when the file is big. A
+:class:`FileReader` holds, per schema id, the file columns to read and the frozen plan from that
+schema into the read schema (built on the driver), plus the exact Arrow schema Spark expects; it
+reads a task with ``pq.ParquetFile.iter_batches`` and yields evolved batches in that schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fieldshift.errors import DataFileError
+from fieldshift.plan import EvolutionPlan
+from fieldshift.planner import cached_plan
+from fieldshift.policy import CastPolicy
+from fieldshift.schema import Schema
+from fieldshift.spark._arrow import BatchConformer
+from fieldshift.table.catalog import DataFile
+
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_SPLIT_BYTES", "FileReader", "FileTask", "plan_tasks", "schema_plans"]
+
+DEFAULT_BATCH_SIZE = 32_768
+DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class FileTask:
+    """One unit of executor work: a data file (absolute path), or some of its row groups."""
+
+    path: str
+    schema_id: int
+    rows: int
+    row_groups: tuple[int, ...] | None = None
+
+
+def plan_tasks(location: Path, files: Iterable[DataFile], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[FileTask]:
+    """One task per file; files bigger than ``split_bytes`` are split into row-group ranges.
+
+    Only the footers of big files are read (on the driver), to find their row groups.
+    """
+    tasks = []
+    for f in files:
+        path = str(Path(location) / f.path)
+        if f.file_size <= split_bytes:
+            tasks.append(FileTask(path, f.schema_id, f.record_count))
+            continue
+        meta = pq.ParquetFile(path).metadata
+        group: list[int] = []
+        size = rows = 0
+        for i in range(meta.num_row_groups):
+            rg = meta.row_group(i)
+            if group and size + rg.total_byte_size > split_bytes:
+                tasks.append(FileTask(path, f.schema_id, rows, tuple(group)))
+                group, size, rows = [], 0, 0
+            group.append(i)
+            size += rg.total_byte_size
+            rows += rg.num_rows
+        if group or not tasks:
+            tasks.append(FileTask(path, f.schema_id, rows, tuple(group)))
+    return tasks
+
+
+def schema_plans(schemas: dict[int, Schema], schema_ids: Iterable[int], read_schema: Schema,
+                 policy: CastPolicy | None) -> dict[int, tuple[tuple[str, ...], EvolutionPlan]]:
+    """Per file schema id: the top-level file columns to read and the plan into ``read_schema``.
+
+    Built on the driver; a schema that cannot be read raises ``SchemaMismatchError`` here.
+    """
+    wanted = {f.id for f in read_schema.all_fields()}
+    out = {}
+    for sid in sorted(set(schema_ids)):
+        file_schema = schemas[sid]
+        names = tuple(f.name for f in file_schema.fields if f.id in wanted)
+        out[sid] = (names, cached_plan(file_schema.select(names), read_schema, policy))
+    return out
+
+
+class FileReader:
+    """Reads :class:`FileTask`s with pyarrow and evolves them into ``target`` (picklable)."""
+
+    def __init__(self, plans: dict[int, tuple[tuple[str, ...], EvolutionPlan]], target: pa.Schema,
+                 batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        self.plans = plans
+        self.target = target
+        self.batch_size = batch_size
+
+    def read(self, task: FileTask) -> Iterator[pa.RecordBatch]:
+        names, plan = self.plans[task.schema_id]
+        conform = BatchConformer(self.target)
+        for batch in _iter_batches(task, names, self.batch_size):
+            yield conform(plan.apply(batch))
+
+    def read_all(self, tasks: Sequence[FileTask]) -> Iterator[pa.RecordBatch]:
+        for task in tasks:
+            yield from self.read(task)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"plans": self.plans, "target": self.target, "batch_size": self.batch_size}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+
+def _iter_batches(task: FileTask, names: Sequence[str], batch_size: int) -> Iterator[pa.RecordBatch]:
+    try:
+        pf = pq.ParquetFile(task.path, pre_buffer=True)
+        # with no columns (every read column is a constant in this file) batches still count rows
+        yield from pf.iter_batches(batch_size=batch_size, row_groups=task.row_groups, columns=list(names),
+                                   use_threads=True)
+    except FileNotFoundError:
+        raise DataFileError(
+            f"data file {task.path} is missing; the catalog references it, so the table cannot be read "
+            "whole. Restore the file from a backup."
+        ) from None
+    except (pa.ArrowInvalid, OSError) as e:
+        raise DataFileError(f"data file {task.path} is unreadable (corrupt or not Parquet): {e}") from None
+

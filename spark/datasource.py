@@ -1,0 +1,470 @@
+"""The ``fieldshift`` Spark data source (Spark 4 Python data source API): read and write tables.
+
+Reading::
+
+    spark.read.format("fieldshift").load(location)                     # the current schema
+    spark.read.format("fieldshift").option("snapshot_id", 3).load(location)   # time travel
+    spark.read.format("fieldshift").option("schema_id", 1).load(location)     # as an older schema
+    spark.read.format("fieldshift").option("columns", "a,b").load(location)   # column pruning
+
+One input partition per data file (or row-group range of a big file). Executors read with pyarrow
+and evolve with plans built on the driver, yielding Arrow batches in exactly the schema Spark
+expects. Spark's Python data source API (4.x) has no column-pruning hook, so prune with the
+``columns`` option (``fieldshift.spark.read`` does it for you); pushed filters prune whole files by
+their exact statistics, and Spark still evaluates every filter on the rows that are read.
+
+Writing::
+
+    df.write.format("fieldshift").mode("append").save(location)
+    df.write.format("fieldshift").mode("overwrite").option("on_incompatible", "quarantine").save(location)
+
+The driver decides the write plan once (on-write evolution: widening, new nullable columns,
+write defaults), executors write Parquet files with field ids and return what they wrote, and the
+driver commits them all in one catalog transaction. A failed job commits nothing and deletes the
+files its tasks wrote. Writing to a location with no table creates it from the DataFrame's schema.
+
+Options: ``snapshot_id``, ``schema_id``, ``columns`` (comma-separated or a JSON list), ``catalog``
+and ``table`` (a shared catalog and the table's name in it), ``policy`` (``lossless``, ``iceberg``,
+``hudi``, ``onehouse``, ``explicit``, ``explicit_null``), ``batch_size`` (rows per Arrow batch,
+default 32768), ``split_size`` (bytes; bigger files are split by row groups), ``schema_ids`` (read
+only files written with these schema ids), ``pushdown`` (``false`` to not implement
+``pushFilters``); for writes ``on_incompatible`` (``fail`` | ``quarantine``), ``evolve``
+(``true`` | ``false``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType
+
+from fieldshift.errors import TableError
+from fieldshift.policy import CastPolicy
+from fieldshift.schema import Schema, join_path
+from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
+from fieldshift.spark._files import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_SPLIT_BYTES,
+    FileReader,
+    FileTask,
+    plan_tasks,
+    schema_plans,
+)
+from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
+from fieldshift.table.catalog import DataFile
+from fieldshift.table.files import write_data_file, write_side_file
+from fieldshift.table.on_write import WritePlan, plan_write
+from fieldshift.table.scan import Predicate, Scan
+from fieldshift.table.table import MAX_FILE_ROWS, Table
+from fieldshift.types import StructType as FsStructType
+
+__all__ = [
+    "FORMAT",
+    "FieldshiftCommitMessage",
+    "FieldshiftDataSource",
+    "FieldshiftReader",
+    "FieldshiftWriter",
+    "parse_policy",
+    "register",
+]
+
+FORMAT = "fieldshift"
+
+
+# ------------------------------------------------------------------------------------------------
+# options
+# ------------------------------------------------------------------------------------------------
+def parse_policy(text: str | None) -> CastPolicy | None:
+    """A cast policy from an option string (None keeps the default, lossless)."""
+    if text is None or text == "":
+        return None
+    key = text.strip().lower().replace("(", "_").replace(")", "").replace(":", "_").replace("-", "_")
+    presets = {
+        "lossless": CastPolicy.lossless, "iceberg": CastPolicy.iceberg, "hudi": CastPolicy.hudi,
+        "onehouse": CastPolicy.onehouse, "explicit": CastPolicy.explicit, "explicit_raise": CastPolicy.explicit,
+        "explicit_null": lambda: CastPolicy.explicit("null"),
+    }
+    if key not in presets:
+        raise ValueError(f"unknown policy {text!r}; use one of lossless, iceberg, hudi, onehouse, explicit, "
+                         "explicit_null")
+    return presets[key]()
+
+
+def _int_option(options: Any, key: str) -> int | None:
+    raw = options.get(key)
+    if raw is None or str(raw).strip() == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"option {key!r} must be an integer, got {raw!r}") from None
+
+
+def _bool_option(options: Any, key: str, default: bool) -> bool:
+    raw = options.get(key)
+    if raw is None:
+        return default
+    text = str(raw).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise ValueError(f"option {key!r} must be true or false, got {raw!r}")
+
+
+def _list_option(options: Any, key: str) -> list[str] | None:
+    raw = options.get(key)
+    if raw is None:
+        return None
+    text = str(raw).strip()
+    if text.startswith("["):
+        return [str(x) for x in json.loads(text)]
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _location(options: Any) -> str:
+    path = options.get("path")
+    if not path:
+        raise ValueError("give the table's location: spark.read.format('fieldshift').load(location)")
+    return str(path)
+
+
+def _open(options: Any) -> Table:
+    return Table.open(_location(options), catalog=options.get("catalog"), name=options.get("table"))
+
+
+@dataclass(frozen=True)
+class _ReadSpec:
+    """What a read resolved to on the driver: pinned snapshot, read schema, and table coordinates."""
+
+    location: str
+    catalog: str | None
+    name: str | None
+    snapshot_id: int
+    schema_id: int | None
+    read_schema: Schema
+    policy: CastPolicy | None
+    schema_ids: tuple[int, ...] | None
+
+
+def _resolve(options: Any) -> _ReadSpec:
+    table = _open(options)
+    scan = Scan(table, _list_option(options, "columns"), None, _int_option(options, "snapshot_id"),
+                _int_option(options, "schema_id"))
+    ids = _list_option(options, "schema_ids")
+    return _ReadSpec(_location(options), options.get("catalog"), options.get("table"), scan.snapshot_id,
+                     _int_option(options, "schema_id"), scan.read_schema, parse_policy(options.get("policy")),
+                     tuple(int(i) for i in ids) if ids is not None else None)
+
+
+# ------------------------------------------------------------------------------------------------
+# the data source
+# ------------------------------------------------------------------------------------------------
+class FieldshiftDataSource(DataSource):
+    """``spark.read.format("fieldshift")`` / ``df.write.format("fieldshift")``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def _spec(self) -> _ReadSpec:
+        spec = getattr(self, "_read_spec", None)
+        if spec is None:
+            spec = _resolve(self.options)
+            self._read_spec = spec  # pickled with the instance, so reader() sees the same snapshot
+        return spec
+
+    def schema(self) -> StructType:
+        return schema_to_spark(self._spec().read_schema)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        spec = self._spec()
+        cls = FieldshiftReader if _bool_option(self.options, "pushdown", True) else _PlainReader
+        return cls(spec, schema, batch_size=_int_option(self.options, "batch_size") or DEFAULT_BATCH_SIZE,
+                   split_bytes=_int_option(self.options, "split_size") or DEFAULT_SPLIT_BYTES)
+
+    def writer(self, schema: StructType, overwrite: bool) -> FieldshiftWriter:
+        return FieldshiftWriter(self.options, schema, overwrite)
+
+
+class FilePartition(InputPartition):
+    """One :class:`FileTask` (a data file or some of its row groups)."""
+
+    def __init__(self, task: FileTask) -> None:
+        super().__init__(task)
+        self.task = task
+
+
+def _project(spec: _ReadSpec, schema: StructType) -> Schema:
+    """The read schema for the columns Spark asks for (a user-given ``.schema(...)`` selects columns)."""
+    ours = {f.name.lower(): f for f in spec.read_schema.fields}
+    names = []
+    for sf in schema.fields:
+        f = ours.get(sf.name.lower())
+        if f is None:
+            raise TableError(f"column {sf.name!r} is not in the table's read schema {spec.read_schema.names}")
+        expected = type_to_spark(f.type, path=f.name)
+        if _strip(expected) != _strip(sf.dataType):
+            raise TableError(f"column {sf.name!r} reads as {expected.simpleString()}, not "
+                             f"{sf.dataType.simpleString()}; leave .schema() out or use the table's types")
+        names.append(f.name)
+    if names == spec.read_schema.names:
+        return spec.read_schema
+    return spec.read_schema.select(names)
+
+
+def _strip(t: Any) -> str:
+    """A Spark type's shape without nullability or metadata, for comparisons."""
+    from pyspark.sql import types as st
+
+    if isinstance(t, st.StructType):
+        return "struct<" + ",".join(f"{f.name}:{_strip(f.dataType)}" for f in t.fields) + ">"
+    if isinstance(t, st.ArrayType):
+        return f"array<{_strip(t.elementType)}>"
+    if isinstance(t, st.MapType):
+        return f"map<{_strip(t.keyType)},{_strip(t.valueType)}>"
+    return t.simpleString()
+
+
+class _PlainReader(DataSourceReader):
+    """Reads the pinned snapshot's files (no filter pushdown)."""
+
+    def __init__(self, spec: _ReadSpec, schema: StructType, *, batch_size: int, split_bytes: int) -> None:
+        self.spec = spec
+        self.read_schema = _project(spec, schema)
+        self.split_bytes = split_bytes
+        self.predicates: list[Predicate] = []
+        table = Table.open(spec.location, catalog=spec.catalog, name=spec.name)
+        self._table: Table | None = table
+        scan = self._scan(table)
+        self._files: list[DataFile] | None = scan.files()
+        schema_ids = {f.schema_id for f in self._files}
+        # Plans are built here, on the driver, for every schema id in the snapshot; a file schema that
+        # cannot be read as the read schema fails the query now, not in a task.
+        plans = schema_plans(table.schemas_by_id(), schema_ids, self.read_schema, spec.policy)
+        self.file_reader = FileReader(plans, spark_arrow_schema(schema), batch_size)
+
+    def _scan(self, table: Table) -> Scan:
+        return Scan(table, self.read_schema.names, self.predicates or None, self.spec.snapshot_id,
+                    self.spec.schema_id, self.spec.policy)
+
+    def partitions(self) -> list[InputPartition]:
+        table = self._table or Table.open(self.spec.location, catalog=self.spec.catalog, name=self.spec.name)
+        files = self._scan(table).files() if self.predicates or self._files is None else self._files
+        if self.spec.schema_ids is not None:
+            keep = set(self.spec.schema_ids)
+            files = [f for f in files if f.schema_id in keep]
+        return [FilePartition(t) for t in plan_tasks(table.location, files, self.split_bytes)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        task = partition.task if isinstance(partition, FilePartition) else partition.value
+        return self.file_reader.read(task)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_table"] = None
+        state["_files"] = None
+        return state
+
+
+class FieldshiftReader(_PlainReader):
+    """Reads the pinned snapshot's files; pushed filters prune files by exact statistics."""
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
+        for f in filters:
+            pred = _predicate(f, self.read_schema)
+            if pred is not None:
+                self.predicates.append(pred)
+            # Always handed back: pruning by stats only skips files no row of which can match;
+            # Spark still evaluates the filter on every row read, with its own semantics.
+            yield f
+
+
+_OPS = {EqualTo: "==", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<=",
+        In: "in", IsNull: "is_null", IsNotNull: "not_null"}
+
+
+def _predicate(f: Any, schema: Schema) -> Predicate | None:
+    """An engine predicate for a Spark filter when file pruning on it is exact, else None."""
+    op = _OPS.get(type(f))
+    if op is None:
+        return None
+    path = tuple(f.attribute)
+    try:
+        target = schema.find(path)
+    except Exception:  # a column the read schema does not know: leave it to Spark
+        return None
+    if not isinstance(target.type, pa.DataType):
+        return None
+    parent = path[:-1]
+    while parent:  # stats exist for primitives reachable through structs only
+        if not isinstance(schema.find(parent).type, FsStructType):
+            return None
+        parent = parent[:-1]
+    if op in ("is_null", "not_null"):
+        return Predicate(join_path(path), op)
+    values = list(f.value) if op == "in" else [f.value]
+    if any(v is None for v in values):
+        return None
+    if pa.types.is_timestamp(target.type) and any(getattr(v, "tzinfo", None) is None for v in values):
+        return None  # a naive datetime's zone is ambiguous here: never prune on it
+    return Predicate(join_path(path), op, tuple(values) if op == "in" else values[0])
+
+
+# ------------------------------------------------------------------------------------------------
+# writing
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class FieldshiftCommitMessage(WriterCommitMessage):
+    """What one write task produced: data files (not yet committed) and quarantine files."""
+
+    files: list[DataFile] = field(default_factory=list)
+    quarantine: list[tuple[str, int]] = field(default_factory=list)
+    rows: int = 0
+
+
+class FieldshiftWriter(DataSourceArrowWriter):
+    """Decides the write plan on the driver, writes files on executors, commits once on the driver."""
+
+    def __init__(self, options: Any, schema: StructType, overwrite: bool) -> None:
+        self.location = _location(options)
+        self.catalog = options.get("catalog")
+        self.name = options.get("table")
+        self.overwrite = overwrite
+        self.policy = parse_policy(options.get("policy"))
+        on_incompatible = str(options.get("on_incompatible", "fail")).lower()
+        evolve = _bool_option(options, "evolve", True)
+        self.incoming = spark_arrow_schema(schema)
+        try:
+            table = Table.open(self.location, catalog=self.catalog, name=self.name)
+        except TableError:
+            table = None
+        if table is None:
+            self.new_schema: Schema | None = spark_to_schema(schema, assign_ids=True)
+            self.table_location = str(Path(self.location).resolve())
+            self.base_snapshot_id = 0
+            base = self.new_schema
+        else:
+            self.new_schema = None
+            self.table_location = str(table.location)
+            head = table.current_snapshot
+            self.base_snapshot_id = head.snapshot_id
+            base = table.schemas_by_id()[head.schema_id]
+        self.plan: WritePlan = plan_write(self.incoming, base, evolve=evolve, on_incompatible=on_incompatible,
+                                          policy=self.policy)
+
+    # -- executors ------------------------------------------------------------------------------
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> FieldshiftCommitMessage:
+        message = FieldshiftCommitMessage()
+        location = Path(self.table_location)
+        conform = BatchConformer(self.incoming)
+        buffered: list[pa.RecordBatch] = []
+        count = 0
+        try:
+            for batch in iterator:
+                if not batch.num_rows:
+                    continue
+                buffered.append(conform(batch))
+                count += batch.num_rows
+                if count >= MAX_FILE_ROWS:
+                    self._flush(buffered, location, message)
+                    buffered, count = [], 0
+            if buffered:
+                self._flush(buffered, location, message)
+        except BaseException:
+            _remove(location, _paths(message))
+            raise
+        return message
+
+    def _flush(self, batches: Sequence[pa.RecordBatch], location: Path, message: FieldshiftCommitMessage) -> None:
+        data = pa.Table.from_batches(batches, schema=self.incoming)
+        good, bad = self.plan.split(data)
+        if good.num_rows:
+            message.files.append(write_data_file(location, self.plan.schema, good))
+            message.rows += good.num_rows
+        if bad is not None and bad.num_rows:
+            message.quarantine.append((write_side_file(location, "quarantine", bad), bad.num_rows))
+
+    # -- driver ---------------------------------------------------------------------------------
+    def commit(self, messages: list[FieldshiftCommitMessage | None]) -> None:
+        done = [m for m in messages if m is not None]
+        files = [f for m in done for f in m.files]
+        quarantine = [q for m in done for q in m.quarantine]
+        location = Path(self.table_location)
+        try:
+            if self.new_schema is not None:
+                table = Table.create(self.location, self.new_schema, catalog=self.catalog, name=self.name)
+            else:
+                table = Table.open(self.location, catalog=self.catalog, name=self.name)
+            plan = self.plan
+            table.catalog.commit(
+                table.table_id, self.base_snapshot_id,
+                operation="overwrite" if self.overwrite else "append",
+                schema=plan.schema if plan.evolved else None,
+                write_schema_id=plan.schema.schema_id, add_files=files, quarantine=quarantine,
+                replace_all=self.overwrite, compatible=_readable_under(plan.schema),
+                summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
+                         "changes": list(plan.changes), "writer": "spark"},
+            )
+        except BaseException:
+            _remove(location, [f.path for f in files] + [p for p, _ in quarantine])
+            raise
+
+    def abort(self, messages: list[FieldshiftCommitMessage | None]) -> None:
+        for m in messages:
+            if m is not None:
+                _remove(Path(self.table_location), _paths(m))
+
+
+def _readable_under(write_schema: Schema) -> Any:
+    """For a commit replayed on a newer head: the new files must still read as the head's schema."""
+    def check(head_schema: Schema) -> None:
+        from fieldshift.errors import CommitConflictError, SchemaEvolutionError
+        from fieldshift.planner import cached_plan
+
+        try:
+            cached_plan(write_schema, head_schema)
+        except SchemaEvolutionError as e:
+            raise CommitConflictError(f"the schema changed concurrently and the new rows no longer fit: {e}") from None
+    return check
+
+
+def _paths(message: FieldshiftCommitMessage) -> list[str]:
+    return [f.path for f in message.files] + [p for p, _ in message.quarantine]
+
+
+def _remove(location: Path, paths: Sequence[str]) -> None:
+    for p in paths:
+        try:
+            (location / p).unlink()
+        except FileNotFoundError:
+            pass
+
+
+def register(spark: Any) -> None:
+    """Register the ``fieldshift`` format with ``spark`` (and enable Python filter pushdown)."""
+    try:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    except Exception:  # pragma: no cover - a Spark without the setting
+        pass
+    spark.dataSource.register(FieldshiftDataSource)

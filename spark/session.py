@@ -1,0 +1,91 @@
+"""A local (or cluster) SparkSession set up for fieldshift: Arrow on, Python workers on this interpreter."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["JavaNotFoundError", "session", "DEFAULT_CONF"]
+
+# Applied before the caller's **conf, which wins.
+DEFAULT_CONF: dict[str, str] = {
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.execution.arrow.pyspark.fallback.enabled": "false",
+    # mapInArrow matches output columns by position and checks types only when a value is read,
+    # unless this is on (Spark 4.1+; older versions ignore the unknown key).
+    "spark.sql.execution.arrow.pyspark.validateSchema.enabled": "true",
+    # fieldshift's data source implements pushFilters, which Spark refuses unless this is on.
+    "spark.sql.python.filterPushdown.enabled": "true",
+    # Only Parquet schemas that carry `parquet.field.id` metadata are affected (fieldshift.spark.read).
+    "spark.sql.parquet.fieldId.read.enabled": "true",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+_INSTALL_JAVA = (
+    "Spark needs a Java runtime (17 or 21) and none was found: `java` is not on PATH and JAVA_HOME is "
+    "not set. Install one, e.g.\n"
+    "    Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless\n"
+    "    macOS:         brew install openjdk@17\n"
+    "    conda:         conda install -c conda-forge openjdk=17\n"
+    "then open a new shell (or set JAVA_HOME to the JDK folder) and try again."
+)
+
+
+class JavaNotFoundError(RuntimeError):
+    """No Java runtime to start Spark's JVM with."""
+
+
+def _java_available() -> bool:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return True
+    return shutil.which("java") is not None
+
+
+def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any) -> Any:
+    """Get or create a SparkSession ready for fieldshift, with the data source registered.
+
+    Arrow is on (with output-schema validation where Spark has it), the UI is off, shuffles use few
+    partitions, and Python workers run on this interpreter (``PYSPARK_PYTHON`` and
+    ``PYSPARK_DRIVER_PYTHON`` are set before the JVM starts; on a cluster master an existing
+    ``PYSPARK_PYTHON`` is kept). Extra Spark settings go in ``conf``, e.g.
+    ``session(**{"spark.driver.memory": "4g"})``; they override the defaults.
+    """
+    if not _java_available():
+        raise JavaNotFoundError(_INSTALL_JAVA)
+    local = master.startswith("local")
+    if local:
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+    from pyspark.sql import SparkSession
+
+    settings = dict(DEFAULT_CONF)
+    settings["spark.sql.shuffle.partitions"] = str(max(2, 2 * (os.cpu_count() or 1)) if local else 200)
+    settings.update({k: str(v) for k, v in conf.items()})
+    builder = SparkSession.builder.appName(app_name).master(master)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as e:  # the JVM did not start: say why in words, not a gateway trace
+        if "JAVA_GATEWAY_EXITED" in str(e) or "Java gateway process exited" in str(e):
+            raise JavaNotFoundError(f"Spark's JVM did not start ({e}).\n{_INSTALL_JAVA}") from None
+        raise
+    # getOrCreate() on an existing session ignores builder settings that are not runtime SQL
+    # settings; the SQL ones fieldshift relies on are set again here.
+    for key in ("spark.sql.execution.arrow.pyspark.enabled", "spark.sql.python.filterPushdown.enabled",
+                "spark.sql.parquet.fieldId.read.enabled"):
+        spark.conf.set(key, settings[key])
+    from fieldshift.spark.datasource import register
+
+    register(spark)
+    return spark
