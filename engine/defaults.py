@@ -81,8 +81,8 @@ def _parse_iso(text: str, arrow_type: pa.DataType, where: str) -> Any:
             value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
             if arrow_type.tz is None:
                 return value.replace(tzinfo=None) if value.tzinfo is None else \
-                    value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-            return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+                    value.astimezone(dt.UTC).replace(tzinfo=None)
+            return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     except ValueError:
         raise InvalidDefaultError(f"{where}: {text!r} is not an ISO-8601 value of type {arrow_type}") from None
     return text
@@ -123,7 +123,7 @@ def default_to_json(value: Any, t: FieldType) -> Any:
     if isinstance(value, bytes):
         return value.hex().upper()
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
-        return value.astimezone(dt.timezone.utc).isoformat()  # Iceberg stores instants in UTC
+        return value.astimezone(dt.UTC).isoformat()  # Iceberg stores instants in UTC
     if isinstance(value, (dt.date, dt.time, dt.datetime)):
         return value.isoformat()
     if isinstance(value, dt.timedelta):

@@ -1,6 +1,11 @@
-"""fieldshift.kernels: the only code that touches values. Plans name kernels by registry key."""
+"""fieldshift.kernels: the only code that touches values. Plans name kernels by registry key.
+
+Numba is imported (and its kernels compiled or loaded from the on-disk cache) only when a numba
+kernel first runs; importing this package registers every kernel without touching numba.
+"""
 
 from fieldshift.kernels.casts import arrow_cast, checked_cast, select_cast_kernel
+from fieldshift.kernels.checked import range_checked_cast
 from fieldshift.kernels.constants import constant_array
 from fieldshift.kernels.layout import (
     conform,
@@ -10,8 +15,17 @@ from fieldshift.kernels.layout import (
     rebuild_struct,
     validity_buffer,
 )
+from fieldshift.kernels.numba_format import int_to_string
+from fieldshift.kernels.numba_parse import (
+    string_to_date32,
+    string_to_decimal,
+    string_to_float,
+    string_to_int,
+    string_to_timestamp,
+)
 from fieldshift.kernels.outcome import CastOutcome
 from fieldshift.kernels.registry import get_kernel, kernel, kernel_names
+from fieldshift.kernels.threads import get_threads, set_threads
 
 __all__ = [
     "CastOutcome",
@@ -20,12 +34,21 @@ __all__ = [
     "conform",
     "constant_array",
     "get_kernel",
+    "get_threads",
+    "int_to_string",
     "kernel",
     "kernel_names",
     "list_child_range",
+    "range_checked_cast",
     "rebuild_list",
     "rebuild_map",
     "rebuild_struct",
     "select_cast_kernel",
+    "set_threads",
+    "string_to_date32",
+    "string_to_decimal",
+    "string_to_float",
+    "string_to_int",
+    "string_to_timestamp",
     "validity_buffer",
 ]
