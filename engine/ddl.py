@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.ddl_types import TypeSyntaxError, parse_type
-from fieldshift.errors import SchemaEvolutionError
+from fieldshift.errors import InvalidDefaultError, SchemaEvolutionError
 from fieldshift.field import Field
 from fieldshift.schema import Schema, join_path, split_path
 from fieldshift.schema_update import SchemaUpdate
@@ -314,8 +314,6 @@ class SetDefault(Change):
             try:
                 value = coerce_literal(self.literal, t)
             except ValueError as e:
-                from fieldshift.errors import InvalidDefaultError
-
                 raise InvalidDefaultError(f"cannot set the default of {self.path!r}: {e}") from None
         update.set_write_default(self.path, value)
 

@@ -91,6 +91,9 @@ def cli_errors(fn: F) -> F:
             fail(str(e), EXIT_USAGE)
         except (SchemaEvolutionError, TableError) as e:
             fail(str(e), EXIT_FAILED, notes=list(getattr(e, "__notes__", [])))
+        except BrokenPipeError:  # `fieldshift read ... | head`: the reader has all it wants
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(EXIT_OK) from None
         except (OSError, pa.ArrowException) as e:
             fail(str(e), EXIT_FAILED)
 
