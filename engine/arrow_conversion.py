@@ -76,6 +76,8 @@ def field_from_arrow(f: pa.Field, path: str, next_id: IdSource | None) -> Field:
 def _type_from_arrow(t: pa.DataType, path: str, next_id: IdSource | None) -> FieldType:
     if pa.types.is_dictionary(t):
         return _type_from_arrow(t.value_type, path, next_id)
+    if isinstance(t, pa.BaseExtensionType):  # e.g. arrow.uuid: the values are its storage type
+        return _type_from_arrow(t.storage_type, path, next_id)
     if pa.types.is_struct(t):
         return StructType(tuple(field_from_arrow(t.field(i), f"{path}.{t.field(i).name}", next_id)
                                 for i in range(t.num_fields)))

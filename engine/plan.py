@@ -113,7 +113,7 @@ class EvolutionPlan:
         if isinstance(data, pa.Table):
             report = CastReport()
             if self.identity and data.schema.equals(self.output_schema):
-                return data, report
+                return self._relabel(data), report
             batches, offset = [], 0
             for batch in data.to_batches():
                 out, part = self._run_batch(batch, mode, offset)
@@ -130,9 +130,17 @@ class EvolutionPlan:
         raise TypeError(f"plan.apply takes a pyarrow RecordBatch or Table, not {type(data).__name__}; "
                         "use fieldshift.evolve() for readers and streams")
 
+    def _relabel(self, data: D) -> D:
+        """The same object when its field metadata (ids) already match, else the same buffers relabelled."""
+        if data.schema.remove_metadata().equals(self.output_schema, check_metadata=True):
+            return data
+        if isinstance(data, pa.Table):
+            return pa.Table.from_arrays(data.columns, schema=self.output_schema)
+        return pa.RecordBatch.from_arrays(data.columns, schema=self.output_schema)
+
     def _run_batch(self, batch: pa.RecordBatch, mode: str, offset: int) -> tuple[pa.RecordBatch, CastReport]:
         if self.identity and batch.schema.equals(self.output_schema):
-            return batch, CastReport()
+            return self._relabel(batch), CastReport()
         if batch.num_columns != self.input_width:
             raise SchemaEvolutionError(
                 f"the plan expects {self.input_width} columns {list(self.input_names)} but the batch "

@@ -71,6 +71,7 @@ _ALIASES = {
     "usmallint": "uint16",
     "uinteger": "uint32",
     "ubigint": "uint64",
+    "uuid": "fixed[16]",
     "timestamp_us": "timestamp",
     "timestamptz_us": "timestamptz",
     "timestamp_ntz": "timestamp",

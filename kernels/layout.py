@@ -89,4 +89,30 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
     try:
         return arr.view(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError):
-        return pc.cast(arr, target, safe=True)
+        pass
+    # Arrow's nested cast matches children by name; ours match by position (ids were matched at
+    # plan time), so cast into the target layout under the source's names, then relabel.
+    return pc.cast(arr, _names_from(arr.type, target), safe=True).view(target)
+
+
+def _names_from(source: pa.DataType, target: pa.DataType) -> pa.DataType:
+    """``target`` with the child names (and nullability) of ``source``, position by position."""
+    if pa.types.is_struct(target) and pa.types.is_struct(source):
+        return pa.struct([
+            pa.field(source.field(i).name, _names_from(source.field(i).type, target.field(i).type),
+                     source.field(i).nullable)
+            for i in range(target.num_fields)
+        ])
+    if pa.types.is_map(target) and pa.types.is_map(source):
+        return pa.map_(pa.field(source.key_field.name, _names_from(source.key_type, target.key_type), False),
+                       pa.field(source.item_field.name, _names_from(source.item_type, target.item_type),
+                                source.item_field.nullable), keys_sorted=target.keys_sorted)
+    if hasattr(target, "value_field") and hasattr(source, "value_field") and not pa.types.is_dictionary(source):
+        element = pa.field(source.value_field.name, _names_from(source.value_type, target.value_type),
+                           source.value_field.nullable)
+        if pa.types.is_large_list(target):
+            return pa.large_list(element)
+        if pa.types.is_fixed_size_list(target):
+            return pa.list_(element, target.list_size)
+        return pa.list_(element)
+    return target
