@@ -11,7 +11,8 @@ import numpy as np
 import pyarrow as pa
 
 from fieldshift.errors import CastValueError, SchemaEvolutionError
-from fieldshift.plan_nodes import ROOT_ROWS, ListNode, MapNode, Node, RowMap, StructNode
+from fieldshift.kernels.layout import conform, same_child_names
+from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, RowMap, StructNode
 from fieldshift.policy import CastPolicy
 
 __all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
@@ -49,6 +50,11 @@ class _Sink:
     def failed(self, path: str, local: np.ndarray, source: pa.Array, rows: RowMap,
                source_type: str, target_type: str) -> None:
         top = rows(local)
+        alive = top >= 0  # values hidden under a null struct or list slot are not failures
+        if not alive.all():
+            local, top = local[alive], top[alive]
+            if not len(local):
+                return
         if self.mode == "raise":
             value = source[int(local[0])].as_py()
             raise CastValueError(path, int(top[0]) + self.offset, value, source_type, target_type)
@@ -76,6 +82,7 @@ class EvolutionPlan:
     identity: bool
     rename_only: bool
     policy: CastPolicy
+    list_columns: tuple[int, ...] = ()
 
     # -- applying -------------------------------------------------------------------------------
     def apply(self, data: D) -> D:
@@ -132,19 +139,25 @@ class EvolutionPlan:
 
     def _relabel(self, data: D) -> D:
         """The same object when its field metadata (ids) already match, else the same buffers relabelled."""
-        if data.schema.remove_metadata().equals(self.output_schema, check_metadata=True):
+        names_ok = all(same_child_names(data.schema.field(i).type, self.output_schema.field(i).type)
+                       for i in self.list_columns)
+        if names_ok and data.schema.remove_metadata().equals(self.output_schema, check_metadata=True):
             return data
+        targets = self.output_schema.types
         if isinstance(data, pa.Table):
-            return pa.Table.from_arrays(data.columns, schema=self.output_schema)
-        return pa.RecordBatch.from_arrays(data.columns, schema=self.output_schema)
+            columns = [pa.chunked_array([conform(c, t) for c in col.chunks], type=t)
+                       for col, t in zip(data.columns, targets, strict=True)]
+            return pa.Table.from_arrays(columns, schema=self.output_schema)
+        columns = [conform(c, t) for c, t in zip(data.columns, targets, strict=True)]
+        return pa.RecordBatch.from_arrays(columns, schema=self.output_schema)
 
     def _run_batch(self, batch: pa.RecordBatch, mode: str, offset: int) -> tuple[pa.RecordBatch, CastReport]:
         if self.identity and batch.schema.equals(self.output_schema):
             return self._relabel(batch), CastReport()
-        if batch.num_columns != self.input_width:
+        if tuple(batch.schema.names) != self.input_names:
             raise SchemaEvolutionError(
-                f"the plan expects {self.input_width} columns {list(self.input_names)} but the batch "
-                f"has {batch.num_columns} {batch.schema.names}; plan with the schema of this data"
+                f"the plan reads the file columns {list(self.input_names)} in this order, but the batch has "
+                f"{batch.schema.names}; plan with the schema of this data (columns match by position)"
             )
         sink = _Sink(mode, offset)
         columns = batch.columns
@@ -168,7 +181,7 @@ class EvolutionPlan:
 
     def needed_input_columns(self) -> list[str]:
         """Top-level file columns the plan reads (the rest need not be read from disk)."""
-        used = sorted({n.index for n in self.nodes if not hasattr(n, "value")})
+        used = sorted({n.index for n in self.nodes if not isinstance(n, ConstantNode)})
         return [self.input_names[i] for i in used]
 
     def __str__(self) -> str:

@@ -19,6 +19,7 @@ from fieldshift.kernels import (
     constant_array,
     get_kernel,
     list_child_range,
+    list_from_view,
     rebuild_list,
     rebuild_map,
     rebuild_struct,
@@ -107,7 +108,8 @@ class StructNode:
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
         source = inputs[self.index]
         kids = _StructChildren(source)
-        out = [c.evaluate(kids, len(source), sink, rows) for c in self.children]
+        child_rows = _masked_rows(source, rows) if source.null_count else rows
+        out = [c.evaluate(kids, len(source), sink, child_rows) for c in self.children]
         return rebuild_struct(self.target, source, out)
 
 
@@ -168,12 +170,25 @@ class _StructChildren(Sequence[pa.Array]):
         return self._source.type.num_fields
 
 
+def _masked_rows(source: pa.Array, rows: RowMap) -> RowMap:
+    """Rows of a struct's children; -1 where the struct itself is null (its children are hidden)."""
+    def to_rows(idx: np.ndarray) -> np.ndarray:
+        valid = source.is_valid().to_numpy(zero_copy_only=False)[idx]
+        return np.where(valid, rows(idx), -1)
+
+    return to_rows
+
+
 def _element_rows(source: pa.Array, start: int, rows: RowMap) -> RowMap:
+    """Rows of list (or map) entries; -1 for entries that sit under a null list slot."""
     def to_rows(idx: np.ndarray) -> np.ndarray:
         if pa.types.is_fixed_size_list(source.type):
-            return rows(idx // source.type.list_size)
-        offsets = source.offsets.to_numpy() - start
-        return rows(np.searchsorted(offsets, idx, side="right") - 1)
+            parent = idx // source.type.list_size
+        else:
+            offsets = source.offsets.to_numpy() - start
+            parent = np.searchsorted(offsets, idx, side="right") - 1
+        valid = source.is_valid().to_numpy(zero_copy_only=False)[parent]
+        return np.where(valid, rows(parent), -1)
 
     return to_rows
 
@@ -182,6 +197,10 @@ def _same_list_layout(source: pa.Array, target: pa.DataType) -> pa.Array:
     """Cast a list of another layout (large, view, fixed) to the target's layout, same elements."""
     if source.type.id == target.id:
         return source
+    if pa.types.is_list_view(source.type) or pa.types.is_large_list_view(source.type):
+        source = list_from_view(source)
+        if source.type.id == target.id:
+            return source
     element = source.type.value_field
     if pa.types.is_large_list(target):
         return source.cast(pa.large_list(element))

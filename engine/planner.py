@@ -149,7 +149,12 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
         identity=takes_all and file_arrow.equals(output),
         rename_only=all(isinstance(n, Take) for n in nodes),
         policy=policy,
+        list_columns=tuple(i for i, f in enumerate(read_schema.fields) if _holds_list(f)),
     )
+
+
+def _holds_list(f: Field) -> bool:
+    return isinstance(f.type, (ListType, MapType)) or any(_holds_list(c) for c in f.children())
 
 
 _CACHE: OrderedDict[tuple[Any, ...], EvolutionPlan] = OrderedDict()

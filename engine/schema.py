@@ -250,7 +250,7 @@ class Schema:
         if self._fp is None:
             from fieldshift.iceberg_json import schema_to_dict
 
-            payload = schema_to_dict(self, include_ids=False)
+            payload = (schema_to_dict(self, include_ids=False), str(self.to_arrow()))  # layouts too
             self._fp = hashlib.sha256(repr(payload).encode()).hexdigest()[:32]
         return self._fp
 

@@ -341,11 +341,27 @@ def _swap_inside(f: Field, swap: Callable[[tuple[Field, ...]], tuple[Field, ...]
     if isinstance(t, StructType):
         return f.with_(type=StructType(swap(t.fields)))
     if isinstance(t, ListType):
-        return f.with_(type=ListType(swap((t.element,))[0], t.variant, t.size))
+        return _with_type(f, ListType(swap((t.element,))[0], t.variant, t.size))
     if isinstance(t, MapType):
         key, value = swap((t.key, t.value))
-        return f.with_(type=MapType(key, value, t.keys_sorted))
+        return _with_type(f, MapType(key, value, t.keys_sorted))
     return f
+
+
+def _with_type(f: Field, new_type: FieldType) -> Field:
+    """A list or map field with a new type, its defaults carried across (a list<date> default widens)."""
+    from fieldshift.arrow_conversion import type_to_arrow
+
+    changes: dict[str, Any] = {"type": new_type}
+    for kind in ("initial_default", "write_default"):
+        value = getattr(f, kind)
+        if value is None or new_type == f.type:
+            continue
+        try:
+            changes[kind] = pa.scalar(value, type_to_arrow(f.type)).cast(type_to_arrow(new_type)).as_py()
+        except (pa.ArrowException, TypeError, ValueError):
+            pass
+    return f.with_(**changes)
 
 
 def _recast(value: Any, target: FieldType) -> Any:

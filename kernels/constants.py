@@ -21,4 +21,6 @@ def constant_array(value: pa.Scalar, length: int) -> pa.Array:
 def _cached(value: pa.Scalar, length: int) -> pa.Array:
     if not value.is_valid:
         return pa.nulls(length, type=value.type)
+    if length == 0:
+        return pa.array([], type=value.type)
     return pa.repeat(value, length)

@@ -8,6 +8,7 @@ offsets buffers.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -16,9 +17,11 @@ from fieldshift.kernels.registry import kernel
 __all__ = [
     "conform",
     "list_child_range",
+    "list_from_view",
     "rebuild_list",
     "rebuild_map",
     "rebuild_struct",
+    "same_child_names",
     "validity_buffer",
 ]
 
@@ -81,11 +84,13 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
     names or metadata without copying (``view``) when only those differ.
     """
     if arr.type == target:
-        return arr
+        return arr if same_child_names(arr.type, target) else arr.view(target)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
         if arr.type == target:
-            return arr
+            return arr if same_child_names(arr.type, target) else arr.view(target)
+    if pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type):
+        arr = list_from_view(arr)
     try:
         return arr.view(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError):
@@ -93,6 +98,31 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
     # Arrow's nested cast matches children by name; ours match by position (ids were matched at
     # plan time), so cast into the target layout under the source's names, then relabel.
     return pc.cast(arr, _names_from(arr.type, target), safe=True).view(target)
+
+
+def same_child_names(a: pa.DataType, b: pa.DataType) -> bool:
+    """Arrow's type equality ignores list element names; Parquet's `item` vs `element` must not leak."""
+    if pa.types.is_struct(a):
+        return all(same_child_names(a.field(i).type, b.field(i).type) for i in range(a.num_fields))
+    if pa.types.is_map(a):
+        return same_child_names(a.item_type, b.item_type) and same_child_names(a.key_type, b.key_type) \
+            and a.key_field.name == b.key_field.name and a.item_field.name == b.item_field.name
+    if hasattr(a, "value_field"):
+        return a.value_field.name == b.value_field.name and same_child_names(a.value_type, b.value_type)
+    return True
+
+
+def list_from_view(arr: pa.Array) -> pa.Array:
+    """A list (or large list) array with the values a list view shows, in order."""
+    sizes = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    large = pa.types.is_large_list_view(arr.type)
+    offsets_arr = pa.array(offsets, pa.int64() if large else pa.int32())
+    values = pc.list_flatten(arr)
+    ctor = pa.LargeListArray if large else pa.ListArray
+    out = ctor.from_arrays(offsets_arr, values, mask=arr.is_null() if arr.null_count else None)
+    element = arr.type.value_field
+    return out.cast(pa.large_list(element) if large else pa.list_(element))
 
 
 def _names_from(source: pa.DataType, target: pa.DataType) -> pa.DataType:
