@@ -10,6 +10,7 @@ from fieldshift.kernels.constants import constant_array
 from fieldshift.kernels.layout import (
     conform,
     list_child_range,
+    list_from_view,
     rebuild_list,
     rebuild_map,
     rebuild_struct,
@@ -39,6 +40,7 @@ __all__ = [
     "kernel",
     "kernel_names",
     "list_child_range",
+    "list_from_view",
     "range_checked_cast",
     "rebuild_list",
     "rebuild_map",

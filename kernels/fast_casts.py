@@ -1,13 +1,16 @@
 """Specialised cast kernels, chosen at plan time where a benchmark shows they beat Arrow compute or
 where Arrow has no kernel that reports which rows failed (``benchmarks/bench_kernels.py``).
 
-Measured on 2,000,000 values with 5% nulls (ns per value, 1 thread; see the benchmark file):
+CPU ns per value on one core, 2,000,000 values with 5% nulls (ours vs ``pc.cast``, Arrow 26):
 
-- int -> string: numba SWAR formatter, ~2-2.5x faster than ``pc.cast``, and parallel;
-- string -> int / date32 / timestamp: numba parsers, faster than ``pc.cast`` and with a mask;
-- string -> float / decimal: Arrow's cast, with a numba validator only when it raises (mask);
-- integer/float narrowing, int -> float, timestamp units: Arrow's safe cast, with a numpy range
-  test only when it raises (mask) instead of bisecting.
+- int -> string: numba SWAR formatter, int32 9.7 vs 25.3, int64 17.4 vs 29.8; parallel over chunks;
+- string -> int64 12.1 vs 17.0, int32 10.8 vs 14.9, date32 9.6 vs 11.0, timestamp[us] 16.2 vs
+  21.8: numba parsers with a failure mask (Arrow raises and gives none);
+- string -> float / decimal: Arrow's cast behind a numba validator that masks the bad rows; float
+  24 vs 24 (the validator runs only after Arrow raised: 41 with 1% bad rows), decimal 54 vs 37
+  (always validated, since Arrow wraps some out-of-range text silently);
+- integer/float narrowing, int -> float, timestamp units: Arrow's safe cast (same speed), with a
+  numpy range test only when it raises (6 ns with 1% bad rows) instead of bisecting.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ from typing import Any
 
 # public name -> submodule of fieldshift.spark that defines it
 _LAZY: dict[str, str] = {
+    "EvolveBatches": "map_in_arrow",
+    "FieldshiftDataSource": "datasource",
+    "JavaNotFoundError": "session",
+    "ReadPlan": "read",
     "UnsupportedSparkTypeError": "types",
     "arrow_type_for_spark": "types",
     "field_to_spark": "types",
@@ -20,6 +24,13 @@ _LAZY: dict[str, str] = {
     "spark_literal": "types",
     "spark_to_schema": "types",
     "type_to_spark": "types",
+    "evolve": "map_in_arrow",
+    "evolve_batch": "map_in_arrow",
+    "native_reason": "read",
+    "plan_read": "read",
+    "read": "read",
+    "register": "datasource",
+    "session": "session",
 }
 
 __all__ = sorted(_LAZY)

@@ -290,7 +290,7 @@ class _PlainReader(DataSourceReader):
 class FieldshiftReader(_PlainReader):
     """Reads the pinned snapshot's files; pushed filters prune files by exact statistics."""
 
-    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
         for f in filters:
             pred = _predicate(f, self.read_schema)
             if pred is not None:
@@ -360,7 +360,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
         except TableError:
             table = None
         if table is None:
-            self.new_schema: Schema | None = spark_to_schema(schema, assign_ids=True)
+            self.new_schema: Schema | None = _all_nullable(spark_to_schema(schema, assign_ids=True))
             self.table_location = str(Path(self.location).resolve())
             self.base_snapshot_id = 0
             base = self.new_schema
@@ -434,6 +434,25 @@ class FieldshiftWriter(DataSourceArrowWriter):
         for m in messages:
             if m is not None:
                 _remove(Path(self.table_location), _paths(m))
+
+
+def _all_nullable(schema: Schema) -> Schema:
+    """A new table's columns are all nullable: Spark's non-null flags describe one query, not the table."""
+    from fieldshift.field import Field
+    from fieldshift.types import ListType, MapType
+
+    def walk(f: Field, key: bool = False) -> Field:
+        t = f.type
+        if isinstance(t, FsStructType):
+            t = FsStructType(tuple(walk(c) for c in t.fields))
+        elif isinstance(t, ListType):
+            t = ListType(walk(t.element), t.variant, t.size)
+        elif isinstance(t, MapType):
+            t = MapType(walk(t.key, key=True), walk(t.value), t.keys_sorted)
+        return f.with_(type=t, nullable=not key)
+
+    return Schema([walk(f) for f in schema.fields], schema_id=schema.schema_id,
+                  highest_field_id=schema.highest_field_id)
 
 
 def _readable_under(write_schema: Schema) -> Any:

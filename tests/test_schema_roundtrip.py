@@ -341,7 +341,7 @@ def test_strategies_cover_the_nested_shapes() -> None:
     """The schema strategy reaches every container and list layout (guards against a dull strategy)."""
     seen: set[str] = set()
 
-    @settings(max_examples=150, deadline=None, database=None)
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True)
     @given(schemas())
     def collect(schema: Schema) -> None:
         for f in walk_fields(schema.fields):
