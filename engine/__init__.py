@@ -21,6 +21,7 @@ from fieldshift.errors import (
 )
 from fieldshift.evolve import evolve, plan
 from fieldshift.field import Field
+from fieldshift.kernels.threads import get_threads, set_threads
 from fieldshift.name_mapping import NameMapping
 from fieldshift.plan import CastReport, EvolutionPlan
 from fieldshift.policy import CastKind, CastPolicy
@@ -64,6 +65,8 @@ __all__ = [
     "TypeChangeNotAllowedError",
     "UnknownFieldError",
     "evolve",
+    "get_threads",
     "plan",
+    "set_threads",
     "supertype",
 ]

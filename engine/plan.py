@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -12,13 +13,15 @@ import pyarrow as pa
 
 from fieldshift.errors import CastValueError, SchemaEvolutionError
 from fieldshift.kernels.layout import conform, same_child_names
-from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, RowMap, StructNode
+from fieldshift.kernels.threads import get_threads, run_parallel
+from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, RowMap, StructNode, Take
 from fieldshift.policy import CastPolicy
 
 __all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
 
 log = logging.getLogger("fieldshift")
 REASON_COLUMN = "_fieldshift_reason"
+_PARALLEL_MIN_ROWS = 16_384  # below this, handing columns to threads costs more than it saves
 D = TypeVar("D", pa.RecordBatch, pa.Table)
 
 
@@ -43,6 +46,7 @@ class _Sink:
     """Receives per-row cast failures from nodes and acts on them per the mode."""
 
     def __init__(self, mode: str, batch_row_offset: int = 0) -> None:
+        self.lock = threading.Lock()  # columns may be evaluated on several threads
         self.mode = mode
         self.report = CastReport()
         self.offset = batch_row_offset
@@ -58,6 +62,11 @@ class _Sink:
         if self.mode == "raise":
             value = source[int(local[0])].as_py()
             raise CastValueError(path, int(top[0]) + self.offset, value, source_type, target_type)
+        with self.lock:
+            self._record(path, local, top, source, source_type, target_type)
+
+    def _record(self, path: str, local: np.ndarray, top: np.ndarray, source: pa.Array, source_type: str,
+                target_type: str) -> None:
         self.report.failures[path] = self.report.failures.get(path, 0) + len(local)
         self.report.rows[path] = np.unique(np.concatenate([self.report.rows.get(path, top[:0]), top]))
         if self.mode == "collect":
@@ -161,7 +170,18 @@ class EvolutionPlan:
             )
         sink = _Sink(mode, offset)
         columns = batch.columns
-        out = [n.evaluate(columns, batch.num_rows, sink, ROOT_ROWS) for n in self.nodes]
+        heavy = [i for i, n in enumerate(self.nodes) if not isinstance(n, (Take, ConstantNode))]
+        if len(heavy) > 1 and batch.num_rows >= _PARALLEL_MIN_ROWS and get_threads() > 1:
+            out = [None] * len(self.nodes)
+            done = run_parallel(lambda i: self.nodes[i].evaluate(columns, batch.num_rows, sink, ROOT_ROWS),
+                                [(i,) for i in heavy])
+            for i, arr in zip(heavy, done, strict=True):
+                out[i] = arr
+            for i, n in enumerate(self.nodes):
+                if out[i] is None:
+                    out[i] = n.evaluate(columns, batch.num_rows, sink, ROOT_ROWS)
+        else:
+            out = [n.evaluate(columns, batch.num_rows, sink, ROOT_ROWS) for n in self.nodes]
         if sink.report.total and mode == "null":
             log.warning("fieldshift: %d value(s) failed an explicit cast and were read as null: %s",
                         sink.report.total, sink.report.failures)

@@ -1,0 +1,242 @@
+"""Text -> integer / float / decimal / date32 / timestamp casts that return a per-row failure mask.
+
+Arrow's cast raises on the first value it cannot parse and says nothing about the others, yet the
+explicit-null mode and quarantine need exactly the failing rows. These kernels accept exactly what
+Arrow's cast accepts and give the same values for it; rows they cannot cast become null and are
+marked in ``CastOutcome.failed`` (``None`` when no row failed).
+
+- integers, dates and timestamps are parsed in numba (faster than Arrow's cast, mask included);
+- floats and decimals are cast by Arrow after numba validates the text and masks out the rows
+  Arrow would refuse. For floats the validator runs only when Arrow's cast of the first 4,096
+  rows, then of all rows, raises; for decimals always, because Arrow silently wraps some
+  out-of-range decimal text instead of raising.
+
+The output's validity reuses the input's bitmap when nothing failed (as in ``numba_format``, the
+output keeps the input's bit offset within its first byte). Numba loads on the first call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fieldshift.kernels._buffers import string_views, validity_view
+from fieldshift.kernels.casts import checked_cast
+from fieldshift.kernels.outcome import CastOutcome
+from fieldshift.kernels.registry import kernel
+from fieldshift.kernels.threads import run_parallel, split_range
+
+__all__ = [
+    "STRING_TO_DATE32",
+    "STRING_TO_DECIMAL",
+    "STRING_TO_FLOAT",
+    "STRING_TO_INT",
+    "STRING_TO_TIMESTAMP",
+    "is_text",
+    "string_to_date32",
+    "string_to_decimal",
+    "string_to_float",
+    "string_to_int",
+    "string_to_timestamp",
+]
+
+STRING_TO_INT = "cast.numba.string_to_int"
+STRING_TO_DATE32 = "cast.numba.string_to_date32"
+STRING_TO_TIMESTAMP = "cast.numba.string_to_timestamp"
+STRING_TO_FLOAT = "cast.masked.string_to_float"
+STRING_TO_DECIMAL = "cast.masked.string_to_decimal"
+
+_MIN_CHUNK = 32_768
+_PROBE_ROWS = 4_096
+_CAST_ERRORS = (pa.ArrowInvalid, OverflowError)
+_UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+_impl: ModuleType | None = None
+
+
+def _nb() -> ModuleType:
+    global _impl
+    if _impl is None:
+        from fieldshift.kernels import _nb_parse
+
+        _impl = _nb_parse
+    return _impl
+
+
+def is_text(t: pa.DataType) -> bool:
+    """Types these kernels read: string and large_string (binary views go through Arrow)."""
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+class _Text:
+    """The buffers of a (possibly sliced) string array, as numpy views."""
+
+    __slots__ = ("arr", "data", "has_nulls", "n", "offsets", "shift", "valid", "voff")
+
+    def __init__(self, arr: pa.Array) -> None:
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        self.arr = arr
+        self.n = len(arr)
+        self.offsets, self.data = string_views(arr)
+        self.valid, self.voff, self.has_nulls = validity_view(arr)
+        self.shift = arr.offset % 8 if self.has_nulls else 0
+
+    def run(self, fn: Callable[..., int], *args: Any) -> int:
+        """Run a ``*_chunk`` function over all rows, split across the kernel threads."""
+        head = (self.offsets, self.data, self.valid, self.voff, self.has_nulls)
+        chunks = split_range(self.n, _MIN_CHUNK)
+        return int(sum(run_parallel(fn, [(*head, lo, hi, *args) for lo, hi in chunks])))
+
+    def validity(self, failed: np.ndarray | None, bad: int) -> tuple[pa.Buffer | None, int]:
+        """(validity bitmap for the output rows from bit ``shift``, null count)."""
+        arr = self.arr
+        if not bad:
+            buf = arr.buffers()[0].slice(arr.offset // 8) if self.has_nulls else None
+            return buf, arr.null_count
+        bitmap = pa.allocate_buffer((self.shift + self.n + 7) // 8)
+        _nb().validity_without(self.valid, self.voff, self.has_nulls, failed, self.shift, self.n,
+                               np.frombuffer(bitmap, dtype=np.uint8))
+        return bitmap, arr.null_count + bad
+
+    def primitive(self, target: pa.DataType, out_dtype: np.dtype,
+                  parse: Callable[[np.ndarray, np.ndarray], int]) -> CastOutcome:
+        """Allocate the output, let ``parse(out, failed)`` fill it, and wrap it as ``target``."""
+        buf = pa.allocate_buffer((self.shift + self.n) * np.dtype(out_dtype).itemsize)
+        out = np.frombuffer(buf, dtype=out_dtype)
+        failed = np.zeros(self.n, dtype=bool)
+        bad = parse(out, failed)
+        validity, nulls = self.validity(failed, bad)
+        arr = pa.Array.from_buffers(target, self.n, [validity, buf], null_count=nulls, offset=self.shift)
+        return CastOutcome(arr, failed if bad else None)
+
+    def masked(self, failed: np.ndarray, bad: int) -> pa.Array:
+        """The input with the failed rows turned null (same offsets and data buffers)."""
+        arr = self.arr
+        validity, nulls = self.validity(failed, bad)
+        width = 8 if pa.types.is_large_string(arr.type) else 4
+        offsets = arr.buffers()[1].slice((arr.offset - self.shift) * width)
+        return pa.Array.from_buffers(arr.type, self.n, [validity, offsets, arr.buffers()[2]],
+                                     null_count=nulls, offset=self.shift)
+
+
+def _empty(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
+    if len(values) == 0 or values.null_count == len(values):
+        return CastOutcome(pa.nulls(len(values), type=target))
+    return None
+
+
+@kernel(STRING_TO_INT)
+def string_to_int(values: pa.Array, target: pa.DataType) -> CastOutcome:
+    """Text -> any integer type in Arrow's syntax (decimal with optional '-', or 0x hex)."""
+    done = _empty(values, target)
+    if done is not None:
+        return done
+    bits = target.bit_width
+    signed = pa.types.is_signed_integer(target)
+    max_pos = np.uint64(2 ** (bits - 1) - 1 if signed else 2**bits - 1)
+    max_neg = np.uint64(2 ** (bits - 1) if signed else 0)
+    text = _Text(values)
+    nb = _nb()
+
+    def parse(out: np.ndarray, failed: np.ndarray) -> int:
+        return text.run(nb.parse_int_chunk, signed, bits // 4, max_pos, max_neg, out.view(np.uint8),
+                        bits // 8, text.shift, failed)
+
+    return text.primitive(target, np.dtype(f"uint{bits}"), parse)
+
+
+@kernel(STRING_TO_DATE32)
+def string_to_date32(values: pa.Array, target: pa.DataType) -> CastOutcome:
+    """Text ``YYYY-MM-DD`` -> date32."""
+    done = _empty(values, target)
+    if done is not None:
+        return done
+    text = _Text(values)
+    nb = _nb()
+
+    def parse(out: np.ndarray, failed: np.ndarray) -> int:
+        return text.run(nb.parse_date_chunk, out, text.shift, failed)
+
+    return text.primitive(target, np.dtype(np.int32), parse)
+
+
+@kernel(STRING_TO_TIMESTAMP)
+def string_to_timestamp(values: pa.Array, target: pa.DataType) -> CastOutcome:
+    """ISO-8601 text -> timestamp (a zone is required for zoned targets and refused otherwise)."""
+    done = _empty(values, target)
+    if done is not None:
+        return done
+    digits = _UNIT_DIGITS[target.unit]
+    text = _Text(values)
+    nb = _nb()
+
+    def parse(out: np.ndarray, failed: np.ndarray) -> int:
+        return text.run(nb.parse_timestamp_chunk, digits, 10**digits, (2**63 - 1) // 10**digits,
+                        target.tz is not None, out, text.shift, failed)
+
+    return text.primitive(target, np.dtype(np.int64), parse)
+
+
+def _probe_passes(values: pa.Array, target: pa.DataType) -> bool:
+    """Does Arrow cast the first rows? If not, skip trying the whole array (the try would cost as
+    much as a cast before raising) and validate first."""
+    if len(values) <= 2 * _PROBE_ROWS:
+        return True
+    try:
+        pc.cast(values.slice(0, _PROBE_ROWS), target, safe=True)
+    except _CAST_ERRORS:
+        return False
+    return True
+
+
+def _arrow_with_mask(values: pa.Array, target: pa.DataType, check: Callable[[_Text, np.ndarray], int],
+                     trust_arrow: bool = True) -> CastOutcome:
+    if trust_arrow and _probe_passes(values, target):
+        try:
+            return CastOutcome(pc.cast(values, target, safe=True))
+        except _CAST_ERRORS:  # Arrow parses every row before it raises: a failed try costs a cast
+            pass
+    text = _Text(values)
+    failed = np.zeros(text.n, dtype=bool)
+    bad = check(text, failed)
+    masked = text.masked(failed, bad)
+    try:
+        out = pc.cast(masked, target, safe=True)
+    except _CAST_ERRORS:  # a row the validator let through; find it the slow way
+        rest = checked_cast(masked, target)
+        out = rest.values
+        if rest.failed is not None:
+            failed |= rest.failed
+            bad = int(failed.sum())
+    return CastOutcome(out, failed if bad else None)
+
+
+@kernel(STRING_TO_FLOAT)
+def string_to_float(values: pa.Array, target: pa.DataType) -> CastOutcome:
+    """Text -> float16/32/64 by Arrow, with the rows Arrow would reject masked out first."""
+    done = _empty(values, target)
+    if done is not None:
+        return done
+    return _arrow_with_mask(values, target, lambda text, failed: text.run(_nb().check_float_chunk, failed))
+
+
+@kernel(STRING_TO_DECIMAL)
+def string_to_decimal(values: pa.Array, target: pa.DataType) -> CastOutcome:
+    """Text -> decimal by Arrow; rows with bad syntax or digits the type cannot hold are masked.
+
+    The validator always runs first: Arrow 26 casts some too-large values (e.g. 38 integer digits to
+    ``decimal128(38, 10)``) to wrapped garbage instead of failing.
+    """
+    done = _empty(values, target)
+    if done is not None:
+        return done
+
+    def check(text: _Text, failed: np.ndarray) -> int:
+        return text.run(_nb().check_decimal_chunk, target.precision, target.scale, failed)
+
+    return _arrow_with_mask(values, target, check, trust_arrow=False)
