@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -38,8 +39,27 @@ def plan(
     identity-partition values. Raises one ``SchemaMismatchError`` listing every mismatch.
     """
     if isinstance(file_schema, pa.Schema):
-        file_schema = file_schema_of(file_schema, read_schema, name_mapping=name_mapping, match=match)
+        # pa.Schema equality ignores field metadata, i.e. the ids: key on the serialised form instead
+        key = (file_schema.serialize().to_pybytes(), read_schema.fingerprint(), policy,
+               repr(sorted((constants or {}).items(), key=repr)), id(name_mapping), match)
+        with _ARROW_LOCK:
+            hit = _BY_ARROW.get(key)
+        if hit is not None:
+            return hit
+        schema = file_schema_of(file_schema, read_schema, name_mapping=name_mapping, match=match)
+        result = cached_plan(schema, read_schema, policy, _constants_by_id(read_schema, constants))
+        with _ARROW_LOCK:
+            _BY_ARROW[key] = result
+            if len(_BY_ARROW) > 256:
+                _BY_ARROW.pop(next(iter(_BY_ARROW)))
+        return result
     return cached_plan(file_schema, read_schema, policy, _constants_by_id(read_schema, constants))
+
+
+# Plans by the data's own Arrow schema (its IPC bytes, ids included), so evolve() on a stream of
+# batches recovers neither the file schema nor its fingerprint again.
+_BY_ARROW: dict[tuple[Any, ...], EvolutionPlan] = {}
+_ARROW_LOCK = threading.Lock()
 
 
 def evolve(

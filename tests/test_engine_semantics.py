@@ -997,3 +997,15 @@ def test_apply_refuses_a_batch_whose_columns_are_not_the_planned_ones() -> None:
     assert fs.evolve(swapped, v1).to_pylist() == [{"a": 2, "b": 1}]  # planned from the batch itself: right
     with pytest.raises(fs.SchemaEvolutionError):
         fs.plan(v0, v1).apply(swapped)
+
+
+def test_plan_cache_by_arrow_schema_tells_ids_apart() -> None:
+    """Two files whose Arrow schemas differ only in field ids (drop + re-add of `z`) get different plans."""
+    base = fs.Schema.from_arrow(pa.schema([("a", pa.int32()), ("z", pa.int32())]), assign_ids=True)
+    final = base.update().drop_column("z").add_column("z", pa.int32()).apply()
+    old = pa.table({"a": pa.array([1], pa.int32()), "z": pa.array([5], pa.int32())}, schema=base.to_arrow())
+    new = pa.table({"a": pa.array([2], pa.int32()), "z": pa.array([6], pa.int32())}, schema=final.to_arrow())
+    assert old.schema == new.schema  # pyarrow ignores the ids here ...
+    assert fs.evolve(old, final).to_pylist() == [{"a": 1, "z": None}]  # ... fieldshift must not
+    assert fs.evolve(new, final).to_pylist() == [{"a": 2, "z": 6}]
+    assert fs.evolve(old, final).to_pylist() == [{"a": 1, "z": None}]

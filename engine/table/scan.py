@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fieldshift.errors import SchemaEvolutionError
+from fieldshift.plan import EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import split_path
@@ -94,6 +95,7 @@ class Scan:
         self.policy = policy
         self.batch_size = batch_size
         self._schemas = schemas
+        self._plans: dict[int, tuple[list[str], EvolutionPlan]] = {}
 
     # -- planning -------------------------------------------------------------------------------
     def files(self) -> list[DataFile]:
@@ -113,12 +115,18 @@ class Scan:
         return True
 
     def _file_batches(self, f: DataFile) -> Iterator[pa.RecordBatch]:
-        file_schema = self._schemas[f.schema_id]
-        wanted = {x.id for x in self.read_schema.all_fields()}
-        names = [x.name for x in file_schema.fields if x.id in wanted]
-        plan = cached_plan(file_schema.select(names), self.read_schema, self.policy)
+        names, plan = self._plan_for(f.schema_id)
         for batch in iter_file_batches(self.table.location / f.path, names, self.batch_size):
             yield self._finish(plan.apply(batch))
+
+    def _plan_for(self, schema_id: int) -> tuple[list[str], EvolutionPlan]:
+        """The file columns to read and the plan, once per schema version (files share them)."""
+        if schema_id not in self._plans:
+            file_schema = self._schemas[schema_id]
+            wanted = {x.id for x in self.read_schema.all_fields()}
+            names = [x.name for x in file_schema.fields if x.id in wanted]
+            self._plans[schema_id] = (names, cached_plan(file_schema.select(names), self.read_schema, self.policy))
+        return self._plans[schema_id]
 
     def _finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         if self.predicates:
