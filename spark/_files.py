@@ -24,10 +24,21 @@ from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer
 from fieldshift.table.catalog import DataFile
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_SPLIT_BYTES", "FileReader", "FileTask", "plan_tasks", "schema_plans"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_SPLIT_BYTES",
+    "OPEN_COST",
+    "FileReader",
+    "FileTask",
+    "max_split_bytes",
+    "pack",
+    "plan_tasks",
+    "schema_plans",
+]
 
 DEFAULT_BATCH_SIZE = 32_768
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
+OPEN_COST = 4 * 1024 * 1024  # Spark's spark.sql.files.openCostInBytes default
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +49,11 @@ class FileTask:
     schema_id: int
     rows: int
     row_groups: tuple[int, ...] | None = None
+    size: int = 0  # bytes on disk (the row groups' share of the file for a range)
 
 
-def plan_tasks(location: Path, files: Iterable[DataFile], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[FileTask]:
+def plan_tasks(location: Path, files: Iterable[DataFile],
+               split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[FileTask]:
     """One task per file; files bigger than ``split_bytes`` are split into row-group ranges.
 
     Only the footers of big files are read (on the driver), to find their row groups.
@@ -49,7 +62,7 @@ def plan_tasks(location: Path, files: Iterable[DataFile], split_bytes: int = DEF
     for f in files:
         path = str(Path(location) / f.path)
         if f.file_size <= split_bytes:
-            tasks.append(FileTask(path, f.schema_id, f.record_count))
+            tasks.append(FileTask(path, f.schema_id, f.record_count, None, f.file_size))
             continue
         meta = pq.ParquetFile(path).metadata
         group: list[int] = []
@@ -57,14 +70,38 @@ def plan_tasks(location: Path, files: Iterable[DataFile], split_bytes: int = DEF
         for i in range(meta.num_row_groups):
             rg = meta.row_group(i)
             if group and size + rg.total_byte_size > split_bytes:
-                tasks.append(FileTask(path, f.schema_id, rows, tuple(group)))
+                tasks.append(FileTask(path, f.schema_id, rows, tuple(group), size))
                 group, size, rows = [], 0, 0
             group.append(i)
             size += rg.total_byte_size
             rows += rg.num_rows
         if group or not tasks:
-            tasks.append(FileTask(path, f.schema_id, rows, tuple(group)))
+            tasks.append(FileTask(path, f.schema_id, rows, tuple(group), size))
     return tasks
+
+
+def max_split_bytes(sizes: Sequence[int], parallelism: int, max_bytes: int = DEFAULT_SPLIT_BYTES,
+                    open_cost: int = OPEN_COST) -> int:
+    """Spark's ``maxSplitBytes``: ``min(max_bytes, max(open_cost, total / parallelism))``."""
+    total = sum(size + open_cost for size in sizes)
+    return min(max_bytes, max(open_cost, total // max(1, parallelism)))
+
+
+def pack(sizes: Sequence[int], split: int, open_cost: int = OPEN_COST) -> list[list[int]]:
+    """Group items (by index) into partitions the way Spark's file scans do.
+
+    Items sorted by size, descending; a partition is closed when the next item would overflow
+    ``split`` bytes, each item counting ``open_cost`` extra (``FilePartition.getFilePartitions``).
+    """
+    bins: list[list[int]] = []
+    used = 0
+    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+        if not bins or (bins[-1] and used + sizes[i] > split):
+            bins.append([])
+            used = 0
+        bins[-1].append(i)
+        used += sizes[i] + open_cost
+    return bins
 
 
 def schema_plans(schemas: dict[int, Schema], schema_ids: Iterable[int], read_schema: Schema,
@@ -110,10 +147,10 @@ class FileReader:
 
 def _iter_batches(task: FileTask, names: Sequence[str], batch_size: int) -> Iterator[pa.RecordBatch]:
     try:
-        pf = pq.ParquetFile(task.path, pre_buffer=True)
-        # with no columns (every read column is a constant in this file) batches still count rows
-        yield from pf.iter_batches(batch_size=batch_size, row_groups=task.row_groups, columns=list(names),
-                                   use_threads=True)
+        with pq.ParquetFile(task.path, pre_buffer=True) as pf:
+            # with no columns (every read column is a constant in this file) batches still count rows
+            yield from pf.iter_batches(batch_size=batch_size, row_groups=task.row_groups, columns=list(names),
+                                       use_threads=True)
     except FileNotFoundError:
         raise DataFileError(
             f"data file {task.path} is missing; the catalog references it, so the table cannot be read "

@@ -26,7 +26,9 @@ files its tasks wrote. Writing to a location with no table creates it from the D
 Options: ``snapshot_id``, ``schema_id``, ``columns`` (comma-separated or a JSON list), ``catalog``
 and ``table`` (a shared catalog and the table's name in it), ``policy`` (``lossless``, ``iceberg``,
 ``hudi``, ``onehouse``, ``explicit``, ``explicit_null``), ``batch_size`` (rows per Arrow batch,
-default 32768), ``split_size`` (bytes; bigger files are split by row groups), ``schema_ids`` (read
+default 32768), ``split_size`` (bytes; bigger files are split by row groups), ``max_partitions``
+(pack the files into at most this many input partitions; by default they are packed like Spark's
+own file scans for the session's parallelism), ``schema_ids`` (read
 only files written with these schema ids), ``pushdown`` (``false`` to not implement
 ``pushFilters``); for writes ``on_incompatible`` (``fail`` | ``quarantine``), ``evolve``
 (``true`` | ``false``).
@@ -67,6 +69,8 @@ from fieldshift.spark._files import (
     DEFAULT_SPLIT_BYTES,
     FileReader,
     FileTask,
+    max_split_bytes,
+    pack,
     plan_tasks,
     schema_plans,
 )
@@ -101,7 +105,8 @@ def parse_policy(text: str | None) -> CastPolicy | None:
     key = text.strip().lower().replace("(", "_").replace(")", "").replace(":", "_").replace("-", "_")
     presets = {
         "lossless": CastPolicy.lossless, "iceberg": CastPolicy.iceberg, "hudi": CastPolicy.hudi,
-        "onehouse": CastPolicy.onehouse, "explicit": CastPolicy.explicit, "explicit_raise": CastPolicy.explicit,
+        "onehouse": CastPolicy.onehouse, "explicit": CastPolicy.explicit,
+        "explicit_raise": CastPolicy.explicit,
         "explicit_null": lambda: CastPolicy.explicit("null"),
     }
     if key not in presets:
@@ -183,6 +188,8 @@ def _resolve(options: Any) -> _ReadSpec:
 class FieldshiftDataSource(DataSource):
     """``spark.read.format("fieldshift")`` / ``df.write.format("fieldshift")``."""
 
+    parallelism: int | None = None  # the session's default parallelism, baked in by register()
+
     @classmethod
     def name(cls) -> str:
         return FORMAT
@@ -201,18 +208,41 @@ class FieldshiftDataSource(DataSource):
         spec = self._spec()
         cls = FieldshiftReader if _bool_option(self.options, "pushdown", True) else _PlainReader
         return cls(spec, schema, batch_size=_int_option(self.options, "batch_size") or DEFAULT_BATCH_SIZE,
-                   split_bytes=_int_option(self.options, "split_size") or DEFAULT_SPLIT_BYTES)
+                   split_bytes=_int_option(self.options, "split_size") or DEFAULT_SPLIT_BYTES,
+                   max_partitions=_int_option(self.options, "max_partitions"),
+                   parallelism=self.parallelism)
 
     def writer(self, schema: StructType, overwrite: bool) -> FieldshiftWriter:
         return FieldshiftWriter(self.options, schema, overwrite)
 
 
 class FilePartition(InputPartition):
-    """One :class:`FileTask` (a data file or some of its row groups)."""
+    """Some :class:`FileTask`\\ s (data files or row-group ranges), read one after the other."""
 
-    def __init__(self, task: FileTask) -> None:
-        super().__init__(task)
-        self.task = task
+    def __init__(self, tasks: Sequence[FileTask]) -> None:
+        super().__init__(tuple(tasks))
+        self.tasks = tuple(tasks)
+
+
+def _pack(tasks: Sequence[FileTask], limit: int | None, parallelism: int | None,
+          split_bytes: int) -> list[tuple[FileTask, ...]]:
+    """Input partitions: at most ``limit`` if given (balanced by rows), else packed like Spark's own
+    file scans for ``parallelism`` (when known), else one per task."""
+    if limit:
+        if len(tasks) <= limit:
+            return [(t,) for t in tasks]
+        bins: list[list[FileTask]] = [[] for _ in range(limit)]
+        rows = [0] * limit
+        for t in sorted(tasks, key=lambda t: -t.rows):
+            i = rows.index(min(rows))
+            bins[i].append(t)
+            rows[i] += t.rows
+        return [tuple(b) for b in bins if b]
+    if not parallelism:
+        return [(t,) for t in tasks]
+    sizes = [t.size for t in tasks]
+    groups = pack(sizes, max_split_bytes(sizes, parallelism, split_bytes))
+    return [tuple(tasks[i] for i in g) for g in groups]
 
 
 def _project(spec: _ReadSpec, schema: StructType) -> Schema:
@@ -249,8 +279,11 @@ def _strip(t: Any) -> str:
 class _PlainReader(DataSourceReader):
     """Reads the pinned snapshot's files (no filter pushdown)."""
 
-    def __init__(self, spec: _ReadSpec, schema: StructType, *, batch_size: int, split_bytes: int) -> None:
+    def __init__(self, spec: _ReadSpec, schema: StructType, *, batch_size: int, split_bytes: int,
+                 max_partitions: int | None = None, parallelism: int | None = None) -> None:
         self.spec = spec
+        self.max_partitions = max_partitions
+        self.parallelism = parallelism
         self.read_schema = _project(spec, schema)
         self.split_bytes = split_bytes
         self.predicates: list[Predicate] = []
@@ -274,11 +307,14 @@ class _PlainReader(DataSourceReader):
         if self.spec.schema_ids is not None:
             keep = set(self.spec.schema_ids)
             files = [f for f in files if f.schema_id in keep]
-        return [FilePartition(t) for t in plan_tasks(table.location, files, self.split_bytes)]
+        tasks = plan_tasks(table.location, files, self.split_bytes)
+        return [FilePartition(group)
+                for group in _pack(tasks, self.max_partitions, self.parallelism, self.split_bytes)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        task = partition.task if isinstance(partition, FilePartition) else partition.value
-        return self.file_reader.read(task)
+        if not isinstance(partition, FilePartition):  # Spark's stand-in when filters ruled out every file
+            return iter(())
+        return self.file_reader.read_all(partition.tasks)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -396,7 +432,8 @@ class FieldshiftWriter(DataSourceArrowWriter):
             raise
         return message
 
-    def _flush(self, batches: Sequence[pa.RecordBatch], location: Path, message: FieldshiftCommitMessage) -> None:
+    def _flush(self, batches: Sequence[pa.RecordBatch], location: Path,
+               message: FieldshiftCommitMessage) -> None:
         data = pa.Table.from_batches(batches, schema=self.incoming)
         good, bad = self.plan.split(data)
         if good.num_rows:
@@ -464,7 +501,8 @@ def _readable_under(write_schema: Schema) -> Any:
         try:
             cached_plan(write_schema, head_schema)
         except SchemaEvolutionError as e:
-            raise CommitConflictError(f"the schema changed concurrently and the new rows no longer fit: {e}") from None
+            raise CommitConflictError(
+                f"the schema changed concurrently and the new rows no longer fit: {e}") from None
     return check
 
 
@@ -486,4 +524,12 @@ def register(spark: Any) -> None:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     except Exception:  # pragma: no cover - a Spark without the setting
         pass
-    spark.dataSource.register(FieldshiftDataSource)
+    try:
+        parallelism = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # Spark Connect has no SparkContext: one input partition per file then
+        parallelism = None
+    # A subclass made here (not importable by name) is pickled by value, so the planning workers see
+    # the session's parallelism and pack small files into partitions the way Spark's scans do.
+    registered = type("RegisteredFieldshiftDataSource", (FieldshiftDataSource,),
+                      {"parallelism": parallelism, "__module__": __name__})
+    spark.dataSource.register(registered)

@@ -1,4 +1,14 @@
-"""A local (or cluster) SparkSession set up for fieldshift: Arrow on, Python workers on this interpreter."""
+"""A local (or cluster) SparkSession set up for fieldshift: Arrow on, Python workers on this interpreter.
+
+On a real cluster, build the wheel (``python -m build --wheel``), install it with its dependencies
+(pyarrow, numpy, numba) into a virtualenv, pack it (``venv-pack -o env.tar.gz``) and ship that with
+the job (``spark-submit --archives env.tar.gz#env`` with ``PYSPARK_PYTHON=./env/bin/python``), or
+``pip install`` the wheel on the executors' Python. Nothing else is needed there: the data source,
+the ``mapInArrow`` functions and the plans they carry are plain picklable Python (not tested here
+beyond ``local`` mode). Table locations must be
+paths every executor can read and write (a shared filesystem), and the catalog (SQLite) is opened only
+on the driver.
+"""
 
 from __future__ import annotations
 

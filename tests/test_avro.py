@@ -8,9 +8,10 @@ import re
 from decimal import Decimal
 from typing import Any
 
-import fieldshift as fs
 import pyarrow as pa
 import pytest
+
+import fieldshift as fs
 from fieldshift import Field, ListType, MapType, Schema, StructType
 from fieldshift.avro import AvroSchemaError, avro_name, schema_from_avro, schema_to_avro
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import re
 
-import fieldshift as fs
 import pyarrow as pa
 import pytest
+
+import fieldshift as fs
 from fieldshift import Field, ListType, MapType, Schema, StructType
 from fieldshift.name_mapping import MappedField, NameMapping, NameMappingError
 
