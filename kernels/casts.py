@@ -22,8 +22,17 @@ _SMALLEST_BISECT = 32
 
 @kernel("cast.arrow")
 def arrow_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
-    """A cast that cannot fail on a value (lossless widening): one Arrow compute call."""
-    return CastOutcome(pc.cast(values, target, safe=True))
+    """A widening cast: one Arrow compute call.
+
+    Integer -> float casts a policy allows (Hudi's long -> double) round by design, as Java's do;
+    Arrow's safe mode would refuse a value beyond 2^53, so those run unchecked.
+    """
+    try:
+        return CastOutcome(pc.cast(values, target, safe=True))
+    except pa.ArrowInvalid:
+        if pa.types.is_integer(values.type) and pa.types.is_floating(target):
+            return CastOutcome(pc.cast(values, target, safe=False))
+        raise
 
 
 @kernel("cast.checked")

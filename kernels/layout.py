@@ -91,13 +91,14 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
             return arr if same_child_names(arr.type, target) else arr.view(target)
     if pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type):
         arr = list_from_view(arr)
-    try:
-        return arr.view(target)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError):
-        pass
     # Arrow's nested cast matches children by name; ours match by position (ids were matched at
-    # plan time), so cast into the target layout under the source's names, then relabel.
-    return pc.cast(arr, _names_from(arr.type, target), safe=True).view(target)
+    # plan time), so cast into the target layout under the source's names, then relabel. A plain
+    # view is only right when nothing but names differ: a timestamp[ms] viewed as [s] would
+    # reinterpret the values (Parquet stores seconds as milliseconds).
+    named = _names_from(arr.type, target)
+    if named != arr.type:
+        arr = pc.cast(arr, named, safe=True)
+    return arr.view(target)
 
 
 def same_child_names(a: pa.DataType, b: pa.DataType) -> bool:

@@ -13,8 +13,8 @@ from typing import Any
 _LAZY: dict[str, str] = {
     "EvolveBatches": "map_in_arrow",
     "FieldshiftDataSource": "datasource",
-    "JavaNotFoundError": "session",
-    "ReadPlan": "read",
+    "JavaNotFoundError": "local_session",
+    "ReadPlan": "table_read",
     "UnsupportedSparkTypeError": "types",
     "arrow_type_for_spark": "types",
     "field_to_spark": "types",
@@ -26,11 +26,11 @@ _LAZY: dict[str, str] = {
     "type_to_spark": "types",
     "evolve": "map_in_arrow",
     "evolve_batch": "map_in_arrow",
-    "native_reason": "read",
-    "plan_read": "read",
-    "read": "read",
+    "native_reason": "table_read",
+    "plan_read": "table_read",
+    "read": "table_read",
     "register": "datasource",
-    "session": "session",
+    "session": "local_session",
 }
 
 __all__ = sorted(_LAZY)

@@ -79,7 +79,7 @@ from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file, write_side_file
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.scan import Predicate, Scan
-from fieldshift.table.table import MAX_FILE_ROWS, Table
+from fieldshift.table.table import MAX_FILE_ROWS, Table, readable_under
 from fieldshift.types import StructType as FsStructType
 
 __all__ = [
@@ -459,7 +459,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
                 operation="overwrite" if self.overwrite else "append",
                 schema=plan.schema if plan.evolved else None,
                 write_schema_id=plan.schema.schema_id, add_files=files, quarantine=quarantine,
-                replace_all=self.overwrite, compatible=_readable_under(plan.schema),
+                replace_all=self.overwrite, compatible=readable_under(plan.schema),
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
                          "changes": list(plan.changes), "writer": "spark"},
             )
@@ -491,19 +491,6 @@ def _all_nullable(schema: Schema) -> Schema:
     return Schema([walk(f) for f in schema.fields], schema_id=schema.schema_id,
                   highest_field_id=schema.highest_field_id)
 
-
-def _readable_under(write_schema: Schema) -> Any:
-    """For a commit replayed on a newer head: the new files must still read as the head's schema."""
-    def check(head_schema: Schema) -> None:
-        from fieldshift.errors import CommitConflictError, SchemaEvolutionError
-        from fieldshift.planner import cached_plan
-
-        try:
-            cached_plan(write_schema, head_schema)
-        except SchemaEvolutionError as e:
-            raise CommitConflictError(
-                f"the schema changed concurrently and the new rows no longer fit: {e}") from None
-    return check
 
 
 def _paths(message: FieldshiftCommitMessage) -> list[str]:

@@ -22,7 +22,7 @@ from fieldshift.table.files import TMP_SUFFIX, write_data_file, write_side_file
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.scan import Scan
 
-__all__ = ["AppendResult", "Table"]
+__all__ = ["AppendResult", "Table", "readable_under"]
 
 CATALOG_FILE = "fieldshift.db"
 MAX_FILE_ROWS = 1_048_576
@@ -54,6 +54,22 @@ def _as_table(data: Any) -> pa.Table:
         return pa.Table.from_pylist(data) if isinstance(data, list) else pa.Table.from_pydict(data)
     raise TypeError(f"append() takes Arrow data (Table, RecordBatch, reader, or __arrow_c_stream__), "
                     f"a list of dicts or a dict of lists; got {type(data).__name__}")
+
+
+def readable_under(write_schema: Schema) -> Any:
+    """A commit-time check: rows written with ``write_schema`` still read under the head's schema.
+
+    Used when another writer committed first and the head schema moved on (appends replay on top).
+    """
+    def check(head_schema: Schema) -> None:
+        from fieldshift.planner import cached_plan
+
+        try:
+            cached_plan(write_schema, head_schema)
+        except SchemaEvolutionError as e:
+            raise CommitConflictError(
+                f"the schema changed concurrently and the new rows no longer fit: {e}") from None
+    return check
 
 
 class Table:
@@ -163,7 +179,7 @@ class Table:
                     operation="overwrite" if replace_all else "append",
                     schema=prepared.schema if prepared.evolved else None,
                     write_schema_id=prepared.schema.schema_id, add_files=files, quarantine=quarantine,
-                    replace_all=replace_all, compatible=self._readable_under(prepared.schema),
+                    replace_all=replace_all, compatible=readable_under(prepared.schema),
                     summary={"rows": prepared.data.num_rows,
                              "quarantined": 0 if not quarantine else quarantine[0][1],
                              "changes": list(prepared.changes)},
@@ -188,17 +204,6 @@ class Table:
             written.append(f.path)
             files.append(f)
         return files
-
-    def _readable_under(self, write_schema: Schema) -> Any:
-        def check(head_schema: Schema) -> None:
-            from fieldshift.planner import cached_plan
-
-            try:
-                cached_plan(write_schema, head_schema)
-            except SchemaEvolutionError as e:
-                raise CommitConflictError(
-                    f"the schema changed concurrently and the new rows no longer fit: {e}") from None
-        return check
 
     def _remove(self, paths: Iterable[str]) -> None:
         for p in paths:

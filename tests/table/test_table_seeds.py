@@ -149,3 +149,21 @@ def test_shared_catalog_holds_many_tables(tmp_path: Path) -> None:
     two.append({"b": ["x"]})
     assert fs.Table.open(tmp_path / "one", catalog=uri, name="one").to_arrow().num_rows == 1
     assert fs.Table.open(tmp_path / "two", catalog=uri, name="two").schema.names == ["b"]
+
+
+def test_second_and_millisecond_units_survive_parquet(tmp_path: Path) -> None:
+    """Parquet stores timestamp[s] as ms: the scan must convert, never reinterpret the values."""
+    schema = pa.schema([("t", pa.timestamp("s")), ("tm", pa.time32("s"))])
+    t = fs.Table.create(tmp_path / "units", schema)
+    when = dt.datetime(2020, 1, 2, 3, 4, 5)
+    t.append(pa.table({"t": pa.array([when], pa.timestamp("s")), "tm": pa.array([dt.time(3, 4, 5)], pa.time32("s"))}))
+    out = t.to_arrow()
+    assert out.schema.types == [pa.timestamp("s"), pa.time32("s")]
+    assert out.to_pylist() == [{"t": when, "tm": dt.time(3, 4, 5)}]
+
+
+def test_hudi_long_to_double_rounds_instead_of_failing() -> None:
+    file = fs.Schema.from_arrow(pa.schema([("x", pa.int64())]), assign_ids=True)
+    read = file.update(policy=fs.CastPolicy.hudi()).update_column("x", pa.float64()).apply()
+    data = pa.table({"x": [2**60 + 1]}, schema=file.to_arrow())
+    assert fs.plan(file, read, policy=fs.CastPolicy.hudi()).apply(data).to_pylist() == [{"x": float(2**60)}]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
@@ -101,13 +100,3 @@ def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any)
     register(spark)
     return spark
 
-
-class _CallableModule(types.ModuleType):
-    """``fieldshift.spark.session`` is both this module and the function: importing the submodule
-    makes the package attribute the module, so the module calls :func:`session`."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return session(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
