@@ -16,13 +16,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fieldshift.errors import DataFileError
 from fieldshift.plan import EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.files import data_file_errors
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -146,16 +146,8 @@ class FileReader:
 
 
 def _iter_batches(task: FileTask, names: Sequence[str], batch_size: int) -> Iterator[pa.RecordBatch]:
-    try:
-        with pq.ParquetFile(task.path, pre_buffer=True) as pf:
-            # with no columns (every read column is a constant in this file) batches still count rows
-            yield from pf.iter_batches(batch_size=batch_size, row_groups=task.row_groups, columns=list(names),
-                                       use_threads=True)
-    except FileNotFoundError:
-        raise DataFileError(
-            f"data file {task.path} is missing; the catalog references it, so the table cannot be read "
-            "whole. Restore the file from a backup."
-        ) from None
-    except (pa.ArrowInvalid, OSError) as e:
-        raise DataFileError(f"data file {task.path} is unreadable (corrupt or not Parquet): {e}") from None
+    with data_file_errors(task.path), pq.ParquetFile(task.path, pre_buffer=True) as pf:
+        # with no columns (every read column is a constant in this file) batches still count rows
+        yield from pf.iter_batches(batch_size=batch_size, row_groups=task.row_groups, columns=list(names),
+                                   use_threads=True)
 

@@ -61,6 +61,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from fieldshift.errors import TableError
+from fieldshift.nullability import with_nullability
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
@@ -396,7 +397,8 @@ class FieldshiftWriter(DataSourceArrowWriter):
         except TableError:
             table = None
         if table is None:
-            self.new_schema: Schema | None = _all_nullable(spark_to_schema(schema, assign_ids=True))
+            # a new table's columns are all nullable: Spark's non-null flags describe one query, not the table
+            self.new_schema: Schema | None = with_nullability(spark_to_schema(schema, assign_ids=True), _nullable)
             self.table_location = str(Path(self.location).resolve())
             self.base_snapshot_id = 0
             base = self.new_schema
@@ -473,23 +475,6 @@ class FieldshiftWriter(DataSourceArrowWriter):
                 _remove(Path(self.table_location), _paths(m))
 
 
-def _all_nullable(schema: Schema) -> Schema:
-    """A new table's columns are all nullable: Spark's non-null flags describe one query, not the table."""
-    from fieldshift.field import Field
-    from fieldshift.types import ListType, MapType
-
-    def walk(f: Field, key: bool = False) -> Field:
-        t = f.type
-        if isinstance(t, FsStructType):
-            t = FsStructType(tuple(walk(c) for c in t.fields))
-        elif isinstance(t, ListType):
-            t = ListType(walk(t.element), t.variant, t.size)
-        elif isinstance(t, MapType):
-            t = MapType(walk(t.key, key=True), walk(t.value), t.keys_sorted)
-        return f.with_(type=t, nullable=not key)
-
-    return Schema([walk(f) for f in schema.fields], schema_id=schema.schema_id,
-                  highest_field_id=schema.highest_field_id)
 
 
 
@@ -520,3 +505,7 @@ def register(spark: Any) -> None:
     registered = type("RegisteredFieldshiftDataSource", (FieldshiftDataSource,),
                       {"parallelism": parallelism, "__module__": __name__})
     spark.dataSource.register(registered)
+
+
+def _nullable(_field: object) -> bool:
+    return True

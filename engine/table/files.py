@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator, Sequence
@@ -15,7 +16,7 @@ from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.stats import compute_stats
 
-__all__ = ["TMP_SUFFIX", "iter_file_batches", "write_data_file", "write_side_file"]
+__all__ = ["TMP_SUFFIX", "data_file_errors", "iter_file_batches", "write_data_file", "write_side_file"]
 
 TMP_SUFFIX = ".tmp"
 ROW_GROUP_SIZE = 131_072
@@ -47,9 +48,16 @@ def write_side_file(location: Path, folder: str, table: pa.Table) -> str:
 
 def iter_file_batches(path: Path, columns: Sequence[str], batch_size: int) -> Iterator[pa.RecordBatch]:
     """Batches of the named top-level columns; a missing or corrupt file is a DataFileError."""
-    try:
+    with data_file_errors(path):
         pf = pq.ParquetFile(path)
         yield from pf.iter_batches(batch_size=batch_size, columns=list(columns), use_threads=True)
+
+
+@contextlib.contextmanager
+def data_file_errors(path: Path | str) -> Iterator[None]:
+    """Turn a missing or unreadable data file into a DataFileError that names it."""
+    try:
+        yield
     except FileNotFoundError:
         raise DataFileError(
             f"data file {path} is missing; the catalog references it, so the table cannot be read "

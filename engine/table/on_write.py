@@ -25,6 +25,7 @@ from fieldshift.errors import (
 )
 from fieldshift.field import Field
 from fieldshift.file_schema import file_schema_of
+from fieldshift.nullability import with_nullability
 from fieldshift.plan import REASON_COLUMN, EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
@@ -169,7 +170,7 @@ def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_in
     _check_required_supplied(incoming, schema)
     # Incoming nullability says nothing about the values: nulls in required columns are found per
     # row by WritePlan.split, so the plan reads every incoming field as if it were required.
-    file_schema = _all_required(file_schema_of(incoming, schema, match="name"))
+    file_schema = with_nullability(file_schema_of(incoming, schema, match="name"), _only_null_type)
     write_defaults = {f.id: default_scalar(f, "write").as_py() if f.write_default is not None else None
                       for f in schema.all_fields()}
     try:
@@ -190,18 +191,9 @@ def prepare_append(incoming: pa.Table, table_schema: Schema, *, evolve: bool, on
     return PreparedAppend(wp.schema, wp.evolved, data, quarantined, wp.changes)
 
 
-def _all_required(schema: Schema) -> Schema:
-    def walk(f: Field) -> Field:
-        t = f.type
-        if isinstance(t, StructType):
-            t = StructType(tuple(walk(c) for c in t.fields))
-        elif isinstance(t, ListType):
-            t = ListType(walk(t.element), t.variant, t.size)
-        elif isinstance(t, MapType):
-            t = MapType(walk(t.key), walk(t.value), t.keys_sorted)
-        return f.with_(type=t, nullable=isinstance(t, pa.DataType) and pa.types.is_null(t))
 
-    return Schema([walk(f) for f in schema.fields])
+def _only_null_type(f: Field) -> bool:
+    return isinstance(f.type, pa.DataType) and pa.types.is_null(f.type)  # Arrow: a null type is nullable
 
 
 def _check_required_supplied(incoming: pa.Schema, schema: Schema) -> None:
