@@ -169,7 +169,7 @@ class EvolutionPlan:
                 f"{batch.schema.names}; plan with the schema of this data (columns match by position)"
             )
         sink = _Sink(mode, offset)
-        columns = batch.columns
+        columns = _Columns(batch)  # only the columns a node reads get wrapped (dropped ones never)
         heavy = [i for i, n in enumerate(self.nodes) if not isinstance(n, (Take, ConstantNode))]
         if len(heavy) > 1 and batch.num_rows >= _PARALLEL_MIN_ROWS and get_threads() > 1:
             out = [None] * len(self.nodes)
@@ -209,6 +209,21 @@ class EvolutionPlan:
 
     def __repr__(self) -> str:
         return f"EvolutionPlan({len(self.nodes)} columns, identity={self.identity})"
+
+
+class _Columns:
+    """A batch's columns, fetched when a node asks for one."""
+
+    __slots__ = ("_batch",)
+
+    def __init__(self, batch: pa.RecordBatch) -> None:
+        self._batch = batch
+
+    def __getitem__(self, i: int) -> pa.Array:
+        return self._batch.column(i)
+
+    def __len__(self) -> int:
+        return self._batch.num_columns
 
 
 def _explain(nodes: tuple[Node, ...], indent: str) -> list[str]:
