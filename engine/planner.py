@@ -13,7 +13,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.arrow_conversion import type_to_arrow
 from fieldshift.defaults import default_scalar
 from fieldshift.errors import Mismatch, SchemaMismatchError
 from fieldshift.field import Field
@@ -35,20 +34,20 @@ class _Planner:
 
     # -- levels ---------------------------------------------------------------------------------
     def level(self, read_fields: tuple[Field, ...], file_fields: tuple[Field, ...],
-              prefix: str) -> tuple[Node, ...]:
+              prefix: str, targets: list[pa.DataType]) -> tuple[Node, ...]:
+        """Plan one nesting level; ``targets`` are the read fields' Arrow types (converted once)."""
         by_id = {f.id: (i, f) for i, f in enumerate(file_fields)}
         nodes = []
-        for rf in read_fields:
+        for rf, target in zip(read_fields, targets, strict=True):
             path = f"{prefix}{rf.name}"
             if rf.id in by_id:
                 i, ff = by_id[rf.id]
-                nodes.append(self.present(i, ff, rf, path))
+                nodes.append(self.present(i, ff, rf, path, target))
             else:
-                nodes.append(self.missing(rf, path))
+                nodes.append(self.missing(rf, path, target))
         return tuple(nodes)
 
-    def missing(self, rf: Field, path: str) -> Node:
-        target = type_to_arrow(rf.type)
+    def missing(self, rf: Field, path: str, target: pa.DataType) -> Node:
         if rf.id in self.constants:
             try:
                 value = pa.scalar(self.constants[rf.id], type=target)
@@ -64,8 +63,8 @@ class _Planner:
                            "give it an initial default, or make it optional")
         return ConstantNode(pa.scalar(None, type=target), path, "null (not in the file)")
 
-    def present(self, index: int, ff: Field, rf: Field, path: str, key: bool = False) -> Node:
-        target = type_to_arrow(rf.type)
+    def present(self, index: int, ff: Field, rf: Field, path: str, target: pa.DataType,
+                key: bool = False) -> Node:
         renamed = "" if ff.name == rf.name or ff.name in ("element", "key", "value") \
             else f"renamed from {ff.name!r}"
         if ff.nullable and not rf.nullable:
@@ -73,18 +72,18 @@ class _Planner:
                            "read it as optional (nulls in old files cannot be refused later)")
         ft, rt = ff.type, rf.type
         if isinstance(rt, StructType) and isinstance(ft, StructType):
-            children = self.level(rt.fields, ft.fields, f"{path}.")
+            children = self.level(rt.fields, ft.fields, f"{path}.", [f.type for f in target])
             if _passes_through(children, len(ft.fields)):
                 return Take(index, target, path, renamed or "as is")
             return StructNode(index, children, target, path, renamed or "struct")
         if isinstance(rt, ListType) and isinstance(ft, ListType):
-            element = self.present(0, ft.element, rt.element, f"{path}.element")
+            element = self.present(0, ft.element, rt.element, f"{path}.element", target.value_type)
             if isinstance(element, Take):
                 return Take(index, target, path, renamed or "as is")
             return ListNode(index, element, target, path, renamed or "list")
         if isinstance(rt, MapType) and isinstance(ft, MapType):
-            k = self.present(0, ft.key, rt.key, f"{path}.key", key=True)
-            v = self.present(1, ft.value, rt.value, f"{path}.value")
+            k = self.present(0, ft.key, rt.key, f"{path}.key", target.key_type, key=True)
+            v = self.present(1, ft.value, rt.value, f"{path}.value", target.item_type)
             if isinstance(k, Take) and isinstance(v, Take):
                 return Take(index, target, path, renamed or "as is")
             return MapNode(index, k, v, target, path, renamed or "map")
@@ -132,21 +131,20 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
     """Plan the evolution of data written with ``file_schema`` into ``read_schema`` (uncached)."""
     policy = policy or CastPolicy.lossless()
     planner = _Planner(policy, constants or {})
-    nodes = planner.level(read_schema.fields, file_schema.fields, "")
+    output = read_schema.to_arrow()
+    nodes = planner.level(read_schema.fields, file_schema.fields, "", output.types)
     if planner.mismatches:
         raise SchemaMismatchError(
             planner.mismatches,
             f"from file schema {file_schema.schema_id} into read schema {read_schema.schema_id}",
         )
-    output = read_schema.to_arrow()
-    file_arrow = file_schema.to_arrow()
     takes_all = _passes_through(nodes, len(file_schema.fields))
     return EvolutionPlan(
         nodes=nodes,
         output_schema=output,
         input_width=len(file_schema.fields),
         input_names=tuple(f.name for f in file_schema.fields),
-        identity=takes_all and file_arrow.equals(output),
+        identity=takes_all and file_schema.to_arrow().equals(output),
         rename_only=all(isinstance(n, Take) for n in nodes),
         policy=policy,
         list_columns=tuple(i for i, f in enumerate(read_schema.fields) if _holds_list(f)),
