@@ -52,7 +52,7 @@ class Schema:
     use :meth:`logically_equal` to ignore physical variants such as large_string vs string.
     """
 
-    __slots__ = ("_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths", "_schema_id", "doc")
+    __slots__ = ("_arrow", "_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths", "_schema_id", "doc")
 
     def __init__(
         self,
@@ -68,6 +68,7 @@ class Schema:
         self._ident = tuple(identifier_field_ids)
         self.doc = doc
         self._fp: str | None = None
+        self._arrow: pa.Schema | None = None
         self._by_id: dict[int, Field] = {}
         self._paths: dict[int, tuple[str, ...]] = {}
         self._parents: dict[int, int | None] = {}
@@ -248,10 +249,12 @@ class Schema:
     def fingerprint(self) -> str:
         """A stable digest of the structure (not of the schema id); plan caches key on it."""
         if self._fp is None:
-            from fieldshift.iceberg_json import schema_to_dict
-
-            payload = (schema_to_dict(self, include_ids=False), str(self.to_arrow()))  # layouts too
-            self._fp = hashlib.sha256(repr(payload).encode()).hexdigest()[:32]
+            # the Arrow IPC form holds names, physical types, nullability, ids and docs; defaults aside
+            defaults = [(f.id, f.initial_default, f.write_default) for f in self._by_id.values()
+                        if f.initial_default is not None or f.write_default is not None]
+            digest = hashlib.sha256(self.to_arrow().serialize().to_pybytes())
+            digest.update(repr(defaults).encode())
+            self._fp = digest.hexdigest()[:32]
         return self._fp
 
     def select(self, names: Iterable[str]) -> Schema:
@@ -280,7 +283,10 @@ class Schema:
         return cls(fields, schema_id=schema_id, identifier_field_ids=identifier_field_ids)
 
     def to_arrow(self) -> pa.Schema:
-        return pa.schema([f.to_arrow() for f in self._fields])
+        """The Arrow schema with ids in field metadata (built once: schemas are immutable)."""
+        if self._arrow is None:
+            self._arrow = pa.schema([f.to_arrow() for f in self._fields])
+        return self._arrow
 
     @classmethod
     def from_json(cls, text: str | dict[str, Any]) -> Schema:
