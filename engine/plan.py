@@ -14,7 +14,7 @@ import pyarrow as pa
 from fieldshift.errors import CastValueError, SchemaEvolutionError
 from fieldshift.kernels.layout import conform, same_child_names
 from fieldshift.kernels.threads import get_threads, run_parallel
-from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, RowMap, StructNode, Take
+from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, RowMap, StructNode
 from fieldshift.policy import CastPolicy
 
 __all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
@@ -92,6 +92,7 @@ class EvolutionPlan:
     rename_only: bool
     policy: CastPolicy
     list_columns: tuple[int, ...] = ()
+    heavy_nodes: tuple[int, ...] = ()  # nodes that compute (not Take/Constant): run on threads
 
     # -- applying -------------------------------------------------------------------------------
     def apply(self, data: D) -> D:
@@ -170,7 +171,7 @@ class EvolutionPlan:
             )
         sink = _Sink(mode, offset)
         columns = _Columns(batch)  # only the columns a node reads get wrapped (dropped ones never)
-        heavy = [i for i, n in enumerate(self.nodes) if not isinstance(n, (Take, ConstantNode))]
+        heavy = self.heavy_nodes
         if len(heavy) > 1 and batch.num_rows >= _PARALLEL_MIN_ROWS and get_threads() > 1:
             out = [None] * len(self.nodes)
             done = run_parallel(lambda i: self.nodes[i].evaluate(columns, batch.num_rows, sink, ROOT_ROWS),

@@ -148,6 +148,7 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
         rename_only=all(isinstance(n, Take) for n in nodes),
         policy=policy,
         list_columns=tuple(i for i, f in enumerate(read_schema.fields) if _holds_list(f)),
+        heavy_nodes=tuple(i for i, n in enumerate(nodes) if not isinstance(n, (Take, ConstantNode))),
     )
 
 
