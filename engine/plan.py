@@ -93,6 +93,10 @@ class EvolutionPlan:
     policy: CastPolicy
     list_columns: tuple[int, ...] = ()
     heavy_nodes: tuple[int, ...] = ()  # nodes that compute (not Take/Constant): run on threads
+    # set when every node takes a file column that differs from its target in names only: a batch of
+    # exactly this schema only needs the read schema put over its columns (renames, reorders, drops)
+    relabel_input: pa.Schema | None = None
+    relabel_views: tuple[tuple[int, pa.DataType], ...] = ()
 
     # -- applying -------------------------------------------------------------------------------
     def apply(self, data: D) -> D:
@@ -162,12 +166,15 @@ class EvolutionPlan:
         return pa.RecordBatch.from_arrays(columns, schema=self.output_schema)
 
     def _run_batch(self, batch: pa.RecordBatch, mode: str, offset: int) -> tuple[pa.RecordBatch, CastReport]:
-        if self.identity and batch.schema.equals(self.output_schema):
+        schema = batch.schema  # each .schema access builds a new wrapper: fetch it once
+        if self.identity and schema.equals(self.output_schema):
             return self._relabel(batch), CastReport()
-        if tuple(batch.schema.names) != self.input_names:
+        if self.relabel_input is not None and schema.equals(self.relabel_input):
+            return self._relabel_columns(batch, schema), CastReport()
+        if tuple(schema.names) != self.input_names:
             raise SchemaEvolutionError(
                 f"the plan reads the file columns {list(self.input_names)} in this order, but the batch has "
-                f"{batch.schema.names}; plan with the schema of this data (columns match by position)"
+                f"{schema.names}; plan with the schema of this data (columns match by position)"
             )
         sink = _Sink(mode, offset)
         columns = _Columns(batch)  # only the columns a node reads get wrapped (dropped ones never)
@@ -187,6 +194,18 @@ class EvolutionPlan:
             log.warning("fieldshift: %d value(s) failed an explicit cast and were read as null: %s",
                         sink.report.total, sink.report.failures)
         return pa.RecordBatch.from_arrays(out, schema=self.output_schema), sink.report
+
+    def _relabel_columns(self, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+        """Renames, reorders and drops only: the read schema over the same column buffers."""
+        every = batch.columns
+        out = [every[n.index] for n in self.nodes]
+        for i, target in self.relabel_views:  # nested renames, decided at plan time
+            out[i] = out[i].view(target)
+        for i in self.list_columns:  # Parquet's `item` vs `element`, known only per batch
+            target = self.nodes[i].target
+            if not same_child_names(out[i].type, target):
+                out[i] = out[i].view(target)
+        return pa.RecordBatch.from_arrays(out, schema=self.output_schema)
 
     # -- describing -----------------------------------------------------------------------------
     def explain(self) -> str:

@@ -17,6 +17,7 @@ from fieldshift.defaults import default_scalar
 from fieldshift.errors import Mismatch, SchemaMismatchError
 from fieldshift.field import Field
 from fieldshift.kernels import select_cast_kernel
+from fieldshift.kernels.layout import names_like
 from fieldshift.plan import EvolutionPlan
 from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, StructNode, Take
 from fieldshift.policy import CastKind, CastPolicy
@@ -139,6 +140,7 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
             f"from file schema {file_schema.schema_id} into read schema {read_schema.schema_id}",
         )
     takes_all = _passes_through(nodes, len(file_schema.fields))
+    relabel_input = _relabel_input(nodes, file_schema)
     return EvolutionPlan(
         nodes=nodes,
         output_schema=output,
@@ -149,7 +151,19 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
         policy=policy,
         list_columns=tuple(i for i, f in enumerate(read_schema.fields) if _holds_list(f)),
         heavy_nodes=tuple(i for i, n in enumerate(nodes) if not isinstance(n, (Take, ConstantNode))),
+        relabel_input=relabel_input,
+        relabel_views=tuple((i, n.target) for i, n in enumerate(nodes)
+                            if relabel_input is not None and relabel_input.types[n.index] != n.target),
     )
+
+
+def _relabel_input(nodes: tuple[Node, ...], file_schema: Schema) -> pa.Schema | None:
+    """The file's Arrow schema when every node takes a column that differs from its target in names only."""
+    file_arrow = file_schema.to_arrow()
+    types = file_arrow.types
+    if all(isinstance(n, Take) and names_like(types[n.index], n.target) == types[n.index] for n in nodes):
+        return file_arrow
+    return None
 
 
 def _holds_list(f: Field) -> bool:

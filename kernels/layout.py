@@ -18,6 +18,7 @@ __all__ = [
     "conform",
     "list_child_range",
     "list_from_view",
+    "names_like",
     "rebuild_list",
     "rebuild_map",
     "rebuild_struct",
@@ -95,7 +96,7 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
     # plan time), so cast into the target layout under the source's names, then relabel. A plain
     # view is only right when nothing but names differ: a timestamp[ms] viewed as [s] would
     # reinterpret the values (Parquet stores seconds as milliseconds).
-    named = _names_from(arr.type, target)
+    named = names_like(arr.type, target)
     if named != arr.type:
         arr = pc.cast(arr, named, safe=True)
     return arr.view(target)
@@ -126,20 +127,20 @@ def list_from_view(arr: pa.Array) -> pa.Array:
     return out.cast(pa.large_list(element) if large else pa.list_(element))
 
 
-def _names_from(source: pa.DataType, target: pa.DataType) -> pa.DataType:
+def names_like(source: pa.DataType, target: pa.DataType) -> pa.DataType:
     """``target`` with the child names (and nullability) of ``source``, position by position."""
     if pa.types.is_struct(target) and pa.types.is_struct(source):
         return pa.struct([
-            pa.field(source.field(i).name, _names_from(source.field(i).type, target.field(i).type),
+            pa.field(source.field(i).name, names_like(source.field(i).type, target.field(i).type),
                      source.field(i).nullable)
             for i in range(target.num_fields)
         ])
     if pa.types.is_map(target) and pa.types.is_map(source):
-        return pa.map_(pa.field(source.key_field.name, _names_from(source.key_type, target.key_type), False),
-                       pa.field(source.item_field.name, _names_from(source.item_type, target.item_type),
+        return pa.map_(pa.field(source.key_field.name, names_like(source.key_type, target.key_type), False),
+                       pa.field(source.item_field.name, names_like(source.item_type, target.item_type),
                                 source.item_field.nullable), keys_sorted=target.keys_sorted)
     if hasattr(target, "value_field") and hasattr(source, "value_field") and not pa.types.is_dictionary(source):
-        element = pa.field(source.value_field.name, _names_from(source.value_type, target.value_type),
+        element = pa.field(source.value_field.name, names_like(source.value_type, target.value_type),
                            source.value_field.nullable)
         if pa.types.is_large_list(target):
             return pa.large_list(element)
