@@ -8,6 +8,7 @@ compiled (or loaded from its cache), only when the kernel first runs.
 
 from __future__ import annotations
 
+import functools
 from types import ModuleType
 
 import numpy as np
@@ -31,16 +32,14 @@ _COMPUTE_DTYPE = {
     pa.uint8(): np.int32, pa.uint16(): np.int32, pa.uint32(): np.int64,
     pa.int64(): np.int64, pa.uint64(): np.uint64,
 }
-_impl: ModuleType | None = None
 
 
+@functools.cache
 def _nb() -> ModuleType:
-    global _impl
-    if _impl is None:
-        from fieldshift.kernels import _nb_format
+    """The numba code, imported (so compiled or loaded from cache) only when a kernel first runs."""
+    from fieldshift.kernels import _nb_format
 
-        _impl = _nb_format
-    return _impl
+    return _nb_format
 
 
 def serves_int_to_string(source: pa.DataType, target: pa.DataType) -> bool:

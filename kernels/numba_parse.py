@@ -17,6 +17,7 @@ output keeps the input's bit offset within its first byte). Numba loads on the f
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -55,16 +56,14 @@ _MIN_CHUNK = 32_768
 _PROBE_ROWS = 4_096
 _CAST_ERRORS = (pa.ArrowInvalid, OverflowError)
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
-_impl: ModuleType | None = None
 
 
+@functools.cache
 def _nb() -> ModuleType:
-    global _impl
-    if _impl is None:
-        from fieldshift.kernels import _nb_parse
+    """The numba code, imported (so compiled or loaded from cache) only when a kernel first runs."""
+    from fieldshift.kernels import _nb_parse
 
-        _impl = _nb_parse
-    return _impl
+    return _nb_parse
 
 
 def is_text(t: pa.DataType) -> bool:
