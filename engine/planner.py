@@ -150,11 +150,32 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
         rename_only=all(isinstance(n, Take) for n in nodes),
         policy=policy,
         list_columns=tuple(i for i, f in enumerate(read_schema.fields) if _holds_list(f)),
-        heavy_nodes=tuple(i for i, n in enumerate(nodes) if not isinstance(n, (Take, ConstantNode))),
+        heavy_nodes=_costliest_first(nodes),
         relabel_input=relabel_input,
         relabel_views=tuple((i, n.target) for i, n in enumerate(nodes)
                             if relabel_input is not None and relabel_input.types[n.index] != n.target),
     )
+
+
+def _costliest_first(nodes: tuple[Node, ...]) -> tuple[int, ...]:
+    """The nodes that compute, costliest first: threads take them in this order (see run_parallel)."""
+    heavy = [i for i, n in enumerate(nodes) if not isinstance(n, (Take, ConstantNode))]
+    return tuple(sorted(heavy, key=lambda i: -_cost(nodes[i])))
+
+
+def _cost(node: Node) -> int:
+    """A rough weight: text is formatted or parsed value by value; widening and rebuilds are copies."""
+    if isinstance(node, CastNode):
+        text = pa.types.is_string(node.target) or pa.types.is_large_string(node.target) or \
+            node.kernel.startswith(("cast.numba", "cast.masked"))
+        return 8 if text else 1
+    if isinstance(node, StructNode):
+        return 1 + sum(_cost(c) for c in node.children)
+    if isinstance(node, ListNode):
+        return 2 + _cost(node.element)
+    if isinstance(node, MapNode):
+        return 2 + _cost(node.key) + _cost(node.value)
+    return 0
 
 
 def _relabel_input(nodes: tuple[Node, ...], file_schema: Schema) -> pa.Schema | None:

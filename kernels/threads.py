@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 __all__ = ["get_threads", "run_parallel", "set_threads", "split_range"]
@@ -77,23 +77,41 @@ def split_range(n: int, min_chunk: int, threads: int | None = None) -> list[tupl
 
 
 def run_parallel(fn: Callable[..., T], args: Sequence[tuple[Any, ...]]) -> list[T]:
-    """``[fn(*a) for a in args]``, the first on this thread and the rest on the shared pool."""
-    if len(args) <= 1 or getattr(_local, "in_worker", False):
+    """``[fn(*a) for a in args]`` on at most ``get_threads()`` threads (this one included).
+
+    Threads take the next item as they finish one, so put the costliest items first: a fixed split
+    would leave one core idle while the other formats two string columns.
+    """
+    workers = min(get_threads(), len(args))
+    if workers <= 1 or getattr(_local, "in_worker", False):
         # inside a pool task (e.g. a column evaluated in parallel) nested work stays on this thread:
         # waiting on the same pool from its own workers could deadlock
         return [fn(*a) for a in args]
-    pool = _get_pool(len(args) - 1)
-    futures = [pool.submit(_as_worker, fn, a) for a in args[1:]]
-    first = fn(*args[0])
-    return [first, *(f.result() for f in futures)]
+    results: list[Any] = [None] * len(args)
+    todo = iter(range(len(args)))  # next() on a range iterator is atomic under the GIL
+
+    def drain() -> None:
+        for i in todo:
+            results[i] = fn(*args[i])
+
+    pool = _get_pool(workers - 1)
+    futures = [pool.submit(_as_worker, drain, ()) for _ in range(workers - 1)]
+    try:
+        _as_worker(drain, ())  # this thread is one of the workers: its items' nested work stays here
+    finally:
+        wait(futures)
+    for f in futures:
+        f.result()  # re-raise a worker's error here
+    return results
 
 
 _local = threading.local()
 
 
 def _as_worker(fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    outer = getattr(_local, "in_worker", False)
     _local.in_worker = True
     try:
         return fn(*args)
     finally:
-        _local.in_worker = False
+        _local.in_worker = outer

@@ -541,3 +541,37 @@ def test_set_threads() -> None:
             set_threads(-1)
     finally:
         set_threads(before)
+
+
+def test_run_parallel_keeps_order_uses_at_most_the_set_threads_and_reraises() -> None:
+    import threading
+    import time
+
+    from fieldshift.kernels.threads import run_parallel
+
+    before = get_threads()
+    try:
+        set_threads(2)
+        seen: set[int] = set()
+
+        def work(i: int) -> int:
+            seen.add(threading.get_ident())
+            time.sleep(0.002)  # long enough that a second thread takes items too
+            return i * i
+
+        assert run_parallel(work, [(i,) for i in range(40)]) == [i * i for i in range(40)]
+        assert len(seen) == 2
+
+        def fails(i: int) -> int:
+            if i == 17:
+                raise ValueError("item 17")
+            return i
+
+        with pytest.raises(ValueError, match="item 17"):
+            run_parallel(fails, [(i,) for i in range(40)])
+        set_threads(1)
+        seen.clear()
+        assert run_parallel(work, [(i,) for i in range(5)]) == [0, 1, 4, 9, 16]
+        assert seen == {threading.get_ident()}
+    finally:
+        set_threads(before)
