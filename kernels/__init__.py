@@ -27,6 +27,7 @@ from fieldshift.kernels.numba_parse import (
 from fieldshift.kernels.outcome import CastOutcome
 from fieldshift.kernels.registry import get_kernel, kernel, kernel_names
 from fieldshift.kernels.threads import get_threads, set_threads
+from fieldshift.kernels.widen import numpy_widen
 
 __all__ = [
     "CastOutcome",
@@ -41,6 +42,7 @@ __all__ = [
     "kernel_names",
     "list_child_range",
     "list_from_view",
+    "numpy_widen",
     "range_checked_cast",
     "rebuild_list",
     "rebuild_map",

@@ -9,6 +9,8 @@ CPU ns per value on one core, 2,000,000 values with 5% nulls (ours vs ``pc.cast`
 - string -> float / decimal: Arrow's cast behind a numba validator that masks the bad rows; float
   24 vs 24 (the validator runs only after Arrow raised: 41 with 1% bad rows), decimal 54 vs 37
   (always validated, since Arrow wraps some out-of-range text silently);
+- exact numeric widening (int32 -> int64, float32 -> float64, int32 -> float64, ...): numpy into
+  Arrow-pool buffers, ~33 vs ~17 GB/s for integers (Arrow checks overflow that cannot happen);
 - integer/float narrowing, int -> float, timestamp units: Arrow's safe cast (same speed), with a
   numpy range test only when it raises (6 ns with 1% bad rows) instead of bisecting.
 """
@@ -27,6 +29,7 @@ from fieldshift.kernels.numba_parse import (
     STRING_TO_TIMESTAMP,
     is_text,
 )
+from fieldshift.kernels.widen import NUMPY_WIDEN, serves_numpy_widen
 
 __all__ = ["fast_kernel_for"]
 
@@ -35,6 +38,8 @@ T = pa.types
 
 def fast_kernel_for(source: pa.DataType, target: pa.DataType, checked: bool) -> str | None:
     """The key of a faster (or mask-reporting) kernel for this cast, or None to use Arrow compute."""
+    if serves_numpy_widen(source, target):
+        return NUMPY_WIDEN
     if serves_int_to_string(source, target):
         return INT_TO_STRING
     if is_text(source):

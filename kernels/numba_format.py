@@ -25,6 +25,7 @@ __all__ = ["INT_TO_STRING", "int_to_string", "serves_int_to_string"]
 INT_TO_STRING = "cast.numba.int_to_string"
 _MIN_CHUNK = 32_768  # rows per thread below which a second thread costs more than it saves
 _INT32_MAX = 2**31 - 1
+_ARROW_BELOW = 1_024  # rows: below this Arrow's cast wins on call overhead (bench_kernels.py)
 
 # Narrow types are widened (cheaply) so only three specialisations need compiling.
 _COMPUTE_DTYPE = {
@@ -60,6 +61,8 @@ def int_to_string(values: pa.Array, target: pa.DataType) -> CastOutcome:
     n = len(values)
     if n == 0 or values.null_count == n:
         return CastOutcome(pa.nulls(n, type=target))
+    if n < _ARROW_BELOW:
+        return CastOutcome(pc.cast(values, target))  # the same text; Arrow's call costs less on few rows
     nb = _nb()
     vals = _values(values)
     valid, voff, has_nulls = validity_view(values)

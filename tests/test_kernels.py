@@ -30,6 +30,7 @@ from fieldshift.kernels import (
     string_to_timestamp,
 )
 from fieldshift.kernels.fast_casts import fast_kernel_for
+from fieldshift.kernels.widen import numpy_widen, serves_numpy_widen
 
 INT_TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()]
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -42,6 +43,26 @@ def threads(request: pytest.FixtureRequest) -> Iterator[int]:
     set_threads(request.param)
     yield request.param
     set_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def numba_formats_small_arrays_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """int -> string hands arrays under ~1,000 rows to Arrow; here the numba code must see them all."""
+    monkeypatch.setattr("fieldshift.kernels.numba_format._ARROW_BELOW", 0)
+
+
+def test_int_to_string_small_arrays_go_to_arrow(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fieldshift.kernels import numba_format
+
+    monkeypatch.setattr(numba_format, "_ARROW_BELOW", 1_024)
+    calls: list[int] = []
+    real = numba_format._nb
+    monkeypatch.setattr(numba_format, "_nb", lambda: calls.append(1) or real())
+    small, big = random_ints(pa.int32(), 1_000), random_ints(pa.int32(), 5_000)
+    assert int_to_string(small, pa.string()).values.equals(pc.cast(small, pa.string()))
+    assert calls == []
+    assert int_to_string(big, pa.string()).values.equals(pc.cast(big, pa.string()))
+    assert calls == [1]
 
 
 def int_range(t: pa.DataType) -> tuple[int, int]:
@@ -459,7 +480,9 @@ def test_range_checked_cast_matches_arrow(source: pa.DataType, target: pa.DataTy
     else:
         arr = pa.array(values, source)
     arr = pa.concat_arrays([arr, arr, arr])
-    assert fast_kernel_for(source, target, True) == "cast.checked.range"
+    # exact widenings among the cases cannot fail: plans give them the numpy kernel instead
+    assert fast_kernel_for(source, target, True) == ("cast.numpy.widen" if serves_numpy_widen(source, target)
+                                                     else "cast.checked.range")
     for part in slices(arr):
         outcome = range_checked_cast(part, target)
         outcome.values.validate(full=True)
@@ -507,7 +530,10 @@ def test_range_checked_all_good_is_one_arrow_cast() -> None:
     (pa.binary(), pa.int64(), True, None),
     (pa.int64(), pa.int32(), True, "cast.checked.range"),
     (pa.int64(), pa.int32(), False, None),
-    (pa.int32(), pa.int64(), False, None),
+    (pa.int32(), pa.int64(), False, "cast.numpy.widen"),
+    (pa.int32(), pa.int64(), True, "cast.numpy.widen"),
+    (pa.float32(), pa.float64(), False, "cast.numpy.widen"),
+    (pa.int64(), pa.float64(), False, None),
     (pa.float64(), pa.int64(), True, "cast.checked.range"),
     (pa.int64(), pa.float64(), True, "cast.checked.range"),
     (pa.timestamp("s"), pa.timestamp("ns"), True, "cast.checked.range"),
@@ -575,3 +601,45 @@ def test_run_parallel_keeps_order_uses_at_most_the_set_threads_and_reraises() ->
         assert seen == {threading.get_ident()}
     finally:
         set_threads(before)
+
+
+_NUMERIC_TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
+                  pa.float32(), pa.float64()]
+
+
+def _boundary_values(t: pa.DataType) -> list[object]:
+    if pa.types.is_floating(t):
+        return [0.0, -0.0, 1.5, -2.25, float("nan"), float("inf"), float("-inf"), 3.4e38, -1e-40]
+    info = np.iinfo(t.to_pandas_dtype())
+    return [int(info.min), int(info.max), 0, 1, -1 if info.min < 0 else 2, int(info.max) - 1]
+
+
+def test_numpy_widen_serves_exact_widenings_only() -> None:
+    served = {(str(s), str(t)) for s in _NUMERIC_TYPES for t in _NUMERIC_TYPES if serves_numpy_widen(s, t)}
+    assert {("int32", "int64"), ("uint32", "int64"), ("float", "double"), ("int32", "double"),
+            ("int16", "float"), ("uint8", "uint64")} <= served
+    # these can round or overflow: Arrow's (checked) cast keeps them
+    assert not served & {("int64", "double"), ("int32", "float"), ("uint64", "int64"), ("int64", "int32"),
+                         ("int8", "uint16"), ("double", "float"), ("int64", "int64")}
+
+
+_WIDENINGS = [(s, t) for s in _NUMERIC_TYPES for t in _NUMERIC_TYPES if serves_numpy_widen(s, t)]
+
+
+@pytest.mark.parametrize(("source", "target"), _WIDENINGS, ids=str)
+def test_numpy_widen_equals_arrow_cast(source: pa.DataType, target: pa.DataType) -> None:
+    values = _boundary_values(source) * 5
+    full = pa.array([None if i % 7 == 3 else v for i, v in enumerate(values)], type=source)
+    for arr in (full, full.slice(3), full.slice(5, 11), full.slice(0, 0), pa.nulls(9, source),
+                pa.array(values, type=source)):
+        got = numpy_widen(arr, target)
+        assert got.failed is None
+        want = pc.cast(arr, target, safe=False)
+        assert got.values.type == target
+        assert got.values.null_count == arr.null_count
+        assert got.values.to_pylist() == want.to_pylist() or \
+            np.array_equal(got.values.to_numpy(zero_copy_only=False), want.to_numpy(zero_copy_only=False),
+                           equal_nan=True)
+        got.values.validate(full=True)
+        if arr.null_count:  # the input's validity bitmap is reused, not copied
+            assert got.values.buffers()[0].address == arr.buffers()[0].address + arr.offset // 8
