@@ -4,7 +4,8 @@
 with ``fieldshift.kernels.set_threads(1 | 2)``; ``arrow`` is ``pc.cast`` (Arrow uses its own pool).
 Where the input holds unparsable or out-of-range values (``*-bad``), Arrow's cast raises, so its
 row is timed on the same input with the bad rows already null: the speed it would need to match.
-Every result carries ``extra_info["ns_per_value"]`` (median ns per input value)::
+Every result carries ``extra_info["ns_per_value"]`` (median ns per input value), widenings also
+``gb_per_s`` (output bytes per second; the input's validity bitmap is reused, not written)::
 
     .venv/bin/python -m pytest benchmarks/bench_kernels.py --benchmark-enable -p no:cacheprovider -m ""
 
@@ -109,7 +110,18 @@ def case(name: str) -> tuple[pa.Array, pa.DataType, pa.Array]:
     if name == "float64->int64(checked)":
         arr = pa.array(np.round(_rng(14).standard_normal(N) * 1e6), mask=_nulls(14))
         return arr, pa.int64(), arr
+    if name in WIDENINGS:
+        source, target = WIDENINGS[name]
+        info = np.iinfo(source.to_pandas_dtype()) if pa.types.is_integer(source) else None
+        raw = _ints(source.to_pandas_dtype(), int(info.min), int(info.max), 15) if info else \
+            pa.array(_rng(15).standard_normal(N).astype(np.float32), mask=_nulls(15))
+        return raw, target, raw
     raise KeyError(name)
+
+
+# exact widenings: ``extra_info["gb_per_s"]`` is output bytes written per second (validity is reused)
+WIDENINGS = {"int32->int64": (pa.int32(), pa.int64()), "int16->int64": (pa.int16(), pa.int64()),
+             "float32->float64": (pa.float32(), pa.float64()), "int32->float64": (pa.int32(), pa.float64())}
 
 
 CASES = [
@@ -118,6 +130,7 @@ CASES = [
     ("string->float64", True), ("string->float64-bad", True), ("string->date32", True),
     ("string->timestamp[us]", True), ("string->decimal(12,2)", True),
     ("int64->int32(checked)", True), ("int64->int32(checked)-bad", True), ("float64->int64(checked)", True),
+    *((name, False) for name in WIDENINGS),
 ]
 IMPLS = ["fieldshift-1t", "fieldshift-2t", "arrow"]
 
@@ -148,3 +161,6 @@ def test_kernel(benchmark, name: str, checked: bool, impl: str) -> None:  # type
     stats = getattr(benchmark, "stats", None)
     if stats is not None:
         benchmark.extra_info["ns_per_value"] = round(stats.stats.median / N * 1e9, 2)
+        if name in WIDENINGS:
+            width = WIDENINGS[name][1].bit_width // 8
+            benchmark.extra_info["gb_per_s"] = round(N * width / stats.stats.median / 1e9, 2)
