@@ -45,7 +45,7 @@ SMALL = os.environ.get("FIELDSHIFT_BENCH_SCALE", "full").strip().lower() == "sma
 ROWS = 400_000 if SMALL else 4_000_000
 SHARES = (0.375, 0.375, 0.25)  # rows written under schema versions 0, 1 and 2
 CHUNK = 500_000
-ROUNDS = 3  # the machine is shared and noisy: the median of three, after a warm-up run
+ROUNDS = 5  # the machine is shared and noisy: the median of five, after a warm-up run
 _NATIVE: dict[str, float] = {}
 
 
@@ -168,6 +168,27 @@ def test_fieldshift_read(benchmark: Any, spark: Any, bench_table: fs.Table) -> N
 def test_datasource(benchmark: Any, spark: Any, bench_table: fs.Table) -> None:
     _measure(benchmark, spark, "datasource",
              lambda: spark.read.format("fieldshift").load(str(bench_table.location)), ROWS)
+
+
+def test_datasource_floor(benchmark: Any, spark: Any, bench_table: fs.Table) -> None:
+    """Spark's own cost of a Python data source: one that yields ready-made evolved batches, reading nothing.
+
+    The data source's ratio to native cannot exceed ``native ÷ this`` whatever the reader does.
+    """
+    import cloudpickle
+
+    import ready_batches
+
+    from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
+    from fieldshift.spark._files import DEFAULT_BATCH_SIZE
+
+    cloudpickle.register_pickle_by_value(ready_batches)  # executors do not have benchmarks/ on their path
+    spark_schema = bench_table.schema.to_spark()
+    target = spark_arrow_schema(spark_schema, spark.conf.get("spark.sql.session.timeZone"))
+    evolved = bench_table.scan().to_arrow().slice(0, DEFAULT_BATCH_SIZE).combine_chunks().to_batches()[0]
+    spark.dataSource.register(ready_batches.make_source(BatchConformer(target)(evolved), spark_schema, ROWS))
+    _measure(benchmark, spark, "datasource_floor",
+             lambda: spark.read.format(ready_batches.FORMAT).load(), ROWS)
 
 
 def test_read_arrow_route(benchmark: Any, spark: Any, bench_table: fs.Table) -> None:

@@ -360,6 +360,33 @@ def series_section(r: Results) -> list[str]:
     return lines
 
 
+def spark_section(r: Results) -> list[str]:
+    """Issue 6's targets: each route's throughput against Spark's native field-id read, same run."""
+    native = r.median("spark.native")
+    if native is None:
+        return []
+    native_min = r.stat("spark.native", "min")
+    routes = [("spark.read", "`fieldshift.spark.read` (auto: native scans)", "≥ 1.0×", 1.0),
+              ("spark.datasource", "`fieldshift` data source", "≥ 0.8×", 0.8),
+              ("spark.datasource_floor", "a data source yielding ready-made batches (Spark's own cost)", "", None),
+              ("spark.read_arrow_files", "`read(route=\"arrow\")`: mapInArrow over the file list", "", None),
+              ("spark.map_in_arrow", "Spark reads by name, `fieldshift.spark.evolve` in mapInArrow", "", None)]
+    rows = []
+    for role, label, goal, need in routes:
+        med = r.median(role)
+        if med is None:
+            continue
+        x, x_min = native / med, ratio(native_min, r.stat(role, "min"))
+        ok = None if need is None else x >= need
+        rows.append([label, fmt_t(med), fmt_x(x), goal or "—", "" if need is None else status(ok),
+                     "" if x_min is None else fmt_x(x_min)])
+    lines = ["## Issue 6: Spark routes vs Spark's native field-id Parquet read", "",
+             f"`bench_spark.py`: {r.info('spark.native', 'rows') or 0:,} rows in files of three schema versions, "
+             f"`noop` sink, local[2]; native read {fmt_t(native)} (median). Throughput ratio = native ÷ route.", ""]
+    lines += table(["route", "median", "× native throughput", "goal", "status", "from minimums"], rows)
+    return lines
+
+
 def other_sections(r: Results) -> list[str]:
     lines: list[str] = []
     for fname, benches in sorted(r.files().items()):
@@ -450,7 +477,7 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
               "which is less sensitive to other processes on the machine.", ""]
     lines += table(["target", "measured (medians)", "goal", "status", "from minimums"], targets(r, others))
     lines += w1_section(r) + subset_section(r) + per_batch_section(r) + planning_section(r)
-    lines += e2e_section(r) + series_section(r) + other_sections(r)
+    lines += e2e_section(r) + series_section(r) + spark_section(r) + other_sections(r)
     text = "\n".join(lines).rstrip() + "\n"
     (out_dir / "README.md").write_text(text)
     return text

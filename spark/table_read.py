@@ -195,6 +195,7 @@ class ReadPlan:
     native_files: tuple[DataFile, ...]
     arrow_files: tuple[DataFile, ...]
     reasons: dict[int, str | None]  # schema id -> None (native) or why not
+    schemas: dict[int, Schema]  # the table's schemas by id, read from the catalog once
 
     def explain(self) -> str:
         lines = [f"read of snapshot {self.snapshot_id} as schema {self.read_schema.schema_id}: "
@@ -212,7 +213,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
         raise ValueError(f"route must be 'auto', 'native' or 'arrow', got {route!r}")
     scan = Scan(table, columns, None, snapshot_id, schema_id, policy)
     files = scan.files()
-    schemas = table.schemas_by_id()
+    schemas = scan.schemas
     read_schema = scan.read_schema
     reasons: dict[int, str | None] = {}
     wanted = {f.id for f in read_schema.all_fields()}
@@ -228,7 +229,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
             raise ValueError(f"schema {sid} cannot be read natively: {reasons[sid]}")
     native = tuple(f for f in files if reasons[f.schema_id] is None)
     other = tuple(f for f in files if reasons[f.schema_id] is not None)
-    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons)
+    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -265,7 +266,7 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
     rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
                    route=route)
     spark_schema = schema_to_spark(rp.read_schema)
-    parts = [_native_frame(spark, rp, spark_schema, group) for group in _native_groups(rp).values()]
+    parts = [_native_frame(spark, spark_schema, group) for group in _native_groups(rp, spark_schema).values()]
     if rp.arrow_files:
         if via == "files":
             parts.append(_files_frame(spark, rp, policy, spark_schema, batch_size))
@@ -328,25 +329,24 @@ def _requested_type(rt: Any, ft: Any, spark_type: Any) -> Any:
     return spark_type
 
 
-def _native_groups(rp: ReadPlan) -> dict[str, tuple[Any, list[str]]]:
+def _native_groups(rp: ReadPlan, spark_read: Any) -> dict[str, tuple[Any, list[str]]]:
     """Native files grouped by the Spark schema their scan requests (one scan per group)."""
-    schemas = rp.table.schemas_by_id()
-    spark_read = schema_to_spark(rp.read_schema)
-    requested: dict[int, Any] = {}
+    from pyspark.sql import types as st
+
+    requested: dict[int, tuple[str, Any]] = {}
     groups: dict[str, tuple[Any, list[str]]] = {}
     for f in rp.native_files:
         if f.schema_id not in requested:
-            by_id = {x.id: x for x in schemas[f.schema_id].fields}
-            from pyspark.sql import types as st
-
+            by_id = {x.id: x for x in rp.schemas[f.schema_id].fields}
             pairs = zip(rp.read_schema.fields, spark_read.fields, strict=True)
-            requested[f.schema_id] = st.StructType([_requested(rf, by_id.get(rf.id), sf) for rf, sf in pairs])
-        req = requested[f.schema_id]
-        groups.setdefault(req.json(), (req, []))[1].append(_hadoop_path(rp.table.location / f.path))
+            req = st.StructType([_requested(rf, by_id.get(rf.id), sf) for rf, sf in pairs])
+            requested[f.schema_id] = (req.json(), req)
+        key, req = requested[f.schema_id]
+        groups.setdefault(key, (req, []))[1].append(_hadoop_path(rp.table.location / f.path))
     return groups
 
 
-def _native_frame(spark: Any, rp: ReadPlan, spark_schema: Any, group: tuple[Any, list[str]]) -> Any:
+def _native_frame(spark: Any, spark_schema: Any, group: tuple[Any, list[str]]) -> Any:
     """Spark's Parquet scan of one group, renamed into the read schema where the file's names differ."""
     from pyspark.sql import functions as F
 
@@ -373,7 +373,7 @@ def _files_frame(spark: Any, rp: ReadPlan, policy: CastPolicy | None, spark_sche
                  batch_size: int) -> Any:
     tasks = plan_tasks(rp.table.location, rp.arrow_files, DEFAULT_SPLIT_BYTES)
     schema_ids = {f.schema_id for f in rp.arrow_files}
-    plans = schema_plans(rp.table.schemas_by_id(), schema_ids, rp.read_schema, policy)
+    plans = schema_plans(rp.schemas, schema_ids, rp.read_schema, policy)
     tz = spark.conf.get("spark.sql.session.timeZone")
     reader = _TaskReader(FileReader(plans, spark_arrow_schema(spark_schema, tz), batch_size), tasks)
     # as many tasks as Spark's own scan would make of these files, each reading whole files in turn

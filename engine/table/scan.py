@@ -15,7 +15,7 @@ from fieldshift.errors import SchemaEvolutionError
 from fieldshift.plan import EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
-from fieldshift.schema import split_path
+from fieldshift.schema import Schema, split_path
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import iter_file_batches
 from fieldshift.table.stats import may_match
@@ -98,9 +98,15 @@ class Scan:
         self._plans: dict[int, tuple[list[str], EvolutionPlan]] = {}
 
     # -- planning -------------------------------------------------------------------------------
+    @property
+    def schemas(self) -> dict[int, Schema]:
+        """The table's schemas by id (read from the catalog once, when the scan was made)."""
+        return self._schemas
+
     def files(self) -> list[DataFile]:
         """The live files at the snapshot that the filter's stats cannot rule out."""
-        live = self.table.catalog.data_files(self.table.table_id, self.snapshot_id)
+        live = self.table.catalog.data_files(self.table.table_id, self.snapshot_id,
+                                             with_stats=bool(self.predicates))
         return [f for f in live if self._may_match(f)]
 
     def _may_match(self, f: DataFile) -> bool:
