@@ -175,9 +175,8 @@ def test_datasource_floor(benchmark: Any, spark: Any, bench_table: fs.Table) -> 
 
     The data source's ratio to native cannot exceed ``native ÷ this`` whatever the reader does.
     """
-    import cloudpickle
-
     import ready_batches
+    from pyspark import cloudpickle
 
     from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
     from fieldshift.spark._files import DEFAULT_BATCH_SIZE
