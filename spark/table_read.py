@@ -21,7 +21,8 @@ names *its files* use (with their ids), and a projection renames them. Given the
 crashed on two columns swapping names with a widening, and its filter pushdown looked up the wrong
 column; and a by-id scan would silently read renamed columns as null if
 ``spark.sql.parquet.fieldId.read.enabled`` were off when the DataFrame runs. Requesting the files'
-names gives the same answer either way. Everything the native scan cannot read goes through the
+names gives the same answer either way; schema ids differing only in top-level names share one scan
+(``native_scan.py``). Everything the native scan cannot read goes through the
 executor-side route, so the answer always equals ``fieldshift.Table.open(location).scan().to_arrow()``
 (in Spark's types).
 """
@@ -49,6 +50,7 @@ from fieldshift.spark._files import (
     plan_tasks,
     schema_plans,
 )
+from fieldshift.spark.native_scan import native_frame, native_scans
 from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.scan import Scan
@@ -235,14 +237,6 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
 # ------------------------------------------------------------------------------------------------
 # building the DataFrame
 # ------------------------------------------------------------------------------------------------
-_GLOB = str.maketrans({c: "\\" + c for c in "*?[]{}\\"})
-
-
-def _hadoop_path(path: Path) -> str:
-    """A local path Spark will not expand as a glob."""
-    return str(path).translate(_GLOB)
-
-
 def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, schema_id: int | None = None,
          columns: Sequence[str] | None = None, policy: CastPolicy | None = None, catalog: str | None = None,
          name: str | None = None, route: str = "auto", via: str = "files",
@@ -250,7 +244,8 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
     """The table at ``location`` as a DataFrame in the read schema, by the fastest exact route.
 
     Files whose plan Spark's native Parquet scan reproduces exactly are read natively (one scan per
-    set of file column names); the rest are read and evolved on the executors with pyarrow, ``via``
+    set of file column names, top-level renames sharing one); the rest are read and evolved on the
+    executors with pyarrow, ``via``
     ``"files"`` (a ``mapInArrow`` over the file list) or ``"datasource"`` (the fieldshift data
     source). ``route="native"`` or ``"arrow"`` forces one route (native raises if it cannot).
     The result equals ``Table.open(location).scan(...).to_arrow()`` in Spark's types; columns are
@@ -266,7 +261,8 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
     rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
                    route=route)
     spark_schema = schema_to_spark(rp.read_schema)
-    parts = [_native_frame(spark, spark_schema, group) for group in _native_groups(rp, spark_schema).values()]
+    scans = native_scans(rp.table.location, rp.native_files, rp.schemas, rp.read_schema, spark_schema)
+    parts = [native_frame(spark, spark_schema, scan) for scan in scans]
     if rp.arrow_files:
         if via == "files":
             parts.append(_files_frame(spark, rp, policy, spark_schema, batch_size))
@@ -298,75 +294,6 @@ def _bytes(text: str) -> int:
     if text and text[-1] in units:
         return int(float(text[:-1]) * units[text[-1]])
     return int(text)
-
-
-def _requested(rf: Field, ff: Field | None, sf: Any) -> Any:
-    """``sf`` (the read field in Spark form) under the names the file uses, at every struct depth."""
-    from pyspark.sql import types as st
-
-    name = ff.name if ff is not None else rf.name
-    return st.StructField(name, _requested_type(rf.type, ff.type if ff is not None else None, sf.dataType),
-                          sf.nullable, sf.metadata)
-
-
-def _requested_type(rt: Any, ft: Any, spark_type: Any) -> Any:
-    from pyspark.sql import types as st
-
-    if isinstance(rt, StructType):
-        by_id = {f.id: f for f in ft.fields} if isinstance(ft, StructType) else {}
-        pairs = zip(rt.fields, spark_type.fields, strict=True)
-        return st.StructType([_requested(c, by_id.get(c.id), sc) for c, sc in pairs])
-    if isinstance(rt, ListType):
-        inner = ft.element.type if isinstance(ft, ListType) else None
-        return st.ArrayType(_requested_type(rt.element.type, inner, spark_type.elementType),
-                            spark_type.containsNull)
-    if isinstance(rt, MapType):
-        k = ft.key.type if isinstance(ft, MapType) else None
-        v = ft.value.type if isinstance(ft, MapType) else None
-        return st.MapType(_requested_type(rt.key.type, k, spark_type.keyType),
-                          _requested_type(rt.value.type, v, spark_type.valueType),
-                          spark_type.valueContainsNull)
-    return spark_type
-
-
-def _native_groups(rp: ReadPlan, spark_read: Any) -> dict[str, tuple[Any, list[str]]]:
-    """Native files grouped by the Spark schema their scan requests (one scan per group)."""
-    from pyspark.sql import types as st
-
-    requested: dict[int, tuple[str, Any]] = {}
-    groups: dict[str, tuple[Any, list[str]]] = {}
-    for f in rp.native_files:
-        if f.schema_id not in requested:
-            by_id = {x.id: x for x in rp.schemas[f.schema_id].fields}
-            pairs = zip(rp.read_schema.fields, spark_read.fields, strict=True)
-            req = st.StructType([_requested(rf, by_id.get(rf.id), sf) for rf, sf in pairs])
-            requested[f.schema_id] = (req.json(), req)
-        key, req = requested[f.schema_id]
-        groups.setdefault(key, (req, []))[1].append(_hadoop_path(rp.table.location / f.path))
-    return groups
-
-
-def _native_frame(spark: Any, spark_schema: Any, group: tuple[Any, list[str]]) -> Any:
-    """Spark's Parquet scan of one group, renamed into the read schema where the file's names differ."""
-    from pyspark.sql import functions as F
-
-    requested, paths = group
-    df = spark.read.schema(requested).parquet(*paths)
-    if requested == spark_schema:
-        return df
-    if all(r.dataType == w.dataType for r, w in zip(requested.fields, spark_schema.fields, strict=True)):
-        return df.toDF(*spark_schema.names)  # top-level renames only: one call, metadata kept
-    columns = []
-    for req, want in zip(requested.fields, spark_schema.fields, strict=True):
-        col = F.col(_quote(req.name))
-        if req.dataType != want.dataType:
-            col = col.cast(want.dataType)  # a struct/array/map cast is positional: it only renames
-        columns.append(col.alias(want.name, metadata=want.metadata) if req != want else col)
-    return df.select(*columns)
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _files_frame(spark: Any, rp: ReadPlan, policy: CastPolicy | None, spark_schema: Any,

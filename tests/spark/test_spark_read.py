@@ -361,3 +361,64 @@ def test_native_route_matches_engine_for_every_supported_change(spark: Any, tmp_
         assert_same(df, t.scan().to_arrow(), t.schema, exact_nullability=False)
     finally:
         spark.conf.set("spark.sql.parquet.enableVectorizedReader", "true")
+
+
+# ------------------------------------------------------------------------------------------------
+# native scans: schema ids differing only in top-level names share one scan
+# ------------------------------------------------------------------------------------------------
+def _file_scans(df: Any) -> int:
+    return df._jdf.queryExecution().executedPlan().toString().count("FileScan parquet")
+
+
+def _with_field_id_reading(spark: Any, on: bool) -> None:
+    spark.conf.set("spark.sql.parquet.fieldId.read.enabled", "true" if on else "false")
+
+
+def test_top_level_renames_share_one_native_scan(spark: Any, tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([("a", pa.int32()), ("b", pa.string()), ("c", pa.int32())]))
+    t.append(pa.table({"a": pa.array([1, None], pa.int32()), "b": ["one", None], "c": pa.array([7, 8], pa.int32())}))
+    t.update_schema().rename_column("a", "alpha").update_column("alpha", pa.int64()).commit()
+    t.append(pa.table({"alpha": [2], "b": [None], "c": pa.array([9], pa.int32())}), evolve=False)
+    t.update_schema().rename_column("b", "beta").commit()
+    t.append(pa.table({"alpha": [None], "beta": ["three"], "c": pa.array([None], pa.int32())}), evolve=False)
+    t.update_schema().add_column("d", pa.int32(), default=5).commit()
+    t.append(pa.table({"alpha": [4], "beta": ["four"], "c": pa.array([1], pa.int32()),
+                       "d": pa.array([None], pa.int32())}), evolve=False)
+    assert all(why is None for why in plan_read(t).reasons.values())
+    target = spark_arrow(t.schema)
+    expected = rows(t.scan().to_arrow().cast(target))
+    df = read(spark, t.location)
+    assert _file_scans(df) == 1
+    assert_same(df, t.scan().to_arrow(), t.schema, exact_nullability=False)
+    assert df.schema["alpha"].metadata["parquet.field.id"] == t.schema.find("alpha").id
+    try:
+        for on in (False, True):  # the conf as it is when the DataFrame runs, not when it was made
+            _with_field_id_reading(spark, on)
+            assert rows(df.toArrow().cast(target)) == expected
+            assert df.filter("alpha = 1").count() == 1 and df.filter("beta = 'one'").count() == 1
+            assert df.filter("beta IS NULL").count() == 2 and df.filter("d = 5").count() == 4
+    finally:
+        _with_field_id_reading(spark, True)
+
+
+@pytest.mark.parametrize("change", ["rename onto a dropped name", "swap names"])
+def test_renames_that_reuse_a_name_keep_separate_scans(spark: Any, tmp_path: Path, change: str) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([("a", pa.int64()), ("b", pa.int64()), ("c", pa.int64())]))
+    t.append(pa.table({"a": [1, 2], "b": [10, 20], "c": [100, 200]}))
+    if change == "swap names":
+        t.update_schema().rename_column("a", "tmp").rename_column("b", "a").rename_column("tmp", "b").commit()
+        t.append(pa.table({"b": [3], "a": [30], "c": [300]}), evolve=False)
+    else:
+        t.update_schema().drop_column("b").commit()
+        t.update_schema().rename_column("c", "b").commit()
+        t.append(pa.table({"a": [3], "b": [300]}), evolve=False)
+    assert all(why is None for why in plan_read(t).reasons.values())
+    df = read(spark, t.location)
+    assert _file_scans(df) == 2
+    assert_same(df, t.scan().to_arrow(), t.schema, exact_nullability=False)
+    try:
+        _with_field_id_reading(spark, False)
+        target = spark_arrow(t.schema)
+        assert rows(df.toArrow().cast(target)) == rows(t.scan().to_arrow().cast(target))
+    finally:
+        _with_field_id_reading(spark, True)
