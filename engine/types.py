@@ -7,6 +7,7 @@ dataclasses while primitives stay plain ``pa.DataType`` objects (hashable and pi
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
@@ -124,7 +125,12 @@ def logically_equal(a: FieldType, b: FieldType) -> bool:
 def type_name(t: FieldType) -> str:
     """A short human name used in error messages and explain output."""
     if isinstance(t, pa.DataType):
-        from fieldshift.type_names import primitive_name
-
-        return primitive_name(t)
+        return _primitive_name(t)
     return str(t)
+
+
+@functools.lru_cache(maxsize=4096)
+def _primitive_name(t: pa.DataType) -> str:
+    from fieldshift.type_names import primitive_name
+
+    return primitive_name(t)

@@ -7,6 +7,8 @@ and, only when that raises, bisects to the failing rows, so the common all-good 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -74,8 +76,9 @@ def _bisect(values: pa.Array, target: pa.DataType, lo: int, hi: int, failed: np.
         _bisect(values, target, mid, hi, failed, pieces)
 
 
+@functools.lru_cache(maxsize=4096)
 def select_cast_kernel(source: pa.DataType, target: pa.DataType, checked: bool) -> str:
-    """The registry key of the fastest kernel for this cast (decided once, at plan time)."""
+    """The registry key of the fastest kernel for this cast (decided at plan time, once per type pair)."""
     from fieldshift.kernels.fast_casts import fast_kernel_for
 
     fast = fast_kernel_for(source, target, checked)
