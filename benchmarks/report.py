@@ -30,9 +30,9 @@ class Results:
         for b in self.benchmarks:
             info = b.get("extra_info", {})
             role = info.get("role")
-            if role is None or _file_of(b) not in OWN_FILES:
+            if role is None:
                 continue
-            if "series" in info:
+            if "series" in info and _file_of(b) in OWN_FILES:
                 self.series[info["series"]][info["impl"]][info["x"]] = b
             else:
                 self.by_role[role] = b
