@@ -1009,3 +1009,19 @@ def test_plan_cache_by_arrow_schema_tells_ids_apart() -> None:
     assert fs.evolve(old, final).to_pylist() == [{"a": 1, "z": None}]  # ... fieldshift must not
     assert fs.evolve(new, final).to_pylist() == [{"a": 2, "z": 6}]
     assert fs.evolve(old, final).to_pylist() == [{"a": 1, "z": None}]
+
+
+def test_plans_from_arrow_schemas_differing_only_in_field_ids_are_not_shared() -> None:
+    """pa.Schema equality ignores field metadata; the plan caches keyed by Arrow schemas must not."""
+    read = Schema([Field(1, "a", pa.int64()), Field(2, "b", pa.int64())])
+
+    def arrow(id_a: int, id_b: int) -> pa.Schema:
+        return pa.schema([pa.field("a", pa.int64(), metadata={"PARQUET:field_id": str(id_a)}),
+                          pa.field("b", pa.int64(), metadata={"PARQUET:field_id": str(id_b)})])
+
+    batch = pa.record_batch([pa.array([1]), pa.array([2])], schema=arrow(1, 2))
+    swapped = pa.record_batch([pa.array([1]), pa.array([2])], schema=arrow(2, 1))
+    for _ in range(2):  # the second round is served from the caches
+        assert fs.evolve(batch, read).to_pydict() == {"a": [1], "b": [2]}
+        assert fs.evolve(swapped, read).to_pydict() == {"a": [2], "b": [1]}
+    assert fs.plan(batch.schema, read) is fs.plan(pa.ipc.read_schema(pa.py_buffer(batch.schema.serialize())), read)
