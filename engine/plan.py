@@ -92,7 +92,7 @@ class EvolutionPlan:
     rename_only: bool
     policy: CastPolicy
     list_columns: tuple[int, ...] = ()
-    heavy_nodes: tuple[int, ...] = ()  # nodes that compute (not Take/Constant): run on threads
+    heavy_nodes: tuple[int, ...] = ()  # nodes that compute (not Take/Constant), costliest first: run on threads
     # set when every node takes a file column that differs from its target in names only: a batch of
     # exactly this schema only needs the read schema put over its columns (renames, reorders, drops)
     relabel_input: pa.Schema | None = None
