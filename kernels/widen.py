@@ -8,10 +8,11 @@ Outputs are allocated from Arrow's pool: numpy's own allocator re-faults pages o
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.kernels._buffers import primitive_view
 from fieldshift.kernels.outcome import CastOutcome
 from fieldshift.kernels.registry import kernel
 
@@ -30,6 +31,7 @@ def serves_numpy_widen(source: pa.DataType, target: pa.DataType) -> bool:
     return np.can_cast(_dtype(source), _dtype(target), casting="safe") and _exact(source, target)
 
 
+@functools.lru_cache(maxsize=64)
 def _dtype(t: pa.DataType) -> np.dtype:
     return np.dtype(t.to_pandas_dtype())
 
@@ -46,15 +48,17 @@ def _exact(source: pa.DataType, target: pa.DataType) -> bool:
 def numpy_widen(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """``values`` widened to ``target`` (a type ``serves_numpy_widen`` accepted); nothing fails."""
     n = len(values)
-    has_nulls = values.null_count > 0
-    shift = values.offset % 8 if has_nulls else 0  # keep the validity bitmap's bit alignment
+    nulls = values.null_count
+    offset = values.offset
+    validity, data = values.buffers()[:2]  # fetched once: each call wraps every buffer anew
+    shift = offset % 8 if nulls else 0  # keep the validity bitmap's bit alignment
     dtype = _dtype(target)
     buf = pa.allocate_buffer((shift + n) * dtype.itemsize)
     out = np.frombuffer(buf, dtype=dtype)[shift:]
-    if values.buffers()[1] is None:  # an all-null array may come without a values buffer
+    if data is None:  # an all-null array may come without a values buffer
         out[:] = 0
-    else:
-        np.copyto(out, primitive_view(values, _dtype(values.type)), casting="safe")
-    validity = values.buffers()[0].slice(values.offset // 8) if has_nulls else None
-    return CastOutcome(pa.Array.from_buffers(target, n, [validity, buf], null_count=values.null_count,
-                                             offset=shift))
+    elif n:
+        source = _dtype(values.type)
+        np.copyto(out, np.frombuffer(data, dtype=source, count=offset + n)[offset:], casting="safe")
+    return CastOutcome(pa.Array.from_buffers(target, n, [validity.slice(offset // 8) if nulls else None, buf],
+                                             null_count=nulls, offset=shift))
