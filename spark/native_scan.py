@@ -112,17 +112,23 @@ def native_frame(spark: Any, spark_schema: Any, scan: NativeScan) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as st
 
-    if not scan.merged:
-        return _single_frame(spark, spark_schema, st.StructType(scan.request), scan.paths)
     fields = []
     for req, names in zip(scan.request, scan.names, strict=True):
         if len(names) == 1:
             fields.append(req)
         else:  # by name only: no id (two names, one id) and no default (present in every file)
             fields += [st.StructField(n, req.dataType, True, _without_id(req.metadata)) for n in names]
-    df = spark.read.schema(st.StructType(fields)).parquet(*scan.paths)
+    requested = st.StructType(fields)
+    df = spark.read.schema(requested).parquet(*scan.paths)
+    if requested == spark_schema:
+        return df
+    if not scan.merged and all(r.dataType == w.dataType for r, w in zip(fields, spark_schema.fields, strict=True)):
+        return df.toDF(*spark_schema.names)  # top-level renames only: one call, metadata kept
     columns = []
     for req, want, names in zip(scan.request, spark_schema.fields, scan.names, strict=True):
+        if len(names) == 1 and req == want:  # the read name, type and metadata: as it is
+            columns.append(F.col(_quote(req.name)))
+            continue
         cols = [F.col(_quote(n)) for n in names]
         col = cols[0] if len(cols) == 1 else F.coalesce(*cols)
         if req.dataType != want.dataType:
@@ -133,24 +139,6 @@ def native_frame(spark: Any, spark_schema: Any, scan: NativeScan) -> Any:
 
 def _without_id(metadata: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metadata.items() if k not in (_ID_KEY, "EXISTS_DEFAULT", "CURRENT_DEFAULT")}
-
-
-def _single_frame(spark: Any, spark_schema: Any, requested: Any, paths: list[str]) -> Any:
-    """Spark's Parquet scan of one group, renamed into the read schema where the file's names differ."""
-    from pyspark.sql import functions as F
-
-    df = spark.read.schema(requested).parquet(*paths)
-    if requested == spark_schema:
-        return df
-    if all(r.dataType == w.dataType for r, w in zip(requested.fields, spark_schema.fields, strict=True)):
-        return df.toDF(*spark_schema.names)  # top-level renames only: one call, metadata kept
-    columns = []
-    for req, want in zip(requested.fields, spark_schema.fields, strict=True):
-        col = F.col(_quote(req.name))
-        if req.dataType != want.dataType:
-            col = col.cast(want.dataType)  # a struct/array/map cast is positional: it only renames
-        columns.append(col.alias(want.name, metadata=want.metadata) if req != want else col)
-    return df.select(*columns)
 
 
 def _quote(name: str) -> str:

@@ -422,3 +422,14 @@ def test_renames_that_reuse_a_name_keep_separate_scans(spark: Any, tmp_path: Pat
         assert rows(df.toArrow().cast(target)) == rows(t.scan().to_arrow().cast(target))
     finally:
         _with_field_id_reading(spark, True)
+
+
+def test_merged_scan_coalesces_when_the_biggest_group_uses_the_read_name(spark: Any, tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([("a", pa.int64()), ("k", pa.int64())]))
+    t.append(pa.table({"a": [1, None], "k": [1, 2]}))
+    t.update_schema().rename_column("a", "alpha").commit()
+    for k in (3, 4):  # more files under the read names: their scan request comes first
+        t.append(pa.table({"alpha": [k * 10], "k": [k]}), evolve=False)
+    df = read(spark, t.location)
+    assert _file_scans(df) == 1
+    assert_same(df, t.scan().to_arrow(), t.schema, exact_nullability=False)
