@@ -53,34 +53,50 @@ def field_to_arrow(f: Field) -> pa.Field:
 IdSource = Callable[[str], int]
 
 
-def field_from_arrow(f: pa.Field, path: str, next_id: IdSource | None) -> Field:
-    """Convert one Arrow field (recursively); ``next_id`` assigns ids to fields that carry none."""
-    fid = arrow_field_id(f)
-    if fid is None:
-        if next_id is None:
-            raise MissingFieldIdError(
-                f"Arrow field {path!r} ({f.type}) has no {FIELD_ID_KEY.decode()!r} metadata. Pass "
-                "assign_ids=True to number fields in order, or read the file with a name mapping."
-            )
+def field_from_arrow(f: pa.Field, path: str, next_id: IdSource | None, name: str | None = None) -> Field:
+    """Convert one Arrow field (recursively); ``next_id`` assigns ids to fields that carry none.
+
+    ``name`` replaces the Arrow name (list elements are always "element", whatever Arrow calls them)."""
+    meta = f.metadata or {}  # built anew on every access: read once
+    raw = meta.get(FIELD_ID_KEY)
+    if raw is not None:
+        fid = int(raw)
+    elif next_id is None:
+        raise MissingFieldIdError(
+            f"Arrow field {path!r} ({f.type}) has no {FIELD_ID_KEY.decode()!r} metadata. Pass "
+            "assign_ids=True to number fields in order, or read the file with a name mapping."
+        )
+    else:
         fid = next_id(path)
-    doc = (f.metadata or {}).get(b"doc")
+    doc = meta.get(b"doc")
     return Field(
         id=fid,
-        name=f.name,
+        name=f.name if name is None else name,
         type=_type_from_arrow(f.type, path, next_id),
         nullable=f.nullable,
         doc=doc.decode() if doc is not None else None,
     )
 
 
+_NESTED_OR_WRAPPED = frozenset(t.id for t in (
+    pa.struct([]), pa.map_(pa.int8(), pa.int8()), pa.list_(pa.int8()), pa.large_list(pa.int8()),
+    pa.list_view(pa.int8()), pa.large_list_view(pa.int8()), pa.list_(pa.int8(), 1),
+    pa.dictionary(pa.int8(), pa.int8()), pa.run_end_encoded(pa.int32(), pa.int8()),
+    pa.uuid(),  # every extension type shares this id
+))
+_PRIMITIVES: dict[pa.DataType, pa.DataType] = {}
+
+
 def _type_from_arrow(t: pa.DataType, path: str, next_id: IdSource | None) -> FieldType:
+    if t.id not in _NESTED_OR_WRAPPED:
+        return _primitive(t, path)
     if pa.types.is_dictionary(t):
         return _type_from_arrow(t.value_type, path, next_id)
     if isinstance(t, pa.BaseExtensionType):  # e.g. arrow.uuid: the values are its storage type
         return _type_from_arrow(t.storage_type, path, next_id)
     if pa.types.is_struct(t):
-        return StructType(tuple(field_from_arrow(t.field(i), f"{path}.{t.field(i).name}", next_id)
-                                for i in range(t.num_fields)))
+        children = [t.field(i) for i in range(t.num_fields)]
+        return StructType(tuple(field_from_arrow(c, f"{path}.{c.name}", next_id) for c in children))
     if pa.types.is_map(t):
         return MapType(
             key=field_from_arrow(t.key_field, f"{path}.key", next_id),
@@ -95,13 +111,21 @@ def _type_from_arrow(t: pa.DataType, path: str, next_id: IdSource | None) -> Fie
         (pa.types.is_list, "list"),
     ):
         if check(t):
-            element = field_from_arrow(t.value_field, f"{path}.element", next_id)
+            element = field_from_arrow(t.value_field, f"{path}.element", next_id, "element")
             size = t.list_size if variant == "fixed_size_list" else None
             return ListType(element=element, variant=variant, size=size)
-    if pa.types.is_run_end_encoded(t):
-        return _type_from_arrow(t.value_type, path, next_id)
-    _check_storable(t, path)
-    return t
+    return _type_from_arrow(t.value_type, path, next_id)  # run-end encoded
+
+
+def _primitive(t: pa.DataType, path: str) -> pa.DataType:
+    """The one shared instance of a storable primitive type (plans memoise decisions per instance)."""
+    shared = _PRIMITIVES.get(t)
+    if shared is None:
+        _check_storable(t, path)
+        if len(_PRIMITIVES) < 4096:
+            _PRIMITIVES[t] = t
+        shared = t
+    return shared
 
 
 def _check_storable(t: pa.DataType, path: str) -> None:

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from fieldshift.file_schema import file_schema_of
 from fieldshift.plan import EvolutionPlan
-from fieldshift.planner import cached_plan
+from fieldshift.planner import build_plan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 
@@ -51,7 +51,8 @@ def plan(
             hit = _BY_ARROW.get(key)
         if hit is None:
             schema = file_schema_of(file_schema, read_schema, name_mapping=name_mapping, match=match)
-            hit = cached_plan(schema, read_schema, policy, _constants_by_id(read_schema, constants))
+            # planned here, not through cached_plan: its key would fingerprint the recovered schema
+            hit = build_plan(schema, read_schema, policy, _constants_by_id(read_schema, constants))
             with _ARROW_LOCK:
                 _BY_ARROW[key] = hit
                 if len(_BY_ARROW) > 256:

@@ -36,8 +36,10 @@ class Field:
             raise TypeError(f"field {self.name!r}: id must be an int, got {self.id!r}")
         if not self.name:
             raise ValueError(f"field id {self.id}: a field needs a non-empty name")
-        object.__setattr__(self, "initial_default", validate_default(self, self.initial_default, "initial"))
-        object.__setattr__(self, "write_default", validate_default(self, self.write_default, "write"))
+        if self.initial_default is not None:
+            object.__setattr__(self, "initial_default", validate_default(self, self.initial_default, "initial"))
+        if self.write_default is not None:
+            object.__setattr__(self, "write_default", validate_default(self, self.write_default, "write"))
 
     def __hash__(self) -> int:  # defaults may be dicts/lists; equality still compares them
         return hash((self.id, self.name, self.type, self.nullable, self.doc))

@@ -32,6 +32,8 @@ class _Planner:
         self.policy = policy
         self.constants = constants
         self.mismatches: list[Mismatch] = []
+        self._decisions: dict[tuple[int, int, bool], tuple[Any, Any, tuple[str, str, str, str] | CastKind | str]] = {}
+        self._defaults: dict[tuple[Any, ...], pa.Scalar] = {}
 
     # -- levels ---------------------------------------------------------------------------------
     def level(self, read_fields: tuple[Field, ...], file_fields: tuple[Field, ...],
@@ -58,11 +60,22 @@ class _Planner:
                 value = pa.scalar(None, type=target)
             return ConstantNode(value, path, f"constant {value.as_py()!r}")
         if rf.initial_default is not None:
-            return ConstantNode(default_scalar(rf, "initial"), path, f"initial default {rf.initial_default!r}")
+            return ConstantNode(self._default(rf, target), path, f"initial default {rf.initial_default!r}")
         if not rf.nullable:
             self._mismatch(path, "(missing)", rf, "required, not in the file and has no initial default",
                            "give it an initial default, or make it optional")
         return ConstantNode(pa.scalar(None, type=target), path, "null (not in the file)")
+
+    def _default(self, rf: Field, target: pa.DataType) -> pa.Scalar:
+        """The field's initial default as a scalar; fields with equal type and default share one."""
+        try:
+            memo_key = (target, type(rf.initial_default), rf.initial_default)
+            found = self._defaults.get(memo_key)
+        except TypeError:  # an unhashable (list, dict) default
+            return default_scalar(rf, "initial")
+        if found is None:
+            found = self._defaults[memo_key] = default_scalar(rf, "initial")
+        return found
 
     def present(self, index: int, ff: Field, rf: Field, path: str, target: pa.DataType,
                 key: bool = False) -> Node:
@@ -72,6 +85,8 @@ class _Planner:
             self._mismatch(path, ff, rf, "the file's column is nullable but the read field is required",
                            "read it as optional (nulls in old files cannot be refused later)")
         ft, rt = ff.type, rf.type
+        if isinstance(rt, pa.DataType) and isinstance(ft, pa.DataType):  # the common case first
+            return self.primitive(index, ft, rf, target, path, renamed, key)
         if isinstance(rt, StructType) and isinstance(ft, StructType):
             children = self.level(rt.fields, ft.fields, f"{path}.", [f.type for f in target])
             if _passes_through(children, len(ft.fields)):
@@ -88,37 +103,56 @@ class _Planner:
             if isinstance(k, Take) and isinstance(v, Take):
                 return Take(index, target, path, renamed or "as is")
             return MapNode(index, k, v, target, path, renamed or "map")
-        if isinstance(rt, pa.DataType) and isinstance(ft, pa.DataType):
-            return self.primitive(index, ft, rf, target, path, renamed, key)
         self._mismatch(path, ff, rf, "a nested type cannot change shape (struct, list, map, primitive)",
                        "add a new column of the new shape instead")
         return ConstantNode(pa.scalar(None, type=target), path, "unreadable")
 
     def primitive(self, index: int, ft: pa.DataType, rf: Field, target: pa.DataType, path: str,
                   renamed: str, key: bool) -> Node:
-        kind = self.policy.classify(ft, rf.type)
-        if key and kind not in (None, CastKind.IDENTITY) and \
-                CastPolicy.lossless().classify(ft, rf.type) is not CastKind.WIDEN:
+        decision = self._decide(ft, rf.type, target, key)
+        if isinstance(decision, tuple):
+            kernel, source_name, target_name, how = decision
+            return CastNode(index, target, kernel, source_name, target_name, path,
+                            f"{renamed}; {how}" if renamed else how)
+        if decision is CastKind.IDENTITY:
+            return Take(index, target, path, renamed or "as is")
+        if decision == "key":
             self._mismatch(path, ft, rf, "map keys may only widen losslessly",
                            "keep the key type, or widen it losslessly (e.g. int -> long)")
-            return Take(index, target, path)
-        if kind is None:
+        else:
             self._mismatch(path, ft, rf, f"CastPolicy.{self.policy.name} does not allow this change",
                            self.policy.suggest(ft, rf.type))
-            return Take(index, target, path)
-        if kind is CastKind.IDENTITY:
-            return Take(index, target, path, renamed or "as is")
-        checked = kind is CastKind.CHECKED
-        kernel = select_cast_kernel(ft, target, checked)
-        how = "checked cast" if checked else "widen"
-        note = f"{how} {type_name(ft)} -> {type_name(rf.type)} ({kernel})"
-        if renamed:
-            note = f"{renamed}; {note}"
-        return CastNode(index, target, kernel, type_name(ft), type_name(rf.type), path, note)
+        return Take(index, target, path)
+
+    def _decide(self, ft: pa.DataType, rt: pa.DataType, target: pa.DataType,
+                key: bool) -> tuple[str, str, str, str] | CastKind | str:
+        """A cast's (kernel, type names, note), IDENTITY, or why it is refused; once per type pair."""
+        memo_key = (id(ft), id(rt), key)  # the types live as long as the planner: ids stay theirs
+        found = self._decisions.get(memo_key)
+        if found is None or found[0] is not ft or found[1] is not rt:
+            found = self._decisions[memo_key] = (ft, rt, _decision(self.policy, ft, rt, target, key))
+        return found[2]
 
     def _mismatch(self, path: str, ff: Field | str | pa.DataType, rf: Field, why: str, fix: str) -> None:
         file_type = ff if isinstance(ff, str) else type_name(ff.type if isinstance(ff, Field) else ff)
         self.mismatches.append(Mismatch(path, file_type, type_name(rf.type), why, fix))
+
+
+def _decision(policy: CastPolicy, ft: pa.DataType, rt: pa.DataType, target: pa.DataType,
+              key: bool) -> tuple[str, str, str, str] | CastKind | str:
+    kind = policy.classify(ft, rt)
+    if key and kind not in (None, CastKind.IDENTITY) and \
+            CastPolicy.lossless().classify(ft, rt) is not CastKind.WIDEN:
+        return "key"
+    if kind is None:
+        return "policy"
+    if kind is CastKind.IDENTITY:
+        return kind
+    checked = kind is CastKind.CHECKED
+    kernel = select_cast_kernel(ft, target, checked)
+    source_name, target_name = type_name(ft), type_name(rt)
+    return kernel, source_name, target_name, \
+        f"{'checked cast' if checked else 'widen'} {source_name} -> {target_name} ({kernel})"
 
 
 def _passes_through(children: tuple[Node, ...], file_width: int) -> bool:
@@ -149,7 +183,7 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
         identity=takes_all and file_schema.to_arrow().equals(output),
         rename_only=all(isinstance(n, Take) for n in nodes),
         policy=policy,
-        list_columns=tuple(i for i, f in enumerate(read_schema.fields) if _holds_list(f)),
+        list_columns=tuple(i for i, f in enumerate(read_schema.fields) if _holds_list(f.type)),
         heavy_nodes=_costliest_first(nodes),
         relabel_input=relabel_input,
         relabel_views=tuple((i, n.target) for i, n in enumerate(nodes)
@@ -163,11 +197,13 @@ def _costliest_first(nodes: tuple[Node, ...]) -> tuple[int, ...]:
     return tuple(sorted(heavy, key=lambda i: -_cost(nodes[i])))
 
 
+_TEXT_TYPE_IDS = frozenset((pa.string().id, pa.large_string().id, pa.string_view().id))
+
+
 def _cost(node: Node) -> int:
     """A rough weight: text is formatted or parsed value by value; widening and rebuilds are copies."""
     if isinstance(node, CastNode):
-        text = pa.types.is_string(node.target) or pa.types.is_large_string(node.target) or \
-            node.kernel.startswith(("cast.numba", "cast.masked"))
+        text = node.kernel.startswith(("cast.numba", "cast.masked")) or node.target.id in _TEXT_TYPE_IDS
         return 8 if text else 1
     if isinstance(node, StructNode):
         return 1 + sum(_cost(c) for c in node.children)
@@ -180,6 +216,8 @@ def _cost(node: Node) -> int:
 
 def _relabel_input(nodes: tuple[Node, ...], file_schema: Schema) -> pa.Schema | None:
     """The file's Arrow schema when every node takes a column that differs from its target in names only."""
+    if not all(isinstance(n, Take) for n in nodes):
+        return None
     file_arrow = file_schema.to_arrow()
     types = file_arrow.types
     if all(isinstance(n, Take) and names_like(types[n.index], n.target) == types[n.index] for n in nodes):
@@ -187,8 +225,10 @@ def _relabel_input(nodes: tuple[Node, ...], file_schema: Schema) -> pa.Schema | 
     return None
 
 
-def _holds_list(f: Field) -> bool:
-    return isinstance(f.type, (ListType, MapType)) or any(_holds_list(c) for c in f.children())
+def _holds_list(t: Any) -> bool:
+    if isinstance(t, StructType):
+        return any(_holds_list(c.type) for c in t.fields)
+    return isinstance(t, (ListType, MapType))
 
 
 _CACHE: OrderedDict[tuple[Any, ...], EvolutionPlan] = OrderedDict()

@@ -84,35 +84,37 @@ class Schema:
 
     # -- construction helpers -------------------------------------------------------------------
     def _index(self, fields: Sequence[Field], prefix: tuple[str, ...], parent: int | None) -> None:
+        container = self._container(parent)
+        sibling_names = not isinstance(container, (ListType, MapType))
         seen: set[str] = set()
         for f in fields:
-            if f.name in seen and not isinstance(self._container(parent), (ListType, MapType)):
-                raise DuplicateFieldError(
-                    f"two fields are named {join_path((*prefix, f.name))!r} at the same level; "
-                    "names must be unique among siblings"
-                )
-            seen.add(f.name)
+            if sibling_names:
+                if f.name in seen:
+                    raise DuplicateFieldError(
+                        f"two fields are named {join_path((*prefix, f.name))!r} at the same level; "
+                        "names must be unique among siblings"
+                    )
+                seen.add(f.name)
             if f.id in self._by_id:
                 raise DuplicateFieldError(
                     f"field id {f.id} is used by both {join_path(self._paths[f.id])!r} and "
                     f"{join_path((*prefix, f.name))!r}; every field needs its own id"
                 )
-            path = (*prefix, self._child_token(parent, f))
+            path = (*prefix, f.name if sibling_names else self._child_token(container, f))
             self._by_id[f.id] = f
             self._paths[f.id] = path
             self._parents[f.id] = parent
-            self._index(f.children(), path, f.id)
+            if not isinstance(f.type, pa.DataType):
+                self._index(f.children(), path, f.id)
 
     def _container(self, parent: int | None) -> Any:
         return None if parent is None else self._by_id[parent].type
 
-    def _child_token(self, parent: int | None, f: Field) -> str:
-        container = self._container(parent)
+    @staticmethod
+    def _child_token(container: ListType | MapType, f: Field) -> str:
         if isinstance(container, ListType):
             return "element"
-        if isinstance(container, MapType):
-            return "key" if container.key.id == f.id else "value"
-        return f.name
+        return "key" if container.key.id == f.id else "value"
 
     def _check_identifier(self, fid: int) -> None:
         if fid not in self._by_id:
