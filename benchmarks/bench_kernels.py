@@ -164,3 +164,66 @@ def test_kernel(benchmark, name: str, checked: bool, impl: str) -> None:  # type
         if name in WIDENINGS:
             width = WIDENINGS[name][1].bit_width // 8
             benchmark.extra_info["gb_per_s"] = round(N * width / stats.stats.median / 1e9, 2)
+
+
+# -- first call: import, numba compile (cold cache) or cache load ---------------------------------------
+_FIRST_CALL = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import fieldshift
+import pyarrow as pa
+import pyarrow.compute as pc
+t1 = time.perf_counter()
+from fieldshift.kernels import int_to_string, string_to_date32, string_to_decimal, string_to_float, \
+    string_to_int, string_to_timestamp
+ints = pa.array(range(-3000, 3000), pa.int32())
+text = pc.cast(ints, pa.string())
+cases = {
+    "int32->string": lambda: int_to_string(ints, pa.string()),
+    "int64->string": lambda: int_to_string(ints.cast(pa.int64()), pa.string()),
+    "string->int64": lambda: string_to_int(text, pa.int64()),
+    "string->float64": lambda: string_to_float(text, pa.float64()),
+    "string->decimal": lambda: string_to_decimal(text, pa.decimal128(12, 2)),
+    "string->date32": lambda: string_to_date32(pa.array(["2024-01-02"] * 2000), pa.date32()),
+    "string->timestamp": lambda: string_to_timestamp(pa.array(["2024-01-02 03:04:05"] * 2000), pa.timestamp("us")),
+}
+seconds = {}
+for name, call in cases.items():
+    t = time.perf_counter()
+    call()
+    seconds[name] = time.perf_counter() - t
+print(json.dumps({"import_s": t1 - t0, "first_calls_s": seconds}))
+"""
+
+
+@pytest.mark.parametrize("cache", ["cold", "cached"])
+def test_first_call(benchmark, cache: str, tmp_path_factory: pytest.TempPathFactory) -> None:  # type: ignore[no-untyped-def]
+    """A fresh interpreter: ``import fieldshift``, then each numba kernel's first call (compiling it
+    into an empty ``NUMBA_CACHE_DIR`` when cold, loading it from there when cached)."""
+    import json
+    import subprocess
+    import sys
+
+    warm_dir = tmp_path_factory.mktemp("numba-cache")
+    env = dict(os.environ)
+
+    def once(cache_dir: str) -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-c", _FIRST_CALL], env={**env, "NUMBA_CACHE_DIR": cache_dir},
+                              check=True, capture_output=True, text=True)
+        return json.loads(done.stdout)
+
+    if cache == "cached":
+        once(str(warm_dir))
+    seen: dict[str, object] = {}
+
+    def call() -> None:
+        where = str(tmp_path_factory.mktemp("numba-cold")) if cache == "cold" else str(warm_dir)
+        seen.update(once(where))
+
+    benchmark.group = "first call"
+    benchmark.pedantic(call, rounds=3 if cache == "cold" else 5, iterations=1, warmup_rounds=0)
+    calls = seen["first_calls_s"]
+    assert isinstance(calls, dict)
+    benchmark.extra_info.update(case=f"first call ({cache})", import_ms=round(1e3 * float(seen["import_s"]), 1),
+                                all_first_calls_s=round(sum(calls.values()), 2),
+                                **{k: round(v, 3) for k, v in calls.items()})

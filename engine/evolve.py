@@ -52,7 +52,7 @@ def plan(
         if hit is None:
             schema = file_schema_of(file_schema, read_schema, name_mapping=name_mapping, match=match)
             # planned here, not through cached_plan: its key would fingerprint the recovered schema
-            hit = build_plan(schema, read_schema, policy, _constants_by_id(read_schema, constants))
+            hit = build_plan(schema, read_schema, policy, _constants_by_id(read_schema, constants), file_schema)
             with _ARROW_LOCK:
                 _BY_ARROW[key] = hit
                 if len(_BY_ARROW) > 256:

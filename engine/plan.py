@@ -16,6 +16,7 @@ from fieldshift.kernels.layout import conform, same_child_names
 from fieldshift.kernels.threads import get_threads, run_parallel
 from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, RowMap, StructNode
 from fieldshift.policy import CastPolicy
+from fieldshift.small_batches import SMALL_BATCH_ROWS, evaluate_small, shared_shapes
 
 __all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
 
@@ -97,6 +98,12 @@ class EvolutionPlan:
     # exactly this schema only needs the read schema put over its columns (renames, reorders, drops)
     relabel_input: pa.Schema | None = None
     relabel_views: tuple[tuple[int, pa.DataType], ...] = ()
+    input_schema: pa.Schema | None = None  # the file schema as Arrow: batches of exactly it skip checks
+    plain_takes: tuple[int, ...] = ()  # Take nodes whose input_schema column is exactly their target
+    # nodes doing the same work on different columns, found on the first small batch (planning does
+    # not pay for it): one evaluation of their concatenation there (small_batches.py)
+    _shared: list[tuple[tuple[Node, tuple[int, ...]], ...]] = field(default_factory=list, compare=False,
+                                                                      repr=False)
 
     # -- applying -------------------------------------------------------------------------------
     def apply(self, data: D) -> D:
@@ -171,29 +178,39 @@ class EvolutionPlan:
             return self._relabel(batch), CastReport()
         if self.relabel_input is not None and schema.equals(self.relabel_input):
             return self._relabel_columns(batch, schema), CastReport()
-        if tuple(schema.names) != self.input_names:
+        exact = schema.equals(self.input_schema)  # a pointer check for batches of one stream
+        if not exact and tuple(schema.names) != self.input_names:
             raise SchemaEvolutionError(
                 f"the plan reads the file columns {list(self.input_names)} in this order, but the batch has "
                 f"{schema.names}; plan with the schema of this data (columns match by position)"
             )
         sink = _Sink(mode, offset)
         columns = _Columns(batch)  # only the columns a node reads get wrapped (dropped ones never)
+        rows = batch.num_rows
+        out: list[pa.Array | None] = [None] * len(self.nodes)
+        if exact:  # columns of exactly the read type: no per-batch check of their layout or names
+            for i in self.plain_takes:
+                out[i] = columns[self.nodes[i].index]
         heavy = self.heavy_nodes
-        if len(heavy) > 1 and batch.num_rows >= _PARALLEL_MIN_ROWS and get_threads() > 1:
-            out = [None] * len(self.nodes)
-            done = run_parallel(lambda i: self.nodes[i].evaluate(columns, batch.num_rows, sink, ROOT_ROWS),
+        if len(heavy) > 1 and rows >= _PARALLEL_MIN_ROWS and get_threads() > 1:
+            done = run_parallel(lambda i: self.nodes[i].evaluate(columns, rows, sink, ROOT_ROWS),
                                 [(i,) for i in heavy])
             for i, arr in zip(heavy, done, strict=True):
                 out[i] = arr
-            for i, n in enumerate(self.nodes):
-                if out[i] is None:
-                    out[i] = n.evaluate(columns, batch.num_rows, sink, ROOT_ROWS)
-        else:
-            out = [n.evaluate(columns, batch.num_rows, sink, ROOT_ROWS) for n in self.nodes]
+        elif rows <= SMALL_BATCH_ROWS and self._shared_shapes():
+            evaluate_small(self.nodes, self._shared_shapes(), columns, rows, sink, out)
+        for i, n in enumerate(self.nodes):
+            if out[i] is None:
+                out[i] = n.evaluate(columns, rows, sink, ROOT_ROWS)
         if sink.report.total and mode == "null":
             log.warning("fieldshift: %d value(s) failed an explicit cast and were read as null: %s",
                         sink.report.total, sink.report.failures)
         return pa.RecordBatch.from_arrays(out, schema=self.output_schema), sink.report
+
+    def _shared_shapes(self) -> tuple[tuple[Node, tuple[int, ...]], ...]:
+        if not self._shared:  # two threads may both compute it: the same answer
+            self._shared.append(shared_shapes(self.nodes))
+        return self._shared[0]
 
     def _relabel_columns(self, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
         """Renames, reorders and drops only: the read schema over the same column buffers."""

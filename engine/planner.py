@@ -17,7 +17,7 @@ from fieldshift.defaults import default_scalar
 from fieldshift.errors import Mismatch, SchemaMismatchError
 from fieldshift.field import Field
 from fieldshift.kernels import select_cast_kernel
-from fieldshift.kernels.layout import names_like
+from fieldshift.kernels.layout import names_like, same_child_names
 from fieldshift.plan import EvolutionPlan
 from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, StructNode, Take
 from fieldshift.policy import CastKind, CastPolicy
@@ -162,8 +162,10 @@ def _passes_through(children: tuple[Node, ...], file_width: int) -> bool:
 
 
 def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | None = None,
-               constants: Mapping[int, Any] | None = None) -> EvolutionPlan:
-    """Plan the evolution of data written with ``file_schema`` into ``read_schema`` (uncached)."""
+               constants: Mapping[int, Any] | None = None, file_arrow: pa.Schema | None = None) -> EvolutionPlan:
+    """Plan the evolution of data written with ``file_schema`` into ``read_schema`` (uncached).
+
+    ``file_arrow`` is the data's own Arrow schema when the file schema was recovered from it."""
     policy = policy or CastPolicy.lossless()
     planner = _Planner(policy, constants or {})
     output = read_schema.to_arrow()
@@ -174,13 +176,14 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
             f"from file schema {file_schema.schema_id} into read schema {read_schema.schema_id}",
         )
     takes_all = _passes_through(nodes, len(file_schema.fields))
-    relabel_input = _relabel_input(nodes, file_schema)
+    file_arrow = file_schema.to_arrow() if file_arrow is None else file_arrow
+    relabel_input = _relabel_input(nodes, file_arrow)
     return EvolutionPlan(
         nodes=nodes,
         output_schema=output,
         input_width=len(file_schema.fields),
         input_names=tuple(f.name for f in file_schema.fields),
-        identity=takes_all and file_schema.to_arrow().equals(output),
+        identity=takes_all and file_arrow.equals(output),
         rename_only=all(isinstance(n, Take) for n in nodes),
         policy=policy,
         list_columns=tuple(i for i, f in enumerate(read_schema.fields) if _holds_list(f.type)),
@@ -188,7 +191,20 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
         relabel_input=relabel_input,
         relabel_views=tuple((i, n.target) for i, n in enumerate(nodes)
                             if relabel_input is not None and relabel_input.types[n.index] != n.target),
+        input_schema=file_arrow,
+        plain_takes=_plain_takes(nodes, file_arrow),
     )
+
+
+def _plain_takes(nodes: tuple[Node, ...], file_arrow: pa.Schema) -> tuple[int, ...]:
+    """Take nodes whose file column already has exactly the target type, child names included."""
+    plain = []
+    for i, n in enumerate(nodes):
+        if isinstance(n, Take):
+            source = file_arrow.field(n.index).type
+            if source == n.target and same_child_names(source, n.target):
+                plain.append(i)
+    return tuple(plain)
 
 
 def _costliest_first(nodes: tuple[Node, ...]) -> tuple[int, ...]:
@@ -214,13 +230,12 @@ def _cost(node: Node) -> int:
     return 0
 
 
-def _relabel_input(nodes: tuple[Node, ...], file_schema: Schema) -> pa.Schema | None:
+def _relabel_input(nodes: tuple[Node, ...], file_arrow: pa.Schema) -> pa.Schema | None:
     """The file's Arrow schema when every node takes a column that differs from its target in names only."""
     if not all(isinstance(n, Take) for n in nodes):
         return None
-    file_arrow = file_schema.to_arrow()
     types = file_arrow.types
-    if all(isinstance(n, Take) and names_like(types[n.index], n.target) == types[n.index] for n in nodes):
+    if all(names_like(types[n.index], n.target) == types[n.index] for n in nodes):
         return file_arrow
     return None
 
