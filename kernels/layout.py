@@ -8,6 +8,8 @@ offsets buffers.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -46,14 +48,20 @@ def list_child_range(arr: pa.Array) -> tuple[pa.Array, pa.Buffer | None, int]:
     if pa.types.is_fixed_size_list(arr.type):
         size = arr.type.list_size
         return arr.values.slice(arr.offset * size, len(arr) * size), None, arr.offset * size
-    offsets = arr.offsets
-    start = offsets[0].as_py() if len(arr) else 0
-    end = offsets[len(offsets) - 1].as_py() if len(arr) else 0
+    large = pa.types.is_large_list(arr.type)
+    width = 8 if large else 4
+    n, first = len(arr), arr.offset
+    buf = arr.buffers()[1]
+    if buf is None:  # an empty array may come without an offsets buffer
+        return arr.values.slice(0, 0), pa.py_buffer(bytes(width)), 0
+    bounds = np.frombuffer(buf, dtype=np.int64 if large else np.int32, count=first + n + 1)
+    start, end = int(bounds[first]), int(bounds[first + n])
     if start != 0:
-        offsets = pc.subtract(offsets, pa.scalar(start, offsets.type))
-    buf = offsets.buffers()[1]
-    if offsets.offset:
-        buf = buf.slice(offsets.offset * offsets.type.bit_width // 8)
+        shifted = pa.allocate_buffer((n + 1) * width)
+        np.subtract(bounds[first:], start, out=np.frombuffer(shifted, dtype=bounds.dtype))
+        buf = shifted
+    elif first:
+        buf = buf.slice(first * width)
     return arr.values.slice(start, end - start), buf, start
 
 
@@ -71,10 +79,14 @@ def rebuild_list(target: pa.DataType, like: pa.Array, offsets: pa.Buffer | None,
 
 def rebuild_map(target: pa.DataType, like: pa.Array, offsets: pa.Buffer, keys: pa.Array,
                 items: pa.Array) -> pa.Array:
-    entries_type = pa.struct([target.key_field, target.item_field])
-    entries = pa.Array.from_buffers(entries_type, len(keys), [None], null_count=0, children=[keys, items])
+    entries = pa.Array.from_buffers(_entries_type(target), len(keys), [None], null_count=0, children=[keys, items])
     return pa.Array.from_buffers(target, len(like), [validity_buffer(like), offsets],
                                  null_count=like.null_count, children=[entries])
+
+
+@functools.lru_cache(maxsize=256)
+def _entries_type(map_type: pa.DataType) -> pa.DataType:
+    return pa.struct([map_type.key_field, map_type.item_field])
 
 
 @kernel("conform")
