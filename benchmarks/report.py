@@ -261,6 +261,13 @@ def w1_section(r: Results) -> list[str]:
             "The copy limit copies that many bytes into already-faulted pages.",
             "",
         ]
+    bound = ratio(plain, r.median("w1.copy_2core"))
+    if bound is not None:
+        lines += [
+            "No implementation writes those bytes faster than the 2-core copy, so plain ÷ 2-core copy",
+            f"({fmt_x(bound)}) is the most any implementation can gain over plain pyarrow on this machine.",
+            "",
+        ]
     return lines
 
 
