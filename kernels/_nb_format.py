@@ -38,7 +38,6 @@ _U48 = np.uint64(48)
 _U100 = np.uint64(100)
 _U1E4 = np.uint64(10**4)
 _U1E8 = np.uint64(10**8)
-_F1E8 = 1e8
 _FINV1E8 = 1e-8
 _DIV1E8_MUL = np.uint64(2882303762)  # ceil(2**58 / 10**8): exact u // 10**8 for u < 2**32
 _DIV1E8_SHIFT = np.uint64(58)
