@@ -38,9 +38,9 @@ def table(tmp_path: Path) -> fs.Table:
     t = fs.Table.create(tmp_path / "t", schema)
     rows = [
         (1, 1, -128, 0.5, 0.1, D("1.25"), "a", b"\x00", True, dt.date(2020, 1, 1),
-         dt.datetime(2020, 1, 1, 0, 0, 1),         dt.datetime(2020, 1, 1, tzinfo=dt.UTC), {"x": 1}),
+         dt.datetime(2020, 1, 1, 0, 0, 1), dt.datetime(2020, 1, 1, tzinfo=dt.UTC), {"x": 1}),
         (2, 2, 127, 2.0**53, 2.5, D("-3.00"), "b", b"\xff", False, dt.date(2020, 1, 2),
-         dt.datetime(2020, 1, 2),         dt.datetime(2020, 1, 2, tzinfo=dt.UTC), {"x": 2}),
+         dt.datetime(2020, 1, 2), dt.datetime(2020, 1, 2, tzinfo=dt.UTC), {"x": 2}),
         (3, 2**53 + 1, 0, -1.0, None, None, None, None, None, None, None, None, None),
         (17, 7, None, None, 3.0, D("0.01"), "q", b"q", None, dt.date(2021, 1, 1), None, None, {"x": None}),
     ]
