@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import decimal
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,10 +36,17 @@ def parse_where(text: str, schema: Schema) -> tuple[str, str, Any]:
         raise UsageError(f"--where {text!r}: {e}") from None
 
     def typed(lit: SqlLiteral) -> Any:
+        end = lit.position + len(lit.text)
+        if lit.kind == "null":
+            raise DDLSyntaxError(text, lit.position, "a value (test for nulls with IS NULL or IS NOT NULL)",
+                                 lit.text, end)
+        if lit.kind == "number" and isinstance(field.type, pa.DataType) and \
+                (pa.types.is_integer(field.type) or pa.types.is_decimal(field.type)):
+            # the scan compares a number exactly with the column (a > 1.5 on a long column is a >= 2)
+            return int(lit.text) if re.fullmatch(r"[+-]?\d+", lit.text) else decimal.Decimal(lit.text)
         try:
             return coerce_literal(lit, field.type)
         except ValueError as e:
-            end = lit.position + len(lit.text)
             expected = f"a {type_name(field.type)} value for column {path!r} ({e})"
             raise DDLSyntaxError(text, lit.position, expected, lit.text, end) from None
 
@@ -52,7 +61,8 @@ def read(
     columns: Annotated[str | None, typer.Option(
         "--columns", "-c", help="Comma-separated top-level columns.")] = None,
     where: Annotated[list[str] | None, typer.Option(
-        "--where", "-w", help="\"col op value\" (=, !=, <, <=, >, >=, IN (..), IS NULL); repeat to AND.")
+        "--where", "-w",
+        help="\"col op value\" (=, !=, <, <=, >, >=, IN (..), NOT IN (..), IS [NOT] NULL); repeat to AND.")
     ] = None,
     as_of: Annotated[int | None, typer.Option("--as-of", help="Read this snapshot (time travel).")] = None,
     schema_id: Annotated[int | None, typer.Option(

@@ -5,20 +5,19 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from fieldshift.errors import SchemaEvolutionError
+from fieldshift.errors import SchemaEvolutionError, TableError
 from fieldshift.plan import EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema, split_path
+from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import iter_file_batches
-from fieldshift.table.stats import may_match
+from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_filter
+from fieldshift.table.stats import leaf_node, may_match
 
 if TYPE_CHECKING:
     from fieldshift.table.table import Table
@@ -26,45 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["Predicate", "Scan", "parse_filter"]
 
 BATCH_SIZE = 65_536
-_OPS = ("==", "=", "!=", "<", "<=", ">", ">=", "in", "not in", "is_null", "not_null")
-
-
-@dataclass(frozen=True, slots=True)
-class Predicate:
-    """``column op value``; a scan's filter is a conjunction of these."""
-
-    column: str
-    op: str
-    value: Any = None
-
-    def __post_init__(self) -> None:
-        if self.op not in _OPS:
-            raise ValueError(f"unknown filter operator {self.op!r}; use one of {', '.join(_OPS)}")
-
-    def expression(self) -> pc.Expression:
-        ref = pc.field(*split_path(self.column))
-        op, v = self.op, self.value
-        if op == "is_null":
-            return ref.is_null()
-        if op == "not_null":
-            return ref.is_valid()
-        if op == "in":
-            return ref.isin(list(v))
-        if op == "not in":
-            return ~ref.isin(list(v))
-        return {"==": ref == v, "=": ref == v, "!=": ref != v, "<": ref < v, "<=": ref <= v,
-                ">": ref > v, ">=": ref >= v}[op]
-
-
-def parse_filter(filter: Any) -> tuple[Predicate, ...]:
-    """Accept None, one (column, op, value) tuple, a list of them, or Predicates."""
-    if filter is None:
-        return ()
-    if isinstance(filter, Predicate):
-        return (filter,)
-    if isinstance(filter, tuple) and len(filter) in (2, 3) and isinstance(filter[0], str):
-        return (Predicate(*filter),)
-    return tuple(p if isinstance(p, Predicate) else Predicate(*p) for p in filter)
 
 
 class Scan:
@@ -86,10 +46,11 @@ class Scan:
             raise SchemaEvolutionError(f"no schema {target_id}; schema ids are {sorted(schemas)}")
         self.full_schema = schemas[target_id]
         self.predicates = parse_filter(filter)
+        self.bound = bind_filter(self.predicates, self.full_schema)  # validated before reading
+        self._row_filter = row_filter(self.bound)
+        self.prune = True  # False reads every live file (tests compare the two)
         self.columns = list(columns) if columns is not None else self.full_schema.names
-        for p in self.predicates:
-            self.full_schema.find(p.column)  # unknown filter column: say so before reading
-        wanted = list(dict.fromkeys([*self.columns, *(split_path(p.column)[0] for p in self.predicates)]))
+        wanted = list(dict.fromkeys([*self.columns, *(p.path[0] for p in self.bound)]))
         self.read_schema = self.full_schema.select(wanted)
         self.output_schema = self.full_schema.select(self.columns).to_arrow()
         self.policy = policy
@@ -110,13 +71,23 @@ class Scan:
         return [f for f in live if self._may_match(f)]
 
     def _may_match(self, f: DataFile) -> bool:
+        """Stats rule a file out only through the plan's own casts (stats.may_match)."""
+        if not self.prune:
+            return True
         file_schema = self._schemas[f.schema_id]
-        for p in self.predicates:
-            fid = self.full_schema.find(p.column).id
-            if not file_schema.has_field(fid):
-                continue  # the column is a constant in this file: cannot prune on stats
-            file_type = file_schema.field(fid).type
-            if isinstance(file_type, pa.DataType) and not may_match(f.stats.get(fid), p.op, p.value, file_type):
+        nodes = None
+        for p in self.bound:
+            present = file_schema.has_field(p.field_id)
+            if p.op != "false" and (not present or f.stats.get(p.field_id) is None):
+                continue  # a constant in this file, or no stats: cannot prune on it
+            if nodes is None and p.op != "false":
+                try:
+                    nodes = self._plan_for(f.schema_id)[1].nodes
+                except (SchemaEvolutionError, TableError):
+                    return True  # reading the file reports why it cannot be read
+            node = leaf_node(nodes, self.read_schema.fields, p.path) if nodes is not None else None
+            file_type = file_schema.field(p.field_id).type if present else None
+            if not may_match(f.stats.get(p.field_id), p, node, file_type):
                 return False
         return True
 
@@ -135,11 +106,8 @@ class Scan:
         return self._plans[schema_id]
 
     def _finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        if self.predicates:
-            expr = self.predicates[0].expression()
-            for p in self.predicates[1:]:
-                expr = expr & p.expression()
-            batch = batch.filter(expr)
+        if self._row_filter is not None:
+            batch = batch.filter(self._row_filter)
         return batch.select(self.output_schema.names)
 
     # -- results --------------------------------------------------------------------------------

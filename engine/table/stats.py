@@ -1,8 +1,11 @@
 """Per-file column statistics, kept in the type of the file that produced them.
 
-Pruning converts the filter literal into the file's type and prunes only when that conversion is
-exact; otherwise the file is read. Peers have silently dropped matching rows by comparing stats of
-an old type against literals of a new one (DuckLake #1307, Iceberg PR #17744, Paimon PR #8843).
+Pruning converts the bounds into the read type by the very cast the scan's plan applies to the
+file's column, and uses them only when that cast preserves order and equality; the literal is
+already a value of the read type (filters.py). Otherwise the file is read. Peers have silently
+dropped matching rows by comparing stats of an old type against literals of a new one (DuckLake
+#1307, Iceberg PR #17744, Paimon PR #8843), and so did this module when it converted the literal
+into the file's type (a long widened to string or to a rounding double).
 """
 
 from __future__ import annotations
@@ -17,10 +20,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.schema import Schema
+from fieldshift.kernels import get_kernel
+from fieldshift.plan_nodes import CastNode, Node, StructNode, Take
+from fieldshift.schema import Schema, join_path
+from fieldshift.table.filters import BoundPredicate, sort_keys
 from fieldshift.types import StructType
 
-__all__ = ["compute_stats", "decode_value", "encode_value", "may_match"]
+__all__ = ["compute_stats", "decode_value", "encode_value", "leaf_node", "may_match", "read_bounds"]
 
 _MAX_TEXT_STAT = 256
 
@@ -90,14 +96,28 @@ def compute_stats(schema: Schema, table: pa.Table) -> dict[int, tuple[int, int, 
     for fid, t, arr in _leaves(schema, table):
         lo = hi = None
         if _orderable(t) and arr.null_count < len(arr):
-            mm = pc.min_max(arr)
-            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+            try:
+                lo, hi = _min_max(arr, t)
+            except (ValueError, OverflowError, pa.ArrowException):  # beyond Python's datetime range
+                lo = hi = None
             if pa.types.is_floating(t) and (pc.any(pc.is_nan(arr)).as_py() or _nan(lo) or _nan(hi)):
                 lo = hi = None  # NaN orders nowhere: never prune on it
             if isinstance(lo, (str, bytes)) and max(len(lo), len(hi)) > _MAX_TEXT_STAT:
                 lo = hi = None
         out[fid] = (len(arr), arr.null_count, lo, hi)
     return out
+
+
+def _min_max(arr: pa.ChunkedArray, t: pa.DataType) -> tuple[Any, Any]:
+    """Bounds as Python values; nanosecond ones are widened to whole microseconds (Python's precision)."""
+    if getattr(t, "unit", None) == "ns" and (pa.types.is_timestamp(t) or pa.types.is_time(t)):
+        mm = pc.min_max(pc.cast(arr, pa.int64()))
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        lo, hi = lo // 1000, -(-hi // 1000)
+        unit = pa.timestamp("us", t.tz) if pa.types.is_timestamp(t) else pa.time64("us")
+        return pa.scalar(lo, pa.int64()).cast(unit).as_py(), pa.scalar(hi, pa.int64()).cast(unit).as_py()
+    mm = pc.min_max(arr)
+    return mm["min"].as_py(), mm["max"].as_py()
 
 
 def _nan(v: Any) -> bool:
@@ -111,48 +131,151 @@ def _orderable(t: pa.DataType) -> bool:
         and not T.is_duration(t) and not T.is_interval(t)
 
 
-def exact_literal(value: Any, file_type: pa.DataType) -> Any | None:
-    """``value`` as a Python value of ``file_type`` if the conversion loses nothing, else None."""
-    try:
-        scalar = pa.scalar(value)
-        converted = scalar.cast(file_type, safe=True)
-        if converted.cast(scalar.type, safe=True).as_py() != scalar.as_py():
-            return None
-        return converted.as_py()
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        return None
+# -- pruning -------------------------------------------------------------------------------------
+_NULL_REJECTING = ("==", "<", "<=", ">", ">=", "in", "not_null")
+_TICKS_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
 
 
-def may_match(stats: tuple[int, int, Any, Any] | None, op: str, value: Any, file_type: pa.DataType) -> bool:
-    """False only when the stats prove no row of the file satisfies ``column op value``."""
-    if stats is None:
+def may_match(stats: tuple[int, int, Any, Any] | None, pred: BoundPredicate, node: Node | None,
+              file_type: Any) -> bool:
+    """False only when the stats prove no row of the file, read through ``node``, satisfies ``pred``.
+
+    ``node`` is the scan plan's node for the predicate's column (None: the file lacks it). Bounds
+    are converted into the read type by that node's own cast and used only when the cast keeps
+    order and equality (``read_bounds``); null counts hold through any cast, which maps null to null.
+    """
+    if pred.op == "false":
+        return False
+    if pred.op == "true" or stats is None or node is None or not isinstance(file_type, pa.DataType):
         return True
     count, nulls, lo, hi = stats
-    if op == "is_null":
-        return nulls > 0
-    if op == "not_null":
-        return nulls < count
-    if nulls == count:
-        return False  # every comparison with null is null, never true
-    if lo is None or hi is None:
+    if pred.op in _NULL_REJECTING and nulls >= count:
+        return False  # every row is null: nothing is equal, ordered, in a list or valid
+    if pred.op in ("!=", "not in"):
+        return True  # true on nulls and NaN (Iceberg), so never ruled out by bounds
+    bounds = read_bounds(node, file_type, lo, hi)
+    if pred.op == "is_null":
+        return nulls > 0 or bounds is None  # a cast outside the exact ones may turn values into nulls
+    if pred.op == "not_null" or bounds is None:
         return True
-    values = value if op in ("in", "not in") else [value]
-    exact = [exact_literal(v, file_type) for v in values]
-    if any(e is None for e in exact):
-        return True
+    low, high = bounds
+    keys = pred.keys
     try:
-        if op in ("=", "=="):
-            return lo <= exact[0] <= hi
-        if op == "in":
-            return any(lo <= e <= hi for e in exact)
-        if op == "<":
-            return lo < exact[0]
-        if op == "<=":
-            return lo <= exact[0]
-        if op == ">":
-            return hi > exact[0]
-        if op == ">=":
-            return hi >= exact[0]
+        if pred.op == "==":
+            return low <= keys[0] <= high
+        if pred.op == "in":
+            return any(low <= k <= high for k in keys)
+        if pred.op == "<":
+            return low < keys[0]
+        if pred.op == "<=":
+            return low <= keys[0]
+        if pred.op == ">":
+            return high > keys[0]
+        if pred.op == ">=":
+            return high >= keys[0]
     except TypeError:
         return True
     return True
+
+
+def read_bounds(node: Node, file_type: pa.DataType, lo: Any, hi: Any) -> tuple[Any, Any] | None:
+    """(min, max) sort keys in the read type, or None unless the node's cast preserves order and equality.
+
+    Order- and equality-preserving: identity (and layout changes), integer -> integer, integer ->
+    decimal, integer -> float when both bounds are exact floats, float and decimal widening, date
+    and timestamp unit widening and date -> timestamp when the ticks scale exactly (a zone change
+    that keeps the instants). Never: anything -> string, string -> number/date, binary <-> string,
+    float -> integer/decimal, rounding casts. When both bounds cast, every value between them does.
+    """
+    if lo is None or hi is None:
+        return None
+    try:
+        source = _bounds_array(lo, hi, file_type)
+        if isinstance(node, Take):
+            out = source.cast(node.target) if source.type != node.target else source
+        elif isinstance(node, CastNode) and _order_preserving(file_type, node.target):
+            outcome = get_kernel(node.kernel)(source, node.target)
+            if outcome.failure_count or outcome.values.null_count:
+                return None
+            out = outcome.values
+            if not _exact(source, out):
+                return None
+        else:
+            return None
+        keys = sort_keys(out)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+    return keys[0], keys[1]
+
+
+def _bounds_array(lo: Any, hi: Any, file_type: pa.DataType) -> pa.Array:
+    """The stored bounds as an array of the file type; nanosecond maxima are rounded up.
+
+    Stats are kept as Python values, whose datetimes and times hold microseconds: a stored
+    nanosecond maximum may have lost up to 999 ns (older catalogs truncated it).
+    """
+    arr = pa.array([lo, hi], file_type)
+    if getattr(file_type, "unit", None) == "ns" and (pa.types.is_timestamp(file_type) or pa.types.is_time(file_type)):
+        ticks = arr.view(pa.int64()).to_pylist()
+        arr = pa.array([ticks[0], min(ticks[1] + 999, 2**63 - 1)], pa.int64()).view(file_type)
+    return arr
+
+
+def _order_preserving(ft: pa.DataType, rt: pa.DataType) -> bool:
+    T = pa.types
+    if T.is_integer(ft):
+        return T.is_integer(rt) or T.is_decimal(rt) or T.is_floating(rt)
+    if T.is_floating(ft):
+        return T.is_floating(rt) and rt.bit_width >= ft.bit_width
+    if T.is_decimal(ft):
+        return T.is_decimal(rt) and rt.scale >= ft.scale
+    if (T.is_date(ft) or T.is_timestamp(ft)) and (T.is_date(rt) or T.is_timestamp(rt)):
+        return _ticks_per_day(rt) >= _ticks_per_day(ft)
+    if T.is_time(ft) and T.is_time(rt):
+        return _ticks_per_day(rt) >= _ticks_per_day(ft)
+    text = (T.is_string, T.is_large_string, T.is_string_view)
+    binary = (T.is_binary, T.is_large_binary, T.is_binary_view, T.is_fixed_size_binary)
+    return (any(f(ft) for f in text) and any(f(rt) for f in text)) or \
+        (any(f(ft) for f in binary) and any(f(rt) for f in binary) and not T.is_fixed_size_binary(rt))
+
+
+def _ticks_per_day(t: pa.DataType) -> int:
+    if pa.types.is_date32(t):
+        return 1
+    if pa.types.is_date64(t):
+        return 86_400_000
+    return _TICKS_PER_DAY[t.unit]
+
+
+def _exact(source: pa.Array, out: pa.Array) -> bool:
+    """The cast changed no bound: integers read as floats exactly, ticks scaled by the unit ratio."""
+    T = pa.types
+    st, rt = source.type, out.type
+    if T.is_integer(st) and T.is_floating(rt):
+        mantissa = {16: 11, 32: 24, 64: 53}[rt.bit_width]
+        return all(abs(v) <= 2**mantissa for v in source.to_pylist())
+    if T.is_temporal(st):
+        factor, rem = divmod(_ticks_per_day(rt), _ticks_per_day(st))
+        return rem == 0 and [v * factor for v in sort_keys(source)] == sort_keys(out)
+    return True
+
+
+def leaf_node(nodes: tuple[Node, ...], fields: tuple[Any, ...], path: tuple[str, ...]) -> Node | None:
+    """The plan node that produces ``path``'s values (a Take covering it counts); None when unknown."""
+    node: Node | None = None
+    for i, part in enumerate(path):
+        idx = next((j for j, f in enumerate(fields) if f.name == part), None)
+        if idx is None or idx >= len(nodes):
+            return None
+        node = nodes[idx]
+        if i == len(path) - 1:
+            return node
+        if isinstance(node, Take):  # an identity subtree: the leaf passes through as it is
+            target = node.target
+            for name in path[i + 1:]:
+                target = target.field(name).type
+            return Take(node.index, target, join_path(path), node.note)
+        if not isinstance(node, StructNode) or not isinstance(fields[idx].type, StructType):
+            return None
+        nodes, fields = node.children, fields[idx].type.fields
+    return node
