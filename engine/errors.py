@@ -18,6 +18,7 @@ __all__ = [
     "Mismatch",
     "MissingFieldIdError",
     "NestingLevelMoveError",
+    "NullInRequiredFieldError",
     "NullabilityTighteningError",
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
@@ -68,6 +69,16 @@ class IdentifierFieldChangeError(SchemaEvolutionError):
 
 class NestingLevelMoveError(SchemaEvolutionError):
     """A field can only move among its siblings, never to another struct."""
+
+
+class NullInRequiredFieldError(SchemaEvolutionError):
+    """A required read field over a column that may hold nulls (e.g. a Parquet column written optional
+    by DuckDB or Spark) holds nulls: checked per batch, the one value-level refusal besides casts."""
+
+    def __init__(self, path: str, nulls: int, row: int, fix: str = "") -> None:
+        self.path, self.nulls, self.row = path, nulls, row
+        fix = fix or "read it as optional (a schema where the field is nullable), or fill the nulls in the file"
+        super().__init__(f"required column {path!r} holds {nulls} null(s) (first at row {row}); {fix}")
 
 
 class InvalidDefaultError(SchemaEvolutionError):

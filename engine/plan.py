@@ -11,10 +11,10 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.errors import CastValueError, SchemaEvolutionError
+from fieldshift.errors import CastValueError, NullInRequiredFieldError, SchemaEvolutionError
 from fieldshift.kernels.layout import conform, same_child_names
 from fieldshift.kernels.threads import get_threads, run_parallel
-from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, RowMap, StructNode
+from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, NullCheck, RowMap, StructNode
 from fieldshift.policy import CastPolicy
 from fieldshift.small_batches import SMALL_BATCH_ROWS, evaluate_small, shared_shapes
 
@@ -65,6 +65,20 @@ class _Sink:
             raise CastValueError(path, int(top[0]) + self.offset, value, source_type, target_type)
         with self.lock:
             self._record(path, local, top, source, source_type, target_type)
+
+    def null_in_required(self, path: str, local: np.ndarray, rows: RowMap) -> None:
+        """Nulls in a required field: refused, or (collecting) reported as failing rows."""
+        top = rows(local)
+        top = top[top >= 0]  # nulls under a null struct or list slot are hidden, not values
+        if not len(top):
+            return
+        if self.mode != "collect":
+            raise NullInRequiredFieldError(path, len(top), int(top[0]) + self.offset)
+        with self.lock:
+            self.report.failures[path] = self.report.failures.get(path, 0) + len(top)
+            self.report.rows[path] = np.unique(np.concatenate([self.report.rows.get(path, top[:0]), top]))
+            for row in np.unique(top)[:1000].tolist():
+                self.report.reasons[row].append(f"{path}: null in a required field")
 
     def _record(self, path: str, local: np.ndarray, top: np.ndarray, source: pa.Array, source_type: str,
                 target_type: str) -> None:
@@ -266,7 +280,10 @@ class _Columns:
 def _explain(nodes: tuple[Node, ...], indent: str) -> list[str]:
     lines: list[str] = []
     for n in nodes:
-        lines.append(f"{indent}{n.path}: {n.note}")
+        checked = isinstance(n, NullCheck)
+        if checked:
+            n = n.inner
+        lines.append(f"{indent}{n.path}: {n.note}{'; checked for nulls' if checked else ''}")
         if isinstance(n, StructNode):
             lines.extend(_explain(n.children, indent + "  "))
         elif isinstance(n, ListNode):

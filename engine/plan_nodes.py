@@ -25,7 +25,7 @@ from fieldshift.kernels import (
     rebuild_struct,
 )
 
-__all__ = ["CastNode", "ConstantNode", "ListNode", "MapNode", "Node", "StructNode", "Take"]
+__all__ = ["CastNode", "ConstantNode", "ListNode", "MapNode", "Node", "NullCheck", "StructNode", "Take"]
 
 RowMap = Callable[[np.ndarray], np.ndarray]
 """Maps indices at the current nesting level to top-level row numbers (used only on failures)."""
@@ -34,6 +34,8 @@ RowMap = Callable[[np.ndarray], np.ndarray]
 class FailureSink(Protocol):
     def failed(self, path: str, local: np.ndarray, source: pa.Array, rows: RowMap,
                source_type: str, target_type: str) -> None: ...
+
+    def null_in_required(self, path: str, local: np.ndarray, rows: RowMap) -> None: ...
 
 
 def _identity_rows(idx: np.ndarray) -> np.ndarray:
@@ -152,7 +154,35 @@ class MapNode:
         return rebuild_map(self.target, source, offsets, keys, items)
 
 
-Node = Union[Take, CastNode, ConstantNode, StructNode, ListNode, MapNode]
+@dataclass(frozen=True, slots=True)
+class NullCheck:
+    """A required read field over a file column that may hold nulls: ``inner`` after a null check.
+
+    Writers such as DuckDB and Spark mark every Parquet column optional, so the file's nullability says
+    nothing about its values; the null count does. Nulls under a null parent (struct or list slot) are
+    hidden and do not count."""
+
+    inner: Node
+    path: str
+    note: str = "checked for nulls"
+
+    @property
+    def index(self) -> int:
+        return self.inner.index  # type: ignore[union-attr]
+
+    @property
+    def target(self) -> pa.DataType:
+        return self.inner.target
+
+    def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
+        source = inputs[self.index]
+        if source.null_count:
+            sink.null_in_required(self.path, np.flatnonzero(source.is_null().to_numpy(zero_copy_only=False)),
+                                  rows)
+        return self.inner.evaluate(inputs, length, sink, rows)
+
+
+Node = Union[Take, CastNode, ConstantNode, StructNode, ListNode, MapNode, NullCheck]
 
 
 class _StructChildren(Sequence[pa.Array]):

@@ -19,7 +19,7 @@ from fieldshift.field import Field
 from fieldshift.kernels import select_cast_kernel
 from fieldshift.kernels.layout import names_like, same_child_names
 from fieldshift.plan import EvolutionPlan
-from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, StructNode, Take
+from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.types import ListType, MapType, StructType, type_name
@@ -79,11 +79,16 @@ class _Planner:
 
     def present(self, index: int, ff: Field, rf: Field, path: str, target: pa.DataType,
                 key: bool = False) -> Node:
+        node = self._present(index, ff, rf, path, target, key)
+        if ff.nullable and not rf.nullable and not isinstance(node, ConstantNode):
+            # nullability by data: the column reads while it holds no nulls (checked per batch)
+            return NullCheck(node, path)
+        return node
+
+    def _present(self, index: int, ff: Field, rf: Field, path: str, target: pa.DataType,
+                 key: bool) -> Node:
         renamed = "" if ff.name == rf.name or ff.name in ("element", "key", "value") \
             else f"renamed from {ff.name!r}"
-        if ff.nullable and not rf.nullable:
-            self._mismatch(path, ff, rf, "the file's column is nullable but the read field is required",
-                           "read it as optional (nulls in old files cannot be refused later)")
         ft, rt = ff.type, rf.type
         if isinstance(rt, pa.DataType) and isinstance(ft, pa.DataType):  # the common case first
             return self.primitive(index, ft, rf, target, path, renamed, key)
@@ -218,6 +223,8 @@ _TEXT_TYPE_IDS = frozenset((pa.string().id, pa.large_string().id, pa.string_view
 
 def _cost(node: Node) -> int:
     """A rough weight: text is formatted or parsed value by value; widening and rebuilds are copies."""
+    if isinstance(node, NullCheck):
+        return 1 + _cost(node.inner)
     if isinstance(node, CastNode):
         text = node.kernel.startswith(("cast.numba", "cast.masked")) or node.target.id in _TEXT_TYPE_IDS
         return 8 if text else 1

@@ -7,6 +7,7 @@ from functools import lru_cache
 import pyarrow as pa
 
 from fieldshift.kernels.registry import kernel
+from fieldshift.kernels.valid_nulls import null_array
 
 __all__ = ["constant_array"]
 
@@ -19,8 +20,8 @@ def constant_array(value: pa.Scalar, length: int) -> pa.Array:
 
 @lru_cache(maxsize=256)
 def _cached(value: pa.Scalar, length: int) -> pa.Array:
-    if not value.is_valid:
-        return pa.nulls(length, type=value.type)
+    if not value.is_valid:  # a null struct's required children hold placeholders (Parquet needs them)
+        return null_array(value.type, length)
     if length == 0:
         return pa.array([], type=value.type)
     return pa.repeat(value, length)
