@@ -1,6 +1,7 @@
 """fieldshift: evolve data written under old table schemas into the current schema, by field id."""
 
 from fieldshift.errors import (
+    BatchTypeError,
     CastValueError,
     CatalogFormatError,
     CommitConflictError,
@@ -36,6 +37,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AppendResult",
+    "BatchTypeError",
     "CastKind",
     "CastPolicy",
     "CastReport",

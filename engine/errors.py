@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
+    "BatchTypeError",
     "CastValueError",
     "CatalogFormatError",
     "CommitConflictError",
@@ -79,6 +80,17 @@ class NullInRequiredFieldError(SchemaEvolutionError):
         self.path, self.nulls, self.row = path, nulls, row
         fix = fix or "read it as optional (a schema where the field is nullable), or fill the nulls in the file"
         super().__init__(f"required column {path!r} holds {nulls} null(s) (first at row {row}); {fix}")
+
+
+class BatchTypeError(SchemaEvolutionError):
+    """A batch given to ``plan.apply`` has a column of another type than the plan was made for."""
+
+    def __init__(self, column: str, expected: str, actual: str) -> None:
+        self.column, self.expected, self.actual = column, expected, actual
+        super().__init__(
+            f"column {column!r} of the batch is {actual}, but the plan was made for {expected}; plan with "
+            "the schema of this data (fs.plan(batch.schema, read_schema)) or fs.evolve(batch, read_schema)"
+        )
 
 
 class InvalidDefaultError(SchemaEvolutionError):

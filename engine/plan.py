@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.errors import CastValueError, NullInRequiredFieldError, SchemaEvolutionError
-from fieldshift.kernels.layout import conform, same_child_names
+from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFieldError, SchemaEvolutionError
+from fieldshift.kernels.layout import conform, same_child_names, same_values, take_rows
 from fieldshift.kernels.threads import get_threads, run_parallel
 from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, NullCheck, RowMap, StructNode
 from fieldshift.policy import CastPolicy
@@ -118,6 +118,9 @@ class EvolutionPlan:
     # not pay for it): one evaluation of their concatenation there (small_batches.py)
     _shared: list[tuple[tuple[Node, tuple[int, ...]], ...]] = field(default_factory=list, compare=False,
                                                                       repr=False)
+    # batch schemas other than input_schema already found to hold the planned types (dictionary or
+    # extension encodings, other child names): checked once, then by pointer
+    _accepted: list[pa.Schema] = field(default_factory=list, compare=False, repr=False)
 
     # -- applying -------------------------------------------------------------------------------
     def apply(self, data: D) -> D:
@@ -144,8 +147,8 @@ class EvolutionPlan:
         keep[bad_rows] = False
         reasons = pa.array(["; ".join(report.reasons.get(int(r), ["cast failed"])) for r in bad_rows],
                            pa.string())
-        bad = data.take(pa.array(bad_rows)).append_column(REASON_COLUMN, reasons)
-        return out.filter(pa.array(keep)), bad
+        bad = take_rows(data, bad_rows).append_column(REASON_COLUMN, reasons)
+        return take_rows(out, np.flatnonzero(keep)), bad
 
     def apply_collect(self, data: D) -> tuple[D, CastReport]:
         """Evolve every row (failing values read as null) and report the failing rows with reasons."""
@@ -193,11 +196,8 @@ class EvolutionPlan:
         if self.relabel_input is not None and schema.equals(self.relabel_input):
             return self._relabel_columns(batch, schema), CastReport()
         exact = schema.equals(self.input_schema)  # a pointer check for batches of one stream
-        if not exact and tuple(schema.names) != self.input_names:
-            raise SchemaEvolutionError(
-                f"the plan reads the file columns {list(self.input_names)} in this order, but the batch has "
-                f"{schema.names}; plan with the schema of this data (columns match by position)"
-            )
+        if not exact:
+            self._check_input(schema)
         sink = _Sink(mode, offset)
         columns = _Columns(batch)  # only the columns a node reads get wrapped (dropped ones never)
         rows = batch.num_rows
@@ -220,6 +220,21 @@ class EvolutionPlan:
             log.warning("fieldshift: %d value(s) failed an explicit cast and were read as null: %s",
                         sink.report.total, sink.report.failures)
         return pa.RecordBatch.from_arrays(out, schema=self.output_schema), sink.report
+
+    def _check_input(self, schema: pa.Schema) -> None:
+        """Refuse a batch whose columns are not the ones planned for: by name, then by type."""
+        if tuple(schema.names) != self.input_names:
+            raise SchemaEvolutionError(
+                f"the plan reads the file columns {list(self.input_names)} in this order, but the batch has "
+                f"{schema.names}; plan with the schema of this data (columns match by position)"
+            )
+        if self.input_schema is None or any(schema.equals(s) for s in self._accepted):
+            return
+        for name, got, want in zip(schema.names, schema.types, self.input_schema.types, strict=True):
+            if not same_values(got, want):
+                raise BatchTypeError(name, str(want), str(got))
+        if len(self._accepted) < 4:  # a few other layouts of the same values (dictionaries, item names)
+            self._accepted.append(schema)
 
     def _shared_shapes(self) -> tuple[tuple[Node, tuple[int, ...]], ...]:
         if not self._shared:  # two threads may both compute it: the same answer

@@ -17,6 +17,7 @@ import pyarrow as pa
 from fieldshift.kernels import (
     conform,
     constant_array,
+    decoded,
     get_kernel,
     list_child_range,
     list_from_view,
@@ -68,9 +69,7 @@ class CastNode:
     note: str = ""
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
-        source = inputs[self.index]
-        if pa.types.is_dictionary(source.type):
-            source = source.dictionary_decode()
+        source = decoded(inputs[self.index])  # dictionary, run-end encoded, extension: their values
         outcome = get_kernel(self.kernel)(source, self.target)
         if outcome.failed is not None and outcome.failed.any():
             sink.failed(self.path, np.flatnonzero(outcome.failed), source, rows, self.source_name,
@@ -108,7 +107,7 @@ class StructNode:
     note: str = "struct"
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
-        source = inputs[self.index]
+        source = decoded(inputs[self.index])
         kids = _StructChildren(source)
         child_rows = _masked_rows(source, rows) if source.null_count else rows
         out = [c.evaluate(kids, len(source), sink, child_rows) for c in self.children]
@@ -126,7 +125,7 @@ class ListNode:
     note: str = "list"
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
-        source = _same_list_layout(inputs[self.index], self.target)
+        source = _same_list_layout(decoded(inputs[self.index]), self.target)
         values, offsets, start = list_child_range(source)
         element_rows = _element_rows(source, start, rows)
         new_values = self.element.evaluate([values], len(values), sink, element_rows)
@@ -145,7 +144,7 @@ class MapNode:
     note: str = "map"
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
-        source = inputs[self.index]
+        source = decoded(inputs[self.index])
         entries, offsets, start = list_child_range(source)
         entry_rows = _element_rows(source, start, rows)
         kids = [entries.field(0), entries.field(1)]

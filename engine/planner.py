@@ -124,6 +124,9 @@ class _Planner:
         if decision == "key":
             self._mismatch(path, ft, rf, "map keys may only widen losslessly",
                            "keep the key type, or widen it losslessly (e.g. int -> long)")
+        elif decision == "arrow":
+            self._mismatch(path, ft, rf, "Arrow has no cast between these types",
+                           "cast the data to another type first, or read the column as its file type")
         else:
             self._mismatch(path, ft, rf, f"CastPolicy.{self.policy.name} does not allow this change",
                            self.policy.suggest(ft, rf.type))
@@ -155,6 +158,8 @@ def _decision(policy: CastPolicy, ft: pa.DataType, rt: pa.DataType, target: pa.D
         return kind
     checked = kind is CastKind.CHECKED
     kernel = select_cast_kernel(ft, target, checked)
+    if kernel is None:
+        return "arrow"
     source_name, target_name = type_name(ft), type_name(rt)
     return kernel, source_name, target_name, \
         f"{'checked cast' if checked else 'widen'} {source_name} -> {target_name} ({kernel})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pyarrow as pa
@@ -117,3 +118,71 @@ def test_missing_struct_with_required_child_is_written_and_read_as_null(tmp_path
     assert out.column("s").to_pylist() == [None]
     assert out.column("s").chunk(0).field(0).null_count == 0
     pq.write_table(out, tmp_path / "again.parquet")
+
+
+# -- 6: plan.apply checks the batch's types, not only its names ---------------------------------------
+def test_apply_refuses_a_batch_of_other_types_by_name() -> None:
+    v1 = Schema([Field(1, "id", pa.int64()), Field(2, "name", pa.string())])
+    p = fs.plan(v1, v1.update().add_column("extra", pa.int32()).apply())
+    with pytest.raises(fs.BatchTypeError, match=r"'name'.*int64.*string") as e:
+        p.apply(pa.record_batch({"id": [1], "name": [7]}))
+    assert (e.value.column, e.value.expected, e.value.actual) == ("name", "string", "int64")
+    with pytest.raises(fs.BatchTypeError, match="'id'"):
+        p.apply(pa.table({"id": ["x"], "name": ["a"]}))
+    # other encodings of the planned values still read (dictionary, run-end encoded)
+    names = pa.array(["a", "b", "a"]).dictionary_encode()
+    ids = pa.RunEndEncodedArray.from_arrays(pa.array([3], pa.int32()), pa.array([5], pa.int64()))
+    out = p.apply(pa.record_batch([ids, names], names=["id", "name"]))
+    assert out.to_pylist() == [{"id": 5, "name": n, "extra": None} for n in "aba"]
+
+
+# -- 20: casts Arrow cannot do are refused at plan time; views and run-end encoding work ----------------
+def _tagged(**columns: pa.Array) -> pa.Table:
+    fields = [pa.field(n, a.type, metadata={b"PARQUET:field_id": str(i).encode()})
+              for i, (n, a) in enumerate(columns.items(), 1)]
+    return pa.table(list(columns.values()), schema=pa.schema(fields))
+
+
+def test_casts_arrow_lacks_are_refused_at_plan_time() -> None:
+    data = _tagged(h=pa.array([1.5], pa.float16()))
+    read = Schema([Field(1, "h", pa.decimal128(10, 2))])
+    with pytest.raises(fs.SchemaMismatchError, match="Arrow has no cast"):
+        fs.plan(data.schema, read, policy=fs.CastPolicy.explicit())
+
+
+def test_string_view_input_casts_splits_and_quarantines(tmp_path: Path) -> None:
+    data = _tagged(d=pa.array(["2020-01-02", "nope", None], pa.string_view()),
+                   b=pa.array([b"x", b"y", b"z"], pa.binary_view()))
+    read = Schema([Field(1, "d", pa.date32()), Field(2, "b", pa.binary())])
+    p = fs.plan(data.schema, read, policy=fs.CastPolicy.explicit())
+    good, bad = p.apply_split(data)
+    assert good.to_pylist() == [{"d": dt.date(2020, 1, 2), "b": b"x"}, {"d": None, "b": b"z"}]
+    assert bad.column("d").to_pylist() == ["nope"] and bad.column("d").type == pa.string_view()
+    with pytest.raises(fs.CastValueError, match="'nope'"):
+        p.apply(data)
+    t = fs.Table.create(tmp_path / "t", Schema([Field(1, "id", pa.int64()), Field(2, "d", pa.date32())]))
+    rows = pa.table({"id": [1, 2], "d": pa.array(["2020-01-02", "nope"], pa.string_view())})
+    t.append(rows, on_incompatible="quarantine", policy=fs.CastPolicy.explicit())
+    assert t.to_arrow().column("id").to_pylist() == [1]
+    assert t.quarantine().num_rows == 1
+
+
+def test_run_end_encoded_input_reads() -> None:
+    ree = pa.RunEndEncodedArray.from_arrays(pa.array([2, 3], pa.int32()), pa.array([5, 70000], pa.int32()))
+    data = _tagged(n=ree)
+    read = Schema([Field(1, "n", pa.int64())])
+    assert fs.evolve(data, read).column("n").to_pylist() == [5, 5, 70000]
+    narrow = Schema([Field(1, "n", pa.int16())])
+    good, bad = fs.plan(data.schema, narrow, policy=fs.CastPolicy.explicit()).apply_split(data)
+    assert good.column("n").to_pylist() == [5, 5] and bad.num_rows == 1
+
+
+@pytest.mark.parametrize("target", [pa.int64(), pa.date32(), pa.float64(), pa.decimal128(10, 2)])
+def test_casts_of_empty_and_sliced_list_children_do_not_crash(target: pa.DataType) -> None:
+    fsch = Schema([Field(1, "l", ListType(Field(2, "element", pa.string())))])
+    rsch = Schema([Field(1, "l", ListType(Field(2, "element", target)))])
+    p = fs.plan(fsch, rsch, policy=fs.CastPolicy.explicit("null"))
+    arr = pa.array([[], None, ["1", None], []] * 3, pa.list_(pa.field("element", pa.string())))
+    for part in (arr.slice(0, 0), arr.slice(1), arr.slice(4, 2), arr.slice(len(arr))):
+        out = p.apply(pa.record_batch([part], schema=fsch.to_arrow()))
+        assert out.num_rows == len(part)

@@ -25,6 +25,7 @@ from fieldshift.errors import (
 )
 from fieldshift.field import Field
 from fieldshift.file_schema import file_schema_of
+from fieldshift.kernels.layout import take_rows
 from fieldshift.kernels.valid_nulls import has_required_descendant, valid_hidden_nulls
 from fieldshift.nullability import with_nullability
 from fieldshift.plan import REASON_COLUMN, EvolutionPlan
@@ -84,7 +85,7 @@ class WritePlan:
             return _writable(out), None
         rows = np.flatnonzero(bad)
         why = pa.array(["; ".join(reasons.get(int(r), ["cast failed"])) for r in rows], pa.string())
-        return _writable(out.filter(pa.array(~bad))), _quarantine_rows(data.take(pa.array(rows)), why, "")
+        return _writable(take_rows(out, np.flatnonzero(~bad))), _quarantine_rows(take_rows(data, rows), why, "")
 
 
 class _Reconciler:
