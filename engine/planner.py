@@ -6,6 +6,9 @@ one go. Identity subtrees collapse into ``Take`` nodes, which pass arrays throug
 
 from __future__ import annotations
 
+import decimal
+import math
+import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -24,7 +27,7 @@ from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.types import ListType, MapType, StructType, type_name
 
-__all__ = ["build_plan", "cached_plan", "clear_plan_cache"]
+__all__ = ["build_plan", "cached_plan", "clear_plan_cache", "plan_key", "value_key"]
 
 
 class _Planner:
@@ -69,9 +72,9 @@ class _Planner:
     def _default(self, rf: Field, target: pa.DataType) -> pa.Scalar:
         """The field's initial default as a scalar; fields with equal type and default share one."""
         try:
-            memo_key = (target, type(rf.initial_default), rf.initial_default)
+            memo_key = (target, value_key(rf.initial_default))  # 0.0 and -0.0 are two defaults
             found = self._defaults.get(memo_key)
-        except TypeError:  # an unhashable (list, dict) default
+        except TypeError:  # an unhashable default
             return default_scalar(rf, "initial")
         if found is None:
             found = self._defaults[memo_key] = default_scalar(rf, "initial")
@@ -258,6 +261,44 @@ def _holds_list(t: Any) -> bool:
     return isinstance(t, (ListType, MapType))
 
 
+def value_key(v: Any) -> Any:
+    """A value as a cache key that keeps apart what ``==`` merges: 0.0 and -0.0 (by the float's bits),
+    1, 1.0 and True (by type), NaNs (equal to themselves here); containers element by element."""
+    if isinstance(v, float):
+        return ("float", struct.pack("<d", v)) if not math.isnan(v) else ("float", "nan")
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(value_key(x) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple((value_key(k), value_key(x)) for k, x in v.items()))
+    if isinstance(v, decimal.Decimal):
+        return ("decimal", str(v))
+    if isinstance(v, pa.Scalar):
+        return ("scalar", str(v.type), v.is_valid and repr(v))
+    try:
+        hash(v)
+    except TypeError:
+        return (type(v).__name__, repr(v))
+    return (type(v).__name__, v)
+
+
+def plan_key(file_key: Any, read_schema: Schema, policy: CastPolicy, constants: Mapping[int, Any] | None,
+             name_mapping: Any = None, match: str = "id") -> tuple[Any, ...]:
+    """What a plan depends on, by value -- the one definition every plan cache uses.
+
+    ``file_key`` is the file schema's fingerprint (or, for an Arrow schema, its IPC bytes, ids
+    included); the read schema by fingerprint (structure, ids, docs and defaults by their bits); the
+    policy by value (a frozen dataclass); constants by field id and ``value_key``; the name mapping by
+    its content (a frozen dataclass), never by ``id()``, whose addresses are recycled; and ``match``.
+    """
+    consts = tuple(sorted((k, value_key(v)) for k, v in (constants or {}).items()))
+    mapping: Any = name_mapping
+    try:
+        hash(mapping)
+    except TypeError:
+        mapping = repr(mapping)
+    return (file_key, read_schema.fingerprint(), policy, consts, mapping, match)
+
+
 _CACHE: OrderedDict[tuple[Any, ...], EvolutionPlan] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 512
@@ -265,10 +306,9 @@ _CACHE_SIZE = 512
 
 def cached_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | None = None,
                 constants: Mapping[int, Any] | None = None) -> EvolutionPlan:
-    """``build_plan`` behind an LRU keyed by (file fingerprint, read fingerprint, policy, constants)."""
+    """``build_plan`` behind an LRU keyed by ``plan_key``."""
     policy = policy or CastPolicy.lossless()
-    const_key = tuple(sorted((k, repr(v)) for k, v in (constants or {}).items()))
-    key = (file_schema.fingerprint(), read_schema.fingerprint(), policy, const_key)
+    key = plan_key(file_schema.fingerprint(), read_schema, policy, constants)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:

@@ -186,3 +186,35 @@ def test_casts_of_empty_and_sliced_list_children_do_not_crash(target: pa.DataTyp
     for part in (arr.slice(0, 0), arr.slice(1), arr.slice(4, 2), arr.slice(len(arr))):
         out = p.apply(pa.record_batch([part], schema=fsch.to_arrow()))
         assert out.num_rows == len(part)
+
+
+# -- 4 + 5: plan and constant caches keyed by value --------------------------------------------------
+def test_plan_cache_keys_name_mappings_by_content() -> None:
+    read = Schema([Field(1, "a", pa.int64()), Field(2, "b", pa.int64())])
+    data = pa.table({"x": [1], "y": [2]})
+    for i in range(20):  # new mappings at (often) recycled addresses
+        first = i % 2 == 0
+        mapping = fs.NameMapping.from_json([{"field-id": 1, "names": ["x" if first else "y"]},
+                                            {"field-id": 2, "names": ["y" if first else "x"]}])
+        out = fs.evolve(data, read, name_mapping=mapping)
+        assert out.to_pylist() == [{"a": 1, "b": 2} if first else {"a": 2, "b": 1}]
+        del mapping
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, float("nan"), float("inf")])
+def test_float_defaults_and_constants_keep_their_bits(value: float) -> None:
+    import math
+
+    v0 = Schema([Field(1, "id", pa.int64())])
+    other = -value if value == 0 else 1.0
+    for first, second in ((other, value), (value, other)):
+        for default in (first, second):
+            v1 = v0.update().add_column("f", pa.float64(), default=default).apply()
+            got = fs.evolve(pa.table({"id": [1]}, schema=v0.to_arrow()), v1).column("f")[0].as_py()
+            assert math.copysign(1, got) == math.copysign(1, default) and (got == default or math.isnan(default))
+        for constant in (first, second):
+            v1 = v0.update().add_column("f", pa.float64()).apply()
+            got = fs.plan(v0, v1, constants={"f": constant}).apply(
+                pa.table({"id": [1]}, schema=v0.to_arrow())).column("f")[0].as_py()
+            assert math.copysign(1, got) == math.copysign(1, constant)
+            assert got == constant or math.isnan(constant)
