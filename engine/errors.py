@@ -16,6 +16,7 @@ __all__ = [
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
     "InvalidDefaultError",
+    "InvalidNameError",
     "Mismatch",
     "MissingFieldIdError",
     "NestingLevelMoveError",
@@ -43,6 +44,14 @@ class UnknownFieldError(SchemaEvolutionError, KeyError):
         close = closest_names(path.rsplit(".", 1)[-1], candidates)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         super().__init__(f"no field at path {path!r}.{hint}")
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0])
+
+
+class InvalidNameError(SchemaEvolutionError, KeyError):
+    """An empty name, or a path string that cannot be split (an unclosed backtick, an empty part);
+    a KeyError too, as a lookup by such a path finds nothing."""
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return str(self.args[0])

@@ -34,8 +34,10 @@ class Field:
 
         if not isinstance(self.id, int) or isinstance(self.id, bool):
             raise TypeError(f"field {self.name!r}: id must be an int, got {self.id!r}")
-        if not self.name:
-            raise ValueError(f"field id {self.id}: a field needs a non-empty name")
+        if not isinstance(self.name, str) or not self.name:
+            from fieldshift.errors import InvalidNameError
+
+            raise InvalidNameError(f"field id {self.id}: a field needs a non-empty name, got {self.name!r}")
         if self.initial_default is not None:
             object.__setattr__(self, "initial_default", validate_default(self, self.initial_default, "initial"))
         if self.write_default is not None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from fieldshift.errors import DuplicateFieldError, SchemaEvolutionError, UnknownFieldError
+from fieldshift.errors import DuplicateFieldError, InvalidNameError, SchemaEvolutionError, UnknownFieldError
 from fieldshift.field import Field
 from fieldshift.types import ListType, MapType, StructType
 
@@ -22,27 +22,58 @@ ELEMENT_ALIASES = ("element", "item")
 
 
 def split_path(path: str | Sequence[str]) -> tuple[str, ...]:
-    """Split a dotted path; a part in backticks may contain dots (```a.b`.c``)."""
+    """A path's parts: a list/tuple of names as given, or a dotted string where a part in backticks may
+    hold any character (```a.b`.c``), a literal backtick doubled inside them (Spark's convention)."""
     if not isinstance(path, str):
-        return tuple(path)
-    parts: list[str] = []
-    buf, quoted = "", False
-    for ch in path:
-        if ch == "`":
-            quoted = not quoted
-        elif ch == "." and not quoted:
-            parts.append(buf)
-            buf = ""
+        parts = tuple(path)
+        if not parts or not all(isinstance(p, str) and p for p in parts):
+            raise InvalidNameError(f"a path needs one or more non-empty names, got {path!r}")
+        return parts
+    out: list[str] = []
+    i, n = 0, len(path)
+    while True:
+        if i < n and path[i] == "`":  # a quoted part runs to the next single backtick
+            buf, i = [], i + 1
+            while True:
+                j = path.find("`", i)
+                if j < 0:
+                    raise InvalidNameError(f"path {path!r} has an unclosed backtick")
+                buf.append(path[i:j])
+                if path.startswith("``", j):
+                    buf.append("`")
+                    i = j + 2
+                    continue
+                i = j + 1
+                break
+            part = "".join(buf)
+            if i < n and path[i] != ".":
+                raise InvalidNameError(f"path {path!r}: a quoted name must be followed by '.' or the end")
         else:
-            buf += ch
-    parts.append(buf)
-    if quoted or any(p == "" for p in parts):
-        raise UnknownFieldError(path)
-    return tuple(parts)
+            j = path.find(".", i)
+            j = n if j < 0 else j
+            part = path[i:j]
+            if "`" in part:
+                raise InvalidNameError(f"path {path!r}: quote a name holding a backtick as `a``b`")
+            i = j
+        if not part:
+            raise InvalidNameError(f"path {path!r} has an empty name")
+        out.append(part)
+        if i >= n:
+            return tuple(out)
+        i += 1  # the dot
+        if i == n:
+            raise InvalidNameError(f"path {path!r} ends with '.'")
 
 
 def join_path(parts: Iterable[str]) -> str:
-    return ".".join(f"`{p}`" if "." in p else p for p in parts)
+    """The dotted form of a path, quoting names that hold dots or backticks (``split_path`` inverts it)."""
+    return ".".join(_quote(p) for p in parts)
+
+
+def _quote(name: str) -> str:
+    if "." in name or "`" in name:
+        return "`" + name.replace("`", "``") + "`"
+    return name
 
 
 class Schema:
@@ -217,8 +248,23 @@ class Schema:
         return self._parents[field_id]
 
     def find(self, path: str | Sequence[str]) -> Field:
-        """The field at a dotted path (``a.b``, ``l.element.x``, ``m.value.y``); case-sensitive."""
-        parts = split_path(path)
+        """The field at a path: a list/tuple of names, or a dotted string (``a.b``, ``l.element.x``,
+        ``m.value.y``, ```a.b`.c``); case-sensitive. A string that is exactly a top-level name
+        (``"a.b"`` with no struct ``a``) finds that column too."""
+        try:
+            parts = split_path(path)
+        except InvalidNameError:
+            if isinstance(path, str) and path in self._top_names():
+                return next(f for f in self._fields if f.name == path)
+            raise
+        try:
+            return self._find_parts(parts)
+        except UnknownFieldError:
+            if isinstance(path, str) and len(parts) > 1 and path in self._top_names():
+                return next(f for f in self._fields if f.name == path)
+            raise
+
+    def _find_parts(self, parts: tuple[str, ...]) -> Field:
         level: Sequence[Field] = self._fields
         container: Any = None
         found: Field | None = None
@@ -248,6 +294,9 @@ class Schema:
             return ["key", "value"]
         return [f.name for f in level]
 
+    def _top_names(self) -> set[str]:
+        return {f.name for f in self._fields}
+
     def fingerprint(self) -> str:
         """A stable digest of the structure (not of the schema id); plan caches key on it."""
         if self._fp is None:
@@ -259,9 +308,10 @@ class Schema:
             self._fp = digest.hexdigest()[:32]
         return self._fp
 
-    def select(self, names: Iterable[str]) -> Schema:
-        """A schema of only the named top-level columns, in the order given."""
-        chosen = [self.find(n) for n in names]
+    def select(self, names: Iterable[str | Sequence[str]]) -> Schema:
+        """A schema of only the named top-level columns, in the order given (names are taken as they
+        are, dots included, unless quoted with backticks or given as a one-part list)."""
+        chosen = [self.find((n,) if isinstance(n, str) and n in self._top_names() else n) for n in names]
         missing = [f for f in chosen if f not in self._fields]
         if missing:
             raise SchemaEvolutionError(f"select() takes top-level columns; {missing[0].name!r} is nested")

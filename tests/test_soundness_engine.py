@@ -218,3 +218,105 @@ def test_float_defaults_and_constants_keep_their_bits(value: float) -> None:
                 pa.table({"id": [1]}, schema=v0.to_arrow())).column("f")[0].as_py()
             assert math.copysign(1, got) == math.copysign(1, constant)
             assert got == constant or math.isnan(constant)
+
+
+# -- 11: names with any character work everywhere; empty and duplicate names are refused --------------
+ODD_NAMES = ["`x`", "a.b", "a``b", "sp ace", "ü.`.", "."]
+
+
+def test_split_and_join_path_round_trip_every_name() -> None:
+    from fieldshift.schema import join_path, split_path
+
+    for name in ODD_NAMES:
+        for parts in ((name,), ("top", name), (name, name + "2", "z")):
+            assert split_path(join_path(parts)) == parts
+            assert split_path(list(parts)) == parts
+    for bad in ("", "a..b", "a.", "`a", "a`b", ["a", ""], []):
+        with pytest.raises(fs.InvalidNameError):
+            split_path(bad)
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_odd_names_work_in_schema_builders(name: str) -> None:
+    from fieldshift.schema import join_path
+
+    v0 = Schema([Field(1, "id", pa.int64()), Field(2, "s", StructType((Field(3, "x", pa.int32()),)))])
+    v1 = v0.update().add_column([name], pa.int32()).add_column(["s", name], pa.string()).apply()
+    assert v1.find([name]).id == 4 and v1.find(join_path([name])).id == 4
+    assert v1.find(["s", name]).id == 5 and v1.find(join_path(["s", name])).id == 5
+    assert v1.select([name]).names == [name]
+    v2 = v1.update().rename_column(["s", name], name + "!").update_column([name], pa.int64()).apply()
+    assert v2.find(["s", name + "!"]).id == 5 and v2.find([name]).type == pa.int64()
+    assert v2.update().drop_column([name]).drop_column(join_path(["s", name + "!"])).apply().names == ["id", "s"]
+
+
+def test_empty_and_duplicate_names_are_refused() -> None:
+    with pytest.raises(fs.InvalidNameError):
+        Field(1, "", pa.int32())
+    with pytest.raises(fs.DuplicateFieldError):
+        Schema([Field(1, "a", pa.int32()), Field(2, "a", pa.int32())])
+    with pytest.raises(fs.DuplicateFieldError):
+        Schema.from_arrow(pa.schema([("a", pa.int32()), ("a", pa.int64())]), assign_ids=True)
+    v0 = Schema([Field(1, "a", pa.int32())])
+    with pytest.raises(fs.InvalidNameError):
+        v0.update().rename_column("a", "")
+
+
+@pytest.mark.parametrize("name", ["`x`", "a.b", "k``"])
+def test_on_write_adds_a_column_under_exactly_its_name(tmp_path: Path, name: str) -> None:
+    t = fs.Table.create(tmp_path / "t", Schema([Field(1, "id", pa.int64()),
+                                                Field(2, "s", StructType((Field(3, "x", pa.int32()),)))]))
+    rows = pa.table({"id": [1], name: [7], "s": pa.array([{"x": 1, name: "v"}])})
+    t.append(rows)
+    assert name in t.schema.names and t.schema.find(["s", name]).type == pa.string()
+    out = t.to_arrow()
+    assert out.column(name).to_pylist() == [7] and out.column("s").to_pylist() == [{"x": 1, name: "v"}]
+
+
+# -- 17: dropping the parent struct of an identifier field is refused -----------------------------------
+def test_dropping_a_struct_that_holds_an_identifier_field_is_refused() -> None:
+    inner = StructType((Field(4, "k", pa.int64(), nullable=False),))
+    v0 = Schema([Field(1, "id", pa.int64(), nullable=False),
+                 Field(2, "outer", StructType((Field(3, "inner", inner, nullable=False),)), nullable=False)],
+                identifier_field_ids=[4])
+    for path in ("outer", "outer.inner", ["outer", "inner"], "outer.inner.k"):
+        with pytest.raises(fs.IdentifierFieldChangeError, match=r"outer\.inner\.k"):
+            v0.update().drop_column(path)
+    assert v0.update().set_identifier_fields("id").drop_column("outer").apply().names == ["id"]
+
+
+# -- 22: defaults are typed by the field, never re-inferred ---------------------------------------------
+def test_uint64_default_above_int64_range_survives_update_column() -> None:
+    v0 = Schema([Field(1, "u", pa.uint64(), initial_default=2**64 - 1, write_default=2**63)])
+    v1 = v0.update().update_column("u", doc="unsigned").apply()
+    assert v1.find("u").initial_default == 2**64 - 1
+    v2 = v0.update(policy=fs.CastPolicy.hudi()).update_column("u", pa.float64()).apply()
+    assert v2.find("u").write_default == float(2**63)
+    small = Schema([Field(1, "i", pa.int32(), initial_default=70000)])
+    with pytest.raises(fs.InvalidDefaultError, match="70000"):
+        small.update(policy=fs.CastPolicy.explicit()).update_column("i", pa.int16())
+    with pytest.raises(fs.InvalidDefaultError):
+        Field(1, "u", pa.uint8(), initial_default=256)
+
+
+# -- 25: no-op changes record nothing -------------------------------------------------------------------
+def test_no_op_updates_return_the_base_schema() -> None:
+    v0 = Schema([Field(1, "id", pa.int64(), nullable=False), Field(2, "a", pa.int32(), doc="d")],
+                schema_id=3, identifier_field_ids=[1])
+    for build in (
+        lambda u: u,
+        lambda u: u.update_column("id", nullable=False),
+        lambda u: u.update_column("a", pa.int32()),
+        lambda u: u.update_column("a", doc="d"),
+        lambda u: u.rename_column("a", "a"),
+        lambda u: u.move_first("id"),
+        lambda u: u.move_after("a", "id"),
+        lambda u: u.set_identifier_fields("id"),
+        lambda u: u.set_write_default("a", None),
+        lambda u: u.rename_column("a", "b").rename_column("b", "a"),
+    ):
+        update = build(v0.update())
+        assert update.apply() is v0
+    update = v0.update().update_column("id", nullable=False).update_column("a", pa.int32())
+    assert update.changes == []
+    assert v0.update().update_column("a", pa.int64()).apply().schema_id == 4

@@ -119,7 +119,7 @@ class _Reconciler:
                 "from the input"
             )
         arrow_type = inc.type.value_type if pa.types.is_dictionary(inc.type) else inc.type
-        self.update.add_column(shown, arrow_type, nullable=True)
+        self.update.add_column(path, arrow_type, nullable=True)  # parts: a name is taken as it is
 
     def reconcile(self, inc: pa.DataType, table_field: Field, path: tuple[str, ...]) -> None:
         t = table_field.type
@@ -152,7 +152,7 @@ class _Reconciler:
                     f"incoming column {shown!r} is {inc}, wider than the table's {t}; pass evolve=True to "
                     "widen the table"
                 )
-            self.update.update_column(shown, wider)
+            self.update.update_column(path, wider)
 
 
 def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_incompatible: str,
