@@ -61,7 +61,7 @@ class _Sink:
             if not len(local):
                 return
         if self.mode == "raise":
-            value = source[int(local[0])].as_py()
+            value = _shown_value(source, int(local[0]))
             raise CastValueError(path, int(top[0]) + self.offset, value, source_type, target_type)
         with self.lock:
             self._record(path, local, top, source, source_type, target_type)
@@ -87,7 +87,7 @@ class _Sink:
         if self.mode == "collect":
             for i, row in zip(local[:1000].tolist(), top[:1000].tolist(), strict=True):
                 self.report.reasons[row].append(
-                    f"{path}: cannot cast {source[i].as_py()!r} from {source_type} to {target_type}"
+                    f"{path}: cannot cast {_shown_value(source, i)!r} from {source_type} to {target_type}"
                 )
 
 
@@ -306,6 +306,23 @@ def _explain(nodes: tuple[Node, ...], indent: str) -> list[str]:
         elif isinstance(n, MapNode):
             lines.extend(_explain((n.key, n.value), indent + "  "))
     return [line for line in lines if not line.endswith(": as is") or indent == "  "]
+
+
+def _shown_value(source: pa.Array, i: int) -> object:
+    """The value at ``i`` for a failure report; temporal values outside Python's datetime range (which
+    ``as_py`` cannot convert) as their raw integer with the unit, e.g. ``'253402300800000000 us'``."""
+    try:
+        return source[i].as_py()
+    except (OverflowError, ValueError, pa.ArrowException):
+        t = source.type
+        raw = source.slice(i, 1)
+        width = pa.int32() if t.bit_width == 32 else pa.int64()
+        try:
+            ticks = raw.view(width)[0].as_py()
+        except (pa.ArrowException, ValueError, TypeError):
+            return f"<unprintable {t}>"
+        unit = getattr(t, "unit", "days" if pa.types.is_date32(t) else "ms" if pa.types.is_date64(t) else "")
+        return f"{ticks} {unit}".rstrip()
 
 
 def _empty_bad(data: Any) -> Any:

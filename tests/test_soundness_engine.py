@@ -320,3 +320,32 @@ def test_no_op_updates_return_the_base_schema() -> None:
     update = v0.update().update_column("id", nullable=False).update_column("a", pa.int32())
     assert update.changes == []
     assert v0.update().update_column("a", pa.int64()).apply().schema_id == 4
+
+
+# -- 19: failure reports render values outside Python's datetime range --------------------------------
+def _far_timestamps() -> tuple[Schema, pa.Table]:
+    file = Schema([Field(1, "id", pa.int64()), Field(2, "t", pa.timestamp("s"))])
+    data = pa.table({"id": [1, 2], "t": pa.array([10**12, 0], pa.timestamp("s"))}, schema=file.to_arrow())
+    return file, data
+
+
+def test_cast_failure_on_a_far_timestamp_is_reported_not_overflowed() -> None:
+    file, data = _far_timestamps()
+    read = Schema([Field(1, "id", pa.int64()), Field(2, "t", pa.timestamp("ns"))])
+    p = fs.plan(file, read, policy=fs.CastPolicy.explicit())
+    with pytest.raises(fs.CastValueError, match="1000000000000 s") as e:
+        p.apply(data)
+    assert e.value.row == 0
+    good, bad = p.apply_split(data)
+    assert good.column("id").to_pylist() == [2]
+    assert "1000000000000 s" in bad.column("_fieldshift_reason")[0].as_py()
+
+
+def test_on_write_quarantines_far_timestamps(tmp_path: Path) -> None:
+    _, data = _far_timestamps()
+    t = fs.Table.create(tmp_path / "t", Schema([Field(1, "id", pa.int64()), Field(2, "t", pa.timestamp("ns"))]))
+    with pytest.raises(fs.SchemaEvolutionError, match="1000000000000 s"):
+        t.append(data, policy=fs.CastPolicy.explicit())
+    t.append(data, on_incompatible="quarantine", policy=fs.CastPolicy.explicit())
+    assert t.to_arrow().column("id").to_pylist() == [2]
+    assert t.quarantine().num_rows == 1
