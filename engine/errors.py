@@ -16,6 +16,7 @@ __all__ = [
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
     "InvalidDefaultError",
+    "InvalidFieldIdError",
     "InvalidNameError",
     "Mismatch",
     "MissingFieldIdError",
@@ -55,6 +56,11 @@ class InvalidNameError(SchemaEvolutionError, KeyError):
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return str(self.args[0])
+
+
+class InvalidFieldIdError(SchemaEvolutionError):
+    """A field id that is not a positive integer (Iceberg ids start at 1; fieldshift reserves
+    negative ids for file columns no id identifies)."""
 
 
 class DuplicateFieldError(SchemaEvolutionError):

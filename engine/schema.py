@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from fieldshift.errors import DuplicateFieldError, InvalidNameError, SchemaEvolutionError, UnknownFieldError
+from fieldshift.errors import (
+    DuplicateFieldError,
+    InvalidFieldIdError,
+    InvalidNameError,
+    SchemaEvolutionError,
+    UnknownFieldError,
+)
 from fieldshift.field import Field
 from fieldshift.types import ListType, MapType, StructType
 
@@ -83,7 +89,8 @@ class Schema:
     use :meth:`logically_equal` to ignore physical variants such as large_string vs string.
     """
 
-    __slots__ = ("_arrow", "_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths", "_schema_id", "doc")
+    __slots__ = ("_arrow", "_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths", "_schema_id",
+                 "_unmapped", "doc")
 
     def __init__(
         self,
@@ -93,8 +100,12 @@ class Schema:
         identifier_field_ids: Iterable[int] = (),
         highest_field_id: int | None = None,
         doc: str | None = None,
+        unmapped_ids: bool = False,
     ) -> None:
+        """``unmapped_ids`` is internal: a file schema recovered from data numbers the columns no id
+        identifies -1, -2, ... (they never match a read field); every other id must be positive."""
         self._fields = tuple(fields)
+        self._unmapped = unmapped_ids
         self._schema_id = int(schema_id)
         self._ident = tuple(identifier_field_ids)
         self.doc = doc
@@ -119,6 +130,11 @@ class Schema:
         sibling_names = not isinstance(container, (ListType, MapType))
         seen: set[str] = set()
         for f in fields:
+            if f.id <= 0 and not (self._unmapped and f.id < 0):
+                raise InvalidFieldIdError(
+                    f"field {join_path((*prefix, f.name))!r} has id {f.id}; field ids must be positive "
+                    "integers (number them from 1, or let Schema.from_arrow(assign_ids=True) do it)"
+                )
             if sibling_names:
                 if f.name in seen:
                     raise DuplicateFieldError(
@@ -213,8 +229,13 @@ class Schema:
     def __reduce__(self) -> tuple[Any, ...]:
         return (
             _rebuild,
-            (self._fields, self._schema_id, self._ident, self._highest, self.doc),
+            (self._fields, self._schema_id, self._ident, self._highest, self.doc, self._unmapped),
         )
+
+    @property
+    def unmapped_ids(self) -> bool:
+        """True for a file schema recovered from data, where unidentified columns have negative ids."""
+        return self._unmapped
 
     def logically_equal(self, other: Schema) -> bool:
         """Same ids, names, nullability and logical types at every depth (physical variants aside)."""
@@ -315,7 +336,7 @@ class Schema:
         missing = [f for f in chosen if f not in self._fields]
         if missing:
             raise SchemaEvolutionError(f"select() takes top-level columns; {missing[0].name!r} is nested")
-        return Schema(chosen, schema_id=self._schema_id, highest_field_id=self._highest)
+        return Schema(chosen, schema_id=self._schema_id, highest_field_id=self._highest, unmapped_ids=self._unmapped)
 
     # -- conversions ----------------------------------------------------------------------------
     @classmethod
@@ -387,9 +408,9 @@ class Schema:
 
 
 def _rebuild(fields: tuple[Field, ...], schema_id: int, ident: tuple[int, ...], highest: int,
-             doc: str | None) -> Schema:
+             doc: str | None, unmapped: bool = False) -> Schema:
     return Schema(fields, schema_id=schema_id, identifier_field_ids=ident, highest_field_id=highest,
-                  doc=doc)
+                  doc=doc, unmapped_ids=unmapped)
 
 
 def _ids_in_arrow(schema: pa.Schema, get_id: Any) -> Iterator[int]:

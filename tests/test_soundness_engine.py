@@ -349,3 +349,37 @@ def test_on_write_quarantines_far_timestamps(tmp_path: Path) -> None:
     t.append(data, on_incompatible="quarantine", policy=fs.CastPolicy.explicit())
     assert t.to_arrow().column("id").to_pylist() == [2]
     assert t.quarantine().num_rows == 1
+
+
+# -- 7: field ids are positive and unique wherever a schema is built ----------------------------------
+@pytest.mark.parametrize("bad_id", [0, -1, -7])
+def test_non_positive_field_ids_are_refused_everywhere(bad_id: int) -> None:
+    with pytest.raises(fs.InvalidFieldIdError, match=str(bad_id)):
+        Schema([Field(bad_id, "a", pa.int32())])
+    with pytest.raises(fs.InvalidFieldIdError):
+        Schema([Field(1, "s", StructType((Field(bad_id, "x", pa.int32()),)))])
+    tagged = pa.schema([pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": str(bad_id).encode()})])
+    with pytest.raises(fs.InvalidFieldIdError, match="'a'"):
+        Schema.from_arrow(tagged)
+    with pytest.raises(fs.InvalidFieldIdError):
+        fs.plan(tagged, Schema([Field(1, "a", pa.int32())]))
+    with pytest.raises(fs.InvalidFieldIdError):
+        Schema.from_json({"type": "struct", "schema-id": 0,
+                          "fields": [{"id": bad_id, "name": "a", "required": False, "type": "int"}]})
+    with pytest.raises(fs.SchemaEvolutionError, match="positive"):
+        fs.NameMapping.from_json([{"field-id": bad_id, "names": ["a"]}])
+
+
+def test_duplicate_ids_are_refused_in_name_mappings_and_schemas() -> None:
+    with pytest.raises(fs.SchemaEvolutionError, match="mapped twice"):
+        fs.NameMapping.from_json([{"field-id": 1, "names": ["a"]},
+                                  {"field-id": 2, "names": ["s"], "fields": [{"field-id": 1, "names": ["x"]}]}])
+    with pytest.raises(fs.DuplicateFieldError):
+        Schema([Field(1, "a", pa.int32()), Field(1, "b", pa.int32())])
+
+
+def test_unmapped_file_columns_never_collide_with_read_fields() -> None:
+    read = Schema([Field(1, "a", pa.int64())])
+    data = pa.table({"a": [1], "stray": ["x"]})
+    mapping = fs.NameMapping.from_json([{"field-id": 1, "names": ["a"]}])
+    assert fs.evolve(data, read, name_mapping=mapping).to_pylist() == [{"a": 1}]
