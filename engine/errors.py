@@ -18,8 +18,10 @@ __all__ = [
     "InvalidDefaultError",
     "InvalidFieldIdError",
     "InvalidNameError",
+    "InvalidTypeError",
     "Mismatch",
     "MissingFieldIdError",
+    "NestingDepthError",
     "NestingLevelMoveError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
@@ -61,6 +63,14 @@ class InvalidNameError(SchemaEvolutionError, KeyError):
 class InvalidFieldIdError(SchemaEvolutionError):
     """A field id that is not a positive integer (Iceberg ids start at 1; fieldshift reserves
     negative ids for file columns no id identifies)."""
+
+
+class InvalidTypeError(SchemaEvolutionError):
+    """A type no Parquet file can hold: decimal precision or scale out of range, a zero width, ..."""
+
+
+class NestingDepthError(SchemaEvolutionError):
+    """A type nested deeper than Parquet readers accept (refused up front, before anything is written)."""
 
 
 class DuplicateFieldError(SchemaEvolutionError):

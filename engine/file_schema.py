@@ -16,6 +16,7 @@ import pyarrow as pa
 from fieldshift.arrow_conversion import FIELD_ID_KEY, arrow_field_id, field_from_arrow
 from fieldshift.errors import MissingFieldIdError
 from fieldshift.schema import Schema
+from fieldshift.types import check_arrow_depth
 
 __all__ = ["file_schema_of"]
 
@@ -42,6 +43,7 @@ def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *
     """
     if match not in ("id", "name"):
         raise ValueError(f"match must be 'id' or 'name', got {match!r}")
+    check_arrow_depth(arrow_schema)  # before the recursive walks below
     if match == "id" and not _has_any_id(arrow_schema):
         if name_mapping is None:
             raise MissingFieldIdError(

@@ -13,11 +13,12 @@ from fieldshift.errors import (
     DuplicateFieldError,
     InvalidFieldIdError,
     InvalidNameError,
+    NestingDepthError,
     SchemaEvolutionError,
     UnknownFieldError,
 )
 from fieldshift.field import Field
-from fieldshift.types import ListType, MapType, StructType
+from fieldshift.types import MAX_NESTING_DEPTH, ListType, MapType, StructType, check_arrow_depth
 
 if TYPE_CHECKING:
     from fieldshift.schema_update import SchemaUpdate
@@ -114,7 +115,7 @@ class Schema:
         self._by_id: dict[int, Field] = {}
         self._paths: dict[int, tuple[str, ...]] = {}
         self._parents: dict[int, int | None] = {}
-        self._index(self._fields, (), None)
+        self._index(self._fields, (), None, 1)
         top = max(self._by_id, default=0)
         if highest_field_id is not None and highest_field_id < top:
             raise SchemaEvolutionError(
@@ -125,9 +126,16 @@ class Schema:
             self._check_identifier(fid)
 
     # -- construction helpers -------------------------------------------------------------------
-    def _index(self, fields: Sequence[Field], prefix: tuple[str, ...], parent: int | None) -> None:
+    def _index(self, fields: Sequence[Field], prefix: tuple[str, ...], parent: int | None, depth: int) -> None:
+        """Index ``fields`` at Parquet level ``depth`` (a struct's children one deeper, a list's or map's
+        two): ids, names and the nesting limit are checked on the way."""
         container = self._container(parent)
         sibling_names = not isinstance(container, (ListType, MapType))
+        if depth > MAX_NESTING_DEPTH:
+            raise NestingDepthError(
+                f"{join_path(prefix)!r} nests deeper than the {MAX_NESTING_DEPTH} Parquet levels readers "
+                "accept (a struct is one level, a list or map two): flatten it, or store the deep part as text"
+            )
         seen: set[str] = set()
         for f in fields:
             if f.id <= 0 and not (self._unmapped and f.id < 0):
@@ -152,7 +160,7 @@ class Schema:
             self._paths[f.id] = path
             self._parents[f.id] = parent
             if not isinstance(f.type, pa.DataType):
-                self._index(f.children(), path, f.id)
+                self._index(f.children(), path, f.id, depth + (1 if isinstance(f.type, StructType) else 2))
 
     def _container(self, parent: int | None) -> Any:
         return None if parent is None else self._by_id[parent].type
@@ -347,6 +355,7 @@ class Schema:
         """Read ids from ``PARQUET:field_id`` metadata; ``assign_ids=True`` numbers id-less fields."""
         from fieldshift.arrow_conversion import arrow_field_id, field_from_arrow
 
+        check_arrow_depth(schema)  # before the recursive walks below
         next_id = None
         if assign_ids:
             used = set(_ids_in_arrow(schema, arrow_field_id))

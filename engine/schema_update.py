@@ -279,7 +279,9 @@ class SchemaUpdate:
             return parse_type(t)
         if isinstance(t, pa.DataType) and (pa.types.is_nested(t) or pa.types.is_dictionary(t)):
             from fieldshift.arrow_conversion import field_from_arrow
+            from fieldshift.types import check_arrow_depth
 
+            check_arrow_depth([pa.field("_", t)])
             return field_from_arrow(pa.field("_", t), "_", lambda _p: 0).type
         return t
 

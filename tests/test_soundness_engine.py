@@ -383,3 +383,81 @@ def test_unmapped_file_columns_never_collide_with_read_fields() -> None:
     data = pa.table({"a": [1], "stray": ["x"]})
     mapping = fs.NameMapping.from_json([{"field-id": 1, "names": ["a"]}])
     assert fs.evolve(data, read, name_mapping=mapping).to_pylist() == [{"a": 1}]
+
+
+# -- 13: a nesting-depth limit both Parquet's writer and reader honour ------------------------------------
+def _nested_arrow(depth: int, kind: str = "struct") -> tuple[pa.DataType, object]:
+    t: pa.DataType = pa.int32()
+    v: object = 1
+    for _ in range(depth):
+        if kind == "struct":
+            t, v = pa.struct([pa.field("c", t)]), {"c": v}
+        else:
+            t, v = pa.list_(t), [v]
+    return t, v
+
+
+@pytest.mark.parametrize(("kind", "deepest_ok"), [("struct", 98), ("list", 49)])
+def test_nesting_limit_is_parquets_own(tmp_path: Path, kind: str, deepest_ok: int) -> None:
+    ok_type, ok_value = _nested_arrow(deepest_ok, kind)
+    schema = Schema.from_arrow(pa.schema([("x", ok_type)]), assign_ids=True)
+    t = fs.Table.create(tmp_path / "t", schema)
+    t.append(pa.table({"x": pa.array([ok_value], ok_type)}))
+    assert t.to_arrow().num_rows == 1  # what is accepted reads back
+    deep_type, deep_value = _nested_arrow(deepest_ok + 1, kind)
+    pq.write_table(pa.table({"x": pa.array([deep_value], deep_type)}), tmp_path / "deep.parquet")
+    with pytest.raises(OSError, match="too deeply nested"):  # the limit is the reader's
+        pq.read_table(tmp_path / "deep.parquet")
+    with pytest.raises(fs.NestingDepthError):
+        Schema.from_arrow(pa.schema([("x", deep_type)]), assign_ids=True)
+    with pytest.raises(fs.NestingDepthError):
+        t.append(pa.table({"y": pa.array([deep_value], deep_type)}))
+    assert t.to_arrow().num_rows == 1 and t.schema.names == ["x"]
+
+
+def test_depth_200_is_a_named_error_everywhere_never_a_recursion_error() -> None:
+    deep, _ = _nested_arrow(200)
+    arrow = pa.schema([("x", deep)])
+    with pytest.raises(fs.NestingDepthError):
+        Schema.from_arrow(arrow, assign_ids=True)
+    with pytest.raises(fs.NestingDepthError):
+        fs.plan(arrow, Schema([Field(1, "y", pa.int32())]), match="name")
+    with pytest.raises(fs.NestingDepthError):
+        Schema([Field(1, "y", pa.int32())]).update().add_column("z", "struct<c: " * 200 + "int" + ">" * 200)
+    with pytest.raises(fs.NestingDepthError):
+        Schema([Field(1, "y", pa.int32())]).update().add_column("z", deep)
+    doc: dict = {"type": "int"}
+    for i in range(200):
+        doc = {"type": "struct", "fields": [{"id": i + 2, "name": "c", "required": False, "type": doc}]}
+    with pytest.raises(fs.NestingDepthError):
+        Schema.from_json({"type": "struct", "schema-id": 0,
+                          "fields": [{"id": 1, "name": "x", "required": False, "type": doc}]})
+    field = Field(300, "leaf", pa.int32())
+    for i in range(120):
+        field = Field(299 - i, "c", StructType((field,)))
+    with pytest.raises(fs.NestingDepthError):
+        Schema([field])
+
+
+# -- 14: types validated in the type model ---------------------------------------------------------------
+@pytest.mark.parametrize("text", ["decimal(5,9)", "fixed[0]", "struct<a: decimal(5, 9)>", "list<fixed[0]>"])
+def test_invalid_types_are_refused_up_front_from_ddl(text: str) -> None:
+    from fieldshift.ddl_types import parse_type
+
+    with pytest.raises(fs.InvalidTypeError):
+        parse_type(text)
+    with pytest.raises(fs.InvalidTypeError):
+        Schema([Field(1, "id", pa.int32())]).update().add_column("x", text)
+
+
+@pytest.mark.parametrize("arrow_type", [pa.decimal128(5, 9), pa.decimal128(10, -2), pa.binary(0)])
+def test_invalid_types_are_refused_from_arrow_and_json(arrow_type: pa.DataType) -> None:
+    with pytest.raises(fs.InvalidTypeError):
+        Schema.from_arrow(pa.schema([("x", arrow_type)]), assign_ids=True)
+    with pytest.raises(fs.InvalidTypeError):
+        Field(1, "x", arrow_type)
+    if pa.types.is_decimal(arrow_type):
+        with pytest.raises(fs.InvalidTypeError):
+            Schema.from_json({"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "x", "required": False,
+                 "type": f"decimal({arrow_type.precision}, {arrow_type.scale})"}]})

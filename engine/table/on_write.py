@@ -33,7 +33,7 @@ from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
 from fieldshift.supertype import supertype
-from fieldshift.types import ListType, MapType, StructType, logical_type
+from fieldshift.types import ListType, MapType, StructType, check_arrow_depth, logical_type
 
 __all__ = ["PreparedAppend", "WritePlan", "plan_write", "prepare_append"]
 
@@ -162,6 +162,7 @@ def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_in
         raise ValueError(f"on_incompatible must be 'fail' or 'quarantine', got {on_incompatible!r}")
     if len(set(incoming.names)) != len(incoming.names):
         raise SchemaEvolutionError(f"the input has duplicate column names: {incoming.names}")
+    check_arrow_depth(incoming)  # refused before any recursive walk, and before anything is written
     fail = on_incompatible == "fail"
     rec = _Reconciler(table_schema, evolve, fail, policy or CastPolicy.onehouse())
     rec.level(list(incoming), table_schema.fields, ())
