@@ -1,6 +1,7 @@
 """fieldshift: evolve data written under old table schemas into the current schema, by field id."""
 
 from fieldshift.errors import (
+    BatchTypeError,
     CastValueError,
     CatalogFormatError,
     CommitConflictError,
@@ -9,9 +10,14 @@ from fieldshift.errors import (
     IdentifierFieldChangeError,
     IncompatibleTypeError,
     InvalidDefaultError,
+    InvalidFieldIdError,
+    InvalidNameError,
+    InvalidTypeError,
     MissingFieldIdError,
+    NestingDepthError,
     NestingLevelMoveError,
     NullabilityTighteningError,
+    NullInRequiredFieldError,
     RequiredFieldWithoutDefaultError,
     SchemaEvolutionError,
     SchemaMismatchError,
@@ -35,6 +41,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AppendResult",
+    "BatchTypeError",
     "CastKind",
     "CastPolicy",
     "CastReport",
@@ -48,11 +55,16 @@ __all__ = [
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
     "InvalidDefaultError",
+    "InvalidFieldIdError",
+    "InvalidNameError",
+    "InvalidTypeError",
     "ListType",
     "MapType",
     "MissingFieldIdError",
     "NameMapping",
+    "NestingDepthError",
     "NestingLevelMoveError",
+    "NullInRequiredFieldError",
     "NullabilityTighteningError",
     "RequiredFieldWithoutDefaultError",
     "Schema",

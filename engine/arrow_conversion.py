@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from fieldshift.errors import MissingFieldIdError
+from fieldshift.errors import InvalidFieldIdError, MissingFieldIdError
 from fieldshift.field import Field
 from fieldshift.types import FieldType, ListType, MapType, StructType
 
@@ -21,7 +21,22 @@ FIELD_ID_KEY = b"PARQUET:field_id"
 
 def arrow_field_id(f: pa.Field) -> int | None:
     raw = (f.metadata or {}).get(FIELD_ID_KEY)
-    return int(raw) if raw is not None else None
+    return None if raw is None else _parse_id(raw, f.name)
+
+
+def _parse_id(raw: bytes, path: str) -> int:
+    """A ``PARQUET:field_id`` value: a positive integer (negative ids are fieldshift's own, for columns
+    nothing identifies)."""
+    try:
+        fid = int(raw)
+    except ValueError:
+        fid = 0
+    if fid <= 0:
+        raise InvalidFieldIdError(
+            f"Arrow field {path!r} has {FIELD_ID_KEY.decode()}={raw.decode(errors='replace')!r}; field ids "
+            "must be positive integers. Remove the metadata and read with a name mapping, or renumber it"
+        )
+    return fid
 
 
 def type_to_arrow(t: FieldType) -> pa.DataType:
@@ -60,7 +75,7 @@ def field_from_arrow(f: pa.Field, path: str, next_id: IdSource | None, name: str
     meta = f.metadata or {}  # built anew on every access: read once
     raw = meta.get(FIELD_ID_KEY)
     if raw is not None:
-        fid = int(raw)
+        fid = _parse_id(raw, path)
     elif next_id is None:
         raise MissingFieldIdError(
             f"Arrow field {path!r} ({f.type}) has no {FIELD_ID_KEY.decode()!r} metadata. Pass "

@@ -64,7 +64,9 @@ from fieldshift.defaults import validate_default
 from fieldshift.errors import InvalidDefaultError, MissingFieldIdError, SchemaEvolutionError
 from fieldshift.field import Field
 from fieldshift.schema import Schema, join_path
+from fieldshift.types import MAX_NESTING_DEPTH as _DEPTH
 from fieldshift.types import FieldType, ListType, MapType, StructType, logical_type, type_name
+from fieldshift.types import container_depth_guard as _depth_guard
 
 __all__ = ["AvroSchemaError", "avro_name", "schema_from_avro", "schema_to_avro"]
 
@@ -107,6 +109,7 @@ def schema_from_avro(avro: str | dict[str, Any], *, schema_id: int = 0, assign_i
     ``assign_ids=False`` refuses schemas whose fields lack ids (raises MissingFieldIdError).
     """
     root = _load(avro)
+    _depth_guard(root, 4 * _DEPTH, "the Avro schema")  # Schema() checks the exact limit
     if not isinstance(root, dict) or root.get("type") not in ("record", "error"):
         raise AvroSchemaError("a table schema in Avro must be a record, got " + json.dumps(root)[:80])
     reader = _Reader(assign_ids, set(_explicit_ids(root)))

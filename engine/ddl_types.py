@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 
+import pyarrow as pa
+
+from fieldshift.errors import NestingDepthError
 from fieldshift.field import Field
 from fieldshift.type_names import parse_primitive
-from fieldshift.types import FieldType, ListType, MapType, StructType
+from fieldshift.types import MAX_NESTING_DEPTH, FieldType, ListType, MapType, StructType, check_primitive
 
 __all__ = ["TypeSyntaxError", "parse_type"]
 
@@ -114,5 +117,20 @@ class _Parser:
 
 
 def parse_type(text: str) -> FieldType:
-    """Parse ``bigint``, ``decimal(10, 2)``, ``array<int>``, ``map<string, struct<a: int>>``, ..."""
-    return _Parser(text).parse()
+    """Parse ``bigint``, ``decimal(10, 2)``, ``array<int>``, ``map<string, struct<a: int>>``, ...
+
+    Types too deep for Parquet and invalid primitives (``decimal(5, 9)``, ``fixed[0]``) are refused
+    here, before the recursive parse."""
+    depth = deepest = 0
+    for ch in text:  # each '<' opens at least one Parquet level: refuse hostile depths up front
+        depth += (ch == "<") - (ch == ">")
+        deepest = max(deepest, depth)
+    if deepest > MAX_NESTING_DEPTH:
+        raise NestingDepthError(
+            f"type {text[:40]!r}... nests {deepest} types deep; Parquet readers accept at most "
+            f"{MAX_NESTING_DEPTH} levels (a struct is one, a list or map two)"
+        )
+    t = _Parser(text).parse()
+    if isinstance(t, pa.DataType):
+        check_primitive(t, text)
+    return t

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
+    "BatchTypeError",
     "CastValueError",
     "CatalogFormatError",
     "CommitConflictError",
@@ -15,9 +16,14 @@ __all__ = [
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
     "InvalidDefaultError",
+    "InvalidFieldIdError",
+    "InvalidNameError",
+    "InvalidTypeError",
     "Mismatch",
     "MissingFieldIdError",
+    "NestingDepthError",
     "NestingLevelMoveError",
+    "NullInRequiredFieldError",
     "NullabilityTighteningError",
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
@@ -46,6 +52,27 @@ class UnknownFieldError(SchemaEvolutionError, KeyError):
         return str(self.args[0])
 
 
+class InvalidNameError(SchemaEvolutionError, KeyError):
+    """An empty name, or a path string that cannot be split (an unclosed backtick, an empty part);
+    a KeyError too, as a lookup by such a path finds nothing."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0])
+
+
+class InvalidFieldIdError(SchemaEvolutionError):
+    """A field id that is not a positive integer (Iceberg ids start at 1; fieldshift reserves
+    negative ids for file columns no id identifies)."""
+
+
+class InvalidTypeError(SchemaEvolutionError):
+    """A type no Parquet file can hold: decimal precision or scale out of range, a zero width, ..."""
+
+
+class NestingDepthError(SchemaEvolutionError):
+    """A type nested deeper than Parquet readers accept (refused up front, before anything is written)."""
+
+
 class DuplicateFieldError(SchemaEvolutionError):
     """Two fields would share one name at the same nesting level."""
 
@@ -68,6 +95,27 @@ class IdentifierFieldChangeError(SchemaEvolutionError):
 
 class NestingLevelMoveError(SchemaEvolutionError):
     """A field can only move among its siblings, never to another struct."""
+
+
+class NullInRequiredFieldError(SchemaEvolutionError):
+    """A required read field over a column that may hold nulls (e.g. a Parquet column written optional
+    by DuckDB or Spark) holds nulls: checked per batch, the one value-level refusal besides casts."""
+
+    def __init__(self, path: str, nulls: int, row: int, fix: str = "") -> None:
+        self.path, self.nulls, self.row = path, nulls, row
+        fix = fix or "read it as optional (a schema where the field is nullable), or fill the nulls in the file"
+        super().__init__(f"required column {path!r} holds {nulls} null(s) (first at row {row}); {fix}")
+
+
+class BatchTypeError(SchemaEvolutionError):
+    """A batch given to ``plan.apply`` has a column of another type than the plan was made for."""
+
+    def __init__(self, column: str, expected: str, actual: str) -> None:
+        self.column, self.expected, self.actual = column, expected, actual
+        super().__init__(
+            f"column {column!r} of the batch is {actual}, but the plan was made for {expected}; plan with "
+            "the schema of this data (fs.plan(batch.schema, read_schema)) or fs.evolve(batch, read_schema)"
+        )
 
 
 class InvalidDefaultError(SchemaEvolutionError):

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from fieldshift.file_schema import file_schema_of
 from fieldshift.plan import EvolutionPlan
-from fieldshift.planner import build_plan, cached_plan
+from fieldshift.planner import build_plan, cached_plan, plan_key
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 
@@ -39,9 +39,10 @@ def plan(
     ``constants`` (by field id or path) fill columns the file lacks before defaults do, e.g.
     identity-partition values. Raises one ``SchemaMismatchError`` listing every mismatch.
     """
+    policy = policy or CastPolicy.lossless()
+    by_id = _constants_by_id(read_schema, constants)
     if isinstance(file_schema, pa.Schema):
-        rest = (read_schema.fingerprint(), policy, repr(sorted((constants or {}).items(), key=repr)),
-                id(name_mapping), match)
+        rest = plan_key(None, read_schema, policy, by_id, name_mapping, match)[1:]
         hit = _recent_plan(file_schema, rest)
         if hit is not None:
             return hit
@@ -52,7 +53,7 @@ def plan(
         if hit is None:
             schema = file_schema_of(file_schema, read_schema, name_mapping=name_mapping, match=match)
             # planned here, not through cached_plan: its key would fingerprint the recovered schema
-            hit = build_plan(schema, read_schema, policy, _constants_by_id(read_schema, constants), file_schema)
+            hit = build_plan(schema, read_schema, policy, by_id, file_schema)
             with _ARROW_LOCK:
                 _BY_ARROW[key] = hit
                 if len(_BY_ARROW) > 256:
@@ -60,7 +61,7 @@ def plan(
         with _ARROW_LOCK:
             _RECENT.appendleft((file_schema, rest, hit))
         return hit
-    return cached_plan(file_schema, read_schema, policy, _constants_by_id(read_schema, constants))
+    return cached_plan(file_schema, read_schema, policy, by_id)
 
 
 # Plans by the data's own Arrow schema (its IPC bytes, ids included), so evolve() on a stream of

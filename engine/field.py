@@ -7,9 +7,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.types import FieldType, ListType, MapType, StructType, logically_equal, type_name
+from fieldshift.types import FieldType, ListType, MapType, StructType, check_primitive, logically_equal, type_name
 
 __all__ = ["Field"]
+
+_CHECKED_TYPE_IDS = frozenset(t.id for t in (pa.decimal32(1), pa.decimal64(1), pa.decimal128(1), pa.decimal256(1),
+                                              pa.binary(1)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +37,12 @@ class Field:
 
         if not isinstance(self.id, int) or isinstance(self.id, bool):
             raise TypeError(f"field {self.name!r}: id must be an int, got {self.id!r}")
-        if not self.name:
-            raise ValueError(f"field id {self.id}: a field needs a non-empty name")
+        if not isinstance(self.name, str) or not self.name:
+            from fieldshift.errors import InvalidNameError
+
+            raise InvalidNameError(f"field id {self.id}: a field needs a non-empty name, got {self.name!r}")
+        if isinstance(self.type, pa.DataType) and self.type.id in _CHECKED_TYPE_IDS:
+            check_primitive(self.type, self.name)
         if self.initial_default is not None:
             object.__setattr__(self, "initial_default", validate_default(self, self.initial_default, "initial"))
         if self.write_default is not None:

@@ -1,6 +1,7 @@
 """The schema data was written with, recovered from its Arrow schema: ids, a name mapping, or names.
 
-Columns the resolution cannot identify get negative ids, which never match a read field: they keep
+Columns the resolution cannot identify get negative ids (``Schema(unmapped_ids=True)``; ids a file
+carries must be positive), which never match a read field: they keep
 their position (plans address columns by position) and are ignored, as unknown file columns are.
 """
 
@@ -15,6 +16,7 @@ import pyarrow as pa
 from fieldshift.arrow_conversion import FIELD_ID_KEY, arrow_field_id, field_from_arrow
 from fieldshift.errors import MissingFieldIdError
 from fieldshift.schema import Schema
+from fieldshift.types import check_arrow_depth
 
 __all__ = ["file_schema_of"]
 
@@ -41,6 +43,7 @@ def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *
     """
     if match not in ("id", "name"):
         raise ValueError(f"match must be 'id' or 'name', got {match!r}")
+    check_arrow_depth(arrow_schema)  # before the recursive walks below
     if match == "id" and not _has_any_id(arrow_schema):
         if name_mapping is None:
             raise MissingFieldIdError(
@@ -56,7 +59,7 @@ def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *
         arrow_schema = _ids_by_name(arrow_schema, read_schema)
     unknown = itertools.count(-1, -1)
     fields = [field_from_arrow(f, f.name, lambda _path: next(unknown)) for f in arrow_schema]
-    return Schema(fields)
+    return Schema(fields, unmapped_ids=True)
 
 
 def _ids_by_name(arrow_schema: pa.Schema, read_schema: Schema) -> pa.Schema:

@@ -15,10 +15,11 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.defaults import default_from_json, default_to_json
+from fieldshift.errors import InvalidTypeError
 from fieldshift.field import Field
 from fieldshift.schema import Schema
 from fieldshift.type_names import parse_primitive, primitive_name
-from fieldshift.types import FieldType, ListType, MapType, StructType
+from fieldshift.types import MAX_NESTING_DEPTH, FieldType, ListType, MapType, StructType, container_depth_guard
 
 __all__ = ["schema_from_json", "schema_to_dict", "schema_to_json", "type_from_json", "type_to_json"]
 
@@ -90,7 +91,10 @@ def schema_to_json(schema: Schema, indent: int | None = None) -> str:
 
 def type_from_json(obj: Any, element_field: str = "") -> FieldType:
     if isinstance(obj, str):
-        return parse_primitive(obj)
+        try:
+            return parse_primitive(obj)
+        except ValueError as e:
+            raise InvalidTypeError(f"schema JSON: {e}") from None
     kind = obj.get("type")
     if kind == "struct":
         return StructType(tuple(_field_from_json(f) for f in obj["fields"]))
@@ -122,6 +126,7 @@ def _field_from_json(obj: dict[str, Any]) -> Field:
 
 def schema_from_json(text: str | dict[str, Any]) -> Schema:
     obj = json.loads(text) if isinstance(text, str) else text
+    container_depth_guard(obj, 4 * MAX_NESTING_DEPTH, "the schema JSON")  # Schema() checks the exact limit
     if obj.get("type", "struct") != "struct":
         raise ValueError("a table schema JSON must be a struct")
     return Schema(

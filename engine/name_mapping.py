@@ -47,6 +47,12 @@ class MappedField:
     def __post_init__(self) -> None:
         object.__setattr__(self, "names", tuple(self.names))
         object.__setattr__(self, "fields", tuple(self.fields))
+        if self.field_id is not None and (isinstance(self.field_id, bool) or not isinstance(self.field_id, int)
+                                          or self.field_id <= 0):
+            raise NameMappingError(
+                f"name mapping: {', '.join(self.names) or 'a field'} has field id {self.field_id!r}; "
+                "field ids must be positive integers"
+            )
         _check_unique(self.fields, f"field id {self.field_id} ({', '.join(self.names) or 'no names'})")
 
     def child(self, name: str) -> MappedField | None:
@@ -78,6 +84,14 @@ class NameMapping:
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", tuple(self.fields))
         _check_unique(self.fields, "the top level")
+        seen: set[int] = set()
+        for fid, f in _by_id(self.fields):
+            if fid in seen:
+                raise NameMappingError(
+                    f"name mapping: field id {fid} is mapped twice (the second time as "
+                    f"{', '.join(f.names) or 'no names'}); every id belongs to one field"
+                )
+            seen.add(fid)
 
     def __iter__(self) -> Iterator[MappedField]:
         return iter(self.fields)

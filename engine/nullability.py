@@ -24,4 +24,4 @@ def with_nullability(schema: Schema, nullable: Callable[[Field], bool]) -> Schem
         return f.with_(type=t, nullable=False if key else nullable(f.with_(type=t)))
 
     return Schema([walk(f) for f in schema.fields], schema_id=schema.schema_id,
-                  highest_field_id=schema.highest_field_id)
+                  highest_field_id=schema.highest_field_id, unmapped_ids=schema.unmapped_ids)

@@ -11,10 +11,10 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.errors import CastValueError, SchemaEvolutionError
-from fieldshift.kernels.layout import conform, same_child_names
+from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFieldError, SchemaEvolutionError
+from fieldshift.kernels.layout import conform, same_child_names, same_values, take_rows
 from fieldshift.kernels.threads import get_threads, run_parallel
-from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, RowMap, StructNode
+from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, NullCheck, RowMap, StructNode
 from fieldshift.policy import CastPolicy
 from fieldshift.small_batches import SMALL_BATCH_ROWS, evaluate_small, shared_shapes
 
@@ -61,10 +61,24 @@ class _Sink:
             if not len(local):
                 return
         if self.mode == "raise":
-            value = source[int(local[0])].as_py()
+            value = _shown_value(source, int(local[0]))
             raise CastValueError(path, int(top[0]) + self.offset, value, source_type, target_type)
         with self.lock:
             self._record(path, local, top, source, source_type, target_type)
+
+    def null_in_required(self, path: str, local: np.ndarray, rows: RowMap) -> None:
+        """Nulls in a required field: refused, or (collecting) reported as failing rows."""
+        top = rows(local)
+        top = top[top >= 0]  # nulls under a null struct or list slot are hidden, not values
+        if not len(top):
+            return
+        if self.mode != "collect":
+            raise NullInRequiredFieldError(path, len(top), int(top[0]) + self.offset)
+        with self.lock:
+            self.report.failures[path] = self.report.failures.get(path, 0) + len(top)
+            self.report.rows[path] = np.unique(np.concatenate([self.report.rows.get(path, top[:0]), top]))
+            for row in np.unique(top)[:1000].tolist():
+                self.report.reasons[row].append(f"{path}: null in a required field")
 
     def _record(self, path: str, local: np.ndarray, top: np.ndarray, source: pa.Array, source_type: str,
                 target_type: str) -> None:
@@ -73,7 +87,7 @@ class _Sink:
         if self.mode == "collect":
             for i, row in zip(local[:1000].tolist(), top[:1000].tolist(), strict=True):
                 self.report.reasons[row].append(
-                    f"{path}: cannot cast {source[i].as_py()!r} from {source_type} to {target_type}"
+                    f"{path}: cannot cast {_shown_value(source, i)!r} from {source_type} to {target_type}"
                 )
 
 
@@ -104,6 +118,9 @@ class EvolutionPlan:
     # not pay for it): one evaluation of their concatenation there (small_batches.py)
     _shared: list[tuple[tuple[Node, tuple[int, ...]], ...]] = field(default_factory=list, compare=False,
                                                                       repr=False)
+    # batch schemas other than input_schema already found to hold the planned types (dictionary or
+    # extension encodings, other child names): checked once, then by pointer
+    _accepted: list[pa.Schema] = field(default_factory=list, compare=False, repr=False)
 
     # -- applying -------------------------------------------------------------------------------
     def apply(self, data: D) -> D:
@@ -130,8 +147,8 @@ class EvolutionPlan:
         keep[bad_rows] = False
         reasons = pa.array(["; ".join(report.reasons.get(int(r), ["cast failed"])) for r in bad_rows],
                            pa.string())
-        bad = data.take(pa.array(bad_rows)).append_column(REASON_COLUMN, reasons)
-        return out.filter(pa.array(keep)), bad
+        bad = take_rows(data, bad_rows).append_column(REASON_COLUMN, reasons)
+        return take_rows(out, np.flatnonzero(keep)), bad
 
     def apply_collect(self, data: D) -> tuple[D, CastReport]:
         """Evolve every row (failing values read as null) and report the failing rows with reasons."""
@@ -179,11 +196,8 @@ class EvolutionPlan:
         if self.relabel_input is not None and schema.equals(self.relabel_input):
             return self._relabel_columns(batch, schema), CastReport()
         exact = schema.equals(self.input_schema)  # a pointer check for batches of one stream
-        if not exact and tuple(schema.names) != self.input_names:
-            raise SchemaEvolutionError(
-                f"the plan reads the file columns {list(self.input_names)} in this order, but the batch has "
-                f"{schema.names}; plan with the schema of this data (columns match by position)"
-            )
+        if not exact:
+            self._check_input(schema)
         sink = _Sink(mode, offset)
         columns = _Columns(batch)  # only the columns a node reads get wrapped (dropped ones never)
         rows = batch.num_rows
@@ -206,6 +220,21 @@ class EvolutionPlan:
             log.warning("fieldshift: %d value(s) failed an explicit cast and were read as null: %s",
                         sink.report.total, sink.report.failures)
         return pa.RecordBatch.from_arrays(out, schema=self.output_schema), sink.report
+
+    def _check_input(self, schema: pa.Schema) -> None:
+        """Refuse a batch whose columns are not the ones planned for: by name, then by type."""
+        if tuple(schema.names) != self.input_names:
+            raise SchemaEvolutionError(
+                f"the plan reads the file columns {list(self.input_names)} in this order, but the batch has "
+                f"{schema.names}; plan with the schema of this data (columns match by position)"
+            )
+        if self.input_schema is None or any(schema.equals(s) for s in self._accepted):
+            return
+        for name, got, want in zip(schema.names, schema.types, self.input_schema.types, strict=True):
+            if not same_values(got, want):
+                raise BatchTypeError(name, str(want), str(got))
+        if len(self._accepted) < 4:  # a few other layouts of the same values (dictionaries, item names)
+            self._accepted.append(schema)
 
     def _shared_shapes(self) -> tuple[tuple[Node, tuple[int, ...]], ...]:
         if not self._shared:  # two threads may both compute it: the same answer
@@ -266,7 +295,10 @@ class _Columns:
 def _explain(nodes: tuple[Node, ...], indent: str) -> list[str]:
     lines: list[str] = []
     for n in nodes:
-        lines.append(f"{indent}{n.path}: {n.note}")
+        checked = isinstance(n, NullCheck)
+        if checked:
+            n = n.inner
+        lines.append(f"{indent}{n.path}: {n.note}{'; checked for nulls' if checked else ''}")
         if isinstance(n, StructNode):
             lines.extend(_explain(n.children, indent + "  "))
         elif isinstance(n, ListNode):
@@ -274,6 +306,23 @@ def _explain(nodes: tuple[Node, ...], indent: str) -> list[str]:
         elif isinstance(n, MapNode):
             lines.extend(_explain((n.key, n.value), indent + "  "))
     return [line for line in lines if not line.endswith(": as is") or indent == "  "]
+
+
+def _shown_value(source: pa.Array, i: int) -> object:
+    """The value at ``i`` for a failure report; temporal values outside Python's datetime range (which
+    ``as_py`` cannot convert) as their raw integer with the unit, e.g. ``'253402300800000000 us'``."""
+    try:
+        return source[i].as_py()
+    except (OverflowError, ValueError, pa.ArrowException):
+        t = source.type
+        raw = source.slice(i, 1)
+        width = pa.int32() if t.bit_width == 32 else pa.int64()
+        try:
+            ticks = raw.view(width)[0].as_py()
+        except (pa.ArrowException, ValueError, TypeError):
+            return f"<unprintable {t}>"
+        unit = getattr(t, "unit", "days" if pa.types.is_date32(t) else "ms" if pa.types.is_date64(t) else "")
+        return f"{ticks} {unit}".rstrip()
 
 
 def _empty_bad(data: Any) -> Any:

@@ -17,6 +17,7 @@ import pyarrow as pa
 from fieldshift.kernels import (
     conform,
     constant_array,
+    decoded,
     get_kernel,
     list_child_range,
     list_from_view,
@@ -25,7 +26,7 @@ from fieldshift.kernels import (
     rebuild_struct,
 )
 
-__all__ = ["CastNode", "ConstantNode", "ListNode", "MapNode", "Node", "StructNode", "Take"]
+__all__ = ["CastNode", "ConstantNode", "ListNode", "MapNode", "Node", "NullCheck", "StructNode", "Take"]
 
 RowMap = Callable[[np.ndarray], np.ndarray]
 """Maps indices at the current nesting level to top-level row numbers (used only on failures)."""
@@ -34,6 +35,8 @@ RowMap = Callable[[np.ndarray], np.ndarray]
 class FailureSink(Protocol):
     def failed(self, path: str, local: np.ndarray, source: pa.Array, rows: RowMap,
                source_type: str, target_type: str) -> None: ...
+
+    def null_in_required(self, path: str, local: np.ndarray, rows: RowMap) -> None: ...
 
 
 def _identity_rows(idx: np.ndarray) -> np.ndarray:
@@ -66,9 +69,7 @@ class CastNode:
     note: str = ""
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
-        source = inputs[self.index]
-        if pa.types.is_dictionary(source.type):
-            source = source.dictionary_decode()
+        source = decoded(inputs[self.index])  # dictionary, run-end encoded, extension: their values
         outcome = get_kernel(self.kernel)(source, self.target)
         if outcome.failed is not None and outcome.failed.any():
             sink.failed(self.path, np.flatnonzero(outcome.failed), source, rows, self.source_name,
@@ -106,7 +107,7 @@ class StructNode:
     note: str = "struct"
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
-        source = inputs[self.index]
+        source = decoded(inputs[self.index])
         kids = _StructChildren(source)
         child_rows = _masked_rows(source, rows) if source.null_count else rows
         out = [c.evaluate(kids, len(source), sink, child_rows) for c in self.children]
@@ -124,7 +125,7 @@ class ListNode:
     note: str = "list"
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
-        source = _same_list_layout(inputs[self.index], self.target)
+        source = _same_list_layout(decoded(inputs[self.index]), self.target)
         values, offsets, start = list_child_range(source)
         element_rows = _element_rows(source, start, rows)
         new_values = self.element.evaluate([values], len(values), sink, element_rows)
@@ -143,7 +144,7 @@ class MapNode:
     note: str = "map"
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
-        source = inputs[self.index]
+        source = decoded(inputs[self.index])
         entries, offsets, start = list_child_range(source)
         entry_rows = _element_rows(source, start, rows)
         kids = [entries.field(0), entries.field(1)]
@@ -152,7 +153,35 @@ class MapNode:
         return rebuild_map(self.target, source, offsets, keys, items)
 
 
-Node = Union[Take, CastNode, ConstantNode, StructNode, ListNode, MapNode]
+@dataclass(frozen=True, slots=True)
+class NullCheck:
+    """A required read field over a file column that may hold nulls: ``inner`` after a null check.
+
+    Writers such as DuckDB and Spark mark every Parquet column optional, so the file's nullability says
+    nothing about its values; the null count does. Nulls under a null parent (struct or list slot) are
+    hidden and do not count."""
+
+    inner: Node
+    path: str
+    note: str = "checked for nulls"
+
+    @property
+    def index(self) -> int:
+        return self.inner.index  # type: ignore[union-attr]
+
+    @property
+    def target(self) -> pa.DataType:
+        return self.inner.target
+
+    def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
+        source = inputs[self.index]
+        if source.null_count:
+            sink.null_in_required(self.path, np.flatnonzero(source.is_null().to_numpy(zero_copy_only=False)),
+                                  rows)
+        return self.inner.evaluate(inputs, length, sink, rows)
+
+
+Node = Union[Take, CastNode, ConstantNode, StructNode, ListNode, MapNode, NullCheck]
 
 
 class _StructChildren(Sequence[pa.Array]):

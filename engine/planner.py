@@ -6,6 +6,9 @@ one go. Identity subtrees collapse into ``Take`` nodes, which pass arrays throug
 
 from __future__ import annotations
 
+import decimal
+import math
+import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -19,12 +22,12 @@ from fieldshift.field import Field
 from fieldshift.kernels import select_cast_kernel
 from fieldshift.kernels.layout import names_like, same_child_names
 from fieldshift.plan import EvolutionPlan
-from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, StructNode, Take
+from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.types import ListType, MapType, StructType, type_name
 
-__all__ = ["build_plan", "cached_plan", "clear_plan_cache"]
+__all__ = ["build_plan", "cached_plan", "clear_plan_cache", "plan_key", "value_key"]
 
 
 class _Planner:
@@ -69,9 +72,9 @@ class _Planner:
     def _default(self, rf: Field, target: pa.DataType) -> pa.Scalar:
         """The field's initial default as a scalar; fields with equal type and default share one."""
         try:
-            memo_key = (target, type(rf.initial_default), rf.initial_default)
+            memo_key = (target, value_key(rf.initial_default))  # 0.0 and -0.0 are two defaults
             found = self._defaults.get(memo_key)
-        except TypeError:  # an unhashable (list, dict) default
+        except TypeError:  # an unhashable default
             return default_scalar(rf, "initial")
         if found is None:
             found = self._defaults[memo_key] = default_scalar(rf, "initial")
@@ -79,11 +82,16 @@ class _Planner:
 
     def present(self, index: int, ff: Field, rf: Field, path: str, target: pa.DataType,
                 key: bool = False) -> Node:
+        node = self._present(index, ff, rf, path, target, key)
+        if ff.nullable and not rf.nullable and not isinstance(node, ConstantNode):
+            # nullability by data: the column reads while it holds no nulls (checked per batch)
+            return NullCheck(node, path)
+        return node
+
+    def _present(self, index: int, ff: Field, rf: Field, path: str, target: pa.DataType,
+                 key: bool) -> Node:
         renamed = "" if ff.name == rf.name or ff.name in ("element", "key", "value") \
             else f"renamed from {ff.name!r}"
-        if ff.nullable and not rf.nullable:
-            self._mismatch(path, ff, rf, "the file's column is nullable but the read field is required",
-                           "read it as optional (nulls in old files cannot be refused later)")
         ft, rt = ff.type, rf.type
         if isinstance(rt, pa.DataType) and isinstance(ft, pa.DataType):  # the common case first
             return self.primitive(index, ft, rf, target, path, renamed, key)
@@ -119,6 +127,9 @@ class _Planner:
         if decision == "key":
             self._mismatch(path, ft, rf, "map keys may only widen losslessly",
                            "keep the key type, or widen it losslessly (e.g. int -> long)")
+        elif decision == "arrow":
+            self._mismatch(path, ft, rf, "Arrow has no cast between these types",
+                           "cast the data to another type first, or read the column as its file type")
         else:
             self._mismatch(path, ft, rf, f"CastPolicy.{self.policy.name} does not allow this change",
                            self.policy.suggest(ft, rf.type))
@@ -150,6 +161,8 @@ def _decision(policy: CastPolicy, ft: pa.DataType, rt: pa.DataType, target: pa.D
         return kind
     checked = kind is CastKind.CHECKED
     kernel = select_cast_kernel(ft, target, checked)
+    if kernel is None:
+        return "arrow"
     source_name, target_name = type_name(ft), type_name(rt)
     return kernel, source_name, target_name, \
         f"{'checked cast' if checked else 'widen'} {source_name} -> {target_name} ({kernel})"
@@ -218,6 +231,8 @@ _TEXT_TYPE_IDS = frozenset((pa.string().id, pa.large_string().id, pa.string_view
 
 def _cost(node: Node) -> int:
     """A rough weight: text is formatted or parsed value by value; widening and rebuilds are copies."""
+    if isinstance(node, NullCheck):
+        return 1 + _cost(node.inner)
     if isinstance(node, CastNode):
         text = node.kernel.startswith(("cast.numba", "cast.masked")) or node.target.id in _TEXT_TYPE_IDS
         return 8 if text else 1
@@ -246,6 +261,44 @@ def _holds_list(t: Any) -> bool:
     return isinstance(t, (ListType, MapType))
 
 
+def value_key(v: Any) -> Any:
+    """A value as a cache key that keeps apart what ``==`` merges: 0.0 and -0.0 (by the float's bits),
+    1, 1.0 and True (by type), NaNs (equal to themselves here); containers element by element."""
+    if isinstance(v, float):
+        return ("float", struct.pack("<d", v)) if not math.isnan(v) else ("float", "nan")
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(value_key(x) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple((value_key(k), value_key(x)) for k, x in v.items()))
+    if isinstance(v, decimal.Decimal):
+        return ("decimal", str(v))
+    if isinstance(v, pa.Scalar):
+        return ("scalar", str(v.type), v.is_valid and repr(v))
+    try:
+        hash(v)
+    except TypeError:
+        return (type(v).__name__, repr(v))
+    return (type(v).__name__, v)
+
+
+def plan_key(file_key: Any, read_schema: Schema, policy: CastPolicy, constants: Mapping[int, Any] | None,
+             name_mapping: Any = None, match: str = "id") -> tuple[Any, ...]:
+    """What a plan depends on, by value -- the one definition every plan cache uses.
+
+    ``file_key`` is the file schema's fingerprint (or, for an Arrow schema, its IPC bytes, ids
+    included); the read schema by fingerprint (structure, ids, docs and defaults by their bits); the
+    policy by value (a frozen dataclass); constants by field id and ``value_key``; the name mapping by
+    its content (a frozen dataclass), never by ``id()``, whose addresses are recycled; and ``match``.
+    """
+    consts = tuple(sorted((k, value_key(v)) for k, v in (constants or {}).items()))
+    mapping: Any = name_mapping
+    try:
+        hash(mapping)
+    except TypeError:
+        mapping = repr(mapping)
+    return (file_key, read_schema.fingerprint(), policy, consts, mapping, match)
+
+
 _CACHE: OrderedDict[tuple[Any, ...], EvolutionPlan] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 512
@@ -253,10 +306,9 @@ _CACHE_SIZE = 512
 
 def cached_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | None = None,
                 constants: Mapping[int, Any] | None = None) -> EvolutionPlan:
-    """``build_plan`` behind an LRU keyed by (file fingerprint, read fingerprint, policy, constants)."""
+    """``build_plan`` behind an LRU keyed by ``plan_key``."""
     policy = policy or CastPolicy.lossless()
-    const_key = tuple(sorted((k, repr(v)) for k, v in (constants or {}).items()))
-    key = (file_schema.fingerprint(), read_schema.fingerprint(), policy, const_key)
+    key = plan_key(file_schema.fingerprint(), read_schema, policy, constants)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:

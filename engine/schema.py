@@ -9,9 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from fieldshift.errors import DuplicateFieldError, SchemaEvolutionError, UnknownFieldError
+from fieldshift.errors import (
+    DuplicateFieldError,
+    InvalidFieldIdError,
+    InvalidNameError,
+    NestingDepthError,
+    SchemaEvolutionError,
+    UnknownFieldError,
+)
 from fieldshift.field import Field
-from fieldshift.types import ListType, MapType, StructType
+from fieldshift.types import MAX_NESTING_DEPTH, ListType, MapType, StructType, check_arrow_depth
 
 if TYPE_CHECKING:
     from fieldshift.schema_update import SchemaUpdate
@@ -22,27 +29,58 @@ ELEMENT_ALIASES = ("element", "item")
 
 
 def split_path(path: str | Sequence[str]) -> tuple[str, ...]:
-    """Split a dotted path; a part in backticks may contain dots (```a.b`.c``)."""
+    """A path's parts: a list/tuple of names as given, or a dotted string where a part in backticks may
+    hold any character (```a.b`.c``), a literal backtick doubled inside them (Spark's convention)."""
     if not isinstance(path, str):
-        return tuple(path)
-    parts: list[str] = []
-    buf, quoted = "", False
-    for ch in path:
-        if ch == "`":
-            quoted = not quoted
-        elif ch == "." and not quoted:
-            parts.append(buf)
-            buf = ""
+        parts = tuple(path)
+        if not parts or not all(isinstance(p, str) and p for p in parts):
+            raise InvalidNameError(f"a path needs one or more non-empty names, got {path!r}")
+        return parts
+    out: list[str] = []
+    i, n = 0, len(path)
+    while True:
+        if i < n and path[i] == "`":  # a quoted part runs to the next single backtick
+            buf, i = [], i + 1
+            while True:
+                j = path.find("`", i)
+                if j < 0:
+                    raise InvalidNameError(f"path {path!r} has an unclosed backtick")
+                buf.append(path[i:j])
+                if path.startswith("``", j):
+                    buf.append("`")
+                    i = j + 2
+                    continue
+                i = j + 1
+                break
+            part = "".join(buf)
+            if i < n and path[i] != ".":
+                raise InvalidNameError(f"path {path!r}: a quoted name must be followed by '.' or the end")
         else:
-            buf += ch
-    parts.append(buf)
-    if quoted or any(p == "" for p in parts):
-        raise UnknownFieldError(path)
-    return tuple(parts)
+            j = path.find(".", i)
+            j = n if j < 0 else j
+            part = path[i:j]
+            if "`" in part:
+                raise InvalidNameError(f"path {path!r}: quote a name holding a backtick as `a``b`")
+            i = j
+        if not part:
+            raise InvalidNameError(f"path {path!r} has an empty name")
+        out.append(part)
+        if i >= n:
+            return tuple(out)
+        i += 1  # the dot
+        if i == n:
+            raise InvalidNameError(f"path {path!r} ends with '.'")
 
 
 def join_path(parts: Iterable[str]) -> str:
-    return ".".join(f"`{p}`" if "." in p else p for p in parts)
+    """The dotted form of a path, quoting names that hold dots or backticks (``split_path`` inverts it)."""
+    return ".".join(_quote(p) for p in parts)
+
+
+def _quote(name: str) -> str:
+    if "." in name or "`" in name:
+        return "`" + name.replace("`", "``") + "`"
+    return name
 
 
 class Schema:
@@ -52,7 +90,8 @@ class Schema:
     use :meth:`logically_equal` to ignore physical variants such as large_string vs string.
     """
 
-    __slots__ = ("_arrow", "_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths", "_schema_id", "doc")
+    __slots__ = ("_arrow", "_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths", "_schema_id",
+                 "_unmapped", "doc")
 
     def __init__(
         self,
@@ -62,8 +101,12 @@ class Schema:
         identifier_field_ids: Iterable[int] = (),
         highest_field_id: int | None = None,
         doc: str | None = None,
+        unmapped_ids: bool = False,
     ) -> None:
+        """``unmapped_ids`` is internal: a file schema recovered from data numbers the columns no id
+        identifies -1, -2, ... (they never match a read field); every other id must be positive."""
         self._fields = tuple(fields)
+        self._unmapped = unmapped_ids
         self._schema_id = int(schema_id)
         self._ident = tuple(identifier_field_ids)
         self.doc = doc
@@ -72,7 +115,7 @@ class Schema:
         self._by_id: dict[int, Field] = {}
         self._paths: dict[int, tuple[str, ...]] = {}
         self._parents: dict[int, int | None] = {}
-        self._index(self._fields, (), None)
+        self._index(self._fields, (), None, 1)
         top = max(self._by_id, default=0)
         if highest_field_id is not None and highest_field_id < top:
             raise SchemaEvolutionError(
@@ -83,11 +126,23 @@ class Schema:
             self._check_identifier(fid)
 
     # -- construction helpers -------------------------------------------------------------------
-    def _index(self, fields: Sequence[Field], prefix: tuple[str, ...], parent: int | None) -> None:
+    def _index(self, fields: Sequence[Field], prefix: tuple[str, ...], parent: int | None, depth: int) -> None:
+        """Index ``fields`` at Parquet level ``depth`` (a struct's children one deeper, a list's or map's
+        two): ids, names and the nesting limit are checked on the way."""
         container = self._container(parent)
         sibling_names = not isinstance(container, (ListType, MapType))
+        if depth > MAX_NESTING_DEPTH:
+            raise NestingDepthError(
+                f"{join_path(prefix)!r} nests deeper than the {MAX_NESTING_DEPTH} Parquet levels readers "
+                "accept (a struct is one level, a list or map two): flatten it, or store the deep part as text"
+            )
         seen: set[str] = set()
         for f in fields:
+            if f.id <= 0 and not (self._unmapped and f.id < 0):
+                raise InvalidFieldIdError(
+                    f"field {join_path((*prefix, f.name))!r} has id {f.id}; field ids must be positive "
+                    "integers (number them from 1, or let Schema.from_arrow(assign_ids=True) do it)"
+                )
             if sibling_names:
                 if f.name in seen:
                     raise DuplicateFieldError(
@@ -105,7 +160,7 @@ class Schema:
             self._paths[f.id] = path
             self._parents[f.id] = parent
             if not isinstance(f.type, pa.DataType):
-                self._index(f.children(), path, f.id)
+                self._index(f.children(), path, f.id, depth + (1 if isinstance(f.type, StructType) else 2))
 
     def _container(self, parent: int | None) -> Any:
         return None if parent is None else self._by_id[parent].type
@@ -182,8 +237,13 @@ class Schema:
     def __reduce__(self) -> tuple[Any, ...]:
         return (
             _rebuild,
-            (self._fields, self._schema_id, self._ident, self._highest, self.doc),
+            (self._fields, self._schema_id, self._ident, self._highest, self.doc, self._unmapped),
         )
+
+    @property
+    def unmapped_ids(self) -> bool:
+        """True for a file schema recovered from data, where unidentified columns have negative ids."""
+        return self._unmapped
 
     def logically_equal(self, other: Schema) -> bool:
         """Same ids, names, nullability and logical types at every depth (physical variants aside)."""
@@ -217,8 +277,23 @@ class Schema:
         return self._parents[field_id]
 
     def find(self, path: str | Sequence[str]) -> Field:
-        """The field at a dotted path (``a.b``, ``l.element.x``, ``m.value.y``); case-sensitive."""
-        parts = split_path(path)
+        """The field at a path: a list/tuple of names, or a dotted string (``a.b``, ``l.element.x``,
+        ``m.value.y``, ```a.b`.c``); case-sensitive. A string that is exactly a top-level name
+        (``"a.b"`` with no struct ``a``) finds that column too."""
+        try:
+            parts = split_path(path)
+        except InvalidNameError:
+            if isinstance(path, str) and path in self._top_names():
+                return next(f for f in self._fields if f.name == path)
+            raise
+        try:
+            return self._find_parts(parts)
+        except UnknownFieldError:
+            if isinstance(path, str) and len(parts) > 1 and path in self._top_names():
+                return next(f for f in self._fields if f.name == path)
+            raise
+
+    def _find_parts(self, parts: tuple[str, ...]) -> Field:
         level: Sequence[Field] = self._fields
         container: Any = None
         found: Field | None = None
@@ -248,6 +323,9 @@ class Schema:
             return ["key", "value"]
         return [f.name for f in level]
 
+    def _top_names(self) -> set[str]:
+        return {f.name for f in self._fields}
+
     def fingerprint(self) -> str:
         """A stable digest of the structure (not of the schema id); plan caches key on it."""
         if self._fp is None:
@@ -259,13 +337,14 @@ class Schema:
             self._fp = digest.hexdigest()[:32]
         return self._fp
 
-    def select(self, names: Iterable[str]) -> Schema:
-        """A schema of only the named top-level columns, in the order given."""
-        chosen = [self.find(n) for n in names]
+    def select(self, names: Iterable[str | Sequence[str]]) -> Schema:
+        """A schema of only the named top-level columns, in the order given (names are taken as they
+        are, dots included, unless quoted with backticks or given as a one-part list)."""
+        chosen = [self.find((n,) if isinstance(n, str) and n in self._top_names() else n) for n in names]
         missing = [f for f in chosen if f not in self._fields]
         if missing:
             raise SchemaEvolutionError(f"select() takes top-level columns; {missing[0].name!r} is nested")
-        return Schema(chosen, schema_id=self._schema_id, highest_field_id=self._highest)
+        return Schema(chosen, schema_id=self._schema_id, highest_field_id=self._highest, unmapped_ids=self._unmapped)
 
     # -- conversions ----------------------------------------------------------------------------
     @classmethod
@@ -276,6 +355,7 @@ class Schema:
         """Read ids from ``PARQUET:field_id`` metadata; ``assign_ids=True`` numbers id-less fields."""
         from fieldshift.arrow_conversion import arrow_field_id, field_from_arrow
 
+        check_arrow_depth(schema)  # before the recursive walks below
         next_id = None
         if assign_ids:
             used = set(_ids_in_arrow(schema, arrow_field_id))
@@ -337,9 +417,9 @@ class Schema:
 
 
 def _rebuild(fields: tuple[Field, ...], schema_id: int, ident: tuple[int, ...], highest: int,
-             doc: str | None) -> Schema:
+             doc: str | None, unmapped: bool = False) -> Schema:
     return Schema(fields, schema_id=schema_id, identifier_field_ids=ident, highest_field_id=highest,
-                  doc=doc)
+                  doc=doc, unmapped_ids=unmapped)
 
 
 def _ids_in_arrow(schema: pa.Schema, get_id: Any) -> Iterator[int]:

@@ -7,7 +7,7 @@ reused, so dropping and re-adding a name makes a new column that old files do no
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -15,6 +15,8 @@ import pyarrow as pa
 from fieldshift.errors import (
     DuplicateFieldError,
     IdentifierFieldChangeError,
+    InvalidDefaultError,
+    InvalidNameError,
     NestingLevelMoveError,
     NullabilityTighteningError,
     RequiredFieldWithoutDefaultError,
@@ -30,6 +32,13 @@ from fieldshift.types import FieldType, ListType, MapType, StructType, is_nested
 __all__ = ["SchemaUpdate"]
 
 TypeLike = pa.DataType | FieldType | str
+PathLike = str | Sequence[str]
+"""A dotted string (```a.b`.c`` quotes a name holding dots) or a list/tuple of names."""
+
+
+def _shown(path: PathLike) -> str:
+    """A path as messages and ``changes`` show it (quoted where needed)."""
+    return path if isinstance(path, str) else join_path(path)
 
 
 class SchemaUpdate:
@@ -47,7 +56,7 @@ class SchemaUpdate:
     # -- public operations ----------------------------------------------------------------------
     def add_column(
         self,
-        path: str,
+        path: PathLike,
         type: TypeLike,
         *,
         nullable: bool = True,
@@ -55,11 +64,13 @@ class SchemaUpdate:
         write_default: Any = None,
         doc: str | None = None,
         first: bool = False,
-        after: str | None = None,
-        before: str | None = None,
+        after: PathLike | None = None,
+        before: PathLike | None = None,
     ) -> SchemaUpdate:
-        """Add a column (``"t.z"`` adds ``z`` inside struct ``t``; ``"l.element.x"``, ``"m.value.x"``)."""
+        """Add a column (``"t.z"`` adds ``z`` inside struct ``t``; ``"l.element.x"``, ``"m.value.x"``;
+        ``["a.b"]`` or ``"`a.b`"`` adds a top-level column named ``a.b``)."""
         parts = split_path(path)
+        path = join_path(parts)
         parent_path, name = parts[:-1], parts[-1]
         parent = self._struct_at(parent_path, path)
         siblings = parent.fields if isinstance(parent, StructType) else self._current.fields
@@ -85,9 +96,17 @@ class SchemaUpdate:
         self.changes.append(f"add {path} {type_name(new_type)}")
         return self
 
-    def drop_column(self, path: str) -> SchemaUpdate:
+    def drop_column(self, path: PathLike) -> SchemaUpdate:
         field = self._find(path)
+        path = _shown(path)
         self._refuse_identifier(field, "drop", path)
+        inside = [i for i in self._current.identifier_field_ids if self._is_ancestor(field.id, i)]
+        if inside:
+            raise IdentifierFieldChangeError(
+                f"cannot drop {path!r}: it holds identifier (primary-key) field "
+                f"{self._current.path_of(inside[0])!r}; change the identifier fields first "
+                "(set_identifier_fields)"
+            )
         parent_path = self._parent_path(field)
         if parent_path is not None:
             parent = self._find(parent_path) if parent_path else None
@@ -106,8 +125,13 @@ class SchemaUpdate:
         self.changes.append(f"drop {path}")
         return self
 
-    def rename_column(self, path: str, new_name: str) -> SchemaUpdate:
+    def rename_column(self, path: PathLike, new_name: str) -> SchemaUpdate:
         field = self._find(path)
+        path = _shown(path)
+        if new_name == field.name:
+            return self  # nothing changes: no change is recorded
+        if not isinstance(new_name, str) or not new_name:
+            raise InvalidNameError(f"cannot rename {path!r} to {new_name!r}: a name must be a non-empty string")
         self._refuse_identifier(field, "rename", path)
         parent_path = self._parent_path(field)
         parent = self._find(parent_path) if parent_path else None
@@ -120,15 +144,18 @@ class SchemaUpdate:
                 f"cannot rename {path!r} to {new_name!r}: that name is taken at the same level"
             )
         self._replace(field.id, field.with_(name=new_name))
-        self.changes.append(f"rename {path} to {new_name}")
+        self.changes.append(f"rename {path} to {join_path([new_name])}")
         return self
 
     def update_column(
-        self, path: str, type: TypeLike | None = None, *, nullable: bool | None = None,
+        self, path: PathLike, type: TypeLike | None = None, *, nullable: bool | None = None,
         doc: str | None = None,
     ) -> SchemaUpdate:
-        """Change a primitive's type (as the policy allows), relax nullability, or set its doc."""
+        """Change a primitive's type (as the policy allows), relax nullability, or set its doc.
+
+        Asking for what the field already is records no change."""
         field = self._find(path)
+        path = _shown(path)
         new = field
         if type is not None:
             target = self._parse_type(type)
@@ -152,8 +179,9 @@ class SchemaUpdate:
                 )
             if target != field.type:
                 self._refuse_identifier(field, "retype", path)
-            new = new.with_(type=target, initial_default=_recast(field.initial_default, target),
-                            write_default=_recast(field.write_default, target))
+                new = new.with_(type=target,
+                                initial_default=_recast(field.initial_default, field.type, target, path),
+                                write_default=_recast(field.write_default, field.type, target, path))
         if nullable is not None:
             if field.nullable and not nullable:
                 raise NullabilityTighteningError(
@@ -163,33 +191,44 @@ class SchemaUpdate:
             new = new.with_(nullable=nullable)
         if doc is not None:
             new = new.with_(doc=doc)
+        if _same_field(new, field):
+            return self  # nothing changes: no change is recorded
         self._replace(field.id, new)
         self.changes.append(f"update {path}")
         return self
 
-    def set_write_default(self, path: str, value: Any) -> SchemaUpdate:
+    def set_write_default(self, path: PathLike, value: Any) -> SchemaUpdate:
         field = self._find(path)
-        self._replace(field.id, field.with_(write_default=value))
-        self.changes.append(f"set write default of {path}")
+        new = field.with_(write_default=value)
+        if _same_field(new, field):
+            return self
+        self._replace(field.id, new)
+        self.changes.append(f"set write default of {_shown(path)}")
         return self
 
-    def move_first(self, path: str) -> SchemaUpdate:
+    def move_first(self, path: PathLike) -> SchemaUpdate:
         return self._move(path, None, "first")
 
-    def move_after(self, path: str, other: str) -> SchemaUpdate:
+    def move_after(self, path: PathLike, other: PathLike) -> SchemaUpdate:
         return self._move(path, other, "after")
 
-    def move_before(self, path: str, other: str) -> SchemaUpdate:
+    def move_before(self, path: PathLike, other: PathLike) -> SchemaUpdate:
         return self._move(path, other, "before")
 
-    def set_identifier_fields(self, *paths: str) -> SchemaUpdate:
+    def set_identifier_fields(self, *paths: PathLike) -> SchemaUpdate:
         ids = tuple(self._find(p).id for p in paths)
+        if ids == self._current.identifier_field_ids:
+            return self
         self._current = self._rebuild(self._current.fields, ident=ids)
-        self.changes.append(f"identifier fields {', '.join(paths)}")
+        self.changes.append(f"identifier fields {', '.join(_shown(p) for p in paths)}")
         return self
 
     def apply(self) -> Schema:
-        """The new schema, ``schema_id`` one past the base (the base schema is unchanged)."""
+        """The new schema, ``schema_id`` one past the base (the base schema is unchanged).
+
+        When nothing changed (no operation, or only no-ops), the base schema itself: no new version."""
+        if self._unchanged():
+            return self._base
         result = Schema(
             self._current.fields,
             schema_id=self._base.schema_id + 1,
@@ -206,11 +245,26 @@ class SchemaUpdate:
         return self._on_apply(self.apply())
 
     # -- helpers --------------------------------------------------------------------------------
+    def _unchanged(self) -> bool:
+        cur, base = self._current, self._base
+        return cur.identifier_field_ids == base.identifier_field_ids and \
+            max(self._next_id - 1, base.highest_field_id) == base.highest_field_id and \
+            len(cur.fields) == len(base.fields) and \
+            all(_same_field(a, b) for a, b in zip(cur.fields, base.fields, strict=True))
+
+    def _is_ancestor(self, ancestor: int, field_id: int) -> bool:
+        parent = self._current.parent_id(field_id)
+        while parent is not None:
+            if parent == ancestor:
+                return True
+            parent = self._current.parent_id(parent)
+        return False
+
     def _container_of(self, field: Field) -> Any:
         parent = self._current.parent_id(field.id)
         return None if parent is None else self._current.field(parent).type
 
-    def _find(self, path: str) -> Field:
+    def _find(self, path: PathLike) -> Field:
         return self._current.find(path)
 
     def _take_id(self) -> int:
@@ -225,7 +279,9 @@ class SchemaUpdate:
             return parse_type(t)
         if isinstance(t, pa.DataType) and (pa.types.is_nested(t) or pa.types.is_dictionary(t)):
             from fieldshift.arrow_conversion import field_from_arrow
+            from fieldshift.types import check_arrow_depth
 
+            check_arrow_depth([pa.field("_", t)])
             return field_from_arrow(pa.field("_", t), "_", lambda _p: 0).type
         return t
 
@@ -310,8 +366,10 @@ class SchemaUpdate:
         out.insert(idx + 1 if after else idx, field)
         return tuple(out)
 
-    def _move(self, path: str, other: str | None, where: str) -> SchemaUpdate:
+    def _move(self, path: PathLike, other: PathLike | None, where: str) -> SchemaUpdate:
         field = self._find(path)
+        path = _shown(path)
+        other = None if other is None else _shown(other)
         parent_path = self._parent_path(field)
         if other is not None:
             anchor = self._find(other)
@@ -331,7 +389,10 @@ class SchemaUpdate:
             rest.insert(idx + 1 if where == "after" else idx, field)
             return tuple(rest)
 
+        before = self._current
         self._edit_children(self._parts_of(parent_path), edit)
+        if self._current.same_structure(before):
+            return self  # already there
         self.changes.append(f"move {path} {where} {other or ''}".rstrip())
         return self
 
@@ -364,16 +425,32 @@ def _with_type(f: Field, new_type: FieldType) -> Field:
     return f.with_(**changes)
 
 
-def _recast(value: Any, target: FieldType) -> Any:
-    """Carry a default across a widening (``0`` int stays ``0`` as long, ``1`` becomes ``'1'``...)."""
+def _recast(value: Any, source: FieldType, target: FieldType, path: str) -> Any:
+    """Carry a default across a type change (``0`` int stays ``0`` as long, ``1`` becomes ``'1'``...),
+    typed by the field's own type, never re-inferred from the Python value (a uint64 >= 2**63)."""
     if value is None or not isinstance(target, pa.DataType):
         return value
     from fieldshift.arrow_conversion import type_to_arrow
 
     try:
-        return pa.scalar(value).cast(type_to_arrow(target)).as_py()
-    except (pa.ArrowException, TypeError, ValueError):
-        return value
+        scalar, arrow_target = pa.scalar(value, type_to_arrow(source)), type_to_arrow(target)
+        try:
+            return scalar.cast(arrow_target).as_py()
+        except pa.ArrowInvalid:
+            if pa.types.is_integer(scalar.type) and pa.types.is_floating(arrow_target):
+                return scalar.cast(arrow_target, safe=False).as_py()  # rounds, as the column's values do
+            raise
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        raise InvalidDefaultError(
+            f"cannot change {path!r} to {type_name(target)}: its default {value!r} does not fit the new "
+            "type; change or drop the default first"
+        ) from None
+
+
+def _same_field(a: Field, b: Field) -> bool:
+    """Field equality that tells 0.0 from -0.0 in defaults (``==`` does not)."""
+    return a == b and repr(a.initial_default) == repr(b.initial_default) and \
+        repr(a.write_default) == repr(b.write_default)
 
 
 def _require_child_defaults(t: FieldType, path: str) -> None:

@@ -23,6 +23,7 @@ from fieldshift.plan_nodes import (
     ListNode,
     MapNode,
     Node,
+    NullCheck,
     StructNode,
     Take,
 )
@@ -59,6 +60,8 @@ def evaluate_small(nodes: Sequence[Node], shapes: tuple[tuple[Node, tuple[int, .
 
 
 def _never_fails(node: Node) -> bool:
+    if isinstance(node, NullCheck):
+        return False
     if isinstance(node, CastNode):
         return node.kernel in _NEVER_FAIL_KERNELS
     if isinstance(node, StructNode):

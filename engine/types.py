@@ -17,10 +17,15 @@ if TYPE_CHECKING:
     from fieldshift.field import Field
 
 __all__ = [
+    "MAX_NESTING_DEPTH",
     "FieldType",
     "ListType",
     "MapType",
     "StructType",
+    "arrow_depth",
+    "check_arrow_depth",
+    "check_primitive",
+    "container_depth_guard",
     "is_nested",
     "logical_type",
     "logically_equal",
@@ -60,6 +65,10 @@ class ListType:
             raise ValueError(f"unknown list variant {self.variant!r}; expected one of {LIST_VARIANTS}")
         if (self.variant == "fixed_size_list") != (self.size is not None):
             raise ValueError("a fixed_size_list needs a size, and only a fixed_size_list has one")
+        if self.size is not None and self.size < 1:
+            from fieldshift.errors import InvalidTypeError
+
+            raise InvalidTypeError(f"a fixed_size_list needs a size of at least 1, got {self.size}")
 
     def __str__(self) -> str:
         return f"list<{type_name(self.element.type)}>"
@@ -134,3 +143,81 @@ def _primitive_name(t: pa.DataType) -> str:
     from fieldshift.type_names import primitive_name
 
     return primitive_name(t)
+
+
+MAX_NESTING_DEPTH = 99
+"""Parquet schema levels a column may span (Arrow's Parquet reader refuses a 100th; the writer does
+not check). A struct costs one level, a list or map two (the group and its repeated group), a leaf one:
+a chain of 98 structs over a leaf reads, 99 do not; 49 lists read, 50 do not."""
+
+_DECIMAL_MAX = {32: 9, 64: 18, 128: 38, 256: 76}
+
+
+def check_primitive(t: pa.DataType, path: str) -> None:
+    """Refuse primitives Parquet cannot hold (Arrow builds some of them, e.g. decimal128(5, 9))."""
+    from fieldshift.errors import InvalidTypeError
+
+    if pa.types.is_decimal(t):
+        top = _DECIMAL_MAX.get(t.bit_width, 76)
+        if not 1 <= t.precision <= top or not 0 <= t.scale <= t.precision:
+            raise InvalidTypeError(
+                f"column {path!r}: {t} is not a valid decimal; precision must be 1..{top} and scale "
+                "0..precision (e.g. decimal(10, 2))"
+            )
+    elif pa.types.is_fixed_size_binary(t) and t.byte_width < 1:
+        raise InvalidTypeError(f"column {path!r}: fixed[{t.byte_width}] needs a width of at least 1")
+
+
+def arrow_depth(t: pa.DataType) -> int:
+    """Parquet levels an Arrow type spans (see MAX_NESTING_DEPTH), walked without recursion."""
+    deepest, stack = 0, [(t, 1)]
+    while stack:
+        t, d = stack.pop()
+        deepest = max(deepest, d)
+        if pa.types.is_dictionary(t) or pa.types.is_run_end_encoded(t):
+            stack.append((t.value_type, d))
+        elif isinstance(t, pa.BaseExtensionType):
+            stack.append((t.storage_type, d))
+        elif pa.types.is_struct(t):
+            stack.extend((t.field(i).type, d + 1) for i in range(t.num_fields))
+        elif pa.types.is_map(t):
+            stack.extend(((t.key_type, d + 2), (t.item_type, d + 2)))
+        elif hasattr(t, "value_field"):
+            stack.append((t.value_type, d + 2))
+    return deepest
+
+
+def check_arrow_depth(schema: pa.Schema | list[pa.Field]) -> None:
+    """Refuse, before any recursive walk, an Arrow schema nested deeper than Parquet reads back."""
+    for f in schema:
+        depth = arrow_depth(f.type)
+        if depth > MAX_NESTING_DEPTH:
+            _too_deep(f.name, depth)
+
+
+def _too_deep(path: str, depth: int) -> None:
+    from fieldshift.errors import NestingDepthError
+
+    raise NestingDepthError(
+        f"column {path!r} nests {depth} Parquet levels deep; Parquet readers accept at most "
+        f"{MAX_NESTING_DEPTH} (a struct is one level, a list or map two): flatten it, or store the deep "
+        "part as JSON text"
+    )
+
+
+def container_depth_guard(obj: object, limit: int, what: str) -> None:
+    """Refuse a JSON-like document (dicts and lists) nested deeper than ``limit`` before parsing it
+    recursively, so a hostile or generated schema gives a NestingDepthError, not a RecursionError."""
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if d > limit:
+            from fieldshift.errors import NestingDepthError
+
+            raise NestingDepthError(
+                f"{what} is nested deeper than fieldshift reads ({MAX_NESTING_DEPTH} Parquet levels)"
+            )
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o)

@@ -9,6 +9,7 @@ from fieldshift.kernels.checked import range_checked_cast
 from fieldshift.kernels.constants import constant_array
 from fieldshift.kernels.layout import (
     conform,
+    decoded,
     list_child_range,
     list_from_view,
     rebuild_list,
@@ -35,6 +36,7 @@ __all__ = [
     "checked_cast",
     "conform",
     "constant_array",
+    "decoded",
     "get_kernel",
     "get_threads",
     "int_to_string",

@@ -9,6 +9,7 @@ offsets buffers.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +19,7 @@ from fieldshift.kernels.registry import kernel
 
 __all__ = [
     "conform",
+    "decoded",
     "list_child_range",
     "list_from_view",
     "names_like",
@@ -25,6 +27,8 @@ __all__ = [
     "rebuild_map",
     "rebuild_struct",
     "same_child_names",
+    "same_values",
+    "take_rows",
     "validity_buffer",
 ]
 
@@ -98,8 +102,8 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
     """
     if arr.type == target:
         return arr if same_child_names(arr.type, target) else arr.view(target)
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
+    if arr.type.id in _ENCODED:
+        arr = decoded(arr)
         if arr.type == target:
             return arr if same_child_names(arr.type, target) else arr.view(target)
     if pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type):
@@ -112,6 +116,22 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
     if named != arr.type:
         arr = pc.cast(arr, named, safe=True)
     return arr.view(target)
+
+
+_ENCODED = frozenset(t.id for t in (pa.dictionary(pa.int8(), pa.int8()), pa.run_end_encoded(pa.int32(), pa.int8()),
+                                    pa.uuid()))  # every extension type shares this id
+
+
+def decoded(arr: pa.Array) -> pa.Array:
+    """The plain values of a dictionary, run-end encoded or extension array (others as they are)."""
+    while arr.type.id in _ENCODED:
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.dictionary_decode()
+        elif pa.types.is_run_end_encoded(arr.type):
+            arr = pc.run_end_decode(arr)
+        else:
+            arr = arr.storage
+    return arr
 
 
 def same_child_names(a: pa.DataType, b: pa.DataType) -> bool:
@@ -160,3 +180,79 @@ def names_like(source: pa.DataType, target: pa.DataType) -> pa.DataType:
             return pa.list_(element, target.list_size)
         return pa.list_(element)
     return target
+
+
+def _unwrapped(t: pa.DataType) -> pa.DataType:
+    """The value type under a dictionary, extension or run-end encoding (the layouts conform decodes)."""
+    while True:
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        elif isinstance(t, pa.BaseExtensionType):
+            t = t.storage_type
+        elif pa.types.is_run_end_encoded(t):
+            t = t.value_type
+        else:
+            return t
+
+
+_TEXT = frozenset(t.id for t in (pa.string(), pa.large_string(), pa.string_view()))
+_BYTES = frozenset(t.id for t in (pa.binary(), pa.large_binary(), pa.binary_view()))
+
+
+def _variants(got: pa.DataType, want: pa.DataType) -> bool:
+    """Physical variants a plan's kernels read by their actual type: text and binary layouts, and
+    time units (Parquet stores timestamp[s] as milliseconds; the conversion is checked)."""
+    T = pa.types
+    if T.is_timestamp(got) and T.is_timestamp(want):
+        return got.tz == want.tz
+    if T.is_time(got) and T.is_time(want):
+        return True
+    return (got.id in _TEXT and want.id in _TEXT) or (got.id in _BYTES and want.id in _BYTES)
+
+
+@functools.lru_cache(maxsize=1024)
+def same_values(got: pa.DataType, want: pa.DataType) -> bool:
+    """True when an array of type ``got`` holds values of ``want``: equal up to encodings, child names
+    and nullability (a plan made for ``want`` reads it)."""
+    if got == want:
+        return True
+    got, want = _unwrapped(got), _unwrapped(want)
+    if got == want or _variants(got, want):
+        return True
+    if pa.types.is_struct(got) and pa.types.is_struct(want):
+        return got.num_fields == want.num_fields and all(
+            same_values(got.field(i).type, want.field(i).type) for i in range(got.num_fields))
+    if pa.types.is_map(got) and pa.types.is_map(want):
+        return same_values(got.key_type, want.key_type) and same_values(got.item_type, want.item_type)
+    if pa.types.is_map(got) or pa.types.is_map(want):
+        return False
+    if hasattr(got, "value_field") and hasattr(want, "value_field"):  # list layouts convert (ListNode)
+        return getattr(got, "list_size", None) == getattr(want, "list_size", None) \
+            and same_values(got.value_type, want.value_type)
+    return False
+
+
+def _take_column(col: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> pa.Array | pa.ChunkedArray:
+    try:
+        return pc.take(col, pa.array(rows, pa.int64()))
+    except pa.ArrowNotImplementedError:  # views, run-end encoded (and nested ones): no take kernel
+        pass
+    if isinstance(col, pa.ChunkedArray):
+        col = pa.concat_arrays(col.chunks) if col.num_chunks != 1 else col.chunk(0)
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1  # runs of consecutive rows: one slice each
+    pieces = [col.slice(int(run[0]), len(run)) for run in np.split(rows, breaks) if len(run)]
+    return pa.concat_arrays(pieces) if pieces else col.slice(0, 0)
+
+
+def take_rows(data: Any, rows: np.ndarray) -> Any:
+    """``data.take(rows)`` for a Table or RecordBatch of any column types (Arrow has no take for
+    string/binary views or run-end encoded arrays: those are sliced and concatenated)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    try:
+        return data.take(pa.array(rows))
+    except pa.ArrowNotImplementedError:
+        pass
+    columns = [_take_column(c, rows) for c in data.columns]
+    if isinstance(data, pa.Table):
+        return pa.Table.from_arrays(columns, schema=data.schema)
+    return pa.RecordBatch.from_arrays(columns, schema=data.schema)

@@ -302,7 +302,7 @@ class _TypeBuilder:
             return StructType(tuple(self.field(n, depth - 1) for n in names))
         if kind == "list":
             variant = draw(st.sampled_from(_list_variants(self.profile)))
-            size = draw(st.integers(0, 3)) if variant == "fixed_size_list" else None
+            size = draw(st.integers(1, 3)) if variant == "fixed_size_list" else None
             element = self.field("element", depth - 1, member=True)
             return ListType(element, variant, size)
         key = self.field("key", 0, key=True)

@@ -543,8 +543,10 @@ def test_nullable_to_required_refused() -> None:
     with pytest.raises(fs.NullabilityTighteningError):
         v0.update().update_column("s.x", nullable=False)
     tightened = Schema([v0.fields[0].with_(nullable=False), v0.fields[1]], schema_id=1)
-    with pytest.raises(fs.SchemaMismatchError, match="nullable but the read field is required"):
-        fs.plan(v0, tightened)
+    # nullability by data (issue 12 item 24): it plans, and nulls are refused when a batch holds them
+    p = fs.plan(v0, tightened)
+    with pytest.raises(fs.NullInRequiredFieldError, match="'a'"):
+        p.apply(pa.table({"a": [1, None], "s": [None, None]}, schema=v0.to_arrow()))
 
 
 def test_required_to_optional_is_allowed_at_every_depth() -> None:

@@ -14,24 +14,26 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from fieldshift.defaults import default_scalar
 from fieldshift.errors import (
     IncompatibleTypeError,
+    NullInRequiredFieldError,
     RequiredFieldWithoutDefaultError,
     SchemaEvolutionError,
     SchemaMismatchError,
 )
 from fieldshift.field import Field
 from fieldshift.file_schema import file_schema_of
+from fieldshift.kernels.layout import take_rows
+from fieldshift.kernels.valid_nulls import has_required_descendant, valid_hidden_nulls
 from fieldshift.nullability import with_nullability
 from fieldshift.plan import REASON_COLUMN, EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
 from fieldshift.supertype import supertype
-from fieldshift.types import ListType, MapType, StructType, logical_type
+from fieldshift.types import ListType, MapType, StructType, check_arrow_depth, logical_type
 
 __all__ = ["PreparedAppend", "WritePlan", "plan_write", "prepare_append"]
 
@@ -68,24 +70,22 @@ class WritePlan:
         if self.plan is None:
             return self.schema.to_arrow().empty_table(), _quarantine_rows(data, None, self.quarantine_reason)
         if self.fail:
-            out = self.plan.apply(data)
-            _refuse_required_nulls(out, self.schema)
-            return out, None
+            try:
+                return _writable(self.plan.apply(data)), None
+            except NullInRequiredFieldError as e:  # the plan checks every required field, nested too
+                raise NullInRequiredFieldError(
+                    e.path, e.nulls, e.row, "nothing was written. Fill them, or append with "
+                    "on_incompatible='quarantine' to set those rows aside") from None
         out, report = self.plan.apply_collect(data)
         bad = np.zeros(data.num_rows, dtype=bool)
         reasons: dict[int, list[str]] = {int(r): list(w) for r, w in report.reasons.items()}
-        for rows in report.rows.values():
+        for rows in report.rows.values():  # failed casts and nulls in required fields at any depth
             bad[rows] = True
-        for name in (f.name for f in self.schema.fields if f.required):
-            nulls = pc.is_null(out.column(name)).to_numpy(zero_copy_only=False)
-            for r in np.flatnonzero(nulls & ~bad):
-                reasons.setdefault(int(r), []).append(f"{name}: null in a required column")
-            bad |= nulls
         if not bad.any():
-            return out, None
+            return _writable(out), None
         rows = np.flatnonzero(bad)
         why = pa.array(["; ".join(reasons.get(int(r), ["cast failed"])) for r in rows], pa.string())
-        return out.filter(pa.array(~bad)), _quarantine_rows(data.take(pa.array(rows)), why, "")
+        return _writable(take_rows(out, np.flatnonzero(~bad))), _quarantine_rows(take_rows(data, rows), why, "")
 
 
 class _Reconciler:
@@ -119,7 +119,7 @@ class _Reconciler:
                 "from the input"
             )
         arrow_type = inc.type.value_type if pa.types.is_dictionary(inc.type) else inc.type
-        self.update.add_column(shown, arrow_type, nullable=True)
+        self.update.add_column(path, arrow_type, nullable=True)  # parts: a name is taken as it is
 
     def reconcile(self, inc: pa.DataType, table_field: Field, path: tuple[str, ...]) -> None:
         t = table_field.type
@@ -152,7 +152,7 @@ class _Reconciler:
                     f"incoming column {shown!r} is {inc}, wider than the table's {t}; pass evolve=True to "
                     "widen the table"
                 )
-            self.update.update_column(shown, wider)
+            self.update.update_column(path, wider)
 
 
 def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_incompatible: str,
@@ -162,15 +162,17 @@ def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_in
         raise ValueError(f"on_incompatible must be 'fail' or 'quarantine', got {on_incompatible!r}")
     if len(set(incoming.names)) != len(incoming.names):
         raise SchemaEvolutionError(f"the input has duplicate column names: {incoming.names}")
+    check_arrow_depth(incoming)  # refused before any recursive walk, and before anything is written
     fail = on_incompatible == "fail"
     rec = _Reconciler(table_schema, evolve, fail, policy or CastPolicy.onehouse())
     rec.level(list(incoming), table_schema.fields, ())
     changes = tuple(rec.update.changes)
     schema = rec.update.apply() if changes else table_schema
     _check_required_supplied(incoming, schema)
-    # Incoming nullability says nothing about the values: nulls in required columns are found per
-    # row by WritePlan.split, so the plan reads every incoming field as if it were required.
-    file_schema = with_nullability(file_schema_of(incoming, schema, match="name"), _only_null_type)
+    # Incoming nullability says nothing about the values: every incoming field is read as nullable,
+    # so the plan checks each required table field (struct children, list elements, map values too)
+    # for nulls per batch, and WritePlan.split sets those rows aside or refuses them.
+    file_schema = with_nullability(file_schema_of(incoming, schema, match="name"), _always)
     write_defaults = {f.id: default_scalar(f, "write").as_py() if f.write_default is not None else None
                       for f in schema.all_fields()}
     try:
@@ -192,8 +194,20 @@ def prepare_append(incoming: pa.Table, table_schema: Schema, *, evolve: bool, on
 
 
 
-def _only_null_type(f: Field) -> bool:
-    return isinstance(f.type, pa.DataType) and pa.types.is_null(f.type)  # Arrow: a null type is nullable
+def _writable(data: pa.Table) -> pa.Table:
+    """``data`` with placeholders under null structs where children are required (Parquet refuses nulls
+    there even when hidden); the plan has already refused or set aside every visible null."""
+    for i, f in enumerate(data.schema):
+        if has_required_descendant(f.type):
+            column = data.column(i)
+            chunks = [valid_hidden_nulls(c) for c in column.chunks]
+            if any(a is not b for a, b in zip(chunks, column.chunks, strict=True)):
+                data = data.set_column(i, f, pa.chunked_array(chunks, f.type))
+    return data
+
+
+def _always(f: Field) -> bool:
+    return True
 
 
 def _check_required_supplied(incoming: pa.Schema, schema: Schema) -> None:
@@ -204,15 +218,6 @@ def _check_required_supplied(incoming: pa.Schema, schema: Schema) -> None:
                 f"required column {f.name!r} is missing from the input and has no write default; "
                 "supply it, or set one with table.update_schema().set_write_default(...)"
             )
-
-
-def _refuse_required_nulls(data: pa.Table, schema: Schema) -> None:
-    bad = [f.name for f in schema.fields if f.required and data.column(f.name).null_count]
-    if bad:
-        raise SchemaEvolutionError(
-            f"the input has nulls in required column(s) {bad}; nothing was written. Fill them, or "
-            "append with on_incompatible='quarantine' to set those rows aside"
-        )
 
 
 def _quarantine_rows(rows: pa.Table, reasons: pa.ChunkedArray | None, reason: str) -> pa.Table:
