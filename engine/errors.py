@@ -12,6 +12,7 @@ __all__ = [
     "CommitConflictError",
     "DataFileError",
     "DuplicateFieldError",
+    "HistoryUnreadableError",
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
     "InvalidDefaultError",
@@ -68,6 +69,10 @@ class IdentifierFieldChangeError(SchemaEvolutionError):
 
 class NestingLevelMoveError(SchemaEvolutionError):
     """A field can only move among its siblings, never to another struct."""
+
+
+class HistoryUnreadableError(SchemaEvolutionError):
+    """A table commit would leave data files its snapshots reference unreadable under the table's policy."""
 
 
 class InvalidDefaultError(SchemaEvolutionError):

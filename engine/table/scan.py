@@ -17,7 +17,7 @@ from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, split_path
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import iter_file_batches
+from fieldshift.table.files import iter_file_batches, name_data_file
 from fieldshift.table.stats import may_match
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class Scan:
         wanted = list(dict.fromkeys([*self.columns, *(split_path(p.column)[0] for p in self.predicates)]))
         self.read_schema = self.full_schema.select(wanted)
         self.output_schema = self.full_schema.select(self.columns).to_arrow()
-        self.policy = policy
+        self.policy = policy if policy is not None else table.policy  # the table's own rules by default
         self.batch_size = batch_size
         self._schemas = schemas
         self._plans: dict[int, tuple[list[str], EvolutionPlan]] = {}
@@ -122,8 +122,15 @@ class Scan:
 
     def _file_batches(self, f: DataFile) -> Iterator[pa.RecordBatch]:
         names, plan = self._plan_for(f.schema_id)
-        for batch in iter_file_batches(self.table.location / f.path, names, self.batch_size):
-            yield self._finish(plan.apply(batch))
+        path = self.table.location / f.path
+        expected = self._schemas[f.schema_id].select(names).to_arrow()
+        for batch in iter_file_batches(path, expected, self.batch_size):
+            try:
+                out = plan.apply(batch)
+            except SchemaEvolutionError as e:
+                name_data_file(e, path, f.schema_id)
+                raise
+            yield self._finish(out)
 
     def _plan_for(self, schema_id: int) -> tuple[list[str], EvolutionPlan]:
         """The file columns to read and the plan, once per schema version (files share them)."""
