@@ -10,6 +10,7 @@ table directory opens and reads.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import sqlite3
 import uuid
@@ -58,24 +59,25 @@ def create_own_catalog(location: Path, name: str, schema: Schema, properties: di
         cat.initialize()
         return cat, cat.create_table(name, str(location), schema, properties, policy)
     tmp = location / f"{_TMP_PREFIX}{uuid.uuid4().hex}{_TMP_SUFFIX}"
+    # held while building: a later create removes only temporary catalogs nobody holds (killed creates)
+    lock = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
     try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         building = SqliteCatalog(tmp)
         building.initialize()
         table_id = building.create_table(name, str(location), schema, properties, policy)
-        _fsync(tmp)
+        os.fsync(lock)
         try:
             os.link(tmp, final)
-        except (FileExistsError, FileNotFoundError):  # another create won (and tidied our temporary file)
+        except FileExistsError:
             raise TableError(f"a table already exists at {location} (created concurrently); "
                              "open it with Table.open()") from None
         _fsync(location)
     finally:
-        for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
-    for stale in location.glob(f"{_TMP_PREFIX}*{_TMP_SUFFIX}*"):  # left by creates killed midway
-        with contextlib.suppress(FileNotFoundError):
-            stale.unlink()
+        _remove_catalog_file(tmp)
+        os.close(lock)
+    for stale in location.glob(f"{_TMP_PREFIX}*{_TMP_SUFFIX}"):
+        _remove_if_abandoned(stale)
     return SqliteCatalog(final), table_id
 
 
@@ -104,6 +106,27 @@ def _is_empty_catalog(path: Path) -> bool:
             conn.close()
     except sqlite3.DatabaseError:  # not a catalog at all: leave it alone, "exists" is the safe answer
         return False
+
+
+def _remove_catalog_file(path: Path) -> None:
+    for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+
+
+def _remove_if_abandoned(path: Path) -> None:
+    """Delete a temporary catalog whose create was killed (no process holds its lock any more)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return  # a create in progress
+    finally:
+        os.close(fd)
+    _remove_catalog_file(path)
 
 
 def _fsync(path: Path) -> None:

@@ -42,8 +42,9 @@ def main() -> None:
     def calls(frame: FrameType, event: str, arg: Any) -> Any:
         return local if frame.f_code.co_filename.startswith(STORE) else None
 
+    name = Path(args.location).name if args.catalog else None
     sys.settrace(calls)
-    fs.Table.create(args.location, SCHEMA, catalog=args.catalog, name="t" if args.catalog else None)
+    fs.Table.create(args.location, SCHEMA, catalog=args.catalog, name=name)
     sys.settrace(None)
     print(lines, flush=True)
 

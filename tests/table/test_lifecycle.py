@@ -6,7 +6,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pyarrow as pa
@@ -255,3 +260,88 @@ def test_item25_a_no_op_schema_commit_records_nothing(tmp_path: Path) -> None:
     assert len(t.history()) == 1 and len(t.schemas()) == 1
     code, out = cli("alter", str(tmp_path / "t"), "ALTER a SET TYPE BIGINT")
     assert code == 0 and "nothing to change" in out and len(t.history()) == 1, out
+
+
+# -- creating is atomic; a table opens wherever its directory is (item 18) ----------------------------------
+CREATOR = Path(__file__).with_name("create_process.py")
+
+
+def _create_in_process(location: Path, kill_at: int, catalog: str | None = None) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, str(CREATOR), str(location), str(kill_at)] + (["--catalog", catalog] if catalog else [])
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+def _usable(location: Path, catalog: str | None = None) -> None:
+    """Whatever a killed create left is either no table (create then works) or a whole table."""
+    name = location.name if catalog else None
+    try:
+        t = fs.Table.open(location, catalog=catalog, name=name)
+    except fs.TableError as e:
+        assert "no fieldshift table" in str(e) or "no table named" in str(e), e
+        t = fs.Table.create(location, pa.schema([("id", pa.int64()), ("name", pa.string())]), catalog=catalog,
+                            name=name)
+    assert t.schema.names == ["id", "name"] and t.history()[-1].operation == "create"
+    t.append({"id": [1], "name": ["x"]})
+    assert t.to_arrow().to_pylist() == [{"id": 1, "name": "x"}]
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["own-catalog", "shared-catalog"])
+def test_item18_sigkill_anywhere_in_create_leaves_no_table_or_a_whole_one(tmp_path: Path, shared: bool) -> None:
+    catalog = str(tmp_path / "shared.db") if shared else None
+    full = _create_in_process(tmp_path / "probe", 0, catalog)
+    assert full.returncode == 0, full.stderr
+    lines = int(full.stdout)
+    points = sorted({*range(1, lines, max(1, lines // (6 if shared else 12))), lines - 2, lines - 1, lines})
+    for n in points:
+        location = tmp_path / f"t{n}"
+        killed = _create_in_process(location, n, catalog)
+        assert killed.returncode == -signal.SIGKILL, (n, killed.stderr)
+        _usable(location, catalog)
+        assert not list(location.glob(".fieldshift.db.*"))  # no temporary catalog left behind
+
+
+def test_item18_create_recovers_a_half_made_location(tmp_path: Path) -> None:
+    from fieldshift.table.catalog import SqliteCatalog
+
+    SqliteCatalog(tmp_path / "t" / "fieldshift.db").initialize()  # how an older create died: no table row
+    with pytest.raises(fs.TableError, match=r"holds no table \(a create was interrupted\); run Table.create\(\) again"):
+        fs.Table.open(tmp_path / "t")
+    _usable(tmp_path / "t")
+
+
+def test_item18_a_moved_or_copied_table_directory_opens_and_reads(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]), policy="hudi")
+    t.append({"id": [1]})
+    t.update_schema().add_column("s", pa.string()).commit()
+    t.append({"id": [2], "s": ["b"]}, on_incompatible="quarantine")
+    shutil.copytree(tmp_path / "t", tmp_path / "copy")
+    shutil.move(tmp_path / "t", tmp_path / "moved")
+    for where in ("copy", "moved"):
+        opened = fs.Table.open(tmp_path / where)
+        assert opened.location == tmp_path / where and opened.policy == fs.CastPolicy.hudi()
+        assert opened.to_arrow().to_pylist() == [{"id": 1, "s": None}, {"id": 2, "s": "b"}]
+    copy = fs.Table.open(tmp_path / "copy")
+    copy.append({"id": [3]})
+    assert len(fs.Table.open(tmp_path / "moved").to_arrow()) == 2
+    code, out = cli("read", str(tmp_path / "copy"), "--format", "json")
+    assert code == 0 and len(out.splitlines()) == 3, out
+
+
+def test_item18_concurrent_creates_at_one_location_make_one_table(tmp_path: Path) -> None:
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    outcomes: list[str] = []
+
+    def create() -> None:
+        try:
+            fs.Table.create(tmp_path / "t", schema)
+            outcomes.append("created")
+        except fs.TableError as e:
+            outcomes.append("exists" if "already exists" in str(e) else str(e))
+
+    threads = [threading.Thread(target=create) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sorted(outcomes) == ["created", "exists", "exists", "exists"]
+    _usable(tmp_path / "t")
