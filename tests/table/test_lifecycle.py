@@ -127,6 +127,21 @@ def test_an_explicit_builder_policy_cannot_get_past_the_table_policy(tmp_path: P
     assert t.schema.find("s").type == pa.string()
 
 
+def test_a_concurrent_append_cannot_sneak_old_files_past_a_schema_change(tmp_path: Path) -> None:
+    from fieldshift.table.files import write_data_file
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("f", pa.float64())]), policy="hudi")
+    float_schema = t.schema
+    rows = pa.Table.from_pydict({"f": [1.5]}, schema=float_schema.to_arrow())
+    late = write_data_file(t.location, float_schema, rows)  # a writer prepared float files on snapshot 0 ...
+    t.update_schema().update_column("f", pa.string()).commit()  # ... while others commit float -> string
+    t.update_schema().update_column("f", pa.binary()).commit()  # and string -> binary (no float file yet)
+    with pytest.raises(fs.CommitConflictError, match="f: double -> binary"):
+        t.catalog.commit(t.table_id, 0, operation="append", write_schema_id=float_schema.schema_id,
+                         add_files=[late])
+    assert t.scan().files() == [] and t.current_snapshot.snapshot_id == 2
+
+
 def test_a_catalog_without_a_recorded_policy_reads_as_onehouse(tmp_path: Path) -> None:
     t = fs.Table.create(tmp_path / "t", pa.schema([("v", pa.int64())]))
     t.append({"v": [1]})
