@@ -13,6 +13,7 @@ __all__ = [
     "CommitConflictError",
     "DataFileError",
     "DuplicateFieldError",
+    "HistoryUnreadableError",
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
     "InvalidDefaultError",
@@ -116,6 +117,10 @@ class BatchTypeError(SchemaEvolutionError):
             f"column {column!r} of the batch is {actual}, but the plan was made for {expected}; plan with "
             "the schema of this data (fs.plan(batch.schema, read_schema)) or fs.evolve(batch, read_schema)"
         )
+
+
+class HistoryUnreadableError(SchemaEvolutionError):
+    """A table commit would leave data files its snapshots reference unreadable under the table's policy."""
 
 
 class InvalidDefaultError(SchemaEvolutionError):

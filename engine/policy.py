@@ -12,13 +12,14 @@ invalid UTF-8) and then follows ``on_error``.
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import pyarrow as pa
 
-__all__ = ["RULES", "CastKind", "CastPolicy"]
+__all__ = ["POLICY_NAMES", "RULES", "CastKind", "CastPolicy"]
 
 T = pa.types
 
@@ -280,8 +281,57 @@ class CastPolicy:
                 return f"use CastPolicy.{call}"
         return "no preset allows it: rewrite the data or add a new column"
 
+    # -- names --------------------------------------------------------------------------------
+    @property
+    def option_name(self) -> str:
+        """A stable text that :meth:`from_name` turns back into this policy.
+
+        Presets have short names (``lossless``, ``iceberg``, ``hudi``, ``onehouse``,
+        ``onehouse-widen-to-string``, ``explicit``, ``explicit-null``); any other policy is written as
+        JSON with its rules, so a table can record it too.
+        """
+        for name, make in _NAMED.items():
+            if make() == self:
+                return name
+        return json.dumps({"name": self.name, "rules": sorted(self.rules), "on_error": self.on_error,
+                           "widen_to_string": self.widen_to_string}, separators=(",", ":"))
+
+    @classmethod
+    def from_name(cls, text: str) -> CastPolicy:
+        """The policy a name (or :attr:`option_name` text) stands for; the one parser of policy names.
+
+        Case, ``_``/``-`` and the ``explicit(null)`` spelling of :attr:`name` are accepted.
+        """
+        raw = str(text).strip()
+        if raw.startswith("{"):
+            try:
+                spec = json.loads(raw)
+                return cls(str(spec["name"]), frozenset(spec["rules"]), spec.get("on_error", "raise"),
+                           bool(spec.get("widen_to_string", False)))
+            except (ValueError, KeyError, TypeError) as e:
+                raise ValueError(f"policy {raw!r} is not a valid policy description ({e})") from None
+        key = raw.lower().replace("_", "-").replace("(", "-").replace(")", "").replace(":", "-")
+        key = _ALIASES.get(key, key)
+        if key not in _NAMED:
+            raise ValueError(f"unknown policy {raw!r}; use one of {', '.join(_NAMED)}")
+        return _NAMED[key]()
+
     def __str__(self) -> str:
         return self.name
+
+
+_NAMED: dict[str, Callable[[], CastPolicy]] = {
+    "lossless": CastPolicy.lossless,
+    "iceberg": CastPolicy.iceberg,
+    "hudi": CastPolicy.hudi,
+    "onehouse": CastPolicy.onehouse,
+    "onehouse-widen-to-string": lambda: CastPolicy.onehouse(widen_to_string=True),
+    "explicit": CastPolicy.explicit,
+    "explicit-null": lambda: CastPolicy.explicit("null"),
+}
+_ALIASES = {"explicit-raise": "explicit", "onehouse-widen": "onehouse-widen-to-string"}
+POLICY_NAMES: tuple[str, ...] = tuple(_NAMED)
+"""The preset names :meth:`CastPolicy.from_name` accepts (for help texts and error messages)."""
 
 
 @lru_cache(maxsize=8192)

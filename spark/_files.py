@@ -16,13 +16,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fieldshift.errors import SchemaEvolutionError
 from fieldshift.plan import EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import data_file_errors
+from fieldshift.table.files import check_file_columns, data_file_errors, name_data_file
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -131,8 +132,13 @@ class FileReader:
     def read(self, task: FileTask) -> Iterator[pa.RecordBatch]:
         names, plan = self.plans[task.schema_id]
         conform = BatchConformer(self.target)
-        for batch in _iter_batches(task, names, self.batch_size):
-            yield conform(plan.apply(batch))
+        for batch in _iter_batches(task, names, plan.input_schema, self.batch_size):
+            try:
+                out = plan.apply(batch)
+            except SchemaEvolutionError as e:
+                name_data_file(e, task.path, task.schema_id)
+                raise
+            yield conform(out)
 
     def read_all(self, tasks: Sequence[FileTask]) -> Iterator[pa.RecordBatch]:
         for task in tasks:
@@ -145,8 +151,11 @@ class FileReader:
         self.__dict__.update(state)
 
 
-def _iter_batches(task: FileTask, names: Sequence[str], batch_size: int) -> Iterator[pa.RecordBatch]:
+def _iter_batches(task: FileTask, names: Sequence[str], expected: pa.Schema | None,
+                  batch_size: int) -> Iterator[pa.RecordBatch]:
     with data_file_errors(task.path), pq.ParquetFile(task.path, pre_buffer=True) as pf:
+        if expected is not None:
+            check_file_columns(task.path, pf.schema_arrow, expected)
         # with no columns (every read column is a constant in this file) batches still count rows
         yield from pf.iter_batches(batch_size=batch_size, row_groups=task.row_groups, columns=list(names),
                                    use_threads=True)

@@ -24,8 +24,9 @@ driver commits them all in one catalog transaction. A failed job commits nothing
 files its tasks wrote. Writing to a location with no table creates it from the DataFrame's schema.
 
 Options: ``snapshot_id``, ``schema_id``, ``columns`` (comma-separated or a JSON list), ``catalog``
-and ``table`` (a shared catalog and the table's name in it), ``policy`` (``lossless``, ``iceberg``,
-``hudi``, ``onehouse``, ``explicit``, ``explicit_null``), ``batch_size`` (rows per Arrow batch,
+and ``table`` (a shared catalog and the table's name in it), ``policy`` (a ``CastPolicy.from_name``
+name: ``lossless``, ``iceberg``, ``hudi``, ``onehouse``, ``onehouse-widen-to-string``, ``explicit``,
+``explicit-null``; default: the table's own policy, for reads and writes), ``batch_size`` (rows per Arrow batch,
 default 32768), ``split_size`` (bytes; bigger files are split by row groups), ``max_partitions``
 (pack the files into at most this many input partitions; by default they are packed like Spark's
 own file scans for the session's parallelism), ``schema_ids`` (read
@@ -80,7 +81,7 @@ from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file, write_side_file
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.scan import Predicate, Scan
-from fieldshift.table.table import MAX_FILE_ROWS, Table, readable_under
+from fieldshift.table.table import MAX_FILE_ROWS, Table
 from fieldshift.types import StructType as FsStructType
 
 __all__ = [
@@ -100,20 +101,10 @@ FORMAT = "fieldshift"
 # options
 # ------------------------------------------------------------------------------------------------
 def parse_policy(text: str | None) -> CastPolicy | None:
-    """A cast policy from an option string (None keeps the default, lossless)."""
-    if text is None or text == "":
+    """A cast policy from an option string (``CastPolicy.from_name``); None keeps the table's own."""
+    if text is None or str(text).strip() == "":
         return None
-    key = text.strip().lower().replace("(", "_").replace(")", "").replace(":", "_").replace("-", "_")
-    presets = {
-        "lossless": CastPolicy.lossless, "iceberg": CastPolicy.iceberg, "hudi": CastPolicy.hudi,
-        "onehouse": CastPolicy.onehouse, "explicit": CastPolicy.explicit,
-        "explicit_raise": CastPolicy.explicit,
-        "explicit_null": lambda: CastPolicy.explicit("null"),
-    }
-    if key not in presets:
-        raise ValueError(f"unknown policy {text!r}; use one of lossless, iceberg, hudi, onehouse, explicit, "
-                         "explicit_null")
-    return presets[key]()
+    return CastPolicy.from_name(str(text))
 
 
 def _int_option(options: Any, key: str) -> int | None:
@@ -175,11 +166,12 @@ class _ReadSpec:
 
 def _resolve(options: Any) -> _ReadSpec:
     table = _open(options)
+    policy = parse_policy(options.get("policy")) or table.policy  # the table's own rules by default
     scan = Scan(table, _list_option(options, "columns"), None, _int_option(options, "snapshot_id"),
-                _int_option(options, "schema_id"))
+                _int_option(options, "schema_id"), policy)
     ids = _list_option(options, "schema_ids")
     return _ReadSpec(_location(options), options.get("catalog"), options.get("table"), scan.snapshot_id,
-                     _int_option(options, "schema_id"), scan.read_schema, parse_policy(options.get("policy")),
+                     _int_option(options, "schema_id"), scan.read_schema, policy,
                      tuple(int(i) for i in ids) if ids is not None else None)
 
 
@@ -396,6 +388,8 @@ class FieldshiftWriter(DataSourceArrowWriter):
             table = Table.open(self.location, catalog=self.catalog, name=self.name)
         except TableError:
             table = None
+        if self.policy is None and table is not None:
+            self.policy = table.policy
         if table is None:
             # a new table's columns are all nullable: Spark's non-null flags describe one query, not the table
             self.new_schema: Schema | None = with_nullability(spark_to_schema(schema, assign_ids=True), _nullable)
@@ -452,7 +446,8 @@ class FieldshiftWriter(DataSourceArrowWriter):
         location = Path(self.table_location)
         try:
             if self.new_schema is not None:
-                table = Table.create(self.location, self.new_schema, catalog=self.catalog, name=self.name)
+                table = Table.create(self.location, self.new_schema, catalog=self.catalog, name=self.name,
+                                     policy=self.policy)
             else:
                 table = Table.open(self.location, catalog=self.catalog, name=self.name)
             plan = self.plan
@@ -461,7 +456,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
                 operation="overwrite" if self.overwrite else "append",
                 schema=plan.schema if plan.evolved else None,
                 write_schema_id=plan.schema.schema_id, add_files=files, quarantine=quarantine,
-                replace_all=self.overwrite, compatible=readable_under(plan.schema),
+                replace_all=self.overwrite,
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
                          "changes": list(plan.changes), "writer": "spark"},
             )

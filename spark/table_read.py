@@ -198,6 +198,7 @@ class ReadPlan:
     arrow_files: tuple[DataFile, ...]
     reasons: dict[int, str | None]  # schema id -> None (native) or why not
     schemas: dict[int, Schema]  # the table's schemas by id, read from the catalog once
+    policy: CastPolicy | None = None  # the policy the plans were checked under (the table's by default)
 
     def explain(self) -> str:
         lines = [f"read of snapshot {self.snapshot_id} as schema {self.read_schema.schema_id}: "
@@ -213,6 +214,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
     """Decide, per schema id, the route of each group of files (plans are checked here, on the driver)."""
     if route not in ("auto", "native", "arrow"):
         raise ValueError(f"route must be 'auto', 'native' or 'arrow', got {route!r}")
+    policy = policy or table.policy  # the table's own rules by default
     scan = Scan(table, columns, None, snapshot_id, schema_id, policy)
     files = scan.files()
     schemas = scan.schemas
@@ -231,7 +233,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
             raise ValueError(f"schema {sid} cannot be read natively: {reasons[sid]}")
     native = tuple(f for f in files if reasons[f.schema_id] is None)
     other = tuple(f for f in files if reasons[f.schema_id] is not None)
-    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas)
+    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -265,9 +267,9 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
     parts = [native_frame(spark, spark_schema, scan) for scan in scans]
     if rp.arrow_files:
         if via == "files":
-            parts.append(_files_frame(spark, rp, policy, spark_schema, batch_size))
+            parts.append(_files_frame(spark, rp, rp.policy, spark_schema, batch_size))
         else:
-            parts.append(_datasource_frame(spark, rp, location, catalog, name, policy, batch_size))
+            parts.append(_datasource_frame(spark, rp, location, catalog, name, rp.policy, batch_size))
     if not parts:
         return spark.createDataFrame([], spark_schema)
     df = parts[0]
@@ -337,7 +339,7 @@ def _datasource_frame(spark: Any, rp: ReadPlan, location: Any, catalog: str | No
     if name:
         reader = reader.option("table", name)
     if policy is not None:
-        reader = reader.option("policy", _policy_option(policy))
+        reader = reader.option("policy", policy.option_name)
     return reader.load(str(location))
 
 
@@ -345,10 +347,3 @@ def _json_list(names: Sequence[str]) -> str:
     import json
 
     return json.dumps(list(names))
-
-
-def _policy_option(policy: CastPolicy) -> str:
-    if policy.name.startswith("explicit"):
-        return "explicit_null" if policy.on_error == "null" else "explicit"
-    return policy.name
-

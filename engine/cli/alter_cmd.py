@@ -11,6 +11,7 @@ from fieldshift.cli.console import cli_errors, open_table, out_console, parse_po
 from fieldshift.cli.diff import diff_schemas
 from fieldshift.cli.render import schema_tree, simple_table
 from fieldshift.ddl import apply_alter, parse_alter
+from fieldshift.policy import POLICY_NAMES
 
 __all__ = ["alter"]
 
@@ -29,9 +30,10 @@ Examples (ALTER TABLE name is optional; separate statements with ';'):
 def alter(
     location: Annotated[str, typer.Argument(help="Table directory.")],
     statement: Annotated[str, typer.Argument(help="One or more ALTER TABLE statements.")],
-    policy: Annotated[str, typer.Option(
-        "--policy", help="Which type changes are allowed: lossless, iceberg, hudi, onehouse, explicit.")
-    ] = "lossless",
+    policy: Annotated[str | None, typer.Option(
+        "--policy", help="Which type changes the statements may make (default: the table's policy): "
+        + ", ".join(POLICY_NAMES) + ". The commit still needs every data file readable under the table's policy.")
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the result without committing.")] = False,
     show_schema: Annotated[bool, typer.Option("--show-schema", help="Also print the new schema.")] = False,
 ) -> None:
@@ -44,6 +46,10 @@ def alter(
     apply_alter(update, statement)
     new = update.apply() if dry_run else update.commit()
     console = out_console()
+    if not dry_run and new.schema_id == old.schema_id:
+        console.print(Text(f"nothing to change: schema {old.schema_id} already is what the statements ask for; "
+                           "nothing was committed", style="bold"))
+        return
     verb = "would change" if dry_run else "changed"
     console.print(Text(f"schema {old.schema_id} -> {new.schema_id}: {verb} {len(changes)} thing(s)",
                        style="bold"))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from fieldshift.cli import alter_cmd, explain_cmd, read_cmds, schema_cmds, write_cmds
+from fieldshift.cli import alter_cmd, explain_cmd, policy_cmd, read_cmds, schema_cmds, write_cmds
 
 __all__ = ["app", "main"]
 
@@ -45,6 +45,7 @@ app.command("read")(read_cmds.read)
 app.command("append")(write_cmds.append)
 app.command("quarantine")(read_cmds.quarantine)
 app.command("create")(write_cmds.create)
+app.command("policy")(policy_cmd.policy)
 
 
 def main() -> None:

@@ -25,12 +25,13 @@ from rich.text import Text
 from fieldshift.ddl import DDLSyntaxError
 from fieldshift.ddl_types import TypeSyntaxError
 from fieldshift.errors import SchemaEvolutionError, TableError
-from fieldshift.policy import CastPolicy
+from fieldshift.policy import POLICY_NAMES, CastPolicy
 
 __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "POLICY_HELP",
     "UsageError",
     "cli_errors",
     "err_console",
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-POLICIES = ("lossless", "iceberg", "hudi", "onehouse", "explicit")
+POLICY_HELP = ("Cast policy (default: the table's own): " + ", ".join(POLICY_NAMES) + ".")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -100,13 +101,14 @@ def cli_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def parse_policy(name: str) -> CastPolicy:
-    """A cast-policy preset by name (``explicit-null`` reads failing values as null)."""
-    if name == "explicit-null":
-        return CastPolicy.explicit("null")
-    if name not in POLICIES:
-        raise UsageError(f"unknown policy {name!r}; use one of {', '.join(POLICIES)}, explicit-null")
-    return getattr(CastPolicy, name)()
+def parse_policy(name: str | None) -> CastPolicy | None:
+    """A cast policy by name (``CastPolicy.from_name``); None (option not given) means the table's own."""
+    if name is None:
+        return None
+    try:
+        return CastPolicy.from_name(name)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def open_table(location: str) -> Any:

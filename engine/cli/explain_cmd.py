@@ -12,7 +12,15 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from fieldshift.cli.console import EXIT_FAILED, UsageError, cli_errors, open_table, out_console, parse_policy
+from fieldshift.cli.console import (
+    EXIT_FAILED,
+    POLICY_HELP,
+    UsageError,
+    cli_errors,
+    open_table,
+    out_console,
+    parse_policy,
+)
 from fieldshift.cli.render import simple_table
 from fieldshift.errors import SchemaEvolutionError
 from fieldshift.planner import cached_plan
@@ -46,11 +54,12 @@ def explain(
     as_of: Annotated[int | None, typer.Option("--as-of", help="Snapshot id (default: the latest).")] = None,
     schema_id: Annotated[int | None, typer.Option(
         "--schema-id", help="Read as this schema version (default: the snapshot's).")] = None,
-    policy: Annotated[str, typer.Option("--policy", help="Cast policy preset for the reads.")] = "lossless",
+    policy: Annotated[str | None, typer.Option("--policy", help=POLICY_HELP)] = None,
 ) -> None:
     """Show, per schema version of the live data files, what the read plan does to each column."""
     table = open_table(location)
-    cast_policy = parse_policy(policy)
+    cast_policy = parse_policy(policy) or table.policy
+    whose = "" if policy is not None else " (the table's policy)"
     snapshots = {s.snapshot_id: s for s in table.history()}
     snap_id = max(snapshots) if as_of is None else as_of
     if snap_id not in snapshots:
@@ -60,10 +69,10 @@ def explain(
     if read_id not in schemas:
         raise UsageError(f"no schema {read_id}; schema ids are {sorted(schemas)}")
     read_schema = schemas[read_id]
-    files = table.scan(snapshot_id=snap_id, schema_id=read_id).files()
+    files = table.scan(snapshot_id=snap_id, schema_id=read_id, policy=cast_policy).files()
     console = out_console()
     console.print(Text(f"snapshot {snap_id}: {len(files)} live data file(s), read as schema {read_id} "
-                       f"with CastPolicy.{cast_policy.name}", style="bold"))
+                       f"with policy {cast_policy.option_name}{whose}", style="bold"))
     if not files:
         console.print("no live data files: nothing to plan")
         return

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from rich.text import Text
 
 from fieldshift.cli.console import UsageError, out_console, stdout_is_tty
-from fieldshift.cli.render import json_default, rows_table
+from fieldshift.cli.render import json_default, py_rows, rows_table
 
 __all__ = ["TABLE_ROWS", "OutputFormat", "limit_batches", "write_batches"]
 
@@ -76,7 +76,7 @@ def write_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema, fmt: Out
                     rows += batch.num_rows
             return rows
         for batch in limit_batches(batches, limit):
-            lines = [json.dumps(r, default=json_default, ensure_ascii=False) for r in batch.to_pylist()]
+            lines = [json.dumps(r, default=json_default, ensure_ascii=False) for r in py_rows(batch)]
             if lines:
                 sink.write(("\n".join(lines) + "\n").encode())
             rows += batch.num_rows

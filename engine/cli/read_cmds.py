@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import decimal
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,7 +12,7 @@ from typing import Annotated, Any
 import pyarrow as pa
 import typer
 
-from fieldshift.cli.console import UsageError, cli_errors, open_table, parse_policy, progress
+from fieldshift.cli.console import POLICY_HELP, UsageError, cli_errors, open_table, parse_policy, progress
 from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
 from fieldshift.ddl import DDLSyntaxError, SqlLiteral, coerce_literal, parse_predicate
 from fieldshift.errors import UnknownFieldError
@@ -70,7 +71,7 @@ def read(
     limit: Limit = None,
     fmt: Format = OutputFormat.table,
     output: Output = None,
-    policy: Annotated[str, typer.Option("--policy", help="Cast policy preset for the reads.")] = "lossless",
+    policy: Annotated[str | None, typer.Option("--policy", help=POLICY_HELP)] = None,
 ) -> None:
     """Read rows, evolving old files into the schema of the snapshot (or --schema-id)."""
     table = open_table(location)
@@ -119,17 +120,60 @@ def quarantine(
     source_schema: Annotated[bool, typer.Option(
         "--source-schema", help="Also show the schema each quarantined batch arrived with.")] = False,
 ) -> None:
-    """Show rows that appends set aside, with the reason for each."""
+    """Show rows that appends set aside, with the reason for each, whatever types they arrived with.
+
+    A terminal table shows one table per source schema, in the source types; json prints one object
+    per row (the row's own columns plus the reason, time and snapshot); csv and parquet have one
+    uniform table with each row's values as JSON text in ``_fieldshift_row``.
+    """
     from fieldshift.plan import REASON_COLUMN
     from fieldshift.table.on_write import QUARANTINED_AT_COLUMN, SOURCE_SCHEMA_COLUMN
+    from fieldshift.table.quarantine import ROW_COLUMN, SNAPSHOT_COLUMN
 
     table = open_table(location)
+    front = [REASON_COLUMN, QUARANTINED_AT_COLUMN, SNAPSHOT_COLUMN]
+    meta = {*front, SOURCE_SCHEMA_COLUMN, ROW_COLUMN}
+    title = f"quarantined rows of {table.location.name}"
+    if fmt is OutputFormat.table:
+        groups = table.quarantine(grouped=True)
+        left = limit
+        for i, rows in enumerate(groups or [pa.table({REASON_COLUMN: pa.array([], pa.string())})]):
+            keep = [c for c in front if c in rows.column_names]
+            keep += [c for c in rows.column_names if c not in meta]
+            if source_schema and SOURCE_SCHEMA_COLUMN in rows.column_names:
+                keep.append(SOURCE_SCHEMA_COLUMN)
+            group_title = title if len(groups) < 2 else f"{title}, source schema {i + 1} of {len(groups)}"
+            shown = write_batches(rows.select(keep).to_batches(), rows.select(keep).schema, fmt, output,
+                                  limit=left, title=group_title)
+            if left is not None:
+                left -= shown
+                if left <= 0:
+                    break
+        return
     rows = table.quarantine()
-    front = [c for c in (REASON_COLUMN, QUARANTINED_AT_COLUMN) if c in rows.column_names]
-    rest = [c for c in rows.column_names if c not in front and c != SOURCE_SCHEMA_COLUMN]
-    if source_schema and SOURCE_SCHEMA_COLUMN in rows.column_names:
-        rest.append(SOURCE_SCHEMA_COLUMN)
-    keep = front + rest
-    rows = rows.select(keep)
-    write_batches(rows.to_batches(), rows.schema, fmt, output, limit=limit,
-                  title=f"quarantined rows of {table.location.name}")
+    if not source_schema:
+        rows = rows.drop_columns([SOURCE_SCHEMA_COLUMN])
+    if fmt is OutputFormat.json:
+        _quarantine_json(rows, limit, output)
+        return
+    write_batches(rows.to_batches(), rows.schema, fmt, output, limit=limit, title=title)
+
+
+def _quarantine_json(rows: pa.Table, limit: int | None, output: Path | None) -> None:
+    """One JSON object per quarantined row: its own columns, then reason, time and snapshot."""
+    import json
+
+    from fieldshift.cli.render import json_default
+    from fieldshift.table.quarantine import ROW_COLUMN
+
+    rows = rows.slice(0, limit) if limit is not None else rows
+    lines = []
+    for r in rows.to_pylist():
+        values = json.loads(r.pop(ROW_COLUMN))
+        lines.append(json.dumps({**values, **r}, default=json_default, ensure_ascii=False))
+    text = "".join(line + "\n" for line in lines)
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        output.write_text(text, encoding="utf-8")

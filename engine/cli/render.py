@@ -18,7 +18,7 @@ from fieldshift.display import field_parts
 from fieldshift.field import Field
 from fieldshift.schema import Schema
 
-__all__ = ["cell", "json_default", "rows_table", "schema_tree", "simple_table"]
+__all__ = ["cell", "json_default", "py_rows", "rows_table", "schema_tree", "simple_table"]
 
 _STYLES = {"name": "bold", "type": "cyan", "required": "yellow", "id": "dim", "default": "green",
            "doc": "italic dim"}
@@ -89,6 +89,23 @@ def rows_table(data: pa.Table, title: str | None = None, caption: str | None = N
         except TypeError:
             shown = str(f.type)
         view.add_column(Text(f.name, style="bold") + Text(f"\n{shown}", style="dim"))
-    for row in data.to_pylist():
+    for row in py_rows(data):
         view.add_row(*(cell(v) for v in row.values()))
     return view
+
+
+def py_rows(data: pa.Table | pa.RecordBatch) -> list[dict[str, Any]]:
+    """``data.to_pylist()``, but a column Python cannot hold (a timestamp past year 9999) as Arrow's text."""
+    try:
+        return data.to_pylist()
+    except (OverflowError, ValueError):
+        pass
+    columns = []
+    for column in data.columns:
+        try:
+            columns.append(column.to_pylist())
+        except (OverflowError, ValueError):
+            import pyarrow.compute as pc
+
+            columns.append(pc.cast(column, pa.string()).to_pylist())
+    return [dict(zip(data.column_names, values, strict=True)) for values in zip(*columns, strict=True)]

@@ -11,9 +11,10 @@ import pyarrow.compute as pc
 import typer
 from rich.text import Text
 
-from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console, progress
+from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console, parse_policy, progress
 from fieldshift.cli.render import schema_tree, simple_table
 from fieldshift.errors import SchemaEvolutionError
+from fieldshift.policy import POLICY_NAMES
 from fieldshift.schema import Schema
 
 __all__ = ["InputFormat", "append", "create", "read_input"]
@@ -160,12 +161,15 @@ def create(
         "name string\".")],
     identifier: Annotated[str | None, typer.Option(
         "--identifier", help="Comma-separated identifier (primary-key) columns.")] = None,
+    policy: Annotated[str | None, typer.Option(
+        "--policy", help="The table's evolution policy (default onehouse): " + ", ".join(POLICY_NAMES) + ".")
+    ] = None,
 ) -> None:
     """Create an empty table (SQLite catalog + Parquet files) with the given schema."""
     from fieldshift.table import Table
 
     parsed = _load_schema(schema)
     keys = [k.strip() for k in identifier.split(",") if k.strip()] if identifier else ()
-    table = Table.create(location, parsed, identifier_fields=keys)
-    title = f"created {table.location} with schema {table.schema.schema_id}"
+    table = Table.create(location, parsed, identifier_fields=keys, policy=parse_policy(policy))
+    title = f"created {table.location} with schema {table.schema.schema_id}, policy {table.policy.option_name}"
     out_console().print(schema_tree(table.schema, title))

@@ -16,13 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fieldshift.errors import CatalogFormatError, CommitConflictError, TableError
+from fieldshift.errors import CatalogFormatError, CommitConflictError, HistoryUnreadableError, TableError
+from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
+from fieldshift.table.readability import check_readable
 from fieldshift.types import type_name
 
-__all__ = ["FORMAT_VERSION", "DataFile", "Snapshot", "SqliteCatalog", "open_catalog"]
+__all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
+           "open_catalog"]
 
 FORMAT_VERSION = 1
+POLICY_PROPERTY = "fieldshift.policy"
+"""The table property holding the table's evolution policy (:attr:`CastPolicy.option_name`)."""
+DEFAULT_POLICY = CastPolicy.onehouse()
+"""A table's policy unless chosen at create (and of catalogs written before policies were recorded)."""
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS fs_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -107,11 +114,14 @@ class SqliteCatalog:
             conn.execute("COMMIT")
 
     def initialize(self) -> None:
-        """Create the catalog tables (idempotent) and check the format version."""
+        """Create the catalog tables (idempotent, in one transaction) and check the format version."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.executescript(_DDL)
+        with self._transaction() as conn:
+            for statement in _DDL.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
             conn.execute("INSERT OR IGNORE INTO fs_metadata VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
         self.check_version()
 
@@ -130,14 +140,24 @@ class SqliteCatalog:
             )
 
     # -- tables ---------------------------------------------------------------------------------
-    def create_table(self, name: str, location: str, schema: Schema, properties: dict[str, str]) -> int:
+    def create_table(self, name: str, location: str, schema: Schema, properties: dict[str, str],
+                     policy: CastPolicy | None = None) -> int:
+        """Add a table; its location may neither be nor nest with another table's of this catalog."""
+        props = {**properties, POLICY_PROPERTY: (policy or DEFAULT_POLICY).option_name}
         with self._transaction() as conn:
             if conn.execute("SELECT 1 FROM fs_table WHERE name = ?", (name,)).fetchone():
                 raise TableError(f"a table named {name!r} already exists in catalog {self.path}; "
                                  "open it with Table.open() or pick another name")
+            for other, other_location in conn.execute("SELECT name, location FROM fs_table"):
+                if _overlaps(location, other_location):
+                    raise TableError(
+                        f"cannot create table {name!r} at {location}: table {other!r} of catalog {self.path} "
+                        f"lives at {other_location}, and two tables may not share a directory or nest one "
+                        "inside the other (vacuum and data files would mix). Pick a separate location."
+                    )
             cur = conn.execute(
                 "INSERT INTO fs_table (name, location, properties, created_at) VALUES (?, ?, ?, ?)",
-                (name, location, json.dumps(properties), _now()),
+                (name, location, json.dumps(props), _now()),
             )
             table_id = int(cur.lastrowid)
             self._insert_snapshot(conn, table_id, 0, None, schema.schema_id, "create", {})
@@ -152,6 +172,18 @@ class SqliteCatalog:
             raise TableError(f"no table named {name!r} in catalog {self.path}")
         return int(row[0]), row[1], json.loads(row[2])
 
+    def tables(self) -> list[tuple[int, str, str]]:
+        """(table id, name, recorded location) of every table in the catalog."""
+        with self._connect() as conn:
+            return [(int(r[0]), r[1], r[2]) for r in
+                    conn.execute("SELECT table_id, name, location FROM fs_table ORDER BY table_id")]
+
+    def policy(self, table_id: int) -> CastPolicy:
+        """The table's evolution policy (catalogs from before policies were recorded: onehouse)."""
+        with self._connect() as conn:
+            row = conn.execute("SELECT name, properties FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()
+        return _policy_of(row[0], json.loads(row[1]))
+
     # -- reads ----------------------------------------------------------------------------------
     def snapshots(self, table_id: int) -> list[Snapshot]:
         with self._connect() as conn:
@@ -165,9 +197,23 @@ class SqliteCatalog:
 
     def schemas(self, table_id: int) -> dict[int, Schema]:
         with self._connect() as conn:
-            rows = conn.execute("SELECT schema_id, schema_json FROM fs_schema WHERE table_id = ? "
-                                "ORDER BY schema_id", (table_id,)).fetchall()
-        return {int(r[0]): Schema.from_json(r[1]) for r in rows}
+            return self._schemas(conn, table_id)
+
+    def _schemas(self, conn: sqlite3.Connection, table_id: int) -> dict[int, Schema]:
+        rows = conn.execute("SELECT schema_id, schema_json FROM fs_schema WHERE table_id = ? "
+                            "ORDER BY schema_id", (table_id,)).fetchall()
+        return {int(r[0]): self._parse_schema(conn, table_id, int(r[0]), r[1]) for r in rows}
+
+    def _parse_schema(self, conn: sqlite3.Connection, table_id: int, schema_id: int, text: str) -> Schema:
+        """A stored schema, or a CatalogFormatError naming the table and schema id."""
+        try:
+            return Schema.from_json(text)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+            row = conn.execute("SELECT name FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()
+            raise CatalogFormatError(
+                f"catalog {self.path}: schema {schema_id} of table {row[0] if row else table_id!r} is corrupt "
+                f"({type(e).__name__}: {e}); restore the catalog from a backup"
+            ) from None
 
     def data_files(self, table_id: int, snapshot_id: int, with_stats: bool = True) -> list[DataFile]:
         with self._connect() as conn:
@@ -192,11 +238,12 @@ class SqliteCatalog:
                                 (table_id,)).fetchall()
         return {r[0] for r in data + quar}
 
-    def quarantine_files(self, table_id: int) -> list[str]:
+    def quarantine_files(self, table_id: int) -> list[tuple[str, int]]:
+        """(path, snapshot id that set the rows aside) of every quarantine file, oldest first."""
         with self._connect() as conn:
-            rows = conn.execute("SELECT path FROM fs_quarantine_file WHERE table_id = ? ORDER BY file_id",
-                                (table_id,)).fetchall()
-        return [r[0] for r in rows]
+            rows = conn.execute("SELECT path, snapshot_id FROM fs_quarantine_file WHERE table_id = ? "
+                                "ORDER BY file_id", (table_id,)).fetchall()
+        return [(r[0], int(r[1])) for r in rows]
 
     # -- commits --------------------------------------------------------------------------------
     def commit(
@@ -212,30 +259,41 @@ class SqliteCatalog:
         replace_all: bool = False,
         summary: dict[str, Any] | None = None,
         compatible: Any = None,
+        policy: CastPolicy | None = None,
     ) -> Snapshot:
         """Commit atomically on top of ``base_snapshot_id``.
 
-        If another writer committed first: a schema change (``schema``) or an overwrite conflicts;
-        an append is replayed on the new head when ``compatible(head_schema)`` says its files are
-        still readable under the head's schema.
+        If another writer committed first: a schema change (``schema``), a policy change or an
+        overwrite conflicts; an append is replayed on the new head when its files still read as the
+        head's schema under the table's policy (``compatible(head_schema)`` may check more).
+        Inside the same transaction, a new schema or ``policy`` is checked against every data file
+        any snapshot references (:func:`check_readable`), so concurrent writers cannot get past it.
         """
         with self._transaction() as conn:
             head_id, head_schema_id = conn.execute(
                 "SELECT snapshot_id, schema_id FROM fs_snapshot WHERE table_id = ? "
                 "ORDER BY snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
+            name, props = conn.execute("SELECT name, properties FROM fs_table WHERE table_id = ?",
+                                       (table_id,)).fetchone()
+            props = json.loads(props)
+            table_policy = policy or _policy_of(name, props)
             if head_id != base_snapshot_id:
-                if schema is not None or replace_all:
+                if schema is not None or replace_all or policy is not None:
                     raise CommitConflictError(
                         f"another writer committed snapshot {head_id} after snapshot {base_snapshot_id}, "
                         f"on which this {operation} was based; reload the table and retry"
                     )
-                if write_schema_id != head_schema_id and compatible is not None:
-                    head_schema = Schema.from_json(conn.execute(
-                        "SELECT schema_json FROM fs_schema WHERE table_id = ? AND schema_id = ?",
-                        (table_id, head_schema_id)).fetchone()[0])
-                    compatible(head_schema)
+                if write_schema_id is not None and write_schema_id != head_schema_id:
+                    self._check_replay(conn, table_id, name, write_schema_id, head_schema_id, table_policy,
+                                       compatible)
             new_id = head_id + 1
             schema_id = schema.schema_id if schema is not None else head_schema_id
+            if schema is not None or policy is not None:
+                self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
+                                    operation)
+            if policy is not None:
+                props[POLICY_PROPERTY] = policy.option_name
+                conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
             if replace_all:
                 conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND "
                              "end_snapshot IS NULL", (new_id, table_id))
@@ -254,6 +312,47 @@ class SqliteCatalog:
                 "INSERT INTO fs_quarantine_file (table_id, path, snapshot_id, record_count) VALUES (?, ?, ?, ?)",
                 [(table_id, path, new_id, n) for path, n in quarantine])
         return Snapshot(new_id, head_id, schema_id, _now(), operation, summary or {})
+
+    def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
+                      head_schema_id: int, policy: CastPolicy, compatible: Any) -> None:
+        """Files written for an older head must read as the new head's schema, or the writer retries."""
+        schemas = self._schemas(conn, table_id)
+        try:
+            check_readable({(write_schema_id, head_schema_id): 1}, schemas, policy, table=name, change="rows")
+            if compatible is not None:
+                compatible(schemas[head_schema_id])
+        except HistoryUnreadableError as e:
+            raise CommitConflictError(f"the schema changed concurrently and the new rows no longer fit: {e}") \
+                from None
+
+    def _check_history(self, conn: sqlite3.Connection, table_id: int, name: str, schema: Schema | None,
+                       head_schema_id: int, add_files: Sequence[DataFile], policy: CastPolicy,
+                       operation: str) -> None:
+        """Every file of every snapshot reads as the new head schema (and, for a policy change, as each
+        snapshot's own schema) under ``policy``."""
+        schemas = self._schemas(conn, table_id)
+        target = head_schema_id
+        if schema is not None:
+            schemas[schema.schema_id] = schema
+            target = schema.schema_id
+        pairs: dict[tuple[int, int], int] = {}
+        for sid, count in conn.execute("SELECT schema_id, COUNT(*) FROM fs_data_file WHERE table_id = ? "
+                                       "GROUP BY schema_id", (table_id,)):
+            pairs[(int(sid), target)] = int(count)
+        for f in add_files:
+            pairs[(f.schema_id, target)] = pairs.get((f.schema_id, target), 0) + 1
+        if schema is None:  # a policy change: time travel into each snapshot's schema must keep working
+            for fsid, ssid, count in conn.execute(
+                    "SELECT f.schema_id, s.schema_id, COUNT(DISTINCT f.file_id) FROM fs_data_file f "
+                    "JOIN fs_snapshot s ON s.table_id = f.table_id AND s.snapshot_id >= f.begin_snapshot "
+                    "AND (f.end_snapshot IS NULL OR s.snapshot_id < f.end_snapshot) WHERE f.table_id = ? "
+                    "GROUP BY f.schema_id, s.schema_id", (table_id,)):
+                pairs[(int(fsid), int(ssid))] = int(count)
+        if schema is None:
+            change = f"policy {policy.option_name!r}"
+        else:
+            change = f"schema {schema.schema_id}" + ("" if operation == "schema" else f" (evolved by an {operation})")
+        check_readable(pairs, schemas, policy, table=name, change=change)
 
     @staticmethod
     def _insert_snapshot(conn: sqlite3.Connection, table_id: int, snapshot_id: int, parent: int | None,
@@ -291,6 +390,22 @@ def _column_rows(schema: Schema) -> Iterator[tuple[int, tuple[Any, ...]]]:
         order[parent] = order.get(parent, -1) + 1
         yield f.id, (parent, order[parent], f.name, type_name(f.type), int(f.nullable),
                      _dump(f.initial_default), _dump(f.write_default))
+
+
+def _overlaps(a: str, b: str) -> bool:
+    """Whether two table locations are the same directory or one lies inside the other."""
+    pa_, pb = Path(a).resolve(), Path(b).resolve()
+    return pa_ == pb or pa_ in pb.parents or pb in pa_.parents
+
+
+def _policy_of(name: str, properties: dict[str, str]) -> CastPolicy:
+    text = properties.get(POLICY_PROPERTY)
+    if text is None:
+        return DEFAULT_POLICY
+    try:
+        return CastPolicy.from_name(text)
+    except ValueError as e:
+        raise CatalogFormatError(f"table {name!r} records an unreadable policy: {e}") from None
 
 
 def _dump(value: Any) -> str | None:

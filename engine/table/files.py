@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,7 +16,8 @@ from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.stats import compute_stats
 
-__all__ = ["TMP_SUFFIX", "data_file_errors", "iter_file_batches", "write_data_file", "write_side_file"]
+__all__ = ["TMP_SUFFIX", "check_file_columns", "data_file_errors", "iter_file_batches", "name_data_file",
+           "write_data_file", "write_side_file"]
 
 TMP_SUFFIX = ".tmp"
 ROW_GROUP_SIZE = 131_072
@@ -46,11 +47,68 @@ def write_side_file(location: Path, folder: str, table: pa.Table) -> str:
     return rel
 
 
-def iter_file_batches(path: Path, columns: Sequence[str], batch_size: int) -> Iterator[pa.RecordBatch]:
-    """Batches of the named top-level columns; a missing or corrupt file is a DataFileError."""
+def iter_file_batches(path: Path, expected: pa.Schema, batch_size: int) -> Iterator[pa.RecordBatch]:
+    """Batches of ``expected``'s top-level columns (names, field ids and types as the catalog says);
+    a missing, corrupt or replaced file is a DataFileError."""
     with data_file_errors(path):
         pf = pq.ParquetFile(path)
-        yield from pf.iter_batches(batch_size=batch_size, columns=list(columns), use_threads=True)
+        check_file_columns(path, pf.schema_arrow, expected)
+        yield from pf.iter_batches(batch_size=batch_size, columns=list(expected.names), use_threads=True)
+
+
+def check_file_columns(path: Path | str, found: pa.Schema, expected: pa.Schema) -> None:
+    """Refuse a data file whose columns are not the ones its schema id promises (it was replaced)."""
+    problems = []
+    for want in expected:
+        i = found.get_field_index(want.name)
+        if i < 0:
+            problems.append(f"column {want.name!r} ({want.type}, field id {_field_id(want)}) is missing")
+            continue
+        got = found.field(i)
+        if _field_id(got) != _field_id(want):
+            problems.append(f"column {want.name!r} has field id {_field_id(got)}, not {_field_id(want)}")
+        elif _kind(got.type) != _kind(want.type):
+            problems.append(f"column {want.name!r} is {got.type}, not {want.type}")
+    if problems:
+        raise DataFileError(
+            f"data file {path} does not hold what the catalog recorded for it: {'; '.join(problems)}. "
+            f"The file was replaced or altered outside fieldshift (it has columns {found.names}); restore "
+            "it from a backup."
+        )
+
+
+_KINDS = (
+    ("boolean", pa.types.is_boolean), ("integer", pa.types.is_integer), ("float", pa.types.is_floating),
+    ("decimal", pa.types.is_decimal), ("date", pa.types.is_date), ("timestamp", pa.types.is_timestamp),
+    ("time", pa.types.is_time), ("duration", pa.types.is_duration), ("null", pa.types.is_null),
+    ("string", lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)),
+    ("binary", lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
+     or pa.types.is_fixed_size_binary(t)),
+    ("map", pa.types.is_map), ("struct", pa.types.is_struct),
+    ("list", lambda t: pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+     or pa.types.is_list_view(t) or pa.types.is_large_list_view(t)),
+)
+
+
+def _kind(t: pa.DataType) -> str:
+    """A type's family: Parquet may hand back another unit or width (seconds come back as ms)."""
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return next((name for name, test in _KINDS if test(t)), str(t))
+
+
+def _field_id(f: pa.Field) -> str | None:
+    meta = f.metadata or {}
+    raw = meta.get(b"PARQUET:field_id")
+    return raw.decode() if raw is not None else None
+
+
+def name_data_file(error: BaseException, path: Path | str, schema_id: int) -> BaseException:
+    """Put the data file (and its schema id) into ``error``'s message, keeping its class."""
+    where = f"data file {path} (written with schema {schema_id}): "
+    if error.args and isinstance(error.args[0], str) and not error.args[0].startswith(where):
+        error.args = (where + error.args[0], *error.args[1:])
+    return error
 
 
 @contextlib.contextmanager

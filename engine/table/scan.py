@@ -15,7 +15,7 @@ from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import iter_file_batches
+from fieldshift.table.files import iter_file_batches, name_data_file
 from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.stats import leaf_node, may_match
 
@@ -53,7 +53,7 @@ class Scan:
         wanted = list(dict.fromkeys([*self.columns, *(p.path[0] for p in self.bound)]))
         self.read_schema = self.full_schema.select(wanted)
         self.output_schema = self.full_schema.select(self.columns).to_arrow()
-        self.policy = policy
+        self.policy = policy if policy is not None else table.policy  # the table's own rules by default
         self.batch_size = batch_size
         self._schemas = schemas
         self._plans: dict[int, tuple[list[str], EvolutionPlan]] = {}
@@ -93,8 +93,15 @@ class Scan:
 
     def _file_batches(self, f: DataFile) -> Iterator[pa.RecordBatch]:
         names, plan = self._plan_for(f.schema_id)
-        for batch in iter_file_batches(self.table.location / f.path, names, self.batch_size):
-            yield self._finish(plan.apply(batch))
+        path = self.table.location / f.path
+        expected = self._schemas[f.schema_id].select(names).to_arrow()
+        for batch in iter_file_batches(path, expected, self.batch_size):
+            try:
+                out = plan.apply(batch)
+            except SchemaEvolutionError as e:
+                name_data_file(e, path, f.schema_id)
+                raise
+            yield self._finish(out)
 
     def _plan_for(self, schema_id: int) -> tuple[list[str], EvolutionPlan]:
         """The file columns to read and the plan, once per schema version (files share them)."""

@@ -8,23 +8,24 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from fieldshift.errors import CommitConflictError, SchemaEvolutionError, TableError
+from fieldshift.errors import CommitConflictError, TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
-from fieldshift.table.catalog import DataFile, Snapshot, SqliteCatalog, open_catalog
+from fieldshift.table.catalog import POLICY_PROPERTY, DataFile, Snapshot, SqliteCatalog, open_catalog
+from fieldshift.table.create import CATALOG_FILE, create_own_catalog, own_table_name, refuse_nested
+from fieldshift.table.create import resolve_policy as _resolve_policy
 from fieldshift.table.files import TMP_SUFFIX, write_data_file, write_side_file
 from fieldshift.table.on_write import prepare_append
+from fieldshift.table.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.scan import Scan
 
-__all__ = ["AppendResult", "Table", "readable_under"]
+__all__ = ["CATALOG_FILE", "AppendResult", "Table"]
 
-CATALOG_FILE = "fieldshift.db"
 MAX_FILE_ROWS = 1_048_576
 COMMIT_RETRIES = 8
 
@@ -56,22 +57,6 @@ def _as_table(data: Any) -> pa.Table:
                     f"a list of dicts or a dict of lists; got {type(data).__name__}")
 
 
-def readable_under(write_schema: Schema) -> Any:
-    """A commit-time check: rows written with ``write_schema`` still read under the head's schema.
-
-    Used when another writer committed first and the head schema moved on (appends replay on top).
-    """
-    def check(head_schema: Schema) -> None:
-        from fieldshift.planner import cached_plan
-
-        try:
-            cached_plan(write_schema, head_schema)
-        except SchemaEvolutionError as e:
-            raise CommitConflictError(
-                f"the schema changed concurrently and the new rows no longer fit: {e}") from None
-    return check
-
-
 class Table:
     """A fieldshift table: schema history forever, each data file tagged with its schema id."""
 
@@ -87,8 +72,14 @@ class Table:
     @classmethod
     def create(cls, location: str | os.PathLike[str], schema: Schema | pa.Schema, *,
                identifier_fields: Sequence[str] = (), properties: dict[str, str] | None = None,
-               catalog: str | None = None, name: str | None = None) -> Table:
-        """Create a table at ``location`` (its own SQLite catalog unless ``catalog`` names a shared one)."""
+               catalog: str | None = None, name: str | None = None,
+               policy: CastPolicy | str | None = None) -> Table:
+        """Create a table at ``location`` (its own SQLite catalog unless ``catalog`` names a shared one).
+
+        ``policy`` (default ``CastPolicy.onehouse()``) is the table's evolution policy: appends,
+        scans, the CLI and Spark use it unless told otherwise, and no commit may leave a data file
+        unreadable under it. Creating is atomic: a crash leaves no table or a whole one.
+        """
         loc = Path(location).resolve()
         if isinstance(schema, pa.Schema):
             schema = Schema.from_arrow(schema, assign_ids=True)
@@ -96,25 +87,60 @@ class Table:
             schema = Schema(schema.fields, schema_id=schema.schema_id,
                             identifier_field_ids=[schema.find(p).id for p in identifier_fields],
                             highest_field_id=schema.highest_field_id, doc=schema.doc)
-        cat = open_catalog(catalog) if catalog else SqliteCatalog(loc / CATALOG_FILE)
-        if catalog is None and cat.path.exists():
-            raise TableError(f"a table already exists at {loc}; open it with Table.open()")
-        loc.mkdir(parents=True, exist_ok=True)
-        cat.initialize()
-        name = name or str(loc)
-        table_id = cat.create_table(name, str(loc), schema, dict(properties or {}))
-        return cls(cat, table_id, name, loc, dict(properties or {}))
+        props = dict(properties or {})
+        table_policy = _resolve_policy(policy, props)
+        props.pop(POLICY_PROPERTY, None)
+        refuse_nested(loc)
+        if catalog:
+            if (loc / CATALOG_FILE).exists():
+                raise TableError(f"a table with its own catalog already exists at {loc}; "
+                                 "pick another location for a table of a shared catalog")
+            cat = open_catalog(catalog)
+            cat.initialize()
+            name = name or str(loc)
+            loc.mkdir(parents=True, exist_ok=True)
+            table_id = cat.create_table(name, str(loc), schema, props, table_policy)
+        else:
+            name = name or str(loc)
+            cat, table_id = create_own_catalog(loc, name, schema, props, table_policy)
+        return cls(cat, table_id, name, loc, cat.table_id(name)[2])
 
     @classmethod
     def open(cls, location: str | os.PathLike[str], *, catalog: str | None = None,
              name: str | None = None) -> Table:
+        """Open a table; one with its own catalog opens from wherever its directory now is."""
         loc = Path(location).resolve()
         cat = open_catalog(catalog) if catalog else SqliteCatalog(loc / CATALOG_FILE)
         if not cat.path.exists():
             raise TableError(f"no fieldshift table at {loc} (no {cat.path.name}); create it with Table.create()")
         cat.check_version()
-        table_id, stored_location, properties = cat.table_id(name or str(loc))
-        return cls(cat, table_id, name or str(loc), Path(stored_location), properties)
+        if catalog:
+            table_id, stored_location, properties = cat.table_id(name or str(loc))
+            return cls(cat, table_id, name or str(loc), Path(stored_location), properties)
+        name = name or own_table_name(cat, loc)
+        table_id, _, properties = cat.table_id(name)
+        return cls(cat, table_id, name, loc, properties)  # the directory, not the recorded hint
+
+    # -- the table's policy ---------------------------------------------------------------------
+    @property
+    def policy(self) -> CastPolicy:
+        """The table's evolution policy, as committed (read fresh: another process may change it)."""
+        return self.catalog.policy(self.table_id)
+
+    def set_policy(self, policy: CastPolicy | str) -> Snapshot:
+        """Change the table's policy in a commit of its own (operation ``policy``, no schema change).
+
+        Refused (:class:`HistoryUnreadableError`) if any data file of any snapshot could no longer
+        be read under the new policy, as the current schema or as its snapshot's schema.
+        """
+        new = CastPolicy.from_name(policy) if isinstance(policy, str) else policy
+        head = self.catalog.head(self.table_id)
+        if new == self.policy:
+            return head  # nothing changes: no snapshot
+        snap = self.catalog.commit(self.table_id, head.snapshot_id, operation="policy", policy=new,
+                                   summary={"policy": new.option_name})
+        self.properties = self.catalog.table_id(self.name)[2]
+        return snap
 
     # -- schema and history ---------------------------------------------------------------------
     @property
@@ -136,16 +162,23 @@ class Table:
         return self.catalog.head(self.table_id)
 
     def update_schema(self, *, policy: CastPolicy | None = None) -> SchemaUpdate:
-        """A schema builder; ``.commit()`` records the new version atomically."""
+        """A schema builder; ``.commit()`` records the new version atomically.
+
+        Type changes are allowed as ``policy`` says (default: the table's policy); the commit is
+        refused unless every data file stays readable under the table's policy. A commit that
+        changes nothing records nothing and returns the current schema.
+        """
         head = self.catalog.head(self.table_id)
         base = self.schemas_by_id()[head.schema_id]
 
         def commit(new: Schema) -> Schema:
+            if new.fields == base.fields and new.identifier_field_ids == base.identifier_field_ids:
+                return base  # no schema version, no snapshot for a no-op
             self.catalog.commit(self.table_id, head.snapshot_id, operation="schema", schema=new,
                                 summary={"changes": builder.changes})
             return new
 
-        builder = SchemaUpdate(base, policy=policy, on_apply=commit)
+        builder = SchemaUpdate(base, policy=policy or self.policy, on_apply=commit)
         return builder
 
     # -- writing --------------------------------------------------------------------------------
@@ -165,7 +198,7 @@ class Table:
             head = self.catalog.head(self.table_id)
             base = self.schemas_by_id()[head.schema_id]
             prepared = prepare_append(incoming, base, evolve=evolve, on_incompatible=on_incompatible,
-                                      policy=policy)
+                                      policy=policy or self.policy)
             written: list[str] = []
             try:
                 files = self._write_files(prepared.schema, prepared.data, written)
@@ -179,7 +212,7 @@ class Table:
                     operation="overwrite" if replace_all else "append",
                     schema=prepared.schema if prepared.evolved else None,
                     write_schema_id=prepared.schema.schema_id, add_files=files, quarantine=quarantine,
-                    replace_all=replace_all, compatible=readable_under(prepared.schema),
+                    replace_all=replace_all,
                     summary={"rows": prepared.data.num_rows,
                              "quarantined": 0 if not quarantine else quarantine[0][1],
                              "changes": list(prepared.changes)},
@@ -221,26 +254,46 @@ class Table:
     def to_arrow(self) -> pa.Table:
         return self.scan().to_arrow()
 
-    def quarantine(self) -> pa.Table:
-        """Every quarantined row with its reason, source schema and time (source types vary by batch)."""
-        parts = [pq.read_table(self.location / p) for p in self.catalog.quarantine_files(self.table_id)]
-        if not parts:
-            return pa.table({"_fieldshift_reason": pa.array([], pa.string())})
-        return pa.concat_tables(parts, promote_options="permissive")
+    @overload
+    def quarantine(self, *, grouped: Literal[False] = False) -> pa.Table: ...
+
+    @overload
+    def quarantine(self, *, grouped: Literal[True]) -> list[pa.Table]: ...
+
+    def quarantine(self, *, grouped: bool = False) -> pa.Table | list[pa.Table]:
+        """Every quarantined row, whatever types its batch arrived with.
+
+        By default one table: ``_fieldshift_reason``, ``_fieldshift_row`` (the row's values as a JSON
+        object), ``_fieldshift_source_schema``, ``_fieldshift_quarantined_at`` and
+        ``_fieldshift_snapshot_id`` (the commit that set it aside). With ``grouped=True``, one table
+        per source schema holding the rows in their source types (plus those columns but the JSON),
+        ready to be fixed and appended again.
+        """
+        files = self.catalog.quarantine_files(self.table_id)
+        if grouped:
+            return quarantine_groups(self.location, files)
+        return quarantine_table(self.location, files)
 
     def vacuum(self, older_than: dt.timedelta = dt.timedelta(hours=1)) -> list[str]:
         """Delete files no commit references (left by crashed writers); returns their paths.
 
         Files younger than ``older_than`` are kept: a writer in another process may be about to
-        commit them.
+        commit them. Only regular files directly under ``data/`` and ``quarantine/`` are considered;
+        those of any other table of the catalog recorded at the same directory (older catalogs allowed
+        it) are kept; directories, symlinks and other entries are left alone.
         """
         keep = self.catalog.all_paths(self.table_id)
+        for other_id, _, other_location in self.catalog.tables():
+            if other_id != self.table_id and Path(other_location).resolve() == self.location.resolve():
+                keep |= self.catalog.all_paths(other_id)  # a catalog from before locations were unique
         cutoff = time.time() - older_than.total_seconds()
         removed = []
         for folder in ("data", "quarantine"):
             for path in sorted((self.location / folder).glob("*")):
                 rel = f"{folder}/{path.name}"
                 is_tmp = path.name.endswith(TMP_SUFFIX)
+                if path.is_symlink() or not path.is_file():
+                    continue  # directories and other entries are not ours to delete
                 if (is_tmp or rel not in keep) and path.stat().st_mtime <= cutoff:
                     path.unlink()
                     removed.append(rel)

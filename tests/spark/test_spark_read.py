@@ -292,11 +292,11 @@ def test_datasource_filters_prune_files_exactly(spark: Any, tmp_path: Path) -> N
 
 
 def test_unreadable_plan_fails_on_the_driver(spark: Any, tables: dict) -> None:
-    t, _ = tables["hudi_matrix"]  # int -> string needs CastPolicy.hudi(); lossless refuses it
+    t, _ = tables["hudi_matrix"]  # int -> string reads under the table's policy; lossless refuses it
     with pytest.raises(Exception, match=r"CastPolicy\.lossless does not allow"):
-        spark.read.format("fieldshift").load(str(t.location)).collect()
+        spark.read.format("fieldshift").option("policy", "lossless").load(str(t.location)).collect()
     with pytest.raises(fs.SchemaMismatchError):
-        read(spark, t.location)
+        read(spark, t.location, policy=fs.CastPolicy.lossless())
     with pytest.raises(fs.SchemaMismatchError):
         evolve_batch(t.schemas_by_id()[0], t.schema)
 

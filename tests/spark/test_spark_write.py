@@ -58,7 +58,7 @@ def test_overwrite_and_quarantine(spark: Any, tmp_path: Path) -> None:
     assert t.history()[-1].operation == "overwrite"
     kept = sorted(t.scan().to_arrow().to_pylist(), key=repr)
     assert kept == [{"k": "r1", "col1": 12}, {"k": "r3", "col1": None}]
-    q = t.quarantine()
+    (q,) = t.quarantine(grouped=True)
     assert q.column("k").to_pylist() == ["r2"]
     assert "cannot cast 'text'" in q.column("_fieldshift_reason")[0].as_py()
     # time travel still sees the rows the overwrite replaced

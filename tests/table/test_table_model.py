@@ -213,8 +213,9 @@ class TableMachine(RuleBasedStateMachine):
         scan = self.table.scan(columns, filters, snapshot, schema_id)
         got = scan.to_arrow()
         assert canon_rows(got.to_pylist()) == canon_rows(expected)
-        unpruned = self.table.scan(columns, filters, snapshot, schema_id, prune=False).to_arrow()
-        assert unpruned.equals(got)
+        unpruned = self.table.scan(columns, filters, snapshot, schema_id)
+        unpruned.prune = False
+        assert unpruned.to_arrow().equals(got)
         assert scan.count() == len(expected)
         if self.spark is not None:
             self._check_spark(snapshot, schema_id, columns)

@@ -1,0 +1,137 @@
+"""Creating a table atomically, and finding it again wherever its directory is.
+
+A table with its own catalog is built in a temporary SQLite file beside the final one and linked
+into place in one step, so a crash at any point leaves either no ``fieldshift.db`` (the location
+reads as "no table" and ``create`` simply runs again) or a whole table. Data paths in the catalog
+are relative to the table directory, and the recorded location is only a hint, so a moved or copied
+table directory opens and reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+import uuid
+from pathlib import Path
+
+from fieldshift.errors import TableError
+from fieldshift.policy import CastPolicy
+from fieldshift.schema import Schema
+from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
+
+__all__ = ["CATALOG_FILE", "create_own_catalog", "own_table_name", "refuse_nested", "resolve_policy"]
+
+CATALOG_FILE = "fieldshift.db"
+_TMP_PREFIX = f".{CATALOG_FILE}."
+_TMP_SUFFIX = ".creating"
+
+
+def resolve_policy(policy: CastPolicy | str | None, properties: dict[str, str]) -> CastPolicy:
+    """The policy a new table gets: ``policy=``, else a ``fieldshift.policy`` property, else onehouse."""
+    given = properties.get(POLICY_PROPERTY)
+    chosen = CastPolicy.from_name(policy) if isinstance(policy, str) else policy
+    from_props = CastPolicy.from_name(given) if given is not None else None
+    if chosen is not None and from_props is not None and chosen != from_props:
+        raise TableError(f"policy={chosen.option_name!r} and property {POLICY_PROPERTY}={given!r} disagree; "
+                         "give one of them")
+    return chosen or from_props or DEFAULT_POLICY
+
+
+def refuse_nested(location: Path) -> None:
+    """A table may not live inside another table's directory (its vacuum and files would mix)."""
+    for parent in location.parents:
+        if (parent / CATALOG_FILE).is_file():
+            raise TableError(f"cannot create a table at {location}: it is inside the table at {parent}; "
+                             "pick a location outside every table directory")
+
+
+def create_own_catalog(location: Path, name: str, schema: Schema, properties: dict[str, str],
+                       policy: CastPolicy) -> tuple[SqliteCatalog, int]:
+    """Build the table's catalog under a temporary name, then link it into place (never overwriting)."""
+    final = location / CATALOG_FILE
+    if final.exists() and not _is_empty_catalog(final):
+        raise TableError(f"a table already exists at {location}; open it with Table.open()")
+    location.mkdir(parents=True, exist_ok=True)
+    if final.exists():  # an interrupted create of an older fieldshift: catalog tables but no table row
+        cat = SqliteCatalog(final)
+        cat.initialize()
+        return cat, cat.create_table(name, str(location), schema, properties, policy)
+    tmp = location / f"{_TMP_PREFIX}{uuid.uuid4().hex}{_TMP_SUFFIX}"
+    # held while building: a later create removes only temporary catalogs nobody holds (killed creates)
+    lock = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        building = SqliteCatalog(tmp)
+        building.initialize()
+        table_id = building.create_table(name, str(location), schema, properties, policy)
+        os.fsync(lock)
+        try:
+            os.link(tmp, final)
+        except FileExistsError:
+            raise TableError(f"a table already exists at {location} (created concurrently); "
+                             "open it with Table.open()") from None
+        _fsync(location)
+    finally:
+        _remove_catalog_file(tmp)
+        os.close(lock)
+    for stale in location.glob(f"{_TMP_PREFIX}*{_TMP_SUFFIX}"):
+        _remove_if_abandoned(stale)
+    return SqliteCatalog(final), table_id
+
+
+def own_table_name(catalog: SqliteCatalog, location: Path) -> str:
+    """The table of a table directory's own catalog (it was recorded under its first path)."""
+    tables = catalog.tables()
+    for _, name, _ in tables:
+        if name == str(location):
+            return name
+    if len(tables) == 1:
+        return tables[0][1]  # the directory was moved or copied
+    if not tables:
+        raise TableError(f"no fieldshift table at {location}: {CATALOG_FILE} holds no table (a create was "
+                         "interrupted); run Table.create() again")
+    raise TableError(f"the catalog at {location} holds several tables {[t[1] for t in tables]}; pass name=")
+
+
+def _is_empty_catalog(path: Path) -> bool:
+    """A catalog file holding no table (an older create killed midway), which create may reuse."""
+    try:
+        conn = sqlite3.connect(path, timeout=60)
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            return "fs_table" not in names or conn.execute("SELECT COUNT(*) FROM fs_table").fetchone()[0] == 0
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:  # not a catalog at all: leave it alone, "exists" is the safe answer
+        return False
+
+
+def _remove_catalog_file(path: Path) -> None:
+    for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+
+
+def _remove_if_abandoned(path: Path) -> None:
+    """Delete a temporary catalog whose create was killed (no process holds its lock any more)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return  # a create in progress
+    finally:
+        os.close(fd)
+    _remove_catalog_file(path)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
