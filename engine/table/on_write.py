@@ -3,8 +3,10 @@
 A wider incoming type widens the table column to the supertype; a narrower one is cast up; new
 nullable columns are appended (names starting with ``_`` are refused); columns the input lacks get
 their write default or null. An incompatible column either fails the append or, in quarantine
-mode, sends the rows whose values cannot be cast (or the whole batch when no cast exists) to
-quarantine with the reason. Nothing here writes: it only decides.
+mode, sends every row that holds a value in it to quarantine with the reason (Onehouse's Example 2:
+a record whose ``col1`` is a String where the table has an Int is quarantined, whatever the text);
+rows whose values fail a checked cast (e.g. into an identifier column) are quarantined too, and the
+whole batch when no cast exists at all. Nothing here writes: it only decides.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from fieldshift.defaults import default_scalar
 from fieldshift.errors import (
@@ -64,6 +67,7 @@ class WritePlan:
     fail: bool
     plan: EvolutionPlan | None
     quarantine_reason: str = ""
+    incompatible: tuple[tuple[tuple[str, ...], str], ...] = ()  # (input path, why): rows with a value go
 
     def split(self, data: pa.Table) -> tuple[pa.Table, pa.Table | None]:
         """(rows to write in the table schema, quarantined input rows with reasons) for ``data``."""
@@ -81,6 +85,11 @@ class WritePlan:
         reasons: dict[int, list[str]] = {int(r): list(w) for r, w in report.reasons.items()}
         for rows in report.rows.values():  # failed casts and nulls in required fields at any depth
             bad[rows] = True
+        for parts, why in self.incompatible:
+            present = _holds_value(data, parts)
+            for r in np.flatnonzero(present & ~bad):
+                reasons.setdefault(int(r), []).append(why)
+            bad |= present
         if not bad.any():
             return _writable(out), None
         rows = np.flatnonzero(bad)
@@ -94,7 +103,7 @@ class _Reconciler:
         self.evolve = evolve
         self.fail = fail
         self.policy = policy
-        self.incompatible: list[str] = []
+        self.incompatible: list[tuple[tuple[str, ...], str]] = []
 
     def level(self, incoming: list[pa.Field], table_fields: tuple[Field, ...], prefix: tuple[str, ...]) -> None:
         by_name = {f.name: f for f in table_fields}
@@ -139,10 +148,10 @@ class _Reconciler:
         shown = join_path(path)
         try:
             wider = supertype(inc, t, self.policy, path=shown)
-        except IncompatibleTypeError:
+        except IncompatibleTypeError as e:
             if self.fail:
                 raise
-            self.incompatible.append(shown)
+            self.incompatible.append((path, f"{shown}: {e}"))
             return
         if isinstance(t, pa.DataType) and logical_type(wider) != logical_type(t):
             if table_field.id in self.update.apply().identifier_field_ids:
@@ -181,7 +190,7 @@ def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_in
         if fail:
             raise
         return WritePlan(table_schema, False, (), fail, None, str(e))
-    return WritePlan(schema, bool(changes), changes, fail, plan)
+    return WritePlan(schema, bool(changes), changes, fail, plan, incompatible=tuple(rec.incompatible))
 
 
 def prepare_append(incoming: pa.Table, table_schema: Schema, *, evolve: bool, on_incompatible: str,
@@ -192,6 +201,28 @@ def prepare_append(incoming: pa.Table, table_schema: Schema, *, evolve: bool, on
     data, quarantined = wp.split(incoming)
     return PreparedAppend(wp.schema, wp.evolved, data, quarantined, wp.changes)
 
+
+
+def _holds_value(data: pa.Table, parts: tuple[str, ...]) -> np.ndarray:
+    """Per top-level row: whether the input holds a non-null value at ``parts`` (struct children,
+    list elements and map keys/values included; a value under a null parent does not count)."""
+    array = data.column(parts[0]).combine_chunks()
+    rows = np.arange(len(array))
+    for part in parts[1:]:
+        if pa.types.is_dictionary(array.type):
+            array = array.dictionary_decode()
+        if pa.types.is_struct(array.type):
+            array = array.flatten()[array.type.get_field_index(part)]  # flatten applies the parent's nulls
+        else:  # list element, map key or value: one row per element, mapped back to its row
+            parents = pc.list_parent_indices(array).to_numpy()
+            flat = pc.list_flatten(array)
+            if pa.types.is_map(array.type):
+                flat = flat.field("key" if part == "key" else "value")
+            rows, array = rows[parents], flat
+    present = np.zeros(data.num_rows, dtype=bool)
+    valid = array.is_valid().to_numpy(zero_copy_only=False)
+    present[rows[valid]] = True
+    return present
 
 
 def _writable(data: pa.Table) -> pa.Table:
