@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from fieldshift.errors import SchemaEvolutionError, TableError
+from fieldshift.errors import SchemaEvolutionError
 from fieldshift.plan import EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
@@ -65,9 +65,14 @@ class Scan:
         return self._schemas
 
     def files(self) -> list[DataFile]:
-        """The live files at the snapshot that the filter's stats cannot rule out."""
+        """The live files at the snapshot that the filter's stats cannot rule out.
+
+        Every live file's schema is planned first, so a scan that cannot read some file fails
+        whatever the filter prunes: the answer never depends on the file layout."""
         live = self.table.catalog.data_files(self.table.table_id, self.snapshot_id,
                                              with_stats=bool(self.predicates))
+        for schema_id in sorted({f.schema_id for f in live}):
+            self._plan_for(schema_id)
         return [f for f in live if self._may_match(f)]
 
     def _may_match(self, f: DataFile) -> bool:
@@ -81,10 +86,7 @@ class Scan:
             if p.op != "false" and (not present or f.stats.get(p.field_id) is None):
                 continue  # a constant in this file, or no stats: cannot prune on it
             if nodes is None and p.op != "false":
-                try:
-                    nodes = self._plan_for(f.schema_id)[1].nodes
-                except (SchemaEvolutionError, TableError):
-                    return True  # reading the file reports why it cannot be read
+                nodes = self._plan_for(f.schema_id)[1].nodes  # planned already by files()
             node = leaf_node(nodes, self.read_schema.fields, p.path) if nodes is not None else None
             file_type = file_schema.field(p.field_id).type if present else None
             if not may_match(f.stats.get(p.field_id), p, node, file_type):
