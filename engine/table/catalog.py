@@ -352,7 +352,7 @@ class SqliteCatalog:
             change = f"policy {policy.option_name!r}"
         else:
             change = f"schema {schema.schema_id}" + ("" if operation == "schema" else f" (evolved by an {operation})")
-        check_readable(pairs, schemas, policy, table=name, change=change)
+        check_readable(pairs, schemas, policy, table=name, change=change, new_policy=schema is None)
 
     @staticmethod
     def _insert_snapshot(conn: sqlite3.Connection, table_id: int, snapshot_id: int, parent: int | None,
