@@ -301,9 +301,12 @@ class Table:
                 is_tmp = path.name.endswith(TMP_SUFFIX)
                 if path.is_symlink() or not path.is_file():
                     continue  # directories and other entries are not ours to delete
-                if (is_tmp or rel not in keep) and path.stat().st_mtime <= cutoff:
-                    path.unlink()
-                    removed.append(rel)
+                try:
+                    if (is_tmp or rel not in keep) and path.stat().st_mtime <= cutoff:
+                        path.unlink()
+                        removed.append(rel)
+                except FileNotFoundError:  # a concurrent vacuum (or a writer's clean-up) got there first
+                    continue
         if self.catalog.path.parent == self.location:  # a create killed after linking its catalog in
             removed += remove_abandoned_catalogs(self.location)
         return removed
