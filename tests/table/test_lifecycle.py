@@ -70,6 +70,8 @@ def test_item9_default_append_widening_reads_back_everywhere(tmp_path: Path) -> 
         t.scan(policy=fs.CastPolicy.lossless()).to_arrow()
     code, out = cli("read", str(tmp_path / "t"), "--policy", "lossless")
     assert code == 1 and "cannot be read" in out, out
+    refused = RUNNER.invoke(app, ["read", str(tmp_path / "t"), "--policy", "lossless", "--format", "csv"])
+    assert refused.exit_code == 1 and refused.stdout == "", refused.stdout  # no CSV header, then an error
 
 
 def test_policy_is_chosen_at_create_recorded_and_changed_by_a_commit(tmp_path: Path) -> None:
