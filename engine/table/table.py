@@ -190,7 +190,11 @@ class Table:
     # -- writing --------------------------------------------------------------------------------
     def append(self, data: Any, *, evolve: bool = True, on_incompatible: str = "fail",
                policy: CastPolicy | None = None) -> AppendResult:
-        """Append rows all-or-nothing, evolving the table schema on write (see ``on_write``)."""
+        """Append rows all-or-nothing, evolving the table schema on write (see ``on_write``).
+
+        ``policy`` (default: the table's) decides which widenings evolution may make; a widening is
+        committed only if every data file still reads under the table's policy.
+        """
         return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False)
 
     def overwrite(self, data: Any, *, evolve: bool = True, on_incompatible: str = "fail",
