@@ -129,6 +129,15 @@ def test_an_explicit_builder_policy_cannot_get_past_the_table_policy(tmp_path: P
     assert t.schema.find("s").type == pa.string()
 
 
+def test_an_append_that_would_evolve_past_the_table_policy_writes_nothing(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([("n", pa.int64())]), policy="lossless")
+    t.append({"n": [1]})
+    with pytest.raises(fs.HistoryUnreadableError, match=r"schema 1 \(evolved by an append\)(.|\n)*n: long -> double"):
+        t.append({"n": [0.5]}, policy=fs.CastPolicy.onehouse())  # onehouse would widen the column to double
+    assert len(t.history()) == 2 and t.to_arrow().to_pylist() == [{"n": 1}]
+    assert len(list((t.location / "data").iterdir())) == 1  # the refused append's file was removed
+
+
 def test_a_concurrent_append_cannot_sneak_old_files_past_a_schema_change(tmp_path: Path) -> None:
     from fieldshift.table.files import write_data_file
 
