@@ -388,15 +388,15 @@ class FieldshiftWriter(DataSourceArrowWriter):
             table = Table.open(self.location, catalog=self.catalog, name=self.name)
         except TableError:
             table = None
-        if self.policy is None and table is not None:
-            self.policy = table.policy
         if table is None:
             # a new table's columns are all nullable: Spark's non-null flags describe one query, not the table
-            self.new_schema: Schema | None = with_nullability(spark_to_schema(schema, assign_ids=True), _nullable)
+            self.new_schema: Schema | None = with_nullability(spark_to_schema(schema, assign_ids=True),
+                                                                  lambda _f: True)
             self.table_location = str(Path(self.location).resolve())
             self.base_snapshot_id = 0
             base = self.new_schema
         else:
+            self.policy = self.policy or table.policy  # the table's own rules by default
             self.new_schema = None
             self.table_location = str(table.location)
             head = table.current_snapshot
@@ -470,9 +470,6 @@ class FieldshiftWriter(DataSourceArrowWriter):
                 _remove(Path(self.table_location), _paths(m))
 
 
-
-
-
 def _paths(message: FieldshiftCommitMessage) -> list[str]:
     return [f.path for f in message.files] + [p for p, _ in message.quarantine]
 
@@ -500,7 +497,3 @@ def register(spark: Any) -> None:
     registered = type("RegisteredFieldshiftDataSource", (FieldshiftDataSource,),
                       {"parallelism": parallelism, "__module__": __name__})
     spark.dataSource.register(registered)
-
-
-def _nullable(_field: object) -> bool:
-    return True

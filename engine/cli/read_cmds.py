@@ -92,6 +92,7 @@ def read(
     predicates = [parse_where(w, schema) for w in where or ()]
     scan = table.scan(columns=cols, filter=predicates, snapshot_id=as_of, schema_id=schema_id,
                       policy=parse_policy(policy))
+    scan.check()  # refuse before the first line of output
     title = f"{table.location.name} @ snapshot {scan.snapshot_id}, schema {sid}"
     if fmt is not OutputFormat.table and output is None:  # streaming to stdout: no bar in the way
         write_batches(scan.to_batches(), scan.output_schema, fmt, None, limit=limit, title=title)

@@ -79,7 +79,7 @@ def log(location: Location) -> None:
                      "\n".join(changes)))
     console = out_console()
     console.print(simple_table(["schema", "since snapshot", "columns", "highest id", "changes"], rows,
-                               title=f"Schema versions of {table.location}"))
+                               title=f"Schema versions of {table.location} (policy {table.policy.option_name})"))
     snap_rows = []
     previous = None
     for s in snapshots:

@@ -170,7 +170,7 @@ class SqliteCatalog:
                                (name,)).fetchone()
         if row is None:
             raise TableError(f"no table named {name!r} in catalog {self.path}")
-        return int(row[0]), row[1], json.loads(row[2])
+        return int(row[0]), row[1], _json(row[2], f"the properties of table {name!r}")
 
     def tables(self) -> list[tuple[int, str, str]]:
         """(table id, name, recorded location) of every table in the catalog."""
@@ -182,7 +182,7 @@ class SqliteCatalog:
         """The table's evolution policy (catalogs from before policies were recorded: onehouse)."""
         with self._connect() as conn:
             row = conn.execute("SELECT name, properties FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()
-        return _policy_of(row[0], json.loads(row[1]))
+        return _policy_of(row[0], _json(row[1], f"the properties of table {row[0]!r}"))
 
     # -- reads ----------------------------------------------------------------------------------
     def snapshots(self, table_id: int) -> list[Snapshot]:
@@ -190,7 +190,7 @@ class SqliteCatalog:
             rows = conn.execute(
                 "SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation, summary "
                 "FROM fs_snapshot WHERE table_id = ? ORDER BY snapshot_id", (table_id,)).fetchall()
-        return [Snapshot(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
+        return [Snapshot(r[0], r[1], r[2], r[3], r[4], _json(r[5], f"the summary of snapshot {r[0]}")) for r in rows]
 
     def head(self, table_id: int) -> Snapshot:
         return self.snapshots(table_id)[-1]
@@ -275,7 +275,7 @@ class SqliteCatalog:
                 "ORDER BY snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
             name, props = conn.execute("SELECT name, properties FROM fs_table WHERE table_id = ?",
                                        (table_id,)).fetchone()
-            props = json.loads(props)
+            props = _json(props, f"the properties of table {name!r}")
             table_policy = policy or _policy_of(name, props)
             if head_id != base_snapshot_id:
                 if schema is not None or replace_all or policy is not None:
@@ -352,7 +352,7 @@ class SqliteCatalog:
             change = f"policy {policy.option_name!r}"
         else:
             change = f"schema {schema.schema_id}" + ("" if operation == "schema" else f" (evolved by an {operation})")
-        check_readable(pairs, schemas, policy, table=name, change=change)
+        check_readable(pairs, schemas, policy, table=name, change=change, new_policy=schema is None)
 
     @staticmethod
     def _insert_snapshot(conn: sqlite3.Connection, table_id: int, snapshot_id: int, parent: int | None,
@@ -396,6 +396,15 @@ def _overlaps(a: str, b: str) -> bool:
     """Whether two table locations are the same directory or one lies inside the other."""
     pa_, pb = Path(a).resolve(), Path(b).resolve()
     return pa_ == pb or pa_ in pb.parents or pb in pa_.parents
+
+
+def _json(text: str, what: str) -> Any:
+    """Parse a JSON text the catalog stores; a corrupt one is a CatalogFormatError saying which."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as e:
+        raise CatalogFormatError(f"{what} in the catalog is corrupt ({e}); restore the catalog from a backup") \
+            from None
 
 
 def _policy_of(name: str, properties: dict[str, str]) -> CastPolicy:

@@ -21,7 +21,8 @@ from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
 
-__all__ = ["CATALOG_FILE", "create_own_catalog", "own_table_name", "refuse_nested", "resolve_policy"]
+__all__ = ["CATALOG_FILE", "create_own_catalog", "own_table_name", "refuse_nested", "remove_abandoned_catalogs",
+           "resolve_policy"]
 
 CATALOG_FILE = "fieldshift.db"
 _TMP_PREFIX = f".{CATALOG_FILE}."
@@ -76,8 +77,7 @@ def create_own_catalog(location: Path, name: str, schema: Schema, properties: di
     finally:
         _remove_catalog_file(tmp)
         os.close(lock)
-    for stale in location.glob(f"{_TMP_PREFIX}*{_TMP_SUFFIX}"):
-        _remove_if_abandoned(stale)
+    remove_abandoned_catalogs(location)
     return SqliteCatalog(final), table_id
 
 
@@ -108,25 +108,32 @@ def _is_empty_catalog(path: Path) -> bool:
         return False
 
 
+def remove_abandoned_catalogs(location: Path) -> list[str]:
+    """Delete the temporary catalogs creates killed midway left in ``location``; returns their names."""
+    return [stale.name for stale in sorted(location.glob(f"{_TMP_PREFIX}*{_TMP_SUFFIX}"))
+            if _remove_if_abandoned(stale)]
+
+
 def _remove_catalog_file(path: Path) -> None:
     for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()
 
 
-def _remove_if_abandoned(path: Path) -> None:
+def _remove_if_abandoned(path: Path) -> bool:
     """Delete a temporary catalog whose create was killed (no process holds its lock any more)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
-        return
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        return  # a create in progress
+        return False  # a create in progress
     finally:
         os.close(fd)
     _remove_catalog_file(path)
+    return True
 
 
 def _fsync(path: Path) -> None:

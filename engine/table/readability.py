@@ -19,7 +19,7 @@ __all__ = ["check_readable"]
 
 
 def check_readable(pairs: Mapping[tuple[int, int], int], schemas: Mapping[int, Schema], policy: CastPolicy,
-                   *, table: str, change: str) -> None:
+                   *, table: str, change: str, new_policy: bool = False) -> None:
     """Raise :class:`HistoryUnreadableError` unless files of each ``(file schema id, read schema id)``
     pair (``pairs`` maps each pair to its file count) plan under ``policy``.
 
@@ -40,10 +40,13 @@ def check_readable(pairs: Mapping[tuple[int, int], int], schemas: Mapping[int, S
             failures.append(f"  {count} data file(s) written with schema {file_id}, read as schema {read_id}: {e}")
             ids.add(file_id)
     if failures:
+        whose = "the new policy" if new_policy else "the table's policy"
+        fix = ("keep the current policy, or one that still reads them" if new_policy else
+               "keep the column types they can be read as, or first make the table's policy allow the change "
+               "(table.set_policy(...), `fieldshift policy LOCATION NAME`)")
         raise HistoryUnreadableError(
-            f"cannot commit {change} to table {table!r}: under the table's policy "
-            f"{policy.option_name!r} the data files written with schema id(s) {sorted(ids)} could no longer be "
-            "read:\n" + "\n".join(failures) + "\nNothing was committed. Snapshots keep referencing these "
-            "files (there is no snapshot expiry yet), so keep the column types they can be read as, or "
-            "make the table's policy allow the change first (table.set_policy(...))."
+            f"cannot commit {change} to table {table!r}: under {whose} {policy.option_name!r} the data files "
+            f"written with schema id(s) {sorted(ids)} could no longer be read:\n" + "\n".join(failures)
+            + f"\nNothing was committed. Snapshots keep referencing these files (there is no snapshot expiry "
+            f"yet), so {fix}."
         )

@@ -105,6 +105,12 @@ class Scan:
                 raise
             yield self._finish(out)
 
+    def check(self) -> None:
+        """Plan every schema version of the files to read now, so a plan-time refusal comes before
+        any row is produced (a CLI streaming CSV must not print a header and then fail)."""
+        for schema_id in sorted({f.schema_id for f in self.files()}):
+            self._plan_for(schema_id)
+
     def _plan_for(self, schema_id: int) -> tuple[list[str], EvolutionPlan]:
         """The file columns to read and the plan, once per schema version (files share them)."""
         if schema_id not in self._plans:

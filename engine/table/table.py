@@ -17,7 +17,13 @@ from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table.catalog import POLICY_PROPERTY, DataFile, Snapshot, SqliteCatalog, open_catalog
-from fieldshift.table.create import CATALOG_FILE, create_own_catalog, own_table_name, refuse_nested
+from fieldshift.table.create import (
+    CATALOG_FILE,
+    create_own_catalog,
+    own_table_name,
+    refuse_nested,
+    remove_abandoned_catalogs,
+)
 from fieldshift.table.create import resolve_policy as _resolve_policy
 from fieldshift.table.files import TMP_SUFFIX, write_data_file, write_side_file
 from fieldshift.table.on_write import prepare_append
@@ -184,7 +190,11 @@ class Table:
     # -- writing --------------------------------------------------------------------------------
     def append(self, data: Any, *, evolve: bool = True, on_incompatible: str = "fail",
                policy: CastPolicy | None = None) -> AppendResult:
-        """Append rows all-or-nothing, evolving the table schema on write (see ``on_write``)."""
+        """Append rows all-or-nothing, evolving the table schema on write (see ``on_write``).
+
+        ``policy`` (default: the table's) decides which widenings evolution may make; a widening is
+        committed only if every data file still reads under the table's policy.
+        """
         return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False)
 
     def overwrite(self, data: Any, *, evolve: bool = True, on_incompatible: str = "fail",
@@ -280,7 +290,8 @@ class Table:
         Files younger than ``older_than`` are kept: a writer in another process may be about to
         commit them. Only regular files directly under ``data/`` and ``quarantine/`` are considered;
         those of any other table of the catalog recorded at the same directory (older catalogs allowed
-        it) are kept; directories, symlinks and other entries are left alone.
+        it) are kept; directories, symlinks and other entries are left alone. Temporary catalogs of
+        creates killed midway (that no live create holds) go too.
         """
         keep = self.catalog.all_paths(self.table_id)
         for other_id, _, other_location in self.catalog.tables():
@@ -294,9 +305,14 @@ class Table:
                 is_tmp = path.name.endswith(TMP_SUFFIX)
                 if path.is_symlink() or not path.is_file():
                     continue  # directories and other entries are not ours to delete
-                if (is_tmp or rel not in keep) and path.stat().st_mtime <= cutoff:
-                    path.unlink()
-                    removed.append(rel)
+                try:
+                    if (is_tmp or rel not in keep) and path.stat().st_mtime <= cutoff:
+                        path.unlink()
+                        removed.append(rel)
+                except FileNotFoundError:  # a concurrent vacuum (or a writer's clean-up) got there first
+                    continue
+        if self.catalog.path.parent == self.location:  # a create killed after linking its catalog in
+            removed += remove_abandoned_catalogs(self.location)
         return removed
 
     def __repr__(self) -> str:
