@@ -69,7 +69,7 @@ def explain(
     if read_id not in schemas:
         raise UsageError(f"no schema {read_id}; schema ids are {sorted(schemas)}")
     read_schema = schemas[read_id]
-    files = table.scan(snapshot_id=snap_id, schema_id=read_id, policy=cast_policy).files()
+    files = table.scan(snapshot_id=snap_id, schema_id=read_id, policy=cast_policy).live_files()
     console = out_console()
     console.print(Text(f"snapshot {snap_id}: {len(files)} live data file(s), read as schema {read_id} "
                        f"with policy {cast_policy.option_name}{whose}", style="bold"))

@@ -64,13 +64,16 @@ class Scan:
         """The table's schemas by id (read from the catalog once, when the scan was made)."""
         return self._schemas
 
+    def live_files(self, with_stats: bool = False) -> list[DataFile]:
+        """Every data file live at the snapshot (neither planned nor pruned)."""
+        return self.table.catalog.data_files(self.table.table_id, self.snapshot_id, with_stats=with_stats)
+
     def files(self) -> list[DataFile]:
         """The live files at the snapshot that the filter's stats cannot rule out.
 
         Every live file's schema is planned first, so a scan that cannot read some file fails
         whatever the filter prunes: the answer never depends on the file layout."""
-        live = self.table.catalog.data_files(self.table.table_id, self.snapshot_id,
-                                             with_stats=bool(self.predicates))
+        live = self.live_files(with_stats=bool(self.predicates))
         for schema_id in sorted({f.schema_id for f in live}):
             self._plan_for(schema_id)
         return [f for f in live if self._may_match(f)]

@@ -57,10 +57,10 @@ def test_overwrite_and_quarantine(spark: Any, tmp_path: Path) -> None:
     t = fs.Table.open(t.location)
     assert t.history()[-1].operation == "overwrite"
     kept = sorted(t.scan().to_arrow().to_pylist(), key=repr)
-    assert kept == [{"k": "r1", "col1": 12}, {"k": "r3", "col1": None}]
+    assert kept == [{"k": "r3", "col1": None}]  # a String where the table has a Long: quarantined, whatever the text
     (q,) = t.quarantine(grouped=True)
-    assert q.column("k").to_pylist() == ["r2"]
-    assert "cannot cast 'text'" in q.column("_fieldshift_reason")[0].as_py()
+    assert sorted(q.column("k").to_pylist()) == ["r1", "r2"]
+    assert "col1" in q.column("_fieldshift_reason")[0].as_py()
     # time travel still sees the rows the overwrite replaced
     assert t.scan(snapshot_id=1).to_arrow().to_pylist() == [{"k": "gone", "col1": 1}]
 
