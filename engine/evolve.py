@@ -9,7 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.file_schema import file_schema_of
+from fieldshift.file_schema import file_schema_of, has_field_ids
+from fieldshift.name_mapping import NameMapping
 from fieldshift.plan import EvolutionPlan
 from fieldshift.planner import build_plan, cached_plan, plan_key
 from fieldshift.policy import CastPolicy
@@ -95,12 +96,15 @@ def evolve(
 ) -> Any:
     """Evolve ``data`` into ``read_schema``, returning the same kind of object.
 
+    ``file_schema`` is the schema the data was written with: data without field ids (polars, DuckDB)
+    takes its ids from it by column name, never from the read schema (a renamed column would read NULL).
+
     ``data`` is a RecordBatch, Table, RecordBatchReader, or any object with ``__arrow_c_stream__``
     (polars and DuckDB results); streams stay lazy and come back as a RecordBatchReader.
     """
     if isinstance(data, (pa.RecordBatch, pa.Table)):
-        p = plan(file_schema or data.schema, read_schema, policy=policy, name_mapping=name_mapping,
-                 constants=constants, match=match)
+        p = plan(_source(data.schema, file_schema, name_mapping), read_schema, policy=policy,
+                 name_mapping=_mapping(data.schema, file_schema, name_mapping), constants=constants, match=match)
         return p.apply(data)
     if not isinstance(data, pa.RecordBatchReader):
         if not hasattr(data, "__arrow_c_stream__"):
@@ -109,9 +113,25 @@ def evolve(
                 f"__arrow_c_stream__; got {type(data).__name__}"
             )
         data = pa.RecordBatchReader.from_stream(data)
-    p = plan(file_schema or data.schema, read_schema, policy=policy, name_mapping=name_mapping,
-             constants=constants, match=match)
+    p = plan(_source(data.schema, file_schema, name_mapping), read_schema, policy=policy,
+             name_mapping=_mapping(data.schema, file_schema, name_mapping), constants=constants, match=match)
     return pa.RecordBatchReader.from_batches(p.output_schema, _stream(p, data))
+
+
+def _source(arrow: pa.Schema, file_schema: Schema | None, name_mapping: Any) -> Schema | pa.Schema:
+    """What to plan from: the data's own Arrow schema unless the caller's file schema must supply the
+    ids of data that carries them (the data's types always come from the data itself otherwise)."""
+    if file_schema is None or (name_mapping is None and not has_field_ids(arrow)):
+        return arrow
+    return file_schema
+
+
+def _mapping(arrow: pa.Schema, file_schema: Schema | None, name_mapping: Any) -> Any:
+    """Id-less data (polars, DuckDB) written with ``file_schema``: its columns map by that schema's
+    names, so types come from the data and ids from the schema it was written with."""
+    if file_schema is not None and name_mapping is None and not has_field_ids(arrow):
+        return NameMapping.from_schema(file_schema)
+    return name_mapping
 
 
 def _stream(p: EvolutionPlan, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:

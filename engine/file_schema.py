@@ -18,7 +18,12 @@ from fieldshift.errors import MissingFieldIdError
 from fieldshift.schema import Schema
 from fieldshift.types import check_arrow_depth
 
-__all__ = ["file_schema_of"]
+__all__ = ["file_schema_of", "has_field_ids"]
+
+
+def has_field_ids(schema: pa.Schema) -> bool:
+    """Does any field (at any struct depth) carry a ``PARQUET:field_id``?"""
+    return _has_any_id(schema)
 
 
 def _has_any_id(schema: pa.Schema) -> bool:
@@ -48,9 +53,10 @@ def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *
         if name_mapping is None:
             raise MissingFieldIdError(
                 f"the data's columns {arrow_schema.names} carry no field ids ({FIELD_ID_KEY.decode()!r} "
-                "metadata). Pass name_mapping=NameMapping.from_schema(schema) (Iceberg name mapping, "
-                "with aliases for renamed columns), or match='name' if no column was ever dropped and "
-                "re-added."
+                "metadata). Say which schema the data was WRITTEN with (not the current one, under which "
+                "renamed columns would read NULL): fs.evolve(data, read_schema, file_schema=<that schema>), "
+                "or name_mapping=NameMapping.from_schema(<that schema>) (the table's Iceberg name mapping, "
+                "with aliases for renamed columns, when files of several versions mix)."
             )
         arrow_schema = name_mapping.apply(arrow_schema)
     elif match == "name":

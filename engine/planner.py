@@ -325,7 +325,9 @@ def cached_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | N
 def clear_plan_cache() -> None:
     """Forget every cached plan (benchmarks of cold planning, tests)."""
     from fieldshift.evolve import _ARROW_LOCK, _BY_ARROW, _RECENT
+    from fieldshift.kernels.constants import clear_constant_cache
 
+    clear_constant_cache()
     with _CACHE_LOCK:
         _CACHE.clear()
     with _ARROW_LOCK:

@@ -767,8 +767,9 @@ def test_iceberg_python_1798_no_ids_error_suggests_name_mapping() -> None:
     data = pa.table({"id": pa.array([1], pa.int32())})
     with pytest.raises(fs.MissingFieldIdError) as info:
         fs.evolve(data, v0)
-    assert "name_mapping=NameMapping.from_schema(schema)" in str(info.value)
-    assert "match='name'" in str(info.value)
+    # issue 12 item 26: the hint names the schema the data was written with, never match='name'
+    assert "name_mapping=NameMapping.from_schema(<that schema>)" in str(info.value)
+    assert "file_schema=<that schema>" in str(info.value) and "match='name'" not in str(info.value)
     assert fs.evolve(data, v0, name_mapping=fs.NameMapping.from_schema(v0)).to_pylist() == [{"id": 1}]
 
 
