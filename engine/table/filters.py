@@ -393,6 +393,8 @@ def _bind(p: Predicate, schema: Schema) -> BoundPredicate:
     op, values = _rewrite(p.op, located)
     if op in ("true", "false"):
         return BoundPredicate(p, parts, field.id, op, t)
+    if op in _LISTS and T.is_floating(t) and any(v == 0 for v in values):
+        values = [v for v in values if v != 0] + [0.0, -0.0]  # is_in hashes bits: -0.0 must equal 0.0
     lits = domain.build(values)
     if lits.type != domain.cmp_type:
         lits = lits.cast(domain.cmp_type)

@@ -163,3 +163,13 @@ def test_cli_where_compares_numbers_exactly(table: fs.Table) -> None:
     assert ids("f = 0.1") == [1]  # the CLI types a literal like its float column
     bad = runner.invoke(app, ["read", loc, "--where", "a = NULL"])
     assert bad.exit_code == 2 and "IS NULL" in bad.output
+
+
+def test_in_list_zero_matches_both_signed_zeros(tmp_path: Path) -> None:
+    """Arrow's is_in hashes a float's bits; -0.0 == 0.0 must hold in lists as it does for ==."""
+    t = fs.Table.create(tmp_path / "z", pa.schema([("id", pa.int64()), ("d", pa.float64())]))
+    t.append({"id": [1, 2, 3], "d": [0.0, -0.0, 1.0]})
+    assert _ids(t, ("d", "in", [-0.0])) == [1, 2]
+    assert _ids(t, ("d", "in", [0])) == [1, 2]
+    assert _ids(t, ("d", "not in", [0.0, 5])) == [3]
+    assert _ids(t, ("d", "==", -0.0)) == [1, 2]
