@@ -130,8 +130,12 @@ def parse_filter(filter: Any) -> tuple[Predicate, ...]:
 
 def _is_one(x: Any) -> bool:
     """``("a", ">", 1)`` or ``(["s", "x"], "is_null")``, as opposed to a list of such conditions."""
-    return isinstance(x, (tuple, list)) and len(x) in (2, 3) and isinstance(x[1], str) \
-        and (isinstance(x[0], str) or (isinstance(x[0], list) and all(isinstance(p, str) for p in x[0])))
+    if not (isinstance(x, (tuple, list)) and len(x) in (2, 3) and isinstance(x[1], str)):
+        return False
+    if isinstance(x[0], str):
+        return True
+    parts = isinstance(x[0], (tuple, list)) and x[0] and all(isinstance(p, str) for p in x[0])
+    return bool(parts) and x[1].strip().lower() in OPS
 
 
 def _one(p: Any) -> Predicate:
@@ -393,6 +397,8 @@ def _bind(p: Predicate, schema: Schema) -> BoundPredicate:
     op, values = _rewrite(p.op, located)
     if op in ("true", "false"):
         return BoundPredicate(p, parts, field.id, op, t)
+    if op in _LISTS and T.is_floating(t) and any(v == 0 for v in values):
+        values = [v for v in values if v != 0] + [0.0, -0.0]  # is_in hashes bits: -0.0 must equal 0.0
     lits = domain.build(values)
     if lits.type != domain.cmp_type:
         lits = lits.cast(domain.cmp_type)
