@@ -472,29 +472,3 @@ def test_missing_field_id_hint_names_the_schema_the_data_was_written_with() -> N
         fs.evolve(data, v2)
     assert "file_schema=" in str(e.value) and "match='name'" not in str(e.value)
     assert fs.evolve(data, v2, file_schema=v1).to_pylist() == [{"id": 1, "full_name": "ada"}]
-
-
-def _readme_python_tour() -> str:
-    text = (Path(__file__).parent.parent / "README.md").read_text()
-    start = text.index("```python", text.index("### Python")) + len("```python")
-    return text[start:text.index("```", start)]
-
-
-def test_readme_python_tour_runs_as_written_with_polars() -> None:
-    pl = pytest.importorskip("polars")
-    polars_frame = pl.DataFrame({"id": [1, 2], "name": ["ada", "bob"], "t": [{"x": 5}, None]},  # written with v1
-                                schema={"id": pl.Int32, "name": pl.String, "t": pl.Struct({"x": pl.Int32})})
-    scope: dict = {"polars_frame": polars_frame}
-    reader_or_table = None
-
-    def run(code: str) -> None:
-        exec(compile(code, "README.md", "exec"), scope)  # the README's own example
-
-    tour = _readme_python_tour()
-    assert "fs.evolve(polars_frame, v2, file_schema=v1)" in tour
-    run(tour.replace("fs.evolve(reader_or_table, v2)", "reader_or_table = v1.to_arrow().empty_table()\n"
-                     "fs.evolve(reader_or_table, v2)"))
-    out = scope["fs"].evolve(polars_frame, scope["v2"], file_schema=scope["v1"]).read_all()
-    assert out.to_pylist() == [{"id": 1, "full_name": "ada", "t": {"x": 5, "z": 0}},
-                               {"id": 2, "full_name": "bob", "t": None}]
-    del reader_or_table
