@@ -1,9 +1,9 @@
 """A plain-Python model of a fieldshift table, written from the README's semantics alone.
 
-The model knows four column kinds (int, long, double, string), the policies' rules for them, on-write
-evolution (Onehouse semantics), schema changes by field id, time travel and Iceberg's filter
-semantics. It never calls fieldshift: `test_table_model.py` drives a real table and this model side
-by side and compares every read.
+The model knows four primitive kinds (int, long, double, string) and structs of them, the policies'
+rules for those kinds, on-write evolution (Onehouse semantics, nested too), schema changes by field
+id, time travel and Iceberg's filter semantics. It never calls fieldshift: `test_table_model.py`
+drives a real table and this model side by side and compares every read.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["ARROW", "Col", "ModelError", "ModelTable", "allowed", "canon_rows", "holds", "supertype"]
+__all__ = ["ARROW", "Col", "ModelError", "ModelTable", "allowed", "arrow_type", "canon_rows", "holds",
+           "supertype"]
 
 ARROW = {"int": pa.int32(), "long": pa.int64(), "double": pa.float64(), "string": pa.string()}
 NUMERIC = ("int", "long", "double")
+Path = tuple[str, ...]
 
 # (from kind, to kind) -> the policies that read or widen it (README's policy table, these four kinds).
 _RULES: dict[tuple[str, str], frozenset[str]] = {
@@ -41,6 +43,10 @@ def allowed(policy: str, a: str, b: str) -> bool:
 
 def supertype(policy: str, incoming: str, table: str) -> str:
     """The table column's kind after writing ``incoming`` values into it (Onehouse on-write rules)."""
+    if "struct" in (incoming, table):
+        if incoming == table:
+            return table
+        raise ModelError("a struct and a primitive never share a type")
     if allowed(policy, incoming, table):
         return table
     if allowed(policy, table, incoming):
@@ -54,7 +60,7 @@ def supertype(policy: str, incoming: str, table: str) -> str:
 
 
 def convert(value: Any, a: str, b: str) -> Any:
-    """A value of kind ``a`` read as kind ``b`` (only conversions the rules allow reach here)."""
+    """A primitive of kind ``a`` read as kind ``b`` (only conversions the rules allow reach here)."""
     if value is None or a == b:
         return value
     if b == "double":
@@ -68,8 +74,54 @@ def convert(value: Any, a: str, b: str) -> Any:
 class Col:
     id: int
     name: str
-    kind: str
-    default: Any = None  # initial and write default
+    kind: str  # a primitive kind, or "struct"
+    default: Any = None  # initial and write default (primitives only)
+    children: tuple[Col, ...] = ()
+
+
+def arrow_type(c: Col) -> pa.DataType:
+    if c.kind == "struct":
+        return pa.struct([pa.field(x.name, arrow_type(x)) for x in c.children])
+    return ARROW[c.kind]
+
+
+def leaves(cols: tuple[Col, ...], prefix: Path = ()) -> list[tuple[Path, Col]]:
+    """Every field with its path, structs included (parents before children)."""
+    out = []
+    for c in cols:
+        out.append(((*prefix, c.name), c))
+        out.extend(leaves(c.children, (*prefix, c.name)))
+    return out
+
+
+def by_id(cols: tuple[Col, ...]) -> dict[int, Col]:
+    return {c.id: c for _, c in leaves(cols)}
+
+
+def edit(cols: tuple[Col, ...], path: Path, fn: Any) -> tuple[Col, ...]:
+    """``cols`` with the list of siblings holding ``path[-1]`` replaced by ``fn(siblings)``."""
+    if len(path) == 1:
+        return tuple(fn(cols))
+    return tuple(replace(c, children=edit(c.children, path[1:], fn)) if c.name == path[0] else c for c in cols)
+
+
+def find(cols: tuple[Col, ...], path: Path) -> Col | None:
+    for c in cols:
+        if c.name == path[0]:
+            return c if len(path) == 1 else find(c.children, path[1:])
+    return None
+
+
+def read_value(value: Any, file_col: Col | None, col: Col) -> Any:
+    """A stored value (written as ``file_col``) read as ``col``; a column the file lacks reads its default."""
+    if file_col is None:
+        return col.default
+    if col.kind != "struct":
+        return convert(value, file_col.kind, col.kind)
+    if value is None:
+        return None
+    written = {c.id: c for c in file_col.children}
+    return {c.name: read_value(value.get(c.id), written.get(c.id), c) for c in col.children}
 
 
 @dataclass(frozen=True)
@@ -88,9 +140,18 @@ class ModelTable:
     file_schema_ids: set[int] = field(default_factory=set)
 
     @classmethod
-    def create(cls, policy: str, cols: list[tuple[str, str]]) -> ModelTable:
-        schema = tuple(Col(i + 1, n, k) for i, (n, k) in enumerate(cols))
-        return cls(policy, {0: schema}, {0: Snap(0, ())}, len(cols) + 1)
+    def create(cls, policy: str, cols: list[tuple[str, Any]]) -> ModelTable:
+        """``cols``: (name, kind) or (name, [(child, kind), ...]) for a struct."""
+        model = cls(policy, {}, {}, 1)
+        schema = tuple(model._new_col(n, k) for n, k in cols)
+        model.schemas[0], model.snapshots[0] = schema, Snap(0, ())
+        return model
+
+    def _new_col(self, name: str, kind: Any, default: Any = None) -> Col:
+        fid, self.next_id = self.next_id, self.next_id + 1
+        if isinstance(kind, list):
+            return Col(fid, name, "struct", None, tuple(self._new_col(n, k) for n, k in kind))
+        return Col(fid, name, kind, default)
 
     # -- state ----------------------------------------------------------------------------------
     @property
@@ -105,15 +166,17 @@ class ModelTable:
     def schema(self) -> tuple[Col, ...]:
         return self.schemas[self.schema_id]
 
-    def col(self, name: str) -> Col:
-        return next(c for c in self.schema if c.name == name)
+    def col(self, path: Path) -> Col:
+        found = find(self.schema, path)
+        assert found is not None, path
+        return found
 
     def _commit(self, schema: tuple[Col, ...], new_rows: list[dict[int, Any]] | None = None,
                 replace_all: bool = False) -> None:
         """One snapshot: maybe a new schema version (checked against every file), maybe new rows."""
         sid = self.schema_id
         if schema != self.schema:
-            self._check_files_readable(schema)
+            self._check_readable(self.file_schema_ids, schema, None)
             sid = max(self.schemas) + 1
             self.schemas[sid] = schema
         elif new_rows is None:
@@ -124,97 +187,153 @@ class ModelTable:
         if rows:
             self.file_schema_ids.add(sid)
 
-    def _check_files_readable(self, schema: tuple[Col, ...]) -> None:
-        """A schema change is refused when a file already written would not read under the policy."""
-        for sid in self.file_schema_ids:
-            old = {c.id: c.kind for c in self.schemas[sid]}
-            for c in schema:
-                if c.id in old and not allowed(self.policy, old[c.id], c.kind):
-                    raise ModelError(f"files of schema {sid} could not read {c.name} as {c.kind}")
+    def _check_readable(self, schema_ids: set[int], schema: tuple[Col, ...], top: set[str] | None) -> None:
+        """Files written with ``schema_ids`` must read as ``schema`` (its ``top`` columns) under the policy."""
+        for sid in schema_ids:
+            old = by_id(self.schemas[sid])
+            for path, c in leaves(schema):
+                if top is not None and path[0] not in top:
+                    continue
+                if c.id in old and old[c.id].kind != c.kind and (
+                        "struct" in (old[c.id].kind, c.kind) or not allowed(self.policy, old[c.id].kind, c.kind)):
+                    raise ModelError(f"files of schema {sid} cannot read {path} as {c.kind}")
 
     # -- writes ---------------------------------------------------------------------------------
-    def append(self, columns: list[tuple[str, str, list[Any]]], quarantine: bool, overwrite: bool = False) -> int:
-        """Append (or overwrite with) rows given as (name, incoming kind, values); returns rows written."""
-        n = len(columns[0][2])
-        schema = list(self.schema)
-        by_name = {c.name: i for i, c in enumerate(schema)}
+    def append(self, columns: list[tuple[str, Any, list[Any]]], quarantine: bool, overwrite: bool = False) -> int:
+        """Append (or overwrite with) rows given as (name, incoming kind, values); returns rows written.
+
+        A struct's incoming kind is a list of (child, kind) and its values dicts by child name.
+        """
         next_id = self.next_id
-        bad_cols: list[str] = []
-        for name, kind, _ in columns:
-            if name not in by_name:
-                if name.startswith("_"):
-                    raise ModelError(f"on-write evolution cannot add {name!r}")
-                schema.append(Col(next_id, name, kind))
-                by_name[name] = len(schema) - 1
-                next_id += 1
-                continue
-            current = schema[by_name[name]]
-            try:
-                wider = supertype(self.policy, kind, current.kind)
-            except ModelError:
-                if not quarantine:
-                    raise
-                bad_cols.append(name)
-                continue
-            if wider != current.kind:
-                schema[by_name[name]] = replace(current, kind=wider,
-                                                default=convert(current.default, current.kind, wider))
-        new_schema = tuple(schema)
-        incoming = {name: (kind, values) for name, kind, values in columns}
+        bad: list[Path] = []
+        schema = self._reconcile(self.schema, [(n, k) for n, k, _ in columns], (), quarantine, bad)
         written: list[dict[int, Any]] = []
         bad_rows = 0
-        for r in range(n):
-            if any(incoming[b][1][r] is not None for b in bad_cols):
+        incoming = {n: (k, v) for n, k, v in columns}
+        for r in range(len(columns[0][2])):
+            if any(_value_at(incoming, p, r) is not None for p in bad):
                 bad_rows += 1
                 continue
-            written.append({c.id: convert(incoming[c.name][1][r], incoming[c.name][0], c.kind)
-                            if c.name in incoming else c.default for c in new_schema})
-        self._commit(new_schema, written, replace_all=overwrite)
-        self.next_id = next_id
+            row = {c.id: _write_value(c, *_incoming(incoming, c.name, r), bad, (c.name,)) for c in schema}
+            written.append(row)
+        try:
+            self._commit(schema, written, replace_all=overwrite)
+        except ModelError:
+            self.next_id = next_id
+            raise
         self.quarantined += bad_rows
         return len(written)
 
+    def _reconcile(self, cols: tuple[Col, ...], incoming: list[tuple[str, Any]], prefix: Path, quarantine: bool,
+                   bad: list[Path]) -> tuple[Col, ...]:
+        out = list(cols)
+        names = {c.name: i for i, c in enumerate(out)}
+        for name, kind in incoming:
+            path = (*prefix, name)
+            if name not in names:
+                if name.startswith("_"):
+                    raise ModelError(f"on-write evolution cannot add {name!r}")
+                out.append(self._new_col(name, kind))
+                names[name] = len(out) - 1
+                continue
+            current = out[names[name]]
+            if isinstance(kind, list) and current.kind == "struct":
+                out[names[name]] = replace(current, children=self._reconcile(current.children, kind, path,
+                                                                               quarantine, bad))
+                continue
+            try:
+                wider = supertype(self.policy, "struct" if isinstance(kind, list) else kind, current.kind)
+            except ModelError:
+                if not quarantine:
+                    raise
+                bad.append(path)
+                continue
+            if wider != current.kind:
+                out[names[name]] = replace(current, kind=wider, default=convert(current.default, current.kind, wider))
+        return tuple(out)
+
     # -- schema changes -------------------------------------------------------------------------
-    def add_column(self, name: str, kind: str, default: Any) -> None:
-        if any(c.name == name for c in self.schema):
-            raise ModelError(f"{name!r} exists")
-        self._commit((*self.schema, Col(self.next_id, name, kind, default)))
-        self.next_id += 1
+    def add_column(self, path: Path, kind: str, default: Any) -> None:
+        parent = find(self.schema, path[:-1]) if len(path) > 1 else None
+        siblings = parent.children if parent is not None else self.schema
+        if len(path) > 1 and (parent is None or parent.kind != "struct"):
+            raise ModelError(f"{path[:-1]} is not a struct")
+        if any(c.name == path[-1] for c in siblings):
+            raise ModelError(f"{path} exists")
+        col = self._new_col(path[-1], kind, default)
+        try:
+            self._commit(edit(self.schema, path, lambda cs: (*cs, col)))
+        except ModelError:
+            self.next_id -= 1
+            raise
 
-    def rename(self, name: str, new: str) -> None:
-        if any(c.name == new for c in self.schema if c.name != name):
+    def rename(self, path: Path, new: str) -> None:
+        siblings = find(self.schema, path[:-1]).children if len(path) > 1 else self.schema
+        if any(c.name == new for c in siblings if c.name != path[-1]):
             raise ModelError(f"{new!r} is taken")
-        self._commit(tuple(replace(c, name=new) if c.name == name else c for c in self.schema))
+        self._commit(edit(self.schema, path, lambda cs: [replace(c, name=new) if c.name == path[-1] else c
+                                                          for c in cs]))
 
-    def drop(self, name: str) -> None:
-        self._commit(tuple(c for c in self.schema if c.name != name))
+    def drop(self, path: Path) -> None:
+        if len(path) > 1 and len(find(self.schema, path[:-1]).children) == 1:
+            raise ModelError("Parquet cannot store an empty struct: drop the struct instead")
+        self._commit(edit(self.schema, path, lambda cs: [c for c in cs if c.name != path[-1]]))
 
-    def retype(self, name: str, kind: str, builder_policy: str) -> None:
-        c = self.col(name)
-        if not allowed(builder_policy, c.kind, kind):
+    def retype(self, path: Path, kind: str, builder_policy: str) -> None:
+        c = self.col(path)
+        if c.kind == "struct" or not allowed(builder_policy, c.kind, kind):
             raise ModelError(f"{builder_policy} does not allow {c.kind} -> {kind}")
-        self._commit(tuple(replace(x, kind=kind, default=convert(x.default, x.kind, kind)) if x.name == name else x
-                           for x in self.schema))
+        self._commit(edit(self.schema, path, lambda cs: [
+            replace(x, kind=kind, default=convert(x.default, x.kind, kind)) if x.name == path[-1] else x for x in cs]))
 
     # -- reads ----------------------------------------------------------------------------------
     def read(self, snapshot_id: int, schema_id: int | None, columns: list[str] | None,
-             predicates: list[tuple[str, str, Any]]) -> list[dict[str, Any]]:
+             predicates: list[tuple[Path, str, Any]]) -> list[dict[str, Any]]:
         snap = self.snapshots[snapshot_id]
         schema = self.schemas[snap.schema_id if schema_id is None else schema_id]
-        needed = set(columns if columns is not None else [c.name for c in schema]) | {p[0] for p in predicates}
-        for sid in {s for s, _ in snap.rows}:
-            old = {c.id: c.kind for c in self.schemas[sid]}
-            for c in (c for c in schema if c.name in needed):  # only the columns read must be readable
-                if c.id in old and not allowed(self.policy, old[c.id], c.kind):
-                    raise ModelError(f"files of schema {sid} cannot read {c.name} as {c.kind}")
+        names = columns if columns is not None else [c.name for c in schema]
+        self._check_readable({s for s, _ in snap.rows}, schema, set(names) | {p[0][0] for p in predicates})
         out = []
         for sid, values in snap.rows:
-            old = {c.id: c.kind for c in self.schemas[sid]}
-            row = {c.name: convert(values[c.id], old[c.id], c.kind) if c.id in values else c.default
-                   for c in schema}
-            if all(holds(row[col], op, lit) for col, op, lit in predicates):
-                out.append({n: row[n] for n in (columns if columns is not None else [c.name for c in schema])})
+            written = {c.id: c for c in self.schemas[sid]}
+            row = {c.name: read_value(values.get(c.id), written.get(c.id), c) for c in schema}
+            if all(holds(_path_value(row, path), op, lit) for path, op, lit in predicates):
+                out.append({n: row[n] for n in names})
         return out
+
+
+def _incoming(incoming: dict[str, tuple[Any, list[Any]]], name: str, r: int) -> tuple[Any, Any, bool]:
+    if name not in incoming:
+        return None, None, False
+    kind, values = incoming[name]
+    return kind, values[r], True
+
+
+def _write_value(c: Col, kind: Any, value: Any, present: bool, bad: list[Path], path: Path) -> Any:
+    """The value stored for table column ``c`` from an incoming value (absent: the write default)."""
+    if not present or path in bad:
+        return c.default if c.kind != "struct" else None
+    if c.kind != "struct":
+        return convert(value, kind, c.kind)
+    if value is None:
+        return None
+    kinds = dict(kind)
+    return {x.id: _write_value(x, kinds.get(x.name), value.get(x.name), x.name in kinds, bad, (*path, x.name))
+            for x in c.children}
+
+
+def _value_at(incoming: dict[str, tuple[Any, list[Any]]], path: Path, r: int) -> Any:
+    value = incoming[path[0]][1][r]
+    for part in path[1:]:
+        value = None if value is None else value.get(part)
+    return value
+
+
+def _path_value(row: dict[str, Any], path: Path) -> Any:
+    value: Any = row
+    for part in path:
+        value = None if value is None else value.get(part)
+    return value
 
 
 def holds(v: Any, op: str, lit: Any) -> bool:
@@ -236,6 +355,8 @@ def holds(v: Any, op: str, lit: Any) -> bool:
 def _canon(v: Any) -> Any:
     if isinstance(v, float):
         return ("float", "nan" if math.isnan(v) else v.hex())
+    if isinstance(v, dict):
+        return ("struct", tuple((k, _canon(x)) for k, x in v.items()))
     return (type(v).__name__, v)
 
 

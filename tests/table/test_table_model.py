@@ -31,7 +31,7 @@ from typer.testing import CliRunner
 import fieldshift as fs
 from fieldshift.cli import app
 from fieldshift.schema import join_path
-from tests.table.table_model import ARROW, ModelError, ModelTable, canon_rows
+from tests.table.table_model import ARROW, Col, ModelError, ModelTable, arrow_type, canon_rows, leaves
 
 POLICIES = {
     "lossless": fs.CastPolicy.lossless(),
@@ -68,6 +68,23 @@ def literal_of(kind: str) -> st.SearchStrategy[Any]:
             | st.floats(allow_nan=False) | st.sampled_from([1.5, -0.0, 2.0**53, 1e300]))
 
 
+def arrow_of(kind: Any) -> pa.DataType:
+    """A primitive kind's Arrow type, or a struct's from its [(child, kind)] list."""
+    if isinstance(kind, list):
+        return pa.struct([(n, arrow_of(k)) for n, k in kind])
+    return ARROW[kind]
+
+
+primitive_kind = st.sampled_from(KINDS)
+struct_kind = st.lists(st.tuples(st.sampled_from(NAMES[:9]), primitive_kind), min_size=1, max_size=3,
+                       unique_by=lambda c: c[0])
+any_kind = primitive_kind | struct_kind
+
+
+def struct_values(children: list[tuple[str, str]]) -> st.SearchStrategy[Any]:
+    return st.none() | st.fixed_dictionaries({n: values_of(k) for n, k in children})
+
+
 def small_values(kind: str, in_double: bool) -> st.SearchStrategy[Any]:
     """Values of ``kind``; longs headed for a double column stay exact (the cast up is checked)."""
     if kind == "long" and in_double:
@@ -90,11 +107,11 @@ class TableMachine(RuleBasedStateMachine):
         shutil.rmtree(self.root, ignore_errors=True)
 
     @initialize(policy=st.sampled_from(sorted(POLICIES)),
-                cols=st.lists(st.tuples(st.sampled_from(NAMES[:9]), st.sampled_from(KINDS)),
+                cols=st.lists(st.tuples(st.sampled_from(NAMES[:9]), any_kind),
                               min_size=1, max_size=4, unique_by=lambda c: c[0]),
                 shared=st.booleans())
     def create(self, policy: str, cols: list[tuple[str, str]], shared: bool) -> None:
-        schema = pa.schema([(n, ARROW[k]) for n, k in cols])
+        schema = pa.schema([(n, arrow_of(k)) for n, k in cols])
         kwargs: dict[str, Any] = {"catalog": self.catalog, "name": "main"} if shared else {}
         self.shared = shared
         self.table = fs.Table.create(self.root / "main", schema, policy=POLICIES[policy], **kwargs)
@@ -112,18 +129,26 @@ class TableMachine(RuleBasedStateMachine):
         existing = data.draw(st.lists(st.sampled_from([c.name for c in m.schema]), unique=True, max_size=4))
         columns = []
         for name in existing:
-            table_kind = m.col(name).kind
-            kind = data.draw(st.sampled_from(INCOMING[table_kind]), label=f"{name} kind")
-            bad = kind == "string" and table_kind in ("int", "long", "double")
-            values = data.draw(st.lists(values_of(kind, bad=bad) if bad else small_values(kind, table_kind == "double"),
-                                        min_size=n, max_size=n))
+            col = m.col((name,))
+            if col.kind == "struct":  # some of its children (any incoming kind), maybe a new one
+                kids = data.draw(st.lists(st.sampled_from(col.children), unique=True), label=f"{name} children")
+                kind = [(k.name, data.draw(st.sampled_from(INCOMING[k.kind]))) for k in kids]
+                if data.draw(st.booleans(), label="new child") or not kind:
+                    free = [x for x in NAMES if x not in {k.name for k in col.children}] or [f"c{m.next_id}"]
+                    kind.append((data.draw(st.sampled_from(free)), data.draw(primitive_kind)))
+                values = data.draw(st.lists(st.none() | st.fixed_dictionaries({
+                    n: self._incoming_values(k, col.children, n) for n, k in kind}), min_size=n, max_size=n))
+            else:
+                kind = data.draw(st.sampled_from(INCOMING[col.kind]), label=f"{name} kind")
+                values = data.draw(st.lists(self._incoming_values(kind, m.schema, name), min_size=n, max_size=n))
             columns.append((name, kind, values))
         if data.draw(st.booleans(), label="new column") or not columns:
             free = [x for x in NAMES if x not in {c.name for c in m.schema}] or [f"c{m.next_id}"]
             name = data.draw(st.sampled_from(free))
-            kind = data.draw(st.sampled_from(KINDS))
-            columns.append((name, kind, data.draw(st.lists(values_of(kind), min_size=n, max_size=n))))
-        batch = pa.table({name: pa.array(values, ARROW[kind]) for name, kind, values in columns})
+            kind = data.draw(any_kind)
+            values = struct_values(kind) if isinstance(kind, list) else values_of(kind)
+            columns.append((name, kind, data.draw(st.lists(values, min_size=n, max_size=n))))
+        batch = pa.table({name: pa.array(values, arrow_of(kind)) for name, kind, values in columns})
         replace_all = overwrite == 0
         try:
             expected = m.append(columns, quarantine, overwrite=replace_all)
@@ -141,6 +166,15 @@ class TableMachine(RuleBasedStateMachine):
         STATS["schema evolved on write"] += result.schema_evolved
         self._check_state()
 
+    @staticmethod
+    def _incoming_values(kind: str, siblings: tuple[Col, ...], name: str) -> st.SearchStrategy[Any]:
+        """Values of an incoming ``kind`` for the table field ``name`` among ``siblings`` (if it exists):
+        strings where it holds numbers never parse, and longs headed for doubles stay exact."""
+        table_kind = next((c.kind for c in siblings if c.name == name), None)
+        if kind == "string" and table_kind in ("int", "long", "double"):
+            return values_of(kind, bad=True)
+        return small_values(kind, table_kind == "double")
+
     def _write(self, batch: pa.Table, quarantine: bool, replace_all: bool) -> fs.AppendResult:
         mode = "quarantine" if quarantine else "fail"
         if replace_all:
@@ -150,28 +184,31 @@ class TableMachine(RuleBasedStateMachine):
     # -- schema changes -------------------------------------------------------------------------
     @rule(data=st.data(), op=st.sampled_from(["add", "rename", "drop", "retype"]))
     def alter(self, data: st.DataObject, op: str) -> None:
-        """One builder operation (the four share one rule, so writes and reads get their share of steps)."""
+        """One builder operation on a column or a struct's child (the four share one rule, so writes and
+        reads get their share of steps)."""
         m = self.model
+        fields = [path for path, _ in leaves(m.schema)]
+        structs = [path for path, c in leaves(m.schema) if c.kind == "struct"]
         if op == "add":
-            name, kind = data.draw(st.sampled_from(NAMES)), data.draw(st.sampled_from(KINDS))
+            parent = data.draw(st.sampled_from([(), *structs]), label="parent")
+            path, kind = (*parent, data.draw(st.sampled_from(NAMES))), data.draw(primitive_kind)
             default = data.draw(st.none() | values_of(kind).filter(lambda v: v is not None), label="default")
             if isinstance(default, float) and math.isnan(default):
                 default = None  # NaN defaults read fine; the model's row compare is simpler without them
-            self._alter(lambda m: m.add_column(name, kind, default),
-                        lambda u: u.add_column(join_path([name]), ARROW[kind], default=default))
+            self._alter(lambda m: m.add_column(path, kind, default),
+                        lambda u: u.add_column(list(path), ARROW[kind], default=default))
         elif op == "rename":
-            old, new = data.draw(st.sampled_from([c.name for c in m.schema])), data.draw(st.sampled_from(NAMES))
-            self._alter(lambda m: m.rename(old, new), lambda u: u.rename_column(join_path([old]), new))
+            path, new = data.draw(st.sampled_from(fields)), data.draw(st.sampled_from(NAMES))
+            self._alter(lambda m: m.rename(path, new), lambda u: u.rename_column(join_path(path), new))
         elif op == "drop" and len(m.schema) > 1:
-            name = data.draw(st.sampled_from([c.name for c in m.schema]))
-            self._alter(lambda m: m.drop(name), lambda u: u.drop_column(join_path([name])))
+            path = data.draw(st.sampled_from(fields))
+            self._alter(lambda m: m.drop(path), lambda u: u.drop_column(list(path)))
         elif op == "retype":
-            col, kind = data.draw(st.sampled_from(m.schema)), data.draw(st.sampled_from(KINDS))
+            path, kind = data.draw(st.sampled_from(fields)), data.draw(primitive_kind)
             builder = data.draw(st.sampled_from(sorted(POLICIES)))
-            if (col.kind, kind) != ("double", "string"):  # Arrow's float formatting is not the model's business
-                self._alter(lambda m: m.retype(col.name, kind, builder),
-                            lambda u: u.update_column(join_path([col.name]), ARROW[kind]),
-                            policy=POLICIES[builder])
+            if (m.col(path).kind, kind) != ("double", "string"):  # Arrow's float formatting is its own business
+                self._alter(lambda m: m.retype(path, kind, builder),
+                            lambda u: u.update_column(join_path(path), ARROW[kind]), policy=POLICIES[builder])
 
     def _alter(self, model_op: Any, table_op: Any, policy: fs.CastPolicy | None = None) -> None:
         try:
@@ -202,8 +239,9 @@ class TableMachine(RuleBasedStateMachine):
         names = [c.name for c in schema]
         columns = data.draw(st.none() | st.lists(st.sampled_from(names), unique=True, min_size=1), label="columns")
         predicates = []
+        primitives = [(path, c) for path, c in leaves(schema) if c.kind != "struct"]
         for _ in range(data.draw(st.integers(0, 2), label="predicates")):
-            col = data.draw(st.sampled_from(schema))
+            path, col = data.draw(st.sampled_from(primitives))
             op = data.draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "in", "not in", "is_null", "not_null"]))
             if op in ("is_null", "not_null"):
                 lit = None
@@ -211,9 +249,15 @@ class TableMachine(RuleBasedStateMachine):
                 lit = data.draw(st.lists(literal_of(col.kind), min_size=1, max_size=3))
             else:
                 lit = data.draw(literal_of(col.kind))
-            predicates.append((col.name, op, lit))
-        filters = [(join_path([c]), op, lit) if op not in ("is_null", "not_null") else (join_path([c]), op)
-                   for c, op, lit in predicates]
+            predicates.append((path, op, lit))
+        filters = [(join_path(p), op, lit) if op not in ("is_null", "not_null") else (join_path(p), op)
+                   for p, op, lit in predicates]
+        if predicates and data.draw(st.integers(0, 9), label="wrong literal") == 0:
+            path, col = data.draw(st.sampled_from(primitives))
+            wrong = data.draw(st.sampled_from([None, "7"] if col.kind != "string" else [None, 7, 1.5]))
+            with pytest.raises(fs.SchemaEvolutionError, match=r"filter|literal|null"):
+                self.table.scan(columns, [*filters, (list(path), "==", wrong)], snapshot, schema_id).to_arrow()
+            STATS["bad filters refused"] += 1
         try:
             expected = m.read(snap_id, schema_id, columns, predicates)
         except ModelError:
@@ -229,6 +273,7 @@ class TableMachine(RuleBasedStateMachine):
         assert canon_rows(unpruned.to_arrow().to_pylist()) == canon_rows(got.to_pylist())
         assert scan.count() == len(expected)
         STATS["scan rows"] += len(expected)
+        STATS["nested rows"] += sum(isinstance(v, dict) for r in expected for v in r.values())
         STATS["filtered scans"] += bool(predicates)
         STATS["time travel"] += snapshot is not None or schema_id is not None
         if self.spark is not None:
@@ -308,7 +353,7 @@ class TableMachine(RuleBasedStateMachine):
         t, m = self.table, self.model
         assert t.current_snapshot.snapshot_id == m.head
         assert len(t.schemas()) == len(m.schemas)
-        assert [(f.name, f.type) for f in t.schema.to_arrow()] == [(c.name, ARROW[c.kind]) for c in m.schema]
+        assert [(f.name, f.type) for f in t.schema.to_arrow()] == [(c.name, arrow_type(c)) for c in m.schema]
 
     @invariant()
     def quarantine_lists_every_row(self) -> None:
@@ -319,7 +364,7 @@ class TableMachine(RuleBasedStateMachine):
 SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck),
                     phases=[p for p in Phase if p is not Phase.shrink or not os.environ.get("FS_NO_SHRINK")])
 EXERCISED = ("append", "append refused", "rows quarantined", "schema evolved on write", "alter", "alter refused",
-             "scan rows", "scan refused", "filtered scans", "time travel")
+             "scan rows", "scan refused", "filtered scans", "time travel", "bad filters refused", "nested rows")
 
 
 def run_machine(machine: type[TableMachine], examples: int, steps: int, derandomize: bool) -> None:
