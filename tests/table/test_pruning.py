@@ -167,3 +167,25 @@ def test_struct_child_null_parent_counts_as_null(tmp_path: Path) -> None:
     assert _col(_both(t, filter=(["s", "x"], "==", 1))[0], "id") == [1]
     assert _col(_both(t, filter=("s.x", "is_null"))[0], "id") == [2, 3]
     assert _col(_both(t, filter=("s", "is_null"))[0], "id") == [2, 3]
+
+
+def test_zone_change_keeps_instants_and_prunes(tmp_path: Path) -> None:
+    explicit = fs.CastPolicy.explicit()
+    t = fs.Table.create(tmp_path / "z", pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us"))]))
+    t.append(pa.table({"id": [1], "ts": pa.array([dt.datetime(2020, 1, 1)], pa.timestamp("us"))}))
+    t.append(pa.table({"id": [2], "ts": pa.array([dt.datetime(2021, 1, 1)], pa.timestamp("us"))}))
+    t.update_schema(policy=explicit).update_column("ts", pa.timestamp("us", tz="Europe/Berlin")).commit()
+    rows, scan = _both(t, filter=("ts", ">", dt.datetime(2020, 6, 1, tzinfo=dt.UTC)), policy=explicit)
+    assert _col(rows, "id") == [2] and len(scan.files()) == 1
+    plus_one = dt.timezone(dt.timedelta(hours=1))
+    rows, _ = _both(t, filter=("ts", "<=", dt.datetime(2020, 1, 1, 1, tzinfo=plus_one)), policy=explicit)
+    assert _col(rows, "id") == [1]  # wall time was read as UTC: 00:00Z is 01:00+01:00
+
+
+def test_checked_cast_that_nulls_values_never_prunes_is_null(tmp_path: Path) -> None:
+    lenient = fs.CastPolicy.explicit("null")
+    t = fs.Table.create(tmp_path / "c", pa.schema([("id", pa.int64()), ("s", pa.string())]))
+    t.append(pa.table({"id": [1, 2], "s": ["1", "x"]}))  # no nulls in the file's stats
+    t.update_schema(policy=lenient).update_column("s", pa.int64()).commit()
+    rows, _ = _both(t, filter=("s", "is_null"), policy=lenient)
+    assert rows == [{"id": 2, "s": None}]
