@@ -171,7 +171,7 @@ def test_struct_child_null_parent_counts_as_null(tmp_path: Path) -> None:
 
 def test_zone_change_keeps_instants_and_prunes(tmp_path: Path) -> None:
     explicit = fs.CastPolicy.explicit()
-    t = fs.Table.create(tmp_path / "z", pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us"))]))
+    t = fs.Table.create(tmp_path / "z", pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us"))]), policy=explicit)
     t.append(pa.table({"id": [1], "ts": pa.array([dt.datetime(2020, 1, 1)], pa.timestamp("us"))}))
     t.append(pa.table({"id": [2], "ts": pa.array([dt.datetime(2021, 1, 1)], pa.timestamp("us"))}))
     t.update_schema(policy=explicit).update_column("ts", pa.timestamp("us", tz="Europe/Berlin")).commit()
@@ -184,7 +184,7 @@ def test_zone_change_keeps_instants_and_prunes(tmp_path: Path) -> None:
 
 def test_checked_cast_that_nulls_values_never_prunes_is_null(tmp_path: Path) -> None:
     lenient = fs.CastPolicy.explicit("null")
-    t = fs.Table.create(tmp_path / "c", pa.schema([("id", pa.int64()), ("s", pa.string())]))
+    t = fs.Table.create(tmp_path / "c", pa.schema([("id", pa.int64()), ("s", pa.string())]), policy=lenient)
     t.append(pa.table({"id": [1, 2], "s": ["1", "x"]}))  # no nulls in the file's stats
     t.update_schema(policy=lenient).update_column("s", pa.int64()).commit()
     rows, _ = _both(t, filter=("s", "is_null"), policy=lenient)
