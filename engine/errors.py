@@ -16,6 +16,7 @@ __all__ = [
     "HistoryUnreadableError",
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
+    "InvalidFilterError",
     "InvalidDefaultError",
     "InvalidFieldIdError",
     "InvalidNameError",
@@ -192,3 +193,7 @@ class DataFileError(TableError):
 
 class CatalogFormatError(TableError):
     """The catalog was written by a newer fieldshift (or is not a fieldshift catalog)."""
+
+
+class InvalidFilterError(SchemaEvolutionError):
+    """A scan filter is malformed, or its literal cannot be compared with its column's type."""

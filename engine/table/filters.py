@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.errors import SchemaEvolutionError
+from fieldshift.errors import InvalidFilterError
 from fieldshift.schema import Schema, join_path, split_path
 from fieldshift.types import StructType, type_name
 
@@ -35,10 +35,6 @@ _UNARY = ("is_null", "not_null")
 _LISTS = ("in", "not in")
 _LIST_KINDS = (list, tuple, set, frozenset)
 T = pa.types
-
-
-class InvalidFilterError(SchemaEvolutionError):
-    """A scan filter is malformed, or its literal cannot be compared with its column's type."""
 
 
 # -- shape ---------------------------------------------------------------------------------------
