@@ -1,0 +1,53 @@
+"""Adversarial findings on issue 12: each test asserts the right behaviour and fails until it is fixed.
+
+Real tables in tmp_path, real Parquet files; no mocks. One test per finding, named after what a user
+would hit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import fieldshift as fs
+
+
+def test_explicit_policy_append_of_wider_int_widens_the_table(tmp_path: Path) -> None:
+    """A wider incoming type widens the table (DESIGN, on-write evolution) under every policy that allows it.
+
+    onehouse widens int -> long for 2**40; explicit(), which allows everything onehouse does, instead
+    narrows the incoming long to the table's int and fails the append on the value.
+    """
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("v", pa.int32())]), policy="explicit")
+    t.append(pa.table({"id": [1], "v": pa.array([1], pa.int32())}))
+    result = t.append(pa.table({"id": [2], "v": pa.array([2**40], pa.int64())}))
+    assert result.schema_evolved
+    assert t.schema.find("v").type == pa.int64()
+    assert t.to_arrow().column("v").to_pylist() == [1, 2**40]
+
+
+def test_own_catalog_table_cannot_be_created_in_a_shared_catalog_tables_directory(tmp_path: Path) -> None:
+    """Item 12 closed the door for two tables of one shared catalog, but a table with its own catalog can
+    still be created in the directory of a shared-catalog table; either vacuum then deletes the other's
+    files (data loss). The create must be refused (TableError) and the shared table keep its rows."""
+    cat = str(tmp_path / "cat.db")
+    a = fs.Table.create(tmp_path / "a", pa.schema([("x", pa.int64())]), catalog=cat, name="a")
+    a.append(pa.table({"x": [1]}))
+    with pytest.raises(fs.TableError):
+        fs.Table.create(tmp_path / "a", pa.schema([("x", pa.int64())]))
+    assert a.to_arrow().column("x").to_pylist() == [1]
+
+
+def test_table_cannot_be_created_around_an_existing_table(tmp_path: Path) -> None:
+    """refuse_nested looks only at the new location's parents: a table created in the parent directory
+    of an existing table (here the inner one lives at t/data) is accepted, and the outer table's
+    vacuum then deletes the inner table's catalog (data/fieldshift.db): the whole inner table is lost.
+    The outer create must be refused, as the inner one would be in the other order."""
+    inner = fs.Table.create(tmp_path / "t" / "data", pa.schema([("x", pa.int64())]))
+    inner.append(pa.table({"x": [1]}))
+    with pytest.raises(fs.TableError):
+        outer = fs.Table.create(tmp_path / "t", pa.schema([("x", pa.int64())]))
+        outer.vacuum(older_than=__import__("datetime").timedelta(0))
+    assert fs.Table.open(tmp_path / "t" / "data").to_arrow().column("x").to_pylist() == [1]
