@@ -51,3 +51,14 @@ def test_table_cannot_be_created_around_an_existing_table(tmp_path: Path) -> Non
         outer = fs.Table.create(tmp_path / "t", pa.schema([("x", pa.int64())]))
         outer.vacuum(older_than=__import__("datetime").timedelta(0))
     assert fs.Table.open(tmp_path / "t" / "data").to_arrow().column("x").to_pylist() == [1]
+
+
+def test_append_missing_required_struct_child_is_refused_not_filled_with_zero(tmp_path: Path) -> None:
+    """A required struct child (no write default) missing from the input is written as 0: a fabricated
+    value, silently. A missing required top-level column is refused (RequiredFieldWithoutDefaultError);
+    a nested one must be too (or quarantined), and nothing committed."""
+    req = pa.field("a", pa.int32(), nullable=False)
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("s", pa.struct([req, ("c", pa.string())]))]))
+    with pytest.raises(fs.SchemaEvolutionError, match="s.a"):
+        t.append(pa.table({"id": [1], "s": pa.array([{"c": "x"}])}))
+    assert t.to_arrow().num_rows == 0
