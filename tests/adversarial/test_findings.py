@@ -62,3 +62,14 @@ def test_append_missing_required_struct_child_is_refused_not_filled_with_zero(tm
     with pytest.raises(fs.SchemaEvolutionError, match="s.a"):
         t.append(pa.table({"id": [1], "s": pa.array([{"c": "x"}])}))
     assert t.to_arrow().num_rows == 0
+
+
+@pytest.mark.parametrize("column", ["s", "l", "m"])
+def test_all_null_column_appends_into_nested_column(tmp_path: Path, column: str) -> None:
+    """pa.table({"s": [None]}) infers Arrow's null type (so do pandas/polars for an all-None column).
+    Into a primitive column it appends as nulls (rule null_to_any); into a struct, list or map column it
+    fails: "incoming unknown ... a struct and a non-struct never share a type"."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("s", pa.struct([("k", pa.int32())])),
+                                                   ("l", pa.list_(pa.int32())), ("m", pa.map_(pa.string(), pa.int32()))]))
+    t.append(pa.table({"id": [1], column: [None]}))
+    assert t.to_arrow().to_pylist() == [{"id": 1, "s": None, "l": None, "m": None}]
