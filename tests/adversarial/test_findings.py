@@ -73,3 +73,12 @@ def test_all_null_column_appends_into_nested_column(tmp_path: Path, column: str)
                                                    ("l", pa.list_(pa.int32())), ("m", pa.map_(pa.string(), pa.int32()))]))
     t.append(pa.table({"id": [1], column: [None]}))
     assert t.to_arrow().to_pylist() == [{"id": 1, "s": None, "l": None, "m": None}]
+
+
+def test_identifier_field_inside_optional_struct_is_refused(tmp_path: Path) -> None:
+    """Iceberg refuses an identifier field nested in an optional struct (the key would be null when the
+    struct is). Here it is accepted, and rows whose key is null are then committed."""
+    st = pa.struct([pa.field("k", pa.int32(), nullable=False)])
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", st)])
+    with pytest.raises(fs.SchemaEvolutionError, match="s"):
+        fs.Table.create(tmp_path / "t", schema, identifier_fields=["id", "s.k"])
