@@ -82,3 +82,12 @@ def test_identifier_field_inside_optional_struct_is_refused(tmp_path: Path) -> N
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", st)])
     with pytest.raises(fs.SchemaEvolutionError, match="s"):
         fs.Table.create(tmp_path / "t", schema, identifier_fields=["id", "s.k"])
+
+
+def test_ddl_fixed_width_beyond_int32_is_a_syntax_error(tmp_path: Path) -> None:
+    """Item 14 refused fixed[0]; fixed[2147483648] still escapes as a raw OverflowError (a traceback from
+    `fieldshift alter`). It must be a DDLSyntaxError naming the width, like decimal(0,0) is."""
+    from fieldshift.ddl import DDLSyntaxError, parse_columns
+
+    with pytest.raises(DDLSyntaxError):
+        parse_columns("f fixed[2147483648]")
