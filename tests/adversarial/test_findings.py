@@ -91,3 +91,15 @@ def test_ddl_fixed_width_beyond_int32_is_a_syntax_error(tmp_path: Path) -> None:
 
     with pytest.raises(DDLSyntaxError):
         parse_columns("f fixed[2147483648]")
+
+
+def test_field_ids_beyond_int32_are_refused(tmp_path: Path) -> None:
+    """Iceberg and Parquet field ids are int32. Id 2**31 is accepted, committed, and written to Parquet as
+    field_id=-1 (no id at all), so field-id readers (Spark's native scan, Iceberg) cannot match the column.
+    Adding a column after id 2**31-1 likewise takes 2**31. Both must raise InvalidFieldIdError."""
+    big = pa.schema([pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": str(2**31).encode()})])
+    with pytest.raises(fs.SchemaEvolutionError, match="2147483648"):
+        fs.Schema.from_arrow(big)
+    edge = fs.Schema.from_arrow(pa.schema([pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": b"2147483647"})]))
+    with pytest.raises(fs.SchemaEvolutionError):
+        edge.update().add_column("b", pa.int32()).apply()
