@@ -103,3 +103,37 @@ def test_field_ids_beyond_int32_are_refused(tmp_path: Path) -> None:
     edge = fs.Schema.from_arrow(pa.schema([pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": b"2147483647"})]))
     with pytest.raises(fs.SchemaEvolutionError):
         edge.update().add_column("b", pa.int32()).apply()
+
+
+def test_quarantine_of_far_second_timestamps_does_not_crash(tmp_path: Path) -> None:
+    """Item 19 again, on the quarantine file: a timestamp[s] row beyond the ns range is set aside, but
+    writing the quarantine file (Parquet has no seconds unit, so pyarrow coerces to ms) overflows and
+    the append fails with a raw ArrowInvalid. The row must be quarantined and the good row written."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("ts", pa.timestamp("ns"))]))
+    result = t.append(pa.table({"id": [1, 2], "ts": pa.array([2**62, 5], pa.timestamp("s"))}),
+                      on_incompatible="quarantine")
+    assert (result.rows_written, result.rows_quarantined) == (1, 1)
+    assert t.quarantine().num_rows == 1
+
+
+def test_far_second_timestamp_in_a_seconds_column_is_a_named_error(tmp_path: Path) -> None:
+    """A table column of timestamp[s] takes 2**62 s (a valid Arrow value) but the Parquet writer coerces
+    to ms and raises a raw ArrowInvalid. The append must fail with a fieldshift error naming the column
+    (or store it), and commit nothing."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("ts", pa.timestamp("s"))]))
+    with pytest.raises(fs.SchemaEvolutionError, match="ts"):
+        t.append(pa.table({"id": [1], "ts": pa.array([2**62], pa.timestamp("s"))}))
+    assert len(t.history()) == 1
+
+
+def test_date_to_microsecond_timestamp_out_of_range_is_a_cast_error() -> None:
+    """date -> timestamp is lossless and README says it is range-checked, but for a microsecond target
+    the plan uses an unchecked Arrow cast: a date32 of 2**30 days raises raw ArrowInvalid from apply,
+    apply_split and even on_error='null'. It must be a CastValueError (apply) / a split-out row."""
+    v1 = fs.Schema.from_arrow(pa.schema([("d", pa.date32())]), assign_ids=True)
+    v2 = v1.update().update_column("d", pa.timestamp("us")).apply()
+    batch = pa.RecordBatch.from_pydict({"d": pa.array([2**30, 0], pa.date32())}, schema=v1.to_arrow())
+    with pytest.raises(fs.CastValueError):
+        fs.plan(v1, v2).apply(batch)
+    good, bad = fs.plan(v1, v2).apply_split(batch)
+    assert (good.num_rows, bad.num_rows) == (1, 1)
