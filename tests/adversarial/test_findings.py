@@ -137,3 +137,15 @@ def test_date_to_microsecond_timestamp_out_of_range_is_a_cast_error() -> None:
         fs.plan(v1, v2).apply(batch)
     good, bad = fs.plan(v1, v2).apply_split(batch)
     assert (good.num_rows, bad.num_rows) == (1, 1)
+
+
+def test_scan_arguments_of_the_wrong_kind_get_a_clear_error(tmp_path: Path) -> None:
+    """Item 8 validated filter literals, but scan's own arguments are not: columns="id" is iterated into
+    'i', 'd' ("no field at path 'i'"), and schema_id="0" says "no schema 0; schema ids are [0]". Both
+    must say what kind of argument is expected (a list of names, an int)."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]))
+    t.append(pa.table({"id": [1]}))
+    with pytest.raises((TypeError, fs.SchemaEvolutionError), match="list"):
+        t.scan(columns="id")
+    with pytest.raises((TypeError, fs.SchemaEvolutionError), match="int"):
+        t.scan(schema_id="0")
