@@ -149,3 +149,21 @@ def test_scan_arguments_of_the_wrong_kind_get_a_clear_error(tmp_path: Path) -> N
         t.scan(columns="id")
     with pytest.raises((TypeError, fs.SchemaEvolutionError), match="int"):
         t.scan(schema_id="0")
+
+
+@pytest.mark.parametrize("mode", ["fail", "quarantine"])
+def test_append_of_an_unstorable_new_column_names_it(tmp_path: Path, mode: str) -> None:
+    """Table.create names the column of a type Parquet cannot store ("column 'dur' has Arrow type
+    duration[s] ..."); an append that would add one raises a bare TypeError without the column
+    ("fieldshift has no name for Arrow type duration[s]"). It must be a fieldshift error naming 'dur'."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]))
+    with pytest.raises(fs.SchemaEvolutionError, match="dur"):
+        t.append(pa.table({"id": [1], "dur": pa.array([5], pa.duration("s"))}), on_incompatible=mode)
+
+
+def test_append_adds_a_uuid_column_as_create_accepts_one(tmp_path: Path) -> None:
+    """Table.create accepts an arrow.uuid column, but an append that adds one fails with
+    TypeError "fieldshift has no name for Arrow type extension<arrow.uuid>"."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]))
+    t.append(pa.table({"id": [1], "u": pa.array([b"0123456789abcdef"], pa.uuid())}))
+    assert t.to_arrow().num_rows == 1
