@@ -174,3 +174,25 @@ def test_table_created_with_a_uuid_column_accepts_uuid_rows(tmp_path: Path) -> N
     t2 = fs.Table.create(tmp_path / "t2", pa.schema([("id", pa.int64())]))
     t2.append(pa.table({"id": [1], "u": pa.array([b"0123456789abcdef"], pa.uuid())}))
     assert t2.to_arrow().num_rows == 1
+
+
+def test_cli_json_output_is_strict_json_for_nan_and_infinity(tmp_path: Path) -> None:
+    """`fieldshift read -f json` prints a double NaN as a bare NaN (and inf as Infinity): not JSON, so jq
+    and JSON.parse reject the line. The quarantine listing renders them as the strings "NaN"/"Infinity";
+    read must print valid JSON too (a string or null)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from fieldshift.cli import app
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("v", pa.float64())]))
+    t.append(pa.table({"v": [float("nan"), float("inf"), 1.0]}))
+    result = CliRunner().invoke(app, ["read", str(tmp_path / "t"), "-f", "json"])
+    assert result.exit_code == 0, result.output
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"not JSON: {name}")
+
+    rows = [json.loads(line, parse_constant=refuse) for line in result.stdout.splitlines() if line.strip()]
+    assert len(rows) == 3
