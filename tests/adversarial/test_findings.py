@@ -1,0 +1,198 @@
+"""Adversarial findings on issue 12: each test asserts the right behaviour and fails until it is fixed.
+
+Real tables in tmp_path, real Parquet files; no mocks. One test per finding, named after what a user
+would hit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import fieldshift as fs
+
+
+def test_explicit_policy_append_of_wider_int_widens_the_table(tmp_path: Path) -> None:
+    """A wider incoming type widens the table (DESIGN, on-write evolution) under every policy that allows it.
+
+    onehouse widens int -> long for 2**40; explicit(), which allows everything onehouse does, instead
+    narrows the incoming long to the table's int and fails the append on the value.
+    """
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("v", pa.int32())]), policy="explicit")
+    t.append(pa.table({"id": [1], "v": pa.array([1], pa.int32())}))
+    result = t.append(pa.table({"id": [2], "v": pa.array([2**40], pa.int64())}))
+    assert result.schema_evolved
+    assert t.schema.find("v").type == pa.int64()
+    assert t.to_arrow().column("v").to_pylist() == [1, 2**40]
+
+
+def test_own_catalog_table_cannot_be_created_in_a_shared_catalog_tables_directory(tmp_path: Path) -> None:
+    """Item 12 closed the door for two tables of one shared catalog, but a table with its own catalog can
+    still be created in the directory of a shared-catalog table; either vacuum then deletes the other's
+    files (data loss). The create must be refused (TableError) and the shared table keep its rows."""
+    cat = str(tmp_path / "cat.db")
+    a = fs.Table.create(tmp_path / "a", pa.schema([("x", pa.int64())]), catalog=cat, name="a")
+    a.append(pa.table({"x": [1]}))
+    with pytest.raises(fs.TableError):
+        fs.Table.create(tmp_path / "a", pa.schema([("x", pa.int64())]))
+    assert a.to_arrow().column("x").to_pylist() == [1]
+
+
+def test_table_cannot_be_created_around_an_existing_table(tmp_path: Path) -> None:
+    """refuse_nested looks only at the new location's parents: a table created in the parent directory
+    of an existing table (here the inner one lives at t/data) is accepted, and the outer table's
+    vacuum then deletes the inner table's catalog (data/fieldshift.db): the whole inner table is lost.
+    The outer create must be refused, as the inner one would be in the other order."""
+    inner = fs.Table.create(tmp_path / "t" / "data", pa.schema([("x", pa.int64())]))
+    inner.append(pa.table({"x": [1]}))
+    with pytest.raises(fs.TableError):
+        outer = fs.Table.create(tmp_path / "t", pa.schema([("x", pa.int64())]))
+        outer.vacuum(older_than=dt.timedelta(0))
+    assert fs.Table.open(tmp_path / "t" / "data").to_arrow().column("x").to_pylist() == [1]
+
+
+def test_append_missing_required_struct_child_is_refused_not_filled_with_zero(tmp_path: Path) -> None:
+    """A required struct child (no write default) missing from the input is written as 0: a fabricated
+    value, silently. A missing required top-level column is refused (RequiredFieldWithoutDefaultError);
+    a nested one must be too (or quarantined), and nothing committed."""
+    req = pa.field("a", pa.int32(), nullable=False)
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("s", pa.struct([req, ("c", pa.string())]))]))
+    with pytest.raises(fs.SchemaEvolutionError, match=r"s\.a"):
+        t.append(pa.table({"id": [1], "s": pa.array([{"c": "x"}])}))
+    assert t.to_arrow().num_rows == 0
+
+
+@pytest.mark.parametrize("column", ["s", "l", "m"])
+def test_all_null_column_appends_into_nested_column(tmp_path: Path, column: str) -> None:
+    """pa.table({"s": [None]}) infers Arrow's null type (so do pandas/polars for an all-None column).
+    Into a primitive column it appends as nulls (rule null_to_any); into a struct, list or map column it
+    fails: "incoming unknown ... a struct and a non-struct never share a type"."""
+    schema = pa.schema([("id", pa.int64()), ("s", pa.struct([("k", pa.int32())])), ("l", pa.list_(pa.int32())),
+                        ("m", pa.map_(pa.string(), pa.int32()))])
+    t = fs.Table.create(tmp_path / "t", schema)
+    t.append(pa.table({"id": [1], column: [None]}))
+    assert t.to_arrow().to_pylist() == [{"id": 1, "s": None, "l": None, "m": None}]
+
+
+def test_identifier_field_inside_optional_struct_is_refused(tmp_path: Path) -> None:
+    """Iceberg refuses an identifier field nested in an optional struct (the key would be null when the
+    struct is). Here it is accepted, and rows whose key is null are then committed."""
+    st = pa.struct([pa.field("k", pa.int32(), nullable=False)])
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", st)])
+    with pytest.raises(fs.SchemaEvolutionError, match="s"):
+        fs.Table.create(tmp_path / "t", schema, identifier_fields=["id", "s.k"])
+
+
+def test_ddl_fixed_width_beyond_int32_is_a_syntax_error(tmp_path: Path) -> None:
+    """Item 14 refused fixed[0]; fixed[2147483648] still escapes as a raw OverflowError (a traceback from
+    `fieldshift alter`). It must be a DDLSyntaxError naming the width, like decimal(0,0) is."""
+    from fieldshift.ddl import DDLSyntaxError, parse_columns
+
+    with pytest.raises(DDLSyntaxError):
+        parse_columns("f fixed[2147483648]")
+
+
+def test_field_ids_beyond_int32_are_refused(tmp_path: Path) -> None:
+    """Iceberg and Parquet field ids are int32. Id 2**31 is accepted, committed, and written to Parquet as
+    field_id=-1 (no id at all), so field-id readers (Spark's native scan, Iceberg) cannot match the column.
+    Adding a column after id 2**31-1 likewise takes 2**31. Both must raise InvalidFieldIdError."""
+    big = pa.schema([pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": str(2**31).encode()})])
+    with pytest.raises(fs.SchemaEvolutionError, match="2147483648"):
+        fs.Schema.from_arrow(big)
+    edge = fs.Schema.from_arrow(pa.schema([pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": b"2147483647"})]))
+    with pytest.raises(fs.SchemaEvolutionError):
+        edge.update().add_column("b", pa.int32()).apply()
+
+
+def test_quarantine_of_far_second_timestamps_does_not_crash(tmp_path: Path) -> None:
+    """Item 19 again, on the quarantine file: a timestamp[s] row beyond the ns range is set aside, but
+    writing the quarantine file (Parquet has no seconds unit, so pyarrow coerces to ms) overflows and
+    the append fails with a raw ArrowInvalid. The row must be quarantined and the good row written."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("ts", pa.timestamp("ns"))]))
+    result = t.append(pa.table({"id": [1, 2], "ts": pa.array([2**62, 5], pa.timestamp("s"))}),
+                      on_incompatible="quarantine")
+    assert (result.rows_written, result.rows_quarantined) == (1, 1)
+    assert t.quarantine().num_rows == 1
+
+
+def test_far_second_timestamp_in_a_seconds_column_is_a_named_error(tmp_path: Path) -> None:
+    """A table column of timestamp[s] takes 2**62 s (a valid Arrow value) but the Parquet writer coerces
+    to ms and raises a raw ArrowInvalid. The append must fail with a fieldshift error naming the column
+    (or store it), and commit nothing."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("ts", pa.timestamp("s"))]))
+    with pytest.raises(fs.SchemaEvolutionError, match="ts"):
+        t.append(pa.table({"id": [1], "ts": pa.array([2**62], pa.timestamp("s"))}))
+    assert len(t.history()) == 1
+
+
+def test_date_to_microsecond_timestamp_out_of_range_is_a_cast_error() -> None:
+    """date -> timestamp is lossless and README says it is range-checked, but for a microsecond target
+    the plan uses an unchecked Arrow cast: a date32 of 2**30 days raises raw ArrowInvalid from apply,
+    apply_split and even on_error='null'. It must be a CastValueError (apply) / a split-out row."""
+    v1 = fs.Schema.from_arrow(pa.schema([("d", pa.date32())]), assign_ids=True)
+    v2 = v1.update().update_column("d", pa.timestamp("us")).apply()
+    batch = pa.RecordBatch.from_pydict({"d": pa.array([2**30, 0], pa.date32())}, schema=v1.to_arrow())
+    with pytest.raises(fs.CastValueError):
+        fs.plan(v1, v2).apply(batch)
+    good, bad = fs.plan(v1, v2).apply_split(batch)
+    assert (good.num_rows, bad.num_rows) == (1, 1)
+
+
+def test_scan_arguments_of_the_wrong_kind_get_a_clear_error(tmp_path: Path) -> None:
+    """Item 8 validated filter literals, but scan's own arguments are not: columns="id" is iterated into
+    'i', 'd' ("no field at path 'i'"), and schema_id="0" says "no schema 0; schema ids are [0]". Both
+    must say what kind of argument is expected (a list of names, an int)."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]))
+    t.append(pa.table({"id": [1]}))
+    with pytest.raises((TypeError, fs.SchemaEvolutionError), match="list"):
+        t.scan(columns="id")
+    with pytest.raises((TypeError, fs.SchemaEvolutionError), match="int"):
+        t.scan(schema_id="0")
+
+
+@pytest.mark.parametrize("mode", ["fail", "quarantine"])
+def test_append_of_an_unstorable_new_column_names_it(tmp_path: Path, mode: str) -> None:
+    """Table.create names the column of a type Parquet cannot store ("column 'dur' has Arrow type
+    duration[s] ..."); an append that would add one raises a bare TypeError without the column
+    ("fieldshift has no name for Arrow type duration[s]"). It must be a fieldshift error naming 'dur'."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]))
+    with pytest.raises(fs.SchemaEvolutionError, match="dur"):
+        t.append(pa.table({"id": [1], "dur": pa.array([5], pa.duration("s"))}), on_incompatible=mode)
+
+
+def test_table_created_with_a_uuid_column_accepts_uuid_rows(tmp_path: Path) -> None:
+    """Table.create accepts an arrow.uuid column (stored as fixed[16]), but appending the very data it was
+    made for fails: "incoming extension<arrow.uuid> cannot be written into table type fixed[16]". An
+    append adding a uuid column fails with a bare TypeError. Both must take the rows."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("u", pa.uuid())]))
+    t.append(pa.table({"u": pa.array([b"0123456789abcdef"], pa.uuid())}))
+    value = pa.scalar(b"0123456789abcdef", pa.uuid()).as_py()
+    assert t.to_arrow().column("u").to_pylist() in ([b"0123456789abcdef"], [value])
+    t2 = fs.Table.create(tmp_path / "t2", pa.schema([("id", pa.int64())]))
+    t2.append(pa.table({"id": [1], "u": pa.array([b"0123456789abcdef"], pa.uuid())}))
+    assert t2.to_arrow().num_rows == 1
+
+
+def test_cli_json_output_is_strict_json_for_nan_and_infinity(tmp_path: Path) -> None:
+    """`fieldshift read -f json` prints a double NaN as a bare NaN (and inf as Infinity): not JSON, so jq
+    and JSON.parse reject the line. The quarantine listing renders them as the strings "NaN"/"Infinity";
+    read must print valid JSON too (a string or null)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from fieldshift.cli import app
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("v", pa.float64())]))
+    t.append(pa.table({"v": [float("nan"), float("inf"), 1.0]}))
+    result = CliRunner().invoke(app, ["read", str(tmp_path / "t"), "-f", "json"])
+    assert result.exit_code == 0, result.output
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"not JSON: {name}")
+
+    rows = [json.loads(line, parse_constant=refuse) for line in result.stdout.splitlines() if line.strip()]
+    assert len(rows) == 3
