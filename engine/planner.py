@@ -95,6 +95,8 @@ class _Planner:
         ft, rt = ff.type, rf.type
         if isinstance(rt, pa.DataType) and isinstance(ft, pa.DataType):  # the common case first
             return self.primitive(index, ft, rf, target, path, renamed, key)
+        if isinstance(ft, pa.DataType) and pa.types.is_null(ft) and rf.nullable:  # an all-null column
+            return ConstantNode(pa.scalar(None, type=target), path, "null (a null-typed column)")
         if isinstance(rt, StructType) and isinstance(ft, StructType):
             children = self.level(rt.fields, ft.fields, f"{path}.", [f.type for f in target])
             if _passes_through(children, len(ft.fields)):

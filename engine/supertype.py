@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from fieldshift.errors import IncompatibleTypeError
-from fieldshift.policy import CastPolicy
+from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.type_names import primitive_name
 from fieldshift.types import FieldType, logical_type
 
@@ -59,6 +59,8 @@ def _fail(inc: pa.DataType, tab: pa.DataType, path: str, policy: CastPolicy, why
 def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str) -> pa.DataType:
     if T.is_dictionary(inc):
         inc = inc.value_type
+    if T.is_null(inc):  # an all-null column (pandas/polars infer it) fits any column, nested ones too
+        return tab
     if T.is_struct(inc) or T.is_struct(tab):
         return _struct(inc, tab, policy, path)
     if T.is_map(inc) or T.is_map(tab):
@@ -74,7 +76,7 @@ def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str
         return _relist(tab, tab.value_field.with_type(element))
     if logical_type(inc) == logical_type(tab) or T.is_null(inc):
         return tab
-    if policy.allows(inc, tab):
+    if policy.allows(inc, tab) and not (_narrows(policy, inc, tab) and policy.allows(tab, inc)):
         return tab  # the narrower incoming values are cast up
     if policy.allows(tab, inc):
         if _is_text(inc) and _is_numeric_or_temporal(tab) and not policy.widen_to_string:
@@ -87,6 +89,12 @@ def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str
             return candidate
     _fail(inc, tab, path, policy, "no rule of the policy widens either type to the other")
     raise AssertionError("unreachable")
+
+
+def _narrows(policy: CastPolicy, inc: pa.DataType, tab: pa.DataType) -> bool:
+    """Writing ``inc`` into ``tab`` would be a checked cast while ``tab`` widens to ``inc`` exactly:
+    a policy that allows everything (explicit) must still widen the table, not narrow the values."""
+    return policy.classify(inc, tab) is CastKind.CHECKED and policy.classify(tab, inc) is CastKind.WIDEN
 
 
 def _is_list(t: pa.DataType) -> bool:

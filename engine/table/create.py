@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import sqlite3
 import uuid
@@ -21,10 +22,11 @@ from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
 
-__all__ = ["CATALOG_FILE", "create_own_catalog", "own_table_name", "refuse_nested", "remove_abandoned_catalogs",
-           "resolve_policy"]
+__all__ = ["CATALOG_FILE", "TABLE_MARKER", "create_own_catalog", "mark_table_directory", "own_table_name",
+           "refuse_nested", "remove_abandoned_catalogs", "resolve_policy"]
 
 CATALOG_FILE = "fieldshift.db"
+TABLE_MARKER = ".fieldshift-table"  # in a shared-catalog table's directory
 _TMP_PREFIX = f".{CATALOG_FILE}."
 _TMP_SUFFIX = ".creating"
 
@@ -40,12 +42,33 @@ def resolve_policy(policy: CastPolicy | str | None, properties: dict[str, str]) 
     return chosen or from_props or DEFAULT_POLICY
 
 
-def refuse_nested(location: Path) -> None:
-    """A table may not live inside another table's directory (its vacuum and files would mix)."""
+def mark_table_directory(location: Path, catalog: str, name: str) -> None:
+    """Leave a marker in a shared-catalog table's directory (an own catalog's file is its marker), so no
+    other table is created in, around or inside it."""
+    (location / TABLE_MARKER).write_text(json.dumps({"catalog": catalog, "name": name}))
+
+
+def _is_table_directory(path: Path) -> bool:
+    return (path / CATALOG_FILE).is_file() or (path / TABLE_MARKER).is_file()
+
+
+def refuse_nested(location: Path, *, shared: bool) -> None:
+    """A table may not live in, inside or around another table's directory (vacuum and files would mix)."""
+    if shared and _is_table_directory(location):
+        raise TableError(f"cannot create a table at {location}: another table lives there; pick another location")
+    if not shared and (location / TABLE_MARKER).is_file():
+        raise TableError(f"cannot create a table at {location}: a table of a shared catalog lives there "
+                         f"({(location / TABLE_MARKER).read_text()}); pick another location")
     for parent in location.parents:
-        if (parent / CATALOG_FILE).is_file():
+        if _is_table_directory(parent):
             raise TableError(f"cannot create a table at {location}: it is inside the table at {parent}; "
                              "pick a location outside every table directory")
+    for folder in ("data", "quarantine"):  # a table's own folders: no other table may live below them
+        inner = next((p.parent for p in (location / folder).rglob("*")
+                      if p.name in (CATALOG_FILE, TABLE_MARKER)), None) if (location / folder).is_dir() else None
+        if inner is not None:
+            raise TableError(f"cannot create a table at {location}: the table at {inner} lives inside its "
+                             f"{folder}/ folder; pick another location")
 
 
 def create_own_catalog(location: Path, name: str, schema: Schema, properties: dict[str, str],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from fieldshift.table.catalog import POLICY_PROPERTY, DataFile, Snapshot, Sqlite
 from fieldshift.table.create import (
     CATALOG_FILE,
     create_own_catalog,
+    mark_table_directory,
     own_table_name,
     refuse_nested,
     remove_abandoned_catalogs,
@@ -63,6 +65,10 @@ def _as_table(data: Any) -> pa.Table:
                     f"a list of dicts or a dict of lists; got {type(data).__name__}")
 
 
+# The names write_data_file / write_side_file give (and their temporary names): vacuum deletes nothing else.
+_OWN_FILE = re.compile(rf"\.?[0-9a-f]{{32}}\.parquet(?:{re.escape(TMP_SUFFIX)})?")
+
+
 class Table:
     """A fieldshift table: schema history forever, each data file tagged with its schema id."""
 
@@ -96,7 +102,7 @@ class Table:
         props = dict(properties or {})
         table_policy = _resolve_policy(policy, props)
         props.pop(POLICY_PROPERTY, None)
-        refuse_nested(loc)
+        refuse_nested(loc, shared=bool(catalog))
         if catalog:
             if (loc / CATALOG_FILE).exists():
                 raise TableError(f"a table with its own catalog already exists at {loc}; "
@@ -106,6 +112,7 @@ class Table:
             name = name or str(loc)
             loc.mkdir(parents=True, exist_ok=True)
             table_id = cat.create_table(name, str(loc), schema, props, table_policy)
+            mark_table_directory(loc, catalog, name)
         else:
             name = name or str(loc)
             cat, table_id = create_own_catalog(loc, name, schema, props, table_policy)
@@ -303,8 +310,8 @@ class Table:
             for path in sorted((self.location / folder).glob("*")):
                 rel = f"{folder}/{path.name}"
                 is_tmp = path.name.endswith(TMP_SUFFIX)
-                if path.is_symlink() or not path.is_file():
-                    continue  # directories and other entries are not ours to delete
+                if path.is_symlink() or not path.is_file() or not _OWN_FILE.fullmatch(path.name):
+                    continue  # directories and files fieldshift did not name are not ours to delete
                 try:
                     if (is_tmp or rel not in keep) and path.stat().st_mtime <= cutoff:
                         path.unlink()
