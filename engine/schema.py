@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Schema", "join_path", "split_path"]
 
+MAX_FIELD_ID = 2**31 - 1  # Parquet and Iceberg store field ids as int32
 ELEMENT_ALIASES = ("element", "item")
 
 
@@ -138,7 +139,7 @@ class Schema:
             )
         seen: set[str] = set()
         for f in fields:
-            if f.id <= 0 and not (self._unmapped and f.id < 0):
+            if (f.id <= 0 and not (self._unmapped and f.id < 0)) or f.id > MAX_FIELD_ID:
                 raise InvalidFieldIdError(
                     f"field {join_path((*prefix, f.name))!r} has id {f.id}; field ids must be positive "
                     "integers (number them from 1, or let Schema.from_arrow(assign_ids=True) do it)"
@@ -181,6 +182,11 @@ class Schema:
                 raise SchemaEvolutionError(
                     f"identifier field {self.path_of(fid)!r} sits inside a list or map; "
                     "identifier fields must be primitives reachable through structs only"
+                )
+            if self._by_id[parent].nullable:  # Iceberg's rule: a null struct would make the key null
+                raise SchemaEvolutionError(
+                    f"identifier field {self.path_of(fid)!r} sits inside the optional struct "
+                    f"{self.path_of(parent)!r}; make the struct required, or pick a field outside it"
                 )
             parent = self._parents[parent]
         if f.nullable or not isinstance(f.type, pa.DataType):

@@ -115,10 +115,15 @@ def parse_primitive(text: str) -> pa.DataType:
     m = _DECIMAL.match(key)
     if m:
         precision, scale = int(m.group(1)), int(m.group(2))
+        if precision > 76 or scale > 76:
+            raise ValueError(f"{text!r}: decimal precision must be 1..76 and the scale 0..precision")
         return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
     m = _FIXED.match(key)
     if m:
-        return pa.binary(int(m.group(1)))
+        width = int(m.group(1))
+        if not 1 <= width < 2**31:
+            raise ValueError(f"{text!r}: a fixed width must be 1..{2**31 - 1} bytes")
+        return pa.binary(width)
     m = _ZONED.match(text.strip())
     if m:
         unit = (m.group(1) or "_us")[1:]

@@ -241,14 +241,20 @@ def _always(f: Field) -> bool:
     return True
 
 
-def _check_required_supplied(incoming: pa.Schema, schema: Schema) -> None:
-    names = set(incoming.names)
+def _check_required_supplied(incoming: pa.Schema | pa.StructType, schema: Schema | StructType,
+                             prefix: tuple[str, ...] = ()) -> None:
+    """Every required field the input lacks (at any depth of the structs it has) needs a write default."""
+    given = {f.name: f.type for f in incoming}
     for f in schema.fields:
-        if f.required and f.name not in names and f.write_default is None:
-            raise RequiredFieldWithoutDefaultError(
-                f"required column {f.name!r} is missing from the input and has no write default; "
-                "supply it, or set one with table.update_schema().set_write_default(...)"
-            )
+        path = (*prefix, f.name)
+        if f.name not in given:
+            if f.required and f.write_default is None:
+                raise RequiredFieldWithoutDefaultError(
+                    f"required column {join_path(path)!r} is missing from the input and has no write default; "
+                    "supply it, or set one with table.update_schema().set_write_default(...)"
+                )
+        elif isinstance(f.type, StructType) and pa.types.is_struct(given[f.name]):
+            _check_required_supplied(given[f.name], f.type, path)
 
 
 def _quarantine_rows(rows: pa.Table, reasons: pa.ChunkedArray | None, reason: str) -> pa.Table:
