@@ -176,19 +176,22 @@ class Schema:
         if fid not in self._by_id:
             raise UnknownFieldError(f"identifier field id {fid}", [])
         f = self._by_id[fid]
+        ancestors = []
         parent = self._parents[fid]
         while parent is not None:
-            if not isinstance(self._by_id[parent].type, StructType):
-                raise SchemaEvolutionError(
-                    f"identifier field {self.path_of(fid)!r} sits inside a list or map; "
-                    "identifier fields must be primitives reachable through structs only"
-                )
-            if self._by_id[parent].nullable:  # Iceberg's rule: a null struct would make the key null
-                raise SchemaEvolutionError(
-                    f"identifier field {self.path_of(fid)!r} sits inside the optional struct "
-                    f"{self.path_of(parent)!r}; make the struct required, or pick a field outside it"
-                )
+            ancestors.append(self._by_id[parent])
             parent = self._parents[parent]
+        if any(not isinstance(a.type, StructType) for a in ancestors):
+            raise SchemaEvolutionError(
+                f"identifier field {self.path_of(fid)!r} sits inside a list or map; "
+                "identifier fields must be primitives reachable through structs only"
+            )
+        optional = next((a for a in ancestors if a.nullable), None)
+        if optional is not None:  # Iceberg's rule: a null struct would make the key null
+            raise SchemaEvolutionError(
+                f"identifier field {self.path_of(fid)!r} sits inside the optional struct "
+                f"{self.path_of(optional.id)!r}; make the struct required, or pick a field outside it"
+            )
         if f.nullable or not isinstance(f.type, pa.DataType):
             raise SchemaEvolutionError(
                 f"identifier field {self.path_of(fid)!r} must be a required primitive "

@@ -92,9 +92,11 @@ def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str
 
 
 def _narrows(policy: CastPolicy, inc: pa.DataType, tab: pa.DataType) -> bool:
-    """Writing ``inc`` into ``tab`` would be a checked cast while ``tab`` widens to ``inc`` exactly:
-    a policy that allows everything (explicit) must still widen the table, not narrow the values."""
-    return policy.classify(inc, tab) is CastKind.CHECKED and policy.classify(tab, inc) is CastKind.WIDEN
+    """Writing ``inc`` into ``tab`` would be a checked cast while ``tab`` widens to ``inc`` losslessly
+    (int -> long, float -> double): a policy that allows everything (explicit) must still widen the
+    table there, not narrow the values."""
+    return policy.classify(inc, tab) is CastKind.CHECKED and policy.classify(tab, inc) is CastKind.WIDEN \
+        and CastPolicy.lossless().classify(tab, inc) is CastKind.WIDEN
 
 
 def _is_list(t: pa.DataType) -> bool:

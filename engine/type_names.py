@@ -115,13 +115,13 @@ def parse_primitive(text: str) -> pa.DataType:
     m = _DECIMAL.match(key)
     if m:
         precision, scale = int(m.group(1)), int(m.group(2))
-        if precision > 76 or scale > 76:
+        if precision > 76 or scale > 76:  # beyond any Arrow decimal (smaller errors: the type model)
             raise ValueError(f"{text!r}: decimal precision must be 1..76 and the scale 0..precision")
         return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
     m = _FIXED.match(key)
     if m:
         width = int(m.group(1))
-        if not 1 <= width < 2**31:
+        if width >= 2**31:  # Arrow's widths are int32 (0 is refused by the type model)
             raise ValueError(f"{text!r}: a fixed width must be 1..{2**31 - 1} bytes")
         return pa.binary(width)
     m = _ZONED.match(text.strip())

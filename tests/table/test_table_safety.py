@@ -93,9 +93,11 @@ def test_two_writer_processes_never_lose_a_commit(tmp_path: Path) -> None:
 def test_orphan_files_of_a_killed_writer_are_ignored_then_vacuumed(tmp_path: Path) -> None:
     table = _make(tmp_path)
     table.append({"writer": [0], "batch": [0], "value": [1]})
-    orphan = table.location / "data" / "orphan.parquet"
+    orphan = table.location / "data" / f"{'a' * 32}.parquet"  # the names writers give their files
     pq.write_table(pa.table({"writer": [9], "batch": [9], "value": [9]}), orphan)
-    tmp = table.location / "data" / ".half-written.parquet.tmp"
+    tmp = table.location / "data" / f".{'b' * 32}.parquet.tmp"
+    foreign = table.location / "data" / "notes.txt"  # not a name fieldshift gives: never deleted
+    foreign.write_text("mine")
     tmp.write_bytes(b"PAR1 truncated")
     assert table.scan().count() == 1
     assert table.to_arrow().column("writer").to_pylist() == [0]
@@ -103,5 +105,7 @@ def test_orphan_files_of_a_killed_writer_are_ignored_then_vacuumed(tmp_path: Pat
     old = time.time() - 7200
     os.utime(orphan, (old, old))
     os.utime(tmp, (old, old))
-    assert sorted(table.vacuum()) == ["data/.half-written.parquet.tmp", "data/orphan.parquet"]
+    os.utime(foreign, (old, old))
+    assert sorted(table.vacuum()) == [f"data/.{'b' * 32}.parquet.tmp", f"data/{'a' * 32}.parquet"]
+    assert foreign.read_text() == "mine"
     assert table.to_arrow().column("writer").to_pylist() == [0]
