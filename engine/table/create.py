@@ -62,8 +62,9 @@ def refuse_nested(location: Path, *, shared: bool) -> None:
                          f"({(location / TABLE_MARKER).read_text()}); pick another location")
     for parent in location.parents:
         if _is_table_directory(parent):
-            raise TableError(f"cannot create a table at {location}: it is inside the table at {parent}; "
-                             "pick a location outside every table directory")
+            raise TableError(f"cannot create a table at {location}: it is inside the table at {parent}, and "
+                             "two tables may not share a directory or nest one inside the other; pick a "
+                             "location outside every table directory")
     for folder in ("data", "quarantine"):  # a table's own folders: no other table may live below them
         inner = next((p.parent for p in (location / folder).rglob("*")
                       if p.name in (CATALOG_FILE, TABLE_MARKER)), None) if (location / folder).is_dir() else None
