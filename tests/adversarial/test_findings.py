@@ -196,3 +196,15 @@ def test_cli_json_output_is_strict_json_for_nan_and_infinity(tmp_path: Path) -> 
 
     rows = [json.loads(line, parse_constant=refuse) for line in result.stdout.splitlines() if line.strip()]
     assert len(rows) == 3
+
+
+def test_append_cast_failure_hint_is_about_appending(tmp_path: Path) -> None:
+    """An append whose value fails the policy's cast raises CastValueError with the read-side hint "Use
+    CastPolicy.explicit(on_error='null') to read it as null, or ... plan.apply_split()", even when that
+    already is the table's policy. An append's error must point at the append's remedies
+    (on_incompatible='quarantine', cast the input)."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("v", pa.int32())]), policy="explicit-null")
+    with pytest.raises(fs.SchemaEvolutionError) as info:
+        t.append(pa.table({"id": [1], "v": ["abc"]}))
+    assert "quarantine" in str(info.value)
+    assert "apply_split" not in str(info.value)
