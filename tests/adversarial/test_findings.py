@@ -97,7 +97,7 @@ def test_ddl_fixed_width_beyond_int32_is_a_syntax_error(tmp_path: Path) -> None:
 
 def test_field_ids_beyond_int32_are_refused(tmp_path: Path) -> None:
     """Iceberg and Parquet field ids are int32. Id 2**31 is accepted, committed, and written to Parquet as
-    field_id=-1 (no id at all), so field-id readers (Spark's native scan, Iceberg) cannot match the column.
+    field_id=-1 (no id at all): fss.read (Spark native field-id scan) then fails with FAILED_READ_FILE.
     Adding a column after id 2**31-1 likewise takes 2**31. Both must raise InvalidFieldIdError."""
     big = pa.schema([pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": str(2**31).encode()})])
     with pytest.raises(fs.SchemaEvolutionError, match="2147483648"):
@@ -208,3 +208,27 @@ def test_append_cast_failure_hint_is_about_appending(tmp_path: Path) -> None:
         t.append(pa.table({"id": [1], "v": ["abc"]}))
     assert "quarantine" in str(info.value)
     assert "apply_split" not in str(info.value)
+
+
+def test_required_child_read_over_optional_file_child_is_writable_parquet(tmp_path: Path) -> None:
+    """Item 24 (DuckDB/Spark files mark every column optional): reading struct s {x optional} as
+    s {x required} passes because x is null only under a null s. The evolved batch keeps that hidden
+    null in the now non-nullable child, so writing it on (pq.write_table, a compaction, a copy into
+    another table's Parquet) fails "Column 'x' is declared non-nullable but contains nulls". The plan
+    must hand back valid children under null structs, as on-write does since item 15."""
+    import pyarrow.parquet as pq
+
+    def fid(i: int) -> dict[bytes, bytes]:
+        return {b"PARQUET:field_id": str(i).encode()}
+
+    child = pa.field("x", pa.int32(), metadata=fid(2))
+    file_schema = fs.Schema.from_arrow(pa.schema([pa.field("s", pa.struct([child]), metadata=fid(1))]))
+    read_schema = fs.Schema.from_arrow(pa.schema([pa.field("s", pa.struct([child.with_nullable(False)]),
+                                                           metadata=fid(1))]))
+    structs = pa.StructArray.from_arrays([pa.array([1, None], pa.int32())], fields=[child],
+                                         mask=pa.array([False, True]))
+    batch = pa.RecordBatch.from_arrays([structs], schema=file_schema.to_arrow())
+    out = fs.plan(file_schema, read_schema).apply(batch)
+    assert out.to_pylist() == [{"s": {"x": 1}}, {"s": None}]
+    pq.write_table(pa.Table.from_batches([out]), tmp_path / "out.parquet")
+    assert pq.read_table(tmp_path / "out.parquet").to_pylist() == [{"s": {"x": 1}}, {"s": None}]
