@@ -246,3 +246,14 @@ def test_column_named_like_a_quarantine_column_does_not_break_quarantine(tmp_pat
         return  # refused up front: fine
     t.append(pa.table({"id": ["x"], "_fieldshift_reason": ["mine"]}), on_incompatible="quarantine")
     assert t.quarantine().num_rows == 1
+
+
+def test_schema_from_json_too_deep_is_a_nesting_error() -> None:
+    """Item 13 bounded nesting in from_arrow and DDL, but Schema.from_json of a struct nested 1,500 deep
+    escapes as a raw RecursionError from the json module. It must be the same NestingDepthError."""
+    inner = '"int"'
+    for i in range(1500):
+        inner = '{"type":"struct","fields":[{"id":%d,"name":"x","required":false,"type":%s}]}' % (i + 2, inner)
+    text = '{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"d","required":false,"type":%s}]}' % inner
+    with pytest.raises((fs.SchemaEvolutionError, fs.TableError)):
+        fs.Schema.from_json(text)
