@@ -253,7 +253,7 @@ def test_schema_from_json_too_deep_is_a_nesting_error() -> None:
     escapes as a raw RecursionError from the json module. It must be the same NestingDepthError."""
     inner = '"int"'
     for i in range(1500):
-        inner = '{"type":"struct","fields":[{"id":%d,"name":"x","required":false,"type":%s}]}' % (i + 2, inner)
-    text = '{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"d","required":false,"type":%s}]}' % inner
+        inner = f'{{"type":"struct","fields":[{{"id":{i + 2},"name":"x","required":false,"type":{inner}}}]}}'
+    text = f'{{"type":"struct","schema-id":0,"fields":[{{"id":1,"name":"d","required":false,"type":{inner}}}]}}'
     with pytest.raises((fs.SchemaEvolutionError, fs.TableError)):
         fs.Schema.from_json(text)
