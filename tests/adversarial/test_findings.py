@@ -257,3 +257,18 @@ def test_schema_from_json_too_deep_is_a_nesting_error() -> None:
     text = f'{{"type":"struct","schema-id":0,"fields":[{{"id":1,"name":"d","required":false,"type":{inner}}}]}}'
     with pytest.raises((fs.SchemaEvolutionError, fs.TableError)):
         fs.Schema.from_json(text)
+
+
+def test_vacuum_never_deletes_a_shared_catalog_kept_under_data(tmp_path: Path) -> None:
+    """vacuum deletes every unreferenced regular file under data/, whatever it is: a shared catalog kept
+    at <table>/data/cat.db is deleted (every table of that catalog is lost). Refuse such a catalog path
+    at create, or let vacuum delete only files it could have written (its own data file names)."""
+    (tmp_path / "a" / "data").mkdir(parents=True)
+    cat = str(tmp_path / "a" / "data" / "cat.db")
+    try:
+        a = fs.Table.create(tmp_path / "a", pa.schema([("x", pa.int64())]), catalog=cat, name="a")
+    except (fs.SchemaEvolutionError, fs.TableError):
+        return  # refused up front: fine
+    a.append(pa.table({"x": [1]}))
+    a.vacuum(older_than=dt.timedelta(0))
+    assert fs.Table.open(tmp_path / "a", catalog=cat, name="a").to_arrow().column("x").to_pylist() == [1]
