@@ -272,3 +272,21 @@ def test_vacuum_never_deletes_a_shared_catalog_kept_under_data(tmp_path: Path) -
     a.append(pa.table({"x": [1]}))
     a.vacuum(older_than=dt.timedelta(0))
     assert fs.Table.open(tmp_path / "a", catalog=cat, name="a").to_arrow().column("x").to_pylist() == [1]
+
+
+@pytest.mark.spark
+def test_spark_count_of_a_table_with_a_time_column(tmp_path: Path) -> None:
+    """The Spark schema maps time64 to Spark 4's TimeType: collect() works, but df.count() (and any
+    aggregate) fails with AnalysisException UNSUPPORTED_TIME_TYPE, for both the data source and
+    fss.read. Either the session fss.session() makes enables the type, or the column maps to a type
+    Spark supports, or the read is refused up front with a named error."""
+    import datetime
+
+    pytest.importorskip("pyspark")
+    import fieldshift.spark as fss
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("t", pa.time64("us"))]))
+    t.append(pa.table({"id": [1, 2], "t": pa.array([datetime.time(1, 2, 3), None], pa.time64("us"))}))
+    spark = fss.session(master="local[2]", **{"spark.sql.shuffle.partitions": "2"})
+    assert spark.read.format("fieldshift").load(str(tmp_path / "t")).count() == 2
+    assert fss.read(spark, str(tmp_path / "t")).count() == 2
