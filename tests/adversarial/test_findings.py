@@ -290,3 +290,14 @@ def test_spark_count_of_a_table_with_a_time_column(tmp_path: Path) -> None:
     spark = fss.session(master="local[2]", **{"spark.sql.shuffle.partitions": "2"})
     assert spark.read.format("fieldshift").load(str(tmp_path / "t")).count() == 2
     assert fss.read(spark, str(tmp_path / "t")).count() == 2
+
+
+def test_run_end_encoded_input_appends_into_an_existing_column(tmp_path: Path) -> None:
+    """Item 20 wants run-end-encoded input supported or refused, never half-supported. A new REE column
+    is decoded and added ('add ree string'), but REE data for an existing column is refused with
+    "incoming run_end_encoded<...> cannot be written into table type long ... no rule of the policy
+    widens either type", a misleading hint. It must append like the decoded values would."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("b", pa.string())]))
+    t.append(pa.table({"id": pa.RunEndEncodedArray.from_arrays([2], pa.array([5], pa.int64())),
+                       "b": pa.RunEndEncodedArray.from_arrays([1, 2], ["a", None])}))
+    assert t.to_arrow().to_pylist() == [{"id": 5, "b": "a"}, {"id": 5, "b": None}]
