@@ -301,3 +301,17 @@ def test_run_end_encoded_input_appends_into_an_existing_column(tmp_path: Path) -
     t.append(pa.table({"id": pa.RunEndEncodedArray.from_arrays([2], pa.array([5], pa.int64())),
                        "b": pa.RunEndEncodedArray.from_arrays([1, 2], ["a", None])}))
     assert t.to_arrow().to_pylist() == [{"id": 5, "b": "a"}, {"id": 5, "b": None}]
+
+
+def test_append_of_decimals_widens_to_the_decimal_holding_both(tmp_path: Path) -> None:
+    """On-write widening tries only "one side holds the other" and fixed meeting points (int16..double),
+    so decimal(10,0) arriving in a decimal(5,2) column fails "no rule of the policy widens either type",
+    although decimal(12,2) holds both exactly and every policy allows decimal widening (Spark's and
+    Hudi's wider-decimal rule). The table must widen to decimal(12,2) and keep every value."""
+    import decimal
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("d", pa.decimal128(5, 2))]), policy="lossless")
+    t.append(pa.table({"d": pa.array([decimal.Decimal("123.45")], pa.decimal128(5, 2))}))
+    t.append(pa.table({"d": pa.array([decimal.Decimal("1234567890")], pa.decimal128(10, 0))}))
+    assert t.schema.find("d").type == pa.decimal128(12, 2)
+    assert t.to_arrow().column("d").to_pylist() == [decimal.Decimal("123.45"), decimal.Decimal("1234567890.00")]
