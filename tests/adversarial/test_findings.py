@@ -315,3 +315,20 @@ def test_append_of_decimals_widens_to_the_decimal_holding_both(tmp_path: Path) -
     t.append(pa.table({"d": pa.array([decimal.Decimal("1234567890")], pa.decimal128(10, 0))}))
     assert t.schema.find("d").type == pa.decimal128(12, 2)
     assert t.to_arrow().column("d").to_pylist() == [decimal.Decimal("123.45"), decimal.Decimal("1234567890.00")]
+
+
+def test_append_of_nanoseconds_never_strands_far_microsecond_rows(tmp_path: Path) -> None:
+    """A default append of a timestamp[ns] batch widens the table's timestamp (us) column to ns. The
+    commit check is type-level only, so a committed file holding 3000-01-01 (fine in us, beyond ns's
+    year 2262) is stranded: every later t.to_arrow() raises CastValueError. The table must stay
+    readable: refuse/quarantine the widening (the file stats show the range), or keep the column in us."""
+    import datetime
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us"))]))
+    t.append(pa.table({"id": [1], "ts": pa.array([datetime.datetime(3000, 1, 1)], pa.timestamp("us"))}))
+    try:
+        t.append(pa.table({"id": [2], "ts": pa.array([0], pa.timestamp("ns"))}))
+    except (fs.SchemaEvolutionError, fs.TableError):
+        pass  # refusing the widening is fine
+    rows = t.to_arrow().to_pylist()
+    assert rows[0]["id"] == 1
