@@ -332,3 +332,17 @@ def test_append_of_nanoseconds_never_strands_far_microsecond_rows(tmp_path: Path
         pass  # refusing the widening is fine
     rows = t.to_arrow().to_pylist()
     assert rows[0]["id"] == 1
+
+
+def test_alter_binary_to_string_never_strands_invalid_utf8(tmp_path: Path) -> None:
+    """Under the default policy, ALTER binary -> string (a checked cast the policy allows) commits
+    although a data file holds b'\\xff'; from then on every scan of the table raises CastValueError.
+    Item 10's promise (nothing committed that the table cannot read back) must hold at value level for
+    the policy's checked casts too: refuse the commit, naming the file, and leave the table readable."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("b", pa.binary())]))
+    t.append(pa.table({"b": [b"\xff", b"ok"]}))
+    try:
+        t.update_schema().update_column("b", pa.string()).commit()
+    except (fs.SchemaEvolutionError, fs.TableError):
+        pass  # refused: fine
+    assert t.to_arrow().num_rows == 2
