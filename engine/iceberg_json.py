@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.defaults import default_from_json, default_to_json
-from fieldshift.errors import InvalidTypeError
+from fieldshift.errors import InvalidTypeError, NestingDepthError
 from fieldshift.field import Field
 from fieldshift.schema import Schema
 from fieldshift.type_names import parse_primitive, primitive_name
@@ -125,7 +125,11 @@ def _field_from_json(obj: dict[str, Any]) -> Field:
 
 
 def schema_from_json(text: str | dict[str, Any]) -> Schema:
-    obj = json.loads(text) if isinstance(text, str) else text
+    try:
+        obj = json.loads(text) if isinstance(text, str) else text
+    except RecursionError:  # the decoder recurses per level: far beyond any readable schema
+        raise NestingDepthError(f"the schema JSON nests deeper than the {MAX_NESTING_DEPTH} Parquet levels "
+                                "readers accept") from None
     container_depth_guard(obj, 4 * MAX_NESTING_DEPTH, "the schema JSON")  # Schema() checks the exact limit
     if obj.get("type", "struct") != "struct":
         raise ValueError("a table schema JSON must be a struct")

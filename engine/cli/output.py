@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
@@ -16,7 +15,7 @@ import pyarrow.parquet as pq
 from rich.text import Text
 
 from fieldshift.cli.console import UsageError, out_console, stdout_is_tty
-from fieldshift.cli.render import json_default, py_rows, rows_table
+from fieldshift.cli.render import json_text, py_rows, rows_table
 
 __all__ = ["TABLE_ROWS", "OutputFormat", "limit_batches", "write_batches"]
 
@@ -76,7 +75,7 @@ def write_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema, fmt: Out
                     rows += batch.num_rows
             return rows
         for batch in limit_batches(batches, limit):
-            lines = [json.dumps(r, default=json_default, ensure_ascii=False) for r in py_rows(batch)]
+            lines = [json_text(r) for r in py_rows(batch)]
             if lines:
                 sink.write(("\n".join(lines) + "\n").encode())
             rows += batch.num_rows
@@ -88,7 +87,7 @@ def _nested_as_json(batch: pa.RecordBatch, flat: pa.Schema) -> pa.RecordBatch:
     columns = []
     for column, f in zip(batch.columns, flat, strict=True):
         if pa.types.is_nested(column.type):
-            texts = [None if v is None else json.dumps(v, default=json_default, ensure_ascii=False)
+            texts = [None if v is None else json_text(v)
                      for v in column.to_pylist()]
             column = pa.array(texts, f.type)
         columns.append(column)

@@ -164,14 +164,14 @@ def _quarantine_json(rows: pa.Table, limit: int | None, output: Path | None) -> 
     """One JSON object per quarantined row: its own columns, then reason, time and snapshot."""
     import json
 
-    from fieldshift.cli.render import json_default
+    from fieldshift.cli.render import json_text
     from fieldshift.table.quarantine import ROW_COLUMN
 
     rows = rows.slice(0, limit) if limit is not None else rows
     lines = []
     for r in rows.to_pylist():
         values = json.loads(r.pop(ROW_COLUMN))
-        lines.append(json.dumps({**values, **r}, default=json_default, ensure_ascii=False))
+        lines.append(json_text({**values, **r}))
     text = "".join(line + "\n" for line in lines)
     if output is None:
         sys.stdout.write(text)

@@ -6,6 +6,7 @@ import base64
 import datetime as dt
 import decimal
 import json
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -58,11 +59,27 @@ def json_default(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
+def _finite(value: Any) -> Any:
+    """NaN and infinities as the strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def json_text(value: Any) -> str:
+    """Strict JSON (what jq and JSON.parse accept) for a row or value of Arrow's Python values."""
+    return json.dumps(_finite(value), default=json_default, ensure_ascii=False, allow_nan=False)
+
+
 def cell(value: Any) -> Text:
     if value is None:
         return Text("null", style="dim italic")
     if isinstance(value, (dict, list, tuple)):
-        return Text(json.dumps(value, default=json_default, ensure_ascii=False))
+        return Text(json_text(value))
     if isinstance(value, (dt.date, dt.time)):
         return Text(value.isoformat(sep=" ") if isinstance(value, dt.datetime) else value.isoformat())
     return Text(str(value))

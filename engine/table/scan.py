@@ -27,12 +27,22 @@ __all__ = ["Predicate", "Scan", "parse_filter"]
 BATCH_SIZE = 65_536
 
 
+def _check_arguments(columns: Any, snapshot_id: Any, schema_id: Any) -> None:
+    """Say what kind of argument is wanted before a string is iterated or an id looked up as text."""
+    if columns is not None and (isinstance(columns, (str, bytes)) or not all(isinstance(c, str) for c in columns)):
+        raise TypeError(f"columns must be a list of top-level column names, e.g. ['id'], not {columns!r}")
+    for what, value in (("snapshot_id", snapshot_id), ("schema_id", schema_id)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{what} must be an int, not {value!r} ({type(value).__name__})")
+
+
 class Scan:
     """A lazy read of a table at a snapshot, into a chosen schema version, with a filter."""
 
     def __init__(self, table: Table, columns: Sequence[str] | None = None, filter: Any = None,
                  snapshot_id: int | None = None, schema_id: int | None = None,
                  policy: CastPolicy | None = None, batch_size: int = BATCH_SIZE) -> None:
+        _check_arguments(columns, snapshot_id, schema_id)
         self.table = table
         snapshots = {s.snapshot_id: s for s in table.history()}
         if snapshot_id is None:
