@@ -346,3 +346,16 @@ def test_alter_binary_to_string_never_strands_invalid_utf8(tmp_path: Path) -> No
     except (fs.SchemaEvolutionError, fs.TableError):
         pass  # refused: fine
     assert t.to_arrow().num_rows == 2
+
+
+def test_float_literal_on_a_decimal_column_matches_like_pyarrow_pyiceberg_and_the_cli(tmp_path: Path) -> None:
+    """("d", ">=", 0.1) on a decimal(10,2) column holding 0.10 drops that row: the float 0.1 is compared
+    as its exact binary value 0.1000000000000000055..., above 0.10. pyarrow (pc.equal(d, 0.1) is true),
+    PyIceberg (literal(0.1).to(DecimalType(10, 2)) is 0.10), Spark, and `fieldshift read -w "d >= 0.1"`
+    all keep the row; the Python API must agree (read a float literal as its shortest decimal repr)."""
+    import decimal
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("d", pa.decimal128(10, 2))]))
+    t.append(pa.table({"d": pa.array([decimal.Decimal("0.10"), decimal.Decimal("2.50")], pa.decimal128(10, 2))}))
+    assert t.scan(filter=("d", ">=", 0.1)).to_arrow().num_rows == 2
+    assert t.scan(filter=("d", "==", 0.1)).to_arrow().num_rows == 1
