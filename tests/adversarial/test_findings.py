@@ -376,3 +376,12 @@ def test_cli_reads_a_table_of_a_shared_catalog(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["read", str(tmp_path / "a"), "--catalog", cat, "--table", "a", "-f", "csv"])
     assert result.exit_code == 0, result.output
     assert "41" in result.stdout
+
+
+def test_append_of_records_keeps_keys_that_first_appear_in_later_records(tmp_path: Path) -> None:
+    """append() takes a list of dicts through pa.Table.from_pylist, which infers the columns from the
+    first record only: t.append([{"a": 1}, {"b": 2}]) writes a = [1, None] and silently drops b = 2,
+    exactly the drifting JSON records on-write evolution exists for. Every key must arrive (b added)."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("a", pa.int64())]))
+    t.append([{"a": 1}, {"b": 2}])
+    assert t.to_arrow().to_pylist() == [{"a": 1, "b": None}, {"a": None, "b": 2}]
