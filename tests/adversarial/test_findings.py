@@ -346,3 +346,42 @@ def test_alter_binary_to_string_never_strands_invalid_utf8(tmp_path: Path) -> No
     except (fs.SchemaEvolutionError, fs.TableError):
         pass  # refused: fine
     assert t.to_arrow().num_rows == 2
+
+
+def test_float_literal_on_a_decimal_column_matches_like_pyarrow_pyiceberg_and_the_cli(tmp_path: Path) -> None:
+    """("d", ">=", 0.1) on a decimal(10,2) column holding 0.10 drops that row: the float 0.1 is compared
+    as its exact binary value 0.1000000000000000055..., above 0.10. pyarrow (pc.equal(d, 0.1) is true),
+    PyIceberg (literal(0.1).to(DecimalType(10, 2)) is 0.10), Spark, and `fieldshift read -w "d >= 0.1"`
+    all keep the row; the Python API must agree (read a float literal as its shortest decimal repr)."""
+    import decimal
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("d", pa.decimal128(10, 2))]))
+    t.append(pa.table({"d": pa.array([decimal.Decimal("0.10"), decimal.Decimal("2.50")], pa.decimal128(10, 2))}))
+    assert t.scan(filter=("d", ">=", 0.1)).to_arrow().num_rows == 2
+    assert t.scan(filter=("d", "==", 0.1)).to_arrow().num_rows == 1
+
+
+def test_cli_reads_a_table_of_a_shared_catalog(tmp_path: Path) -> None:
+    """The CLI opens only tables with their own catalog: for a table of a shared catalog, `fieldshift
+    read LOCATION` says "no fieldshift table ... make one with `fieldshift create LOCATION`", which would
+    put a second table in that directory (see the vacuum findings above). The Spark source takes
+    `catalog`/`table` options; the CLI needs the same (here --catalog/--table)."""
+    from typer.testing import CliRunner
+
+    from fieldshift.cli import app
+
+    cat = str(tmp_path / "cat.db")
+    a = fs.Table.create(tmp_path / "a", pa.schema([("x", pa.int64())]), catalog=cat, name="a")
+    a.append(pa.table({"x": [41]}))
+    result = CliRunner().invoke(app, ["read", str(tmp_path / "a"), "--catalog", cat, "--table", "a", "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    assert "41" in result.stdout
+
+
+def test_append_of_records_keeps_keys_that_first_appear_in_later_records(tmp_path: Path) -> None:
+    """append() takes a list of dicts through pa.Table.from_pylist, which infers the columns from the
+    first record only: t.append([{"a": 1}, {"b": 2}]) writes a = [1, None] and silently drops b = 2,
+    exactly the drifting JSON records on-write evolution exists for. Every key must arrive (b added)."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("a", pa.int64())]))
+    t.append([{"a": 1}, {"b": 2}])
+    assert t.to_arrow().to_pylist() == [{"a": 1, "b": None}, {"a": None, "b": 2}]
