@@ -230,6 +230,13 @@ class SqliteCatalog:
                     stats.setdefault(fid, {})[cid] = (vc, nc, _load(lo), _load(hi))
         return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0]) for r in rows]
 
+    def all_data_files(self, table_id: int) -> list[tuple[str, int]]:
+        """(path, schema id) of every data file any snapshot references."""
+        with self._connect() as conn:
+            rows = conn.execute("SELECT path, schema_id FROM fs_data_file WHERE table_id = ? ORDER BY file_id",
+                                (table_id,)).fetchall()
+        return [(r[0], int(r[1])) for r in rows]
+
     def all_paths(self, table_id: int) -> set[str]:
         """Every data and quarantine file any snapshot references (vacuum keeps these)."""
         with self._connect() as conn:

@@ -31,6 +31,7 @@ from fieldshift.table.files import TMP_SUFFIX, write_data_file, write_side_file
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.scan import Scan
+from fieldshift.table.value_check import check_values
 
 __all__ = ["CATALOG_FILE", "AppendResult", "Table"]
 
@@ -150,10 +151,16 @@ class Table:
         head = self.catalog.head(self.table_id)
         if new == self.policy:
             return head  # nothing changes: no snapshot
+        self._check_values(self.schemas_by_id()[head.schema_id], new, f"policy {new.option_name!r}")
         snap = self.catalog.commit(self.table_id, head.snapshot_id, operation="policy", policy=new,
                                    summary={"policy": new.option_name})
         self.properties = self.catalog.table_id(self.name)[2]
         return snap
+
+    def _check_values(self, read_schema: Schema, policy: CastPolicy, change: str) -> None:
+        """Refuse a commit when a value of a committed file would fail a checked cast into ``read_schema``."""
+        check_values(self.location, self.catalog.all_data_files(self.table_id), self.schemas_by_id(), read_schema,
+                     policy, table=self.name, change=change)
 
     # -- schema and history ---------------------------------------------------------------------
     @property
@@ -187,6 +194,7 @@ class Table:
         def commit(new: Schema) -> Schema:
             if new.fields == base.fields and new.identifier_field_ids == base.identifier_field_ids:
                 return base  # no schema version, no snapshot for a no-op
+            self._check_values(new, self.policy, f"schema {new.schema_id}")
             self.catalog.commit(self.table_id, head.snapshot_id, operation="schema", schema=new,
                                 summary={"changes": builder.changes})
             return new
@@ -216,6 +224,9 @@ class Table:
             base = self.schemas_by_id()[head.schema_id]
             prepared = prepare_append(incoming, base, evolve=evolve, on_incompatible=on_incompatible,
                                       policy=policy or self.policy)
+            if prepared.evolved:
+                self._check_values(prepared.schema, self.policy, f"schema {prepared.schema.schema_id} (evolved by "
+                                   f"an {'overwrite' if replace_all else 'append'})")
             written: list[str] = []
             try:
                 files = self._write_files(prepared.schema, prepared.data, written)

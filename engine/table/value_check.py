@@ -1,0 +1,63 @@
+"""The value-level half of the commit-time promise: checked casts that old files would meet must succeed.
+
+Type-level planning (readability.py) proves every file can be planned into a new schema. A checked
+cast (binary -> string needs valid UTF-8, timestamp us -> ns needs years 1677..2262, a narrowing) can
+still fail on a value, and then every later scan of the table would fail. Before such a schema or
+policy is committed, the columns concerned are read from the files that would meet the cast and
+evolved once; a failing value refuses the commit, naming the file, the column and the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pyarrow as pa
+
+from fieldshift.errors import CastValueError, HistoryUnreadableError
+from fieldshift.field import Field
+from fieldshift.planner import cached_plan
+from fieldshift.policy import CastKind, CastPolicy
+from fieldshift.schema import Schema
+from fieldshift.table.files import iter_file_batches
+
+__all__ = ["check_values", "checked_fields"]
+
+
+def checked_fields(file_schema: Schema, read_schema: Schema, policy: CastPolicy) -> list[int]:
+    """Top-level field ids of ``read_schema`` whose reading from ``file_schema`` involves a checked cast
+    that may fail (none when the policy reads failing values as null)."""
+    if policy.on_error == "null":
+        return []
+    return [f.id for f in read_schema.fields if _may_fail(f, file_schema, policy)]
+
+
+def _may_fail(f: Field, file_schema: Schema, policy: CastPolicy) -> bool:
+    if file_schema.has_field(f.id):
+        old = file_schema.field(f.id).type
+        if isinstance(old, pa.DataType) and isinstance(f.type, pa.DataType):
+            return policy.classify(old, f.type) is CastKind.CHECKED
+    return any(_may_fail(c, file_schema, policy) for c in f.children())
+
+
+def check_values(location: Path, files: Iterable[tuple[str, int]], schemas: dict[int, Schema],
+                 read_schema: Schema, policy: CastPolicy, *, table: str, change: str) -> None:
+    """Raise :class:`HistoryUnreadableError` when a value of a data file (``(path, schema id)``) fails a
+    checked cast on its way into ``read_schema`` under ``policy``."""
+    for path, schema_id in files:
+        file_schema = schemas[schema_id]
+        ids = checked_fields(file_schema, read_schema, policy)
+        if not ids:
+            continue
+        names = [file_schema.field(i).name for i in ids]
+        plan = cached_plan(file_schema.select(names), read_schema.select([read_schema.field(i).name for i in ids]),
+                           policy)
+        try:
+            for batch in iter_file_batches(location / path, file_schema.select(names).to_arrow(), 65_536):
+                plan.apply(batch)
+        except CastValueError as e:
+            raise HistoryUnreadableError(
+                f"cannot commit {change} to table {table!r}: data file {path} (schema {schema_id}) could no "
+                f"longer be read under the policy {policy.option_name!r}: {e}\nNothing was committed; keep "
+                "the column's type, or rewrite those rows first."
+            ) from None
