@@ -139,13 +139,11 @@ class IncompatibleTypeError(SchemaEvolutionError):
 class CastValueError(SchemaEvolutionError):
     """An explicit cast failed on a value and the policy says to raise."""
 
-    def __init__(self, path: str, row: int, value: object, source: str, target: str) -> None:
-        self.path, self.row, self.value = path, row, value
-        super().__init__(
-            f"cannot cast column {path!r} value {value!r} (row {row}) from {source} to {target}. "
-            "Use CastPolicy.explicit(on_error='null') to read it as null, or split bad rows "
-            "out with plan.apply_split()."
-        )
+    def __init__(self, path: str, row: int, value: object, source: str, target: str, fix: str = "") -> None:
+        self.path, self.row, self.value, self.source, self.target = path, row, value, source, target
+        fix = fix or ("Use CastPolicy.explicit(on_error='null') to read it as null, or split bad rows "
+                      "out with plan.apply_split().")
+        super().__init__(f"cannot cast column {path!r} value {value!r} (row {row}) from {source} to {target}. {fix}")
 
 
 @dataclass(frozen=True, slots=True)

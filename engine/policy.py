@@ -114,7 +114,8 @@ def date_widening(a: pa.DataType, b: pa.DataType) -> CastKind | None:
 def date_to_timestamp(a: pa.DataType, b: pa.DataType) -> CastKind | None:
     if not (T.is_date(a) and T.is_timestamp(b) and b.tz is None):
         return None
-    return CastKind.CHECKED if b.unit == "ns" else CastKind.WIDEN  # ns overflows past 2262
+    # date32 spans +-5.8 million years: ns overflows past 2262 and us past year 294,000
+    return CastKind.CHECKED if b.unit in ("us", "ns") else CastKind.WIDEN
 
 
 def timestamp_unit_widening(a: pa.DataType, b: pa.DataType) -> CastKind | None:

@@ -9,7 +9,7 @@ from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.type_names import primitive_name
 from fieldshift.types import FieldType, logical_type
 
-__all__ = ["supertype"]
+__all__ = ["decoded_type", "supertype"]
 
 T = pa.types
 
@@ -57,8 +57,7 @@ def _fail(inc: pa.DataType, tab: pa.DataType, path: str, policy: CastPolicy, why
 
 
 def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str) -> pa.DataType:
-    if T.is_dictionary(inc):
-        inc = inc.value_type
+    inc = decoded_type(inc)
     if T.is_null(inc):  # an all-null column (pandas/polars infer it) fits any column, nested ones too
         return tab
     if T.is_struct(inc) or T.is_struct(tab):
@@ -84,11 +83,30 @@ def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str
                   "widening a numeric column to string is off (Onehouse's Example 2 quarantines it; "
                   "CastPolicy.onehouse(widen_to_string=True) follows the matrix instead)")
         return inc
+    if T.is_decimal(inc) and T.is_decimal(tab):  # the decimal holding both (Spark's and Hudi's rule)
+        scale = max(inc.scale, tab.scale)
+        precision = max(inc.precision - inc.scale, tab.precision - tab.scale) + scale
+        candidate = pa.decimal128(precision, scale) if precision <= 38 else None
+        if candidate is not None and policy.allows(inc, candidate) and policy.allows(tab, candidate):
+            return candidate
     for candidate in _MEETING_POINTS:
         if policy.allows(inc, candidate) and policy.allows(tab, candidate):
             return candidate
     _fail(inc, tab, path, policy, "no rule of the policy widens either type to the other")
     raise AssertionError("unreachable")
+
+
+def decoded_type(t: pa.DataType) -> pa.DataType:
+    """The value type behind an encoding (dictionary, run-end) or an extension type (e.g. uuid)."""
+    while True:
+        if T.is_dictionary(t):
+            t = t.value_type
+        elif T.is_run_end_encoded(t):
+            t = t.value_type
+        elif isinstance(t, pa.BaseExtensionType):
+            t = t.storage_type
+        else:
+            return t
 
 
 def _narrows(policy: CastPolicy, inc: pa.DataType, tab: pa.DataType) -> bool:

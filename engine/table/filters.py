@@ -255,6 +255,8 @@ def _domain(t: pa.DataType) -> _Domain | None:
         limit = 10**t.precision - 1
 
         def loc_dec(v: Any) -> tuple[Any, Any] | None:
+            if isinstance(v, (float, np.floating)) and math.isfinite(v):
+                v = decimal.Decimal(repr(float(v)))  # a float against decimals means the decimal it prints as
             x = _as_real(v)
             if x is None:
                 return None

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from fieldshift.defaults import default_scalar
 from fieldshift.errors import (
+    CastValueError,
     IncompatibleTypeError,
     NullInRequiredFieldError,
     RequiredFieldWithoutDefaultError,
@@ -35,7 +36,7 @@ from fieldshift.plan import REASON_COLUMN, EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
-from fieldshift.supertype import supertype
+from fieldshift.supertype import decoded_type, supertype
 from fieldshift.types import ListType, MapType, StructType, check_arrow_depth, logical_type
 
 __all__ = ["PreparedAppend", "WritePlan", "plan_write", "prepare_append"]
@@ -76,6 +77,10 @@ class WritePlan:
         if self.fail:
             try:
                 return _writable(self.plan.apply(data)), None
+            except CastValueError as e:
+                raise CastValueError(e.path, e.row, e.value, e.source, e.target,
+                                     "Nothing was written. Cast the input, or append with "
+                                     "on_incompatible='quarantine' to set those rows aside.") from None
             except NullInRequiredFieldError as e:  # the plan checks every required field, nested too
                 raise NullInRequiredFieldError(
                     e.path, e.nulls, e.row, "nothing was written. Fill them, or append with "
@@ -127,13 +132,14 @@ class _Reconciler:
                 f"incoming column {shown!r} is not in the table; pass evolve=True to add it, or drop it "
                 "from the input"
             )
-        arrow_type = inc.type.value_type if pa.types.is_dictionary(inc.type) else inc.type
-        self.update.add_column(path, arrow_type, nullable=True)  # parts: a name is taken as it is
+        try:
+            self.update.add_column(path, decoded_type(inc.type), nullable=True)  # parts: the name as it is
+        except TypeError as e:  # a type Parquet cannot store (duration, interval, ...)
+            raise SchemaEvolutionError(f"incoming column {shown!r} cannot be added: {e}") from None
 
     def reconcile(self, inc: pa.DataType, table_field: Field, path: tuple[str, ...]) -> None:
         t = table_field.type
-        if pa.types.is_dictionary(inc):
-            inc = inc.value_type
+        inc = decoded_type(inc)
         if isinstance(t, StructType) and pa.types.is_struct(inc):
             self.level([inc.field(i) for i in range(inc.num_fields)], t.fields, path)
             return

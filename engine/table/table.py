@@ -13,7 +13,7 @@ from typing import Any, Literal, overload
 
 import pyarrow as pa
 
-from fieldshift.errors import CommitConflictError, TableError
+from fieldshift.errors import CommitConflictError, SchemaEvolutionError, TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
@@ -60,14 +60,27 @@ def _as_table(data: Any) -> pa.Table:
         return data.read_all()
     if hasattr(data, "__arrow_c_stream__"):
         return pa.RecordBatchReader.from_stream(data).read_all()
-    if isinstance(data, (list, dict)):
-        return pa.Table.from_pylist(data) if isinstance(data, list) else pa.Table.from_pydict(data)
+    if isinstance(data, list):  # every key of every record (from_pylist would take the first record's)
+        keys = list(dict.fromkeys(k for record in data for k in record))
+        return pa.Table.from_pydict({k: [record.get(k) for record in data] for k in keys})
+    if isinstance(data, dict):
+        return pa.Table.from_pydict(data)
     raise TypeError(f"append() takes Arrow data (Table, RecordBatch, reader, or __arrow_c_stream__), "
                     f"a list of dicts or a dict of lists; got {type(data).__name__}")
 
 
 # The names write_data_file / write_side_file give (and their temporary names): vacuum deletes nothing else.
 _OWN_FILE = re.compile(rf"\.?[0-9a-f]{{32}}\.parquet(?:{re.escape(TMP_SUFFIX)})?")
+
+
+RESERVED_PREFIX = "_fieldshift_"  # quarantine listings add columns of these names
+
+
+def _refuse_reserved(schema: Schema) -> None:
+    taken = [n for n in schema.names if n.startswith(RESERVED_PREFIX)]
+    if taken:
+        raise SchemaEvolutionError(f"column name(s) {taken} start with {RESERVED_PREFIX!r}, which fieldshift "
+                                   "reserves for the columns it adds (quarantine reasons, sources); rename them")
 
 
 class Table:
@@ -100,6 +113,7 @@ class Table:
             schema = Schema(schema.fields, schema_id=schema.schema_id,
                             identifier_field_ids=[schema.find(p).id for p in identifier_fields],
                             highest_field_id=schema.highest_field_id, doc=schema.doc)
+        _refuse_reserved(schema)
         props = dict(properties or {})
         table_policy = _resolve_policy(policy, props)
         props.pop(POLICY_PROPERTY, None)
@@ -194,6 +208,7 @@ class Table:
         def commit(new: Schema) -> Schema:
             if new.fields == base.fields and new.identifier_field_ids == base.identifier_field_ids:
                 return base  # no schema version, no snapshot for a no-op
+            _refuse_reserved(new)
             self._check_values(new, self.policy, f"schema {new.schema_id}")
             self.catalog.commit(self.table_id, head.snapshot_id, operation="schema", schema=new,
                                 summary={"changes": builder.changes})
