@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fieldshift.errors import DataFileError
+from fieldshift.errors import DataFileError, SchemaEvolutionError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.stats import compute_stats
@@ -33,8 +34,28 @@ def _atomic_write(table: pa.Table, final: Path) -> int:
     return final.stat().st_size
 
 
+# Parquet has no seconds unit: pyarrow stores timestamp[s] as milliseconds, so seconds beyond this overflow.
+_MAX_SECONDS = (2**63 - 1) // 1000
+
+
+def _far_seconds(table: pa.Table) -> list[str]:
+    """Top-level timestamp[s] columns holding values Parquet cannot store."""
+    far = []
+    for f, column in zip(table.schema, table.columns, strict=True):
+        if pa.types.is_timestamp(f.type) and f.type.unit == "s" and column.null_count < len(column):
+            bounds = pc.min_max(column.cast(pa.int64()))
+            if max(abs(bounds["min"].as_py()), abs(bounds["max"].as_py())) > _MAX_SECONDS:
+                far.append(f.name)
+    return far
+
+
 def write_data_file(location: Path, schema: Schema, table: pa.Table) -> DataFile:
     """Write ``table`` (already in ``schema``'s Arrow form, ids in field metadata) as a data file."""
+    far = _far_seconds(table)
+    if far:
+        raise SchemaEvolutionError(
+            f"column(s) {far} hold timestamp[s] values beyond year 292,000,000, which Parquet cannot store (it "
+            "keeps seconds as milliseconds); nothing was written. Drop or fix those values.")
     rel = f"data/{uuid.uuid4().hex}.parquet"
     size = _atomic_write(table, location / rel)
     return DataFile(rel, schema.schema_id, table.num_rows, size, compute_stats(schema, table))
@@ -43,6 +64,10 @@ def write_data_file(location: Path, schema: Schema, table: pa.Table) -> DataFile
 def write_side_file(location: Path, folder: str, table: pa.Table) -> str:
     """Write a non-data Parquet file (e.g. quarantined rows) atomically; returns its relative path."""
     rel = f"{folder}/{uuid.uuid4().hex}.parquet"
+    for name in _far_seconds(table):  # set-aside rows keep their value as the integer seconds it is
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, pa.field(name, pa.int64(), metadata={b"fieldshift.unit": b"timestamp[s]"}),
+                                 table.column(i).cast(pa.int64()))
     _atomic_write(table, location / rel)
     return rel
 
