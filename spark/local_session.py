@@ -31,6 +31,8 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.python.filterPushdown.enabled": "true",
     # Only Parquet schemas that carry `parquet.field.id` metadata are affected (fieldshift.spark.read).
     "spark.sql.parquet.fieldId.read.enabled": "true",
+    # Spark 4.1+ maps time columns to TimeType, which counts and aggregates refuse unless this is on.
+    "spark.sql.timeType.enabled": "true",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
@@ -93,7 +95,7 @@ def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any)
     # getOrCreate() on an existing session ignores builder settings that are not runtime SQL
     # settings; the SQL ones fieldshift relies on are set again here.
     for key in ("spark.sql.execution.arrow.pyspark.enabled", "spark.sql.python.filterPushdown.enabled",
-                "spark.sql.parquet.fieldId.read.enabled"):
+                "spark.sql.parquet.fieldId.read.enabled", "spark.sql.timeType.enabled"):
         spark.conf.set(key, settings[key])
     from fieldshift.spark.datasource import register
 

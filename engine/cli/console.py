@@ -114,9 +114,9 @@ def parse_policy(name: str | None) -> CastPolicy | None:
 def open_table(location: str) -> Any:
     """The table at ``location``, or exit 1 saying how to make one."""
     from fieldshift.table import Table
-    from fieldshift.table.table import CATALOG_FILE
+    from fieldshift.table.create import CATALOG_FILE, TABLE_MARKER
 
-    if not (Path(location) / CATALOG_FILE).exists():
+    if not any((Path(location) / marker).exists() for marker in (CATALOG_FILE, TABLE_MARKER)):
         fail(f"no fieldshift table at {location} (no {CATALOG_FILE}); make one with `fieldshift create "
              f"{location} --schema ...`")
     return Table.open(location)

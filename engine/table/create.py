@@ -22,8 +22,17 @@ from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
 
-__all__ = ["CATALOG_FILE", "TABLE_MARKER", "create_own_catalog", "mark_table_directory", "own_table_name",
-           "refuse_nested", "remove_abandoned_catalogs", "resolve_policy"]
+__all__ = [
+    "CATALOG_FILE",
+    "TABLE_MARKER",
+    "create_own_catalog",
+    "mark_table_directory",
+    "own_table_name",
+    "read_table_marker",
+    "refuse_nested",
+    "remove_abandoned_catalogs",
+    "resolve_policy",
+]
 
 CATALOG_FILE = "fieldshift.db"
 TABLE_MARKER = ".fieldshift-table"  # in a shared-catalog table's directory
@@ -46,6 +55,16 @@ def mark_table_directory(location: Path, catalog: str, name: str) -> None:
     """Leave a marker in a shared-catalog table's directory (an own catalog's file is its marker), so no
     other table is created in, around or inside it."""
     (location / TABLE_MARKER).write_text(json.dumps({"catalog": catalog, "name": name}))
+
+
+def read_table_marker(location: Path, name: str | None) -> tuple[str, str]:
+    """(catalog, table name) from a shared-catalog table's marker (``name`` wins when given)."""
+    try:
+        marker = json.loads((location / TABLE_MARKER).read_text())
+        return marker["catalog"], name or marker["name"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise TableError(f"{location / TABLE_MARKER} is damaged ({e}); open the table with catalog= and "
+                         "name=") from None
 
 
 def _is_table_directory(path: Path) -> bool:

@@ -20,9 +20,11 @@ from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table.catalog import POLICY_PROPERTY, DataFile, Snapshot, SqliteCatalog, open_catalog
 from fieldshift.table.create import (
     CATALOG_FILE,
+    TABLE_MARKER,
     create_own_catalog,
     mark_table_directory,
     own_table_name,
+    read_table_marker,
     refuse_nested,
     remove_abandoned_catalogs,
 )
@@ -138,6 +140,8 @@ class Table:
              name: str | None = None) -> Table:
         """Open a table; one with its own catalog opens from wherever its directory now is."""
         loc = Path(location).resolve()
+        if catalog is None and not (loc / CATALOG_FILE).exists() and (loc / TABLE_MARKER).is_file():
+            catalog, name = read_table_marker(loc, name)  # a shared catalog's table opens by its directory too
         cat = open_catalog(catalog) if catalog else SqliteCatalog(loc / CATALOG_FILE)
         if not cat.path.exists():
             raise TableError(f"no fieldshift table at {loc} (no {cat.path.name}); create it with Table.create()")

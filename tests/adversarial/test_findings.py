@@ -365,7 +365,7 @@ def test_cli_reads_a_table_of_a_shared_catalog(tmp_path: Path) -> None:
     """The CLI opens only tables with their own catalog: for a table of a shared catalog, `fieldshift
     read LOCATION` says "no fieldshift table ... make one with `fieldshift create LOCATION`", which would
     put a second table in that directory (see the vacuum findings above). The Spark source takes
-    `catalog`/`table` options; the CLI needs the same (here --catalog/--table)."""
+    `catalog`/`table` options; the CLI opens the table by the marker its directory keeps."""
     from typer.testing import CliRunner
 
     from fieldshift.cli import app
@@ -373,7 +373,7 @@ def test_cli_reads_a_table_of_a_shared_catalog(tmp_path: Path) -> None:
     cat = str(tmp_path / "cat.db")
     a = fs.Table.create(tmp_path / "a", pa.schema([("x", pa.int64())]), catalog=cat, name="a")
     a.append(pa.table({"x": [41]}))
-    result = CliRunner().invoke(app, ["read", str(tmp_path / "a"), "--catalog", cat, "--table", "a", "-f", "csv"])
+    result = CliRunner().invoke(app, ["read", str(tmp_path / "a"), "-f", "csv"])  # found by its directory
     assert result.exit_code == 0, result.output
     assert "41" in result.stdout
 
