@@ -112,8 +112,9 @@ def decoded_type(t: pa.DataType) -> pa.DataType:
 def _narrows(policy: CastPolicy, inc: pa.DataType, tab: pa.DataType) -> bool:
     """Writing ``inc`` into ``tab`` would be a checked cast while ``tab`` widens to ``inc`` losslessly
     (int -> long, float -> double): a policy that allows everything (explicit) must still widen the
-    table there, not narrow the values."""
-    return policy.classify(inc, tab) is CastKind.CHECKED and policy.classify(tab, inc) is CastKind.WIDEN \
+    table there, not narrow the values. Text stays as the Onehouse matrix says (bytes into string)."""
+    return _is_numeric_or_temporal(inc) and _is_numeric_or_temporal(tab) \
+        and policy.classify(inc, tab) is CastKind.CHECKED and policy.classify(tab, inc) is CastKind.WIDEN \
         and CastPolicy.lossless().classify(tab, inc) is CastKind.WIDEN
 
 

@@ -211,7 +211,8 @@ LOSSLESS_ALLOWS = [
     (pa.decimal128(30, 2), pa.decimal256(50, 2), fs.CastKind.WIDEN),
     (pa.float16(), pa.float64(), fs.CastKind.WIDEN),
     (pa.date32(), pa.date64(), fs.CastKind.WIDEN),
-    (pa.date32(), pa.timestamp("us"), fs.CastKind.WIDEN),
+    (pa.date32(), pa.timestamp("ms"), fs.CastKind.WIDEN),
+    (pa.date32(), pa.timestamp("us"), fs.CastKind.CHECKED),   # date32 reaches past year 294,000
     (pa.date32(), pa.timestamp("ns"), fs.CastKind.CHECKED),   # overflows after 2262
     (pa.timestamp("ms"), pa.timestamp("us"), fs.CastKind.CHECKED),
     (pa.time32("s"), pa.time64("ns"), fs.CastKind.WIDEN),

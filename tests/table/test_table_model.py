@@ -351,6 +351,9 @@ class TableMachine(RuleBasedStateMachine):
 
     def _check_state(self) -> None:
         t, m = self.table, self.model
+        schemas = t.schemas_by_id()
+        for f in t.scan().live_files():  # every file holds exactly its schema's columns, in order
+            assert pq.read_schema(t.location / f.path).names == schemas[f.schema_id].names, f
         assert t.current_snapshot.snapshot_id == m.head
         assert len(t.schemas()) == len(m.schemas)
         assert [(f.name, f.type) for f in t.schema.to_arrow()] == [(c.name, arrow_type(c)) for c in m.schema]
