@@ -25,6 +25,7 @@ from fieldshift.kernels import (
     rebuild_map,
     rebuild_struct,
 )
+from fieldshift.kernels.valid_nulls import valid_hidden_nulls
 
 __all__ = ["CastNode", "ConstantNode", "ListNode", "MapNode", "Node", "NullCheck", "StructNode", "Take"]
 
@@ -111,7 +112,10 @@ class StructNode:
         kids = _StructChildren(source)
         child_rows = _masked_rows(source, rows) if source.null_count else rows
         out = [c.evaluate(kids, len(source), sink, child_rows) for c in self.children]
-        return rebuild_struct(self.target, source, out)
+        rebuilt = rebuild_struct(self.target, source, out)
+        if source.null_count and any(isinstance(c, NullCheck) for c in self.children):
+            return valid_hidden_nulls(rebuilt)  # a required child's nulls under null structs: valid placeholders
+        return rebuilt
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Adversarial findings on issue 12: each test asserts the right behaviour and fails until it is fixed.
+"""Regression tests of an adversarial review of issue 12: each asserts the right behaviour where a
+hostile new user found a wrong answer, lost data or a raw error.
 
 Real tables in tmp_path, real Parquet files; no mocks. One test per finding, named after what a user
 would hit.
