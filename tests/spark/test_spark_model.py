@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import settings
-
-from tests.table.test_table_model import SETTINGS, TableMachine
+from tests.table.test_table_model import TableMachine, run_machine
 
 
 class SparkTableMachine(TableMachine):
@@ -15,5 +13,4 @@ class SparkTableMachine(TableMachine):
 
 def test_table_model_through_spark(spark: Any) -> None:
     SparkTableMachine.spark = spark
-    SparkTableMachine.TestCase.settings = settings(SETTINGS, max_examples=3, stateful_step_count=12)
-    SparkTableMachine.TestCase().runTest()
+    run_machine(SparkTableMachine, examples=6, steps=15, derandomize=True, required=("spark reads", "scan rows"))
