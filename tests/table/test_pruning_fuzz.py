@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import fieldshift as fs
 from fieldshift.table.filters import InvalidFilterError
+from tests.table.table_model import holds
 
 POLICY = fs.CastPolicy.onehouse(widen_to_string=True)
 OPS = ["==", "!=", "<", "<=", ">", ">=", "in", "not in", "is_null", "not_null"]
@@ -153,22 +154,6 @@ def _get(row: dict, name: str) -> Any:
     return row[name]
 
 
-def _holds(v: Any, op: str, lit: Any) -> bool:
-    """Iceberg's row semantics (PyIceberg's evaluator): a null is never equal, ordered or in a list."""
-    if op == "is_null":
-        return v is None
-    if op == "not_null":
-        return v is not None
-    if op in ("in", "not in"):
-        found = v is not None and any(v == x for x in lit)
-        return found if op == "in" else not found
-    if v is None:
-        return op == "!="
-    if isinstance(v, float) and math.isnan(v):  # IEEE: NaN is unequal to and unordered with everything
-        return op == "!="
-    return {"==": v == lit, "!=": v != lit, "<": v < lit, "<=": v <= lit, ">": v > lit, ">=": v >= lit}[op]
-
-
 def _run(data: Any) -> None:
     draw = data.draw
     with tempfile.TemporaryDirectory() as tmp:
@@ -195,7 +180,7 @@ def _run(data: Any) -> None:
             got = sorted(pruned.to_arrow().column("id").to_pylist())
             assert got == sorted(full.to_arrow().column("id").to_pylist())
             lit = flt[2] if len(flt) > 2 else None
-            expected = sorted(r["id"] for r in rows if _holds(_get(r, flt[0]), flt[1], lit))
+            expected = sorted(r["id"] for r in rows if holds(_get(r, flt[0]), flt[1], lit))
             assert got == expected
 
 
