@@ -321,7 +321,7 @@ class Table:
             return quarantine_groups(self.location, files)
         return quarantine_table(self.location, files)
 
-    def vacuum(self, older_than: dt.timedelta = dt.timedelta(hours=1)) -> list[str]:
+    def vacuum(self, older_than: dt.timedelta | float = dt.timedelta(hours=1)) -> list[str]:
         """Delete files no commit references (left by crashed writers); returns their paths.
 
         Files younger than ``older_than`` are kept: a writer in another process may be about to
@@ -330,6 +330,10 @@ class Table:
         it) are kept; directories, symlinks and other entries are left alone. Temporary catalogs of
         creates killed midway (that no live create holds) go too.
         """
+        if isinstance(older_than, (int, float)) and not isinstance(older_than, bool):
+            older_than = dt.timedelta(seconds=older_than)  # plain numbers are seconds
+        if not isinstance(older_than, dt.timedelta):
+            raise TypeError(f"older_than must be a datetime.timedelta or seconds, not {older_than!r}")
         keep = self.catalog.all_paths(self.table_id)
         for other_id, _, other_location in self.catalog.tables():
             if other_id != self.table_id and Path(other_location).resolve() == self.location.resolve():

@@ -386,3 +386,13 @@ def test_append_of_records_keeps_keys_that_first_appear_in_later_records(tmp_pat
     t = fs.Table.create(tmp_path / "t", pa.schema([("a", pa.int64())]))
     t.append([{"a": 1}, {"b": 2}])
     assert t.to_arrow().to_pylist() == [{"a": 1, "b": None}, {"a": None, "b": 2}]
+
+
+def test_vacuum_takes_seconds_and_says_what_it_wants(tmp_path: Path) -> None:
+    """vacuum(older_than=0) raised a raw AttributeError; a number is seconds, anything else a TypeError."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("x", pa.int64())]))
+    t.append(pa.table({"x": [1]}))
+    assert t.vacuum(older_than=0) == []
+    with pytest.raises(TypeError, match="timedelta"):
+        t.vacuum(older_than="1h")
+    assert t.to_arrow().column("x").to_pylist() == [1]
