@@ -28,6 +28,7 @@ __all__ = [
     "InvalidFieldIdError",
     "InvalidFilterError",
     "InvalidNameError",
+    "InvalidOptionError",
     "InvalidTypeError",
     "JavaNotFoundError",
     "Mismatch",
@@ -270,3 +271,7 @@ class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
 
 class JavaNotFoundError(FieldshiftError, RuntimeError):
     """No Java runtime to start Spark's JVM with (the environment, neither a schema nor a table)."""
+
+
+class InvalidOptionError(SchemaEvolutionError):
+    """A string option (``on_error``, ``match``, ``on_incompatible``, ``route``, ...) outside its values."""

@@ -9,8 +9,8 @@ import pyarrow as pa
 
 from fieldshift.file_schema import has_field_ids
 from fieldshift.name_mapping import NameMapping
+from fieldshift.options import MatchMode
 from fieldshift.plan import EvolutionPlan
-from fieldshift.plan_cache import MatchMode
 from fieldshift.planner import arrow_plan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema

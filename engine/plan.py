@@ -14,6 +14,7 @@ import pyarrow as pa
 from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFieldError, SchemaEvolutionError
 from fieldshift.kernels.layout import conform, same_child_names, same_values, take_rows
 from fieldshift.kernels.threads import get_threads, run_parallel
+from fieldshift.options import CastMode
 from fieldshift.plan_nodes import (
     ROOT_ROWS,
     ConstantNode,
@@ -57,7 +58,7 @@ class CastReport:
 class _Sink:
     """Receives per-row cast failures from nodes and acts on them per the mode."""
 
-    def __init__(self, mode: str, batch_row_offset: int = 0) -> None:
+    def __init__(self, mode: CastMode, batch_row_offset: int = 0) -> None:
         self.lock = threading.Lock()  # columns may be evaluated on several threads
         self.mode = mode
         self.report = CastReport()
@@ -176,7 +177,7 @@ class EvolutionPlan:
         """Evolve every row (failing values read as null) and report the failing rows with reasons."""
         return self._run(data, "collect")
 
-    def _run(self, data: D, mode: str) -> tuple[D, CastReport]:
+    def _run(self, data: D, mode: CastMode) -> tuple[D, CastReport]:
         if isinstance(data, pa.Table):
             report = CastReport()
             if self.strategy is BatchStrategy.IDENTITY and data.schema.equals(self.output_schema):
@@ -211,7 +212,7 @@ class EvolutionPlan:
         columns = [conform(c, t) for c, t in zip(data.columns, targets, strict=True)]
         return pa.RecordBatch.from_arrays(columns, schema=self.output_schema)
 
-    def _run_batch(self, batch: pa.RecordBatch, mode: str, offset: int) -> tuple[pa.RecordBatch, CastReport]:
+    def _run_batch(self, batch: pa.RecordBatch, mode: CastMode, offset: int) -> tuple[pa.RecordBatch, CastReport]:
         schema = batch.schema  # each .schema access builds a new wrapper: fetch it once
         strategy = self.strategy
         if strategy is BatchStrategy.IDENTITY and schema.equals(self.output_schema):
@@ -220,7 +221,7 @@ class EvolutionPlan:
             return self._relabel_columns(batch), CastReport()
         return self._compute(batch, schema, mode, offset)
 
-    def _compute(self, batch: pa.RecordBatch, schema: pa.Schema, mode: str,
+    def _compute(self, batch: pa.RecordBatch, schema: pa.Schema, mode: CastMode,
                  offset: int) -> tuple[pa.RecordBatch, CastReport]:
         """Evaluate the nodes (every batch of a computed plan, other layouts of the others)."""
         exact = schema.equals(self.input_schema)  # a pointer check for batches of one stream

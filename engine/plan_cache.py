@@ -13,18 +13,16 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from itertools import islice
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 
+from fieldshift.options import MatchMode
 from fieldshift.plan import EvolutionPlan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 
 __all__ = ["PlanCache", "plan_key", "value_key"]
-
-MatchMode = Literal["id", "name"]
-
 
 def value_key(v: Any) -> Any:
     """A value as a cache key that keeps apart what ``==`` merges: 0.0 and -0.0 (by the float's bits),
