@@ -10,9 +10,8 @@ import decimal
 import math
 import struct
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
-from itertools import islice
 from typing import Any
 
 import pyarrow as pa
@@ -65,14 +64,17 @@ def plan_key(file_key: Any, read_schema: Schema, policy: CastPolicy, constants: 
 class PlanCache:
     """Plans by ``plan_key``, the least recently used dropped beyond ``size``; thread-safe.
 
-    Plans for Arrow schemas also remember the schema object: batches of one stream share their C++
-    schema, so looking among the most recent entries for an equal schema (metadata, i.e. ids, included)
-    is a pointer check, where serialising the schema for its key costs far more on wide schemas.
+    Plans for Arrow schemas are also found without their key: batches of one stream share their C++
+    schema, so comparing it with the few most recently looked-up Arrow schemas (metadata, i.e. ids,
+    included) is a pointer check, where serialising the schema for its key costs far more on wide
+    schemas. That index only points at cached plans: what the LRU drops, it forgets too.
     """
 
     def __init__(self, size: int = 512, recent: int = 8) -> None:
-        self._size, self._recent = size, recent
-        self._plans: OrderedDict[tuple[Any, ...], tuple[EvolutionPlan, pa.Schema | None]] = OrderedDict()
+        self._size = size
+        self._plans: OrderedDict[tuple[Any, ...], EvolutionPlan] = OrderedDict()
+        # (key without its file part, the Arrow schema, the plan, the full key), newest first
+        self._recent: deque[tuple[tuple[Any, ...], pa.Schema, EvolutionPlan, tuple[Any, ...]]] = deque(maxlen=recent)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -80,34 +82,38 @@ class PlanCache:
 
     def get(self, key: tuple[Any, ...], build: Callable[[], EvolutionPlan],
             arrow: pa.Schema | None = None) -> EvolutionPlan:
-        """The plan under ``key``, built (outside the lock) and stored when absent."""
+        """The plan under ``key``, built (outside the lock) and stored when absent; ``arrow`` is the
+        data's Arrow schema when ``key`` is made from its bytes, for ``recent_arrow`` to find it by."""
         with self._lock:
-            hit = self._plans.get(key)
-            if hit is not None:
+            plan = self._plans.get(key)
+            if plan is not None:
                 self._plans.move_to_end(key)
-                if arrow is not None and hit[1] is not arrow:  # the next batch of its stream: a pointer check
-                    self._plans[key] = (hit[0], arrow)
-                return hit[0]
+                if arrow is not None:
+                    self._recent.appendleft((key[1:], arrow, plan, key))
+                return plan
         plan = build()
         with self._lock:
-            self._plans[key] = (plan, arrow)
+            self._plans[key] = plan
             self._plans.move_to_end(key)
             while len(self._plans) > self._size:
-                self._plans.popitem(last=False)
+                dropped, _ = self._plans.popitem(last=False)
+                if any(entry[3] == dropped for entry in self._recent):
+                    self._recent = deque((e for e in self._recent if e[3] != dropped), maxlen=self._recent.maxlen)
+            if arrow is not None:
+                self._recent.appendleft((key[1:], arrow, plan, key))
         return plan
 
     def recent_arrow(self, arrow: pa.Schema, rest: tuple[Any, ...]) -> EvolutionPlan | None:
-        """A plan among the most recently used for this very Arrow schema and key ``rest``, if any."""
+        """The plan of a recently looked-up Arrow schema equal to ``arrow`` (ids included) under the
+        key part ``rest``, if any."""
         with self._lock:
-            recent = list(islice(reversed(self._plans.items()), self._recent))
-        for key, (plan, schema) in recent:
-            if schema is not None and key[1:] == rest and schema.equals(arrow, check_metadata=True):
-                with self._lock:
-                    if key in self._plans:
-                        self._plans.move_to_end(key)
+            recent = tuple(self._recent)
+        for key_rest, schema, plan, _ in recent:
+            if key_rest == rest and schema.equals(arrow, check_metadata=True):
                 return plan
         return None
 
     def clear(self) -> None:
         with self._lock:
             self._plans.clear()
+            self._recent.clear()

@@ -91,3 +91,18 @@ def test_every_strategy_reads_dictionary_batches_through_the_nodes(read: Schema)
     plan = fs.plan(V0, read, policy=CastPolicy.lossless())
     assert plan.apply(encoded).to_pylist() == plan.apply(batch).to_pylist()
     assert plan.apply(encoded).schema.equals(read.to_arrow())
+
+
+def test_the_recent_arrow_index_forgets_what_the_cache_drops() -> None:
+    """Batches of one stream find their plan by their Arrow schema; once evicted, it is planned anew."""
+    cache = PlanCache(size=1)
+    arrow = V0.to_arrow()
+    plan = build_plan(V0, WIDENED)
+    cache.get((b"v0-bytes", "rest"), lambda: plan, arrow=arrow)
+    same = pa.RecordBatch.from_pylist([], schema=arrow).schema  # another wrapper of an equal schema
+    assert cache.recent_arrow(same, ("rest",)) is plan
+    assert cache.recent_arrow(same, ("other read schema",)) is None
+    cache.get(("another",), lambda: build_plan(V0, V0))  # evicts the Arrow plan
+    assert cache.recent_arrow(same, ("rest",)) is None
+    cache.clear()
+    assert len(cache) == 0
