@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.arrow_conversion import FIELD_ID_KEY, arrow_field_id, field_from_arrow
-from fieldshift.errors import MissingFieldIdError
+from fieldshift.errors import InvalidOptionError, MissingFieldIdError
 from fieldshift.options import MatchMode, check_option
 from fieldshift.schema import Schema
 from fieldshift.types import check_arrow_depth
@@ -61,7 +61,7 @@ def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *
         arrow_schema = name_mapping.apply(arrow_schema)
     elif match == "name":
         if read_schema is None:
-            raise ValueError("match='name' needs the read schema to take ids from")
+            raise InvalidOptionError("match='name' needs the read schema to take ids from; pass read_schema")
         arrow_schema = _ids_by_name(arrow_schema, read_schema)
     unknown = itertools.count(-1, -1)
     fields = [field_from_arrow(f, f.name, lambda _path: next(unknown)) for f in arrow_schema]

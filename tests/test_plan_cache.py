@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pyarrow as pa
@@ -106,3 +107,12 @@ def test_the_recent_arrow_index_forgets_what_the_cache_drops() -> None:
     assert cache.recent_arrow(same, ("rest",)) is None
     cache.clear()
     assert len(cache) == 0
+
+
+@pytest.mark.parametrize("read", [V0, RENAMED, WIDENED], ids=["identity", "relabel", "computed"])
+def test_plans_pickle_with_their_strategy(read: Schema) -> None:
+    """Plans ship to Spark executors pickled: the strategy and its steps travel with them."""
+    plan = build_plan(V0, read)
+    again = pickle.loads(pickle.dumps(plan))
+    assert again.strategy is plan.strategy and again.steps == plan.steps
+    assert again.apply(_batch()).equals(plan.apply(_batch()))
