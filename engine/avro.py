@@ -61,7 +61,7 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.defaults import validate_default
-from fieldshift.errors import InvalidDefaultError, MissingFieldIdError, SchemaEvolutionError
+from fieldshift.errors import AvroSchemaError, InvalidDefaultError, MissingFieldIdError
 from fieldshift.field import Field
 from fieldshift.schema import Schema, join_path
 from fieldshift.types import MAX_NESTING_DEPTH as _DEPTH
@@ -88,10 +88,6 @@ _VALID_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WIDE = decimal.Context(prec=100)
 
 Path = tuple[str, ...]
-
-
-class AvroSchemaError(SchemaEvolutionError):
-    """An Avro schema that has no table-schema equivalent, or that is not valid Avro."""
 
 
 def _where(path: Path) -> str:

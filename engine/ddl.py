@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.ddl_types import TypeSyntaxError, parse_type
-from fieldshift.errors import InvalidDefaultError, SchemaEvolutionError
+from fieldshift.errors import DDLSyntaxError, InvalidDefaultError, SchemaEvolutionError, pointer
 from fieldshift.field import Field
 from fieldshift.schema import Schema, join_path, split_path
 from fieldshift.schema_update import SchemaUpdate
@@ -48,31 +48,6 @@ __all__ = [
 
 
 # -- errors --------------------------------------------------------------------------------------
-def pointer(text: str, start: int, end: int | None = None) -> str:
-    """The line of ``text`` holding ``start``, with carets under ``start:end`` (indented two spaces)."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", start)
-    line_end = len(text) if line_end == -1 else line_end
-    line = text[line_start:line_end]
-    col = start - line_start
-    width = max(1, min(line_end, end if end is not None else start + 1) - start)
-    return f"  {line}\n  {' ' * col}{'^' * width}"
-
-
-class DDLSyntaxError(ValueError):
-    """A statement that does not parse: ``position`` is where, ``expected`` says what would fit."""
-
-    def __init__(self, statement: str, position: int, expected: str, found: str | None = None,
-                 end: int | None = None) -> None:
-        self.statement, self.position, self.expected, self.found = statement, position, expected, found
-        line = statement.count("\n", 0, position) + 1
-        col = position - (statement.rfind("\n", 0, position) + 1) + 1
-        where = f"line {line}, column {col}" if "\n" in statement.strip() else f"column {col}"
-        shown = "the end of the statement" if found is None else repr(found)
-        super().__init__(f"syntax error at {where}: expected {expected}, found {shown}\n"
-                         f"{pointer(statement, position, end)}")
-
-
 # -- tokens --------------------------------------------------------------------------------------
 _TOKEN = re.compile(r"""
     (?P<ws>\s+|--[^\n]*|/\*.*?\*/)

@@ -10,7 +10,7 @@ import re
 
 import pyarrow as pa
 
-from fieldshift.errors import NestingDepthError
+from fieldshift.errors import NestingDepthError, TypeSyntaxError
 from fieldshift.field import Field
 from fieldshift.type_names import parse_primitive
 from fieldshift.types import MAX_NESTING_DEPTH, FieldType, ListType, MapType, StructType, check_primitive
@@ -18,16 +18,6 @@ from fieldshift.types import MAX_NESTING_DEPTH, FieldType, ListType, MapType, St
 __all__ = ["TypeSyntaxError", "parse_type"]
 
 _TOKEN = re.compile(r"\s*(<|>|,|:|\(|\)|[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?|\d+|`[^`]+`)")
-
-
-class TypeSyntaxError(ValueError):
-    """A type string that does not parse; ``position`` points at the offending character."""
-
-    def __init__(self, text: str, position: int, expected: str) -> None:
-        self.text, self.position = text, position
-        marker = " " * position + "^"
-        super().__init__(f"cannot parse type {text!r}: expected {expected} at position {position}\n"
-                         f"  {text}\n  {marker}")
 
 
 class _Parser:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from fieldshift.errors import InvalidDefaultError
+from fieldshift.options import DefaultKind
 from fieldshift.types import FieldType, ListType, MapType, StructType, type_name
 
 if TYPE_CHECKING:
@@ -92,14 +93,14 @@ def validate_default(field: Field, value: Any, kind: str) -> Any:
     return _check_value(value, field.type, f"field {field.name!r} (id {field.id}) {kind} default")
 
 
-def _materialize(field: Field, kind: str) -> Any:
+def _materialize(field: Field, kind: DefaultKind) -> Any:
     value = field.initial_default if kind == "initial" else field.write_default
     if isinstance(field.type, StructType) and value == {}:
         return {c.name: _materialize(c, kind) for c in field.type.fields}
     return value
 
 
-def default_scalar(field: Field, kind: str = "initial") -> pa.Scalar:
+def default_scalar(field: Field, kind: DefaultKind = "initial") -> pa.Scalar:
     """The field's default as an Arrow scalar of its Arrow type (a null scalar when it has none)."""
     value = _materialize(field, kind)
     return pa.scalar(value, type=_arrow(field.type))

@@ -1,4 +1,9 @@
-"""Every refusal fieldshift makes, each its own class under one base, each saying what to do."""
+"""Every refusal fieldshift makes, each its own class, each saying what to do.
+
+One root, ``FieldshiftError``, with two branches: ``SchemaEvolutionError`` (a schema, type, value or
+statement that cannot be used as given; also a ValueError) and ``TableError`` (the table store: catalog,
+files, commits; also a RuntimeError). Catching ``FieldshiftError`` catches every refusal.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
+    "AvroSchemaError",
     "BatchTypeError",
     "CastValueError",
     "CatalogFormatError",
     "CommitConflictError",
+    "DDLSyntaxError",
     "DataFileError",
     "DuplicateFieldError",
+    "FieldshiftError",
     "HistoryUnreadableError",
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
@@ -20,24 +28,35 @@ __all__ = [
     "InvalidFieldIdError",
     "InvalidFilterError",
     "InvalidNameError",
+    "InvalidOptionError",
     "InvalidTypeError",
+    "JavaNotFoundError",
     "Mismatch",
     "MissingFieldIdError",
+    "NameMappingError",
     "NestingDepthError",
     "NestingLevelMoveError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
+    "SchemaJSONError",
     "SchemaMismatchError",
     "TableError",
     "TypeChangeNotAllowedError",
+    "TypeSyntaxError",
     "UnknownFieldError",
+    "UnsupportedSparkTypeError",
     "closest_names",
+    "pointer",
 ]
 
 
-class SchemaEvolutionError(ValueError):
+class FieldshiftError(Exception):
+    """The root of every error fieldshift raises on purpose."""
+
+
+class SchemaEvolutionError(FieldshiftError, ValueError):
     """Base of every schema-evolution refusal; subclasses say which rule refused and what to change."""
 
 
@@ -177,7 +196,7 @@ def closest_names(name: str, candidates: Iterable[str], n: int = 3) -> list[str]
     return difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.5)
 
 
-class TableError(RuntimeError):
+class TableError(FieldshiftError, RuntimeError):
     """Base of table-store failures (catalog, files, commits); the table is left as it was."""
 
 
@@ -195,3 +214,62 @@ class CatalogFormatError(TableError):
 
 class InvalidFilterError(SchemaEvolutionError):
     """A scan filter is malformed, or its literal cannot be compared with its column's type."""
+
+
+class NameMappingError(SchemaEvolutionError):
+    """A name mapping that is not valid Iceberg name-mapping JSON, or that maps one name twice."""
+
+
+class AvroSchemaError(SchemaEvolutionError):
+    """An Avro schema that has no table-schema equivalent, or that is not valid Avro."""
+
+
+class SchemaJSONError(InvalidTypeError):
+    """Iceberg schema JSON that describes no table schema (an unknown nested type, a non-struct root)."""
+
+
+class TypeSyntaxError(SchemaEvolutionError):
+    """A type string that does not parse; ``position`` points at the offending character."""
+
+    def __init__(self, text: str, position: int, expected: str) -> None:
+        self.text, self.position = text, position
+        marker = " " * position + "^"
+        super().__init__(f"cannot parse type {text!r}: expected {expected} at position {position}\n"
+                         f"  {text}\n  {marker}")
+
+
+def pointer(text: str, start: int, end: int | None = None) -> str:
+    """The line of ``text`` holding ``start``, with carets under ``start:end`` (indented two spaces)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line_end = len(text) if line_end == -1 else line_end
+    line = text[line_start:line_end]
+    col = start - line_start
+    width = max(1, min(line_end, end if end is not None else start + 1) - start)
+    return f"  {line}\n  {' ' * col}{'^' * width}"
+
+
+class DDLSyntaxError(SchemaEvolutionError):
+    """A statement that does not parse: ``position`` is where, ``expected`` says what would fit."""
+
+    def __init__(self, statement: str, position: int, expected: str, found: str | None = None,
+                 end: int | None = None) -> None:
+        self.statement, self.position, self.expected, self.found = statement, position, expected, found
+        line = statement.count("\n", 0, position) + 1
+        col = position - (statement.rfind("\n", 0, position) + 1) + 1
+        where = f"line {line}, column {col}" if "\n" in statement.strip() else f"column {col}"
+        shown = "the end of the statement" if found is None else repr(found)
+        super().__init__(f"syntax error at {where}: expected {expected}, found {shown}\n"
+                         f"{pointer(statement, position, end)}")
+
+
+class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
+    """A fieldshift/Arrow type (or a Spark type) with no counterpart on the other side."""
+
+
+class JavaNotFoundError(FieldshiftError, RuntimeError):
+    """No Java runtime to start Spark's JVM with (the environment, neither a schema nor a table)."""
+
+
+class InvalidOptionError(SchemaEvolutionError):
+    """A string option (``on_error``, ``match``, ``on_incompatible``, ``route``, ...) outside its values."""

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import threading
-from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.file_schema import file_schema_of, has_field_ids
+from fieldshift.file_schema import has_field_ids
 from fieldshift.name_mapping import NameMapping
+from fieldshift.options import MatchMode
 from fieldshift.plan import EvolutionPlan
-from fieldshift.planner import build_plan, cached_plan, plan_key
+from fieldshift.planner import arrow_plan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 
@@ -32,7 +31,7 @@ def plan(
     policy: CastPolicy | None = None,
     name_mapping: Any = None,
     constants: Mapping[Any, Any] | None = None,
-    match: str = "id",
+    match: MatchMode = "id",
 ) -> EvolutionPlan:
     """Plan how data written with ``file_schema`` reads as ``read_schema`` (cached).
 
@@ -43,45 +42,8 @@ def plan(
     policy = policy or CastPolicy.lossless()
     by_id = _constants_by_id(read_schema, constants)
     if isinstance(file_schema, pa.Schema):
-        rest = plan_key(None, read_schema, policy, by_id, name_mapping, match)[1:]
-        hit = _recent_plan(file_schema, rest)
-        if hit is not None:
-            return hit
-        # pa.Schema equality ignores field metadata, i.e. the ids: key on the serialised form instead
-        key = (file_schema.serialize().to_pybytes(), *rest)
-        with _ARROW_LOCK:
-            hit = _BY_ARROW.get(key)
-        if hit is None:
-            schema = file_schema_of(file_schema, read_schema, name_mapping=name_mapping, match=match)
-            # planned here, not through cached_plan: its key would fingerprint the recovered schema
-            hit = build_plan(schema, read_schema, policy, by_id, file_schema)
-            with _ARROW_LOCK:
-                _BY_ARROW[key] = hit
-                if len(_BY_ARROW) > 256:
-                    _BY_ARROW.pop(next(iter(_BY_ARROW)))
-        with _ARROW_LOCK:
-            _RECENT.appendleft((file_schema, rest, hit))
-        return hit
+        return arrow_plan(file_schema, read_schema, policy, by_id, name_mapping, match)
     return cached_plan(file_schema, read_schema, policy, by_id)
-
-
-# Plans by the data's own Arrow schema (its IPC bytes, ids included), so evolve() on a stream of
-# batches recovers neither the file schema nor its fingerprint again.
-_BY_ARROW: dict[tuple[Any, ...], EvolutionPlan] = {}
-_ARROW_LOCK = threading.Lock()
-# The last few Arrow schemas planned, compared with metadata (ids) included: batches of one stream
-# share their C++ schema, so the comparison is a pointer check; otherwise ~30 us for 1,000 columns,
-# where serialising the schema for the key above takes ~450 us.
-_RECENT: deque[tuple[pa.Schema, tuple[Any, ...], EvolutionPlan]] = deque(maxlen=8)
-
-
-def _recent_plan(file_schema: pa.Schema, rest: tuple[Any, ...]) -> EvolutionPlan | None:
-    with _ARROW_LOCK:
-        recent = list(_RECENT)
-    for schema, key, plan_ in recent:
-        if key == rest and schema.equals(file_schema, check_metadata=True):
-            return plan_
-    return None
 
 
 def evolve(
@@ -92,7 +54,7 @@ def evolve(
     policy: CastPolicy | None = None,
     name_mapping: Any = None,
     constants: Mapping[Any, Any] | None = None,
-    match: str = "id",
+    match: MatchMode = "id",
 ) -> Any:
     """Evolve ``data`` into ``read_schema``, returning the same kind of object.
 

@@ -14,7 +14,8 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.arrow_conversion import FIELD_ID_KEY, arrow_field_id, field_from_arrow
-from fieldshift.errors import MissingFieldIdError
+from fieldshift.errors import InvalidOptionError, MissingFieldIdError
+from fieldshift.options import MatchMode, check_option
 from fieldshift.schema import Schema
 from fieldshift.types import check_arrow_depth
 
@@ -38,7 +39,7 @@ def _has_any_id(schema: pa.Schema) -> bool:
 
 
 def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *,
-                   name_mapping: Any = None, match: str = "id") -> Schema:
+                   name_mapping: Any = None, match: MatchMode = "id") -> Schema:
     """Recover the file ``Schema`` of data with this Arrow schema.
 
     ``match="id"`` (default) uses ``PARQUET:field_id`` metadata, else the ``name_mapping`` (Iceberg
@@ -46,8 +47,7 @@ def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *
     schema: it can resurrect a dropped column whose name was re-added, so use it only for data that
     never saw a drop.
     """
-    if match not in ("id", "name"):
-        raise ValueError(f"match must be 'id' or 'name', got {match!r}")
+    check_option("match", match, MatchMode)
     check_arrow_depth(arrow_schema)  # before the recursive walks below
     if match == "id" and not _has_any_id(arrow_schema):
         if name_mapping is None:
@@ -61,7 +61,7 @@ def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *
         arrow_schema = name_mapping.apply(arrow_schema)
     elif match == "name":
         if read_schema is None:
-            raise ValueError("match='name' needs the read schema to take ids from")
+            raise InvalidOptionError("match='name' needs the read schema to take ids from; pass read_schema")
         arrow_schema = _ids_by_name(arrow_schema, read_schema)
     unknown = itertools.count(-1, -1)
     fields = [field_from_arrow(f, f.name, lambda _path: next(unknown)) for f in arrow_schema]

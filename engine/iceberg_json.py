@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.defaults import default_from_json, default_to_json
-from fieldshift.errors import InvalidTypeError, NestingDepthError
+from fieldshift.errors import InvalidTypeError, NestingDepthError, SchemaJSONError
 from fieldshift.field import Field
 from fieldshift.schema import Schema
 from fieldshift.type_names import parse_primitive, primitive_name
@@ -108,7 +108,8 @@ def type_from_json(obj: Any, element_field: str = "") -> FieldType:
         value = Field(obj["value-id"], "value", type_from_json(obj["value"]),
                       not obj.get("value-required", False))
         return MapType(key, value, keys_sorted=bool(obj.get("keys-sorted", False)))
-    raise ValueError(f"unknown nested type in schema JSON: {obj!r}")
+    raise SchemaJSONError(f"unknown nested type in schema JSON: {obj!r}; expected a primitive type name or an "
+                          "object whose 'type' is 'struct', 'list' or 'map'")
 
 
 def _field_from_json(obj: dict[str, Any]) -> Field:
@@ -132,7 +133,8 @@ def schema_from_json(text: str | dict[str, Any]) -> Schema:
                                 "readers accept") from None
     container_depth_guard(obj, 4 * MAX_NESTING_DEPTH, "the schema JSON")  # Schema() checks the exact limit
     if obj.get("type", "struct") != "struct":
-        raise ValueError("a table schema JSON must be a struct")
+        raise SchemaJSONError(f"a table schema JSON must be a struct (\"type\": \"struct\"), "
+                              f"got type {obj.get('type')!r}")
     return Schema(
         [_field_from_json(f) for f in obj["fields"]],
         schema_id=int(obj.get("schema-id", 0)),

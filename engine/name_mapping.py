@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.arrow_conversion import FIELD_ID_KEY
-from fieldshift.errors import SchemaEvolutionError
+from fieldshift.errors import NameMappingError
 from fieldshift.field import Field
 from fieldshift.schema import Schema
 from fieldshift.types import FieldType, ListType, MapType, StructType
@@ -30,10 +30,6 @@ from fieldshift.types import FieldType, ListType, MapType, StructType
 __all__ = ["MappedField", "NameMapping", "NameMappingError"]
 
 _TOP = -1  # parent key of top-level fields (Iceberg uses -1 too)
-
-
-class NameMappingError(SchemaEvolutionError):
-    """A name mapping that is not valid Iceberg name-mapping JSON, or that maps one name twice."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,21 @@ import pyarrow as pa
 from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFieldError, SchemaEvolutionError
 from fieldshift.kernels.layout import conform, same_child_names, same_values, take_rows
 from fieldshift.kernels.threads import get_threads, run_parallel
-from fieldshift.plan_nodes import ROOT_ROWS, ConstantNode, ListNode, MapNode, Node, NullCheck, RowMap, StructNode
+from fieldshift.options import CastMode
+from fieldshift.plan_nodes import (
+    ROOT_ROWS,
+    ConstantNode,
+    ListNode,
+    MapNode,
+    Node,
+    NullCheck,
+    RowMap,
+    StructNode,
+    Take,
+)
 from fieldshift.policy import CastPolicy
 from fieldshift.small_batches import SMALL_BATCH_ROWS, evaluate_small, shared_shapes
+from fieldshift.strategy import BatchSteps, BatchStrategy
 
 __all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
 
@@ -46,7 +58,7 @@ class CastReport:
 class _Sink:
     """Receives per-row cast failures from nodes and acts on them per the mode."""
 
-    def __init__(self, mode: str, batch_row_offset: int = 0) -> None:
+    def __init__(self, mode: CastMode, batch_row_offset: int = 0) -> None:
         self.lock = threading.Lock()  # columns may be evaluated on several threads
         self.mode = mode
         self.report = CastReport()
@@ -96,24 +108,17 @@ class EvolutionPlan:
     """Evolves batches of one file schema into one read schema.
 
     ``apply`` returns the same kind it gets (RecordBatch or Table). An identity plan returns the very
-    object it was given; a rename-only plan puts the read schema over the same buffers.
+    object it was given; a relabel plan puts the read schema over the same buffers; a computed plan
+    evaluates its nodes. ``strategy`` says which, chosen once at planning; batches of another layout
+    of the planned types (dictionaries, other child names) always go through the nodes.
     """
 
+    strategy: BatchStrategy
     nodes: tuple[Node, ...]
     output_schema: pa.Schema
-    input_width: int
-    input_names: tuple[str, ...]
-    identity: bool
-    rename_only: bool
+    input_schema: pa.Schema  # the file schema as Arrow: batches of exactly it skip checks
     policy: CastPolicy
-    list_columns: tuple[int, ...] = ()
-    heavy_nodes: tuple[int, ...] = ()  # nodes that compute (not Take/Constant), costliest first: run on threads
-    # set when every node takes a file column that differs from its target in names only: a batch of
-    # exactly this schema only needs the read schema put over its columns (renames, reorders, drops)
-    relabel_input: pa.Schema | None = None
-    relabel_views: tuple[tuple[int, pa.DataType], ...] = ()
-    input_schema: pa.Schema | None = None  # the file schema as Arrow: batches of exactly it skip checks
-    plain_takes: tuple[int, ...] = ()  # Take nodes whose input_schema column is exactly their target
+    steps: BatchSteps
     # nodes doing the same work on different columns, found on the first small batch (planning does
     # not pay for it): one evaluation of their concatenation there (small_batches.py)
     _shared: list[tuple[tuple[Node, tuple[int, ...]], ...]] = field(default_factory=list, compare=False,
@@ -121,6 +126,24 @@ class EvolutionPlan:
     # batch schemas other than input_schema already found to hold the planned types (dictionary or
     # extension encodings, other child names): checked once, then by pointer
     _accepted: list[pa.Schema] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def identity(self) -> bool:
+        """Batches of the planned schema pass through unchanged."""
+        return self.strategy is BatchStrategy.IDENTITY
+
+    @property
+    def rename_only(self) -> bool:
+        """Every read column is a file column as it is (renamed, reordered or relabelled at most)."""
+        return all(isinstance(n, Take) for n in self.nodes)
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(self.input_schema.names)
+
+    @property
+    def input_width(self) -> int:
+        return len(self.input_schema)
 
     # -- applying -------------------------------------------------------------------------------
     def apply(self, data: D) -> D:
@@ -154,10 +177,10 @@ class EvolutionPlan:
         """Evolve every row (failing values read as null) and report the failing rows with reasons."""
         return self._run(data, "collect")
 
-    def _run(self, data: D, mode: str) -> tuple[D, CastReport]:
+    def _run(self, data: D, mode: CastMode) -> tuple[D, CastReport]:
         if isinstance(data, pa.Table):
             report = CastReport()
-            if self.identity and data.schema.equals(self.output_schema):
+            if self.strategy is BatchStrategy.IDENTITY and data.schema.equals(self.output_schema):
                 return self._relabel(data), report
             batches, offset = [], 0
             for batch in data.to_batches():
@@ -178,7 +201,7 @@ class EvolutionPlan:
     def _relabel(self, data: D) -> D:
         """The same object when its field metadata (ids) already match, else the same buffers relabelled."""
         names_ok = all(same_child_names(data.schema.field(i).type, self.output_schema.field(i).type)
-                       for i in self.list_columns)
+                       for i in self.steps.list_columns)
         if names_ok and data.schema.remove_metadata().equals(self.output_schema, check_metadata=True):
             return data
         targets = self.output_schema.types
@@ -189,31 +212,38 @@ class EvolutionPlan:
         columns = [conform(c, t) for c, t in zip(data.columns, targets, strict=True)]
         return pa.RecordBatch.from_arrays(columns, schema=self.output_schema)
 
-    def _run_batch(self, batch: pa.RecordBatch, mode: str, offset: int) -> tuple[pa.RecordBatch, CastReport]:
+    def _run_batch(self, batch: pa.RecordBatch, mode: CastMode, offset: int) -> tuple[pa.RecordBatch, CastReport]:
         schema = batch.schema  # each .schema access builds a new wrapper: fetch it once
-        if self.identity and schema.equals(self.output_schema):
+        strategy = self.strategy
+        if strategy is BatchStrategy.IDENTITY and schema.equals(self.output_schema):
             return self._relabel(batch), CastReport()
-        if self.relabel_input is not None and schema.equals(self.relabel_input):
-            return self._relabel_columns(batch, schema), CastReport()
+        if strategy is BatchStrategy.RELABEL and schema.equals(self.input_schema):
+            return self._relabel_columns(batch), CastReport()
+        return self._compute(batch, schema, mode, offset)
+
+    def _compute(self, batch: pa.RecordBatch, schema: pa.Schema, mode: CastMode,
+                 offset: int) -> tuple[pa.RecordBatch, CastReport]:
+        """Evaluate the nodes (every batch of a computed plan, other layouts of the others)."""
         exact = schema.equals(self.input_schema)  # a pointer check for batches of one stream
         if not exact:
             self._check_input(schema)
         sink = _Sink(mode, offset)
         columns = _Columns(batch)  # only the columns a node reads get wrapped (dropped ones never)
         rows = batch.num_rows
-        out: list[pa.Array | None] = [None] * len(self.nodes)
+        nodes = self.nodes
+        out: list[pa.Array | None] = [None] * len(nodes)
         if exact:  # columns of exactly the read type: no per-batch check of their layout or names
-            for i in self.plain_takes:
-                out[i] = columns[self.nodes[i].index]
-        heavy = self.heavy_nodes
+            for i, source in self.steps.untouched:
+                out[i] = columns[source]
+        heavy = self.steps.computed
         if len(heavy) > 1 and rows >= _PARALLEL_MIN_ROWS and get_threads() > 1:
-            done = run_parallel(lambda i: self.nodes[i].evaluate(columns, rows, sink, ROOT_ROWS),
+            done = run_parallel(lambda i: nodes[i].evaluate(columns, rows, sink, ROOT_ROWS),
                                 [(i,) for i in heavy])
             for i, arr in zip(heavy, done, strict=True):
                 out[i] = arr
         elif rows <= SMALL_BATCH_ROWS and self._shared_shapes():
-            evaluate_small(self.nodes, self._shared_shapes(), columns, rows, sink, out)
-        for i, n in enumerate(self.nodes):
+            evaluate_small(nodes, self._shared_shapes(), columns, rows, sink, out)
+        for i, n in enumerate(nodes):
             if out[i] is None:
                 out[i] = n.evaluate(columns, rows, sink, ROOT_ROWS)
         if sink.report.total and mode == "null":
@@ -223,12 +253,13 @@ class EvolutionPlan:
 
     def _check_input(self, schema: pa.Schema) -> None:
         """Refuse a batch whose columns are not the ones planned for: by name, then by type."""
-        if tuple(schema.names) != self.input_names:
+        names = self.input_schema.names
+        if schema.names != names:
             raise SchemaEvolutionError(
-                f"the plan reads the file columns {list(self.input_names)} in this order, but the batch has "
+                f"the plan reads the file columns {names} in this order, but the batch has "
                 f"{schema.names}; plan with the schema of this data (columns match by position)"
             )
-        if self.input_schema is None or any(schema.equals(s) for s in self._accepted):
+        if any(schema.equals(s) for s in self._accepted):
             return
         for name, got, want in zip(schema.names, schema.types, self.input_schema.types, strict=True):
             if not same_values(got, want):
@@ -241,13 +272,13 @@ class EvolutionPlan:
             self._shared.append(shared_shapes(self.nodes))
         return self._shared[0]
 
-    def _relabel_columns(self, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    def _relabel_columns(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Renames, reorders and drops only: the read schema over the same column buffers."""
         every = batch.columns
         out = [every[n.index] for n in self.nodes]
-        for i, target in self.relabel_views:  # nested renames, decided at plan time
+        for i, target in self.steps.views:  # nested renames, decided at plan time
             out[i] = out[i].view(target)
-        for i in self.list_columns:  # Parquet's `item` vs `element`, known only per batch
+        for i in self.steps.list_columns:  # Parquet's `item` vs `element`, known only per batch
             target = self.nodes[i].target
             if not same_child_names(out[i].type, target):
                 out[i] = out[i].view(target)

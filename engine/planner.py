@@ -6,11 +6,6 @@ one go. Identity subtrees collapse into ``Take`` nodes, which pass arrays throug
 
 from __future__ import annotations
 
-import decimal
-import math
-import struct
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,15 +14,19 @@ import pyarrow as pa
 from fieldshift.defaults import default_scalar
 from fieldshift.errors import Mismatch, SchemaMismatchError
 from fieldshift.field import Field
+from fieldshift.file_schema import file_schema_of
 from fieldshift.kernels import select_cast_kernel
-from fieldshift.kernels.layout import names_like, same_child_names
+from fieldshift.kernels.constants import clear_constant_cache
+from fieldshift.options import MatchMode
 from fieldshift.plan import EvolutionPlan
+from fieldshift.plan_cache import PlanCache, plan_key, value_key
 from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
+from fieldshift.strategy import choose_strategy
 from fieldshift.types import ListType, MapType, StructType, type_name
 
-__all__ = ["build_plan", "cached_plan", "clear_plan_cache", "plan_key", "value_key"]
+__all__ = ["PLAN_CACHE", "arrow_plan", "build_plan", "cached_plan", "clear_plan_cache", "plan_key", "value_key"]
 
 
 class _Planner:
@@ -190,148 +189,43 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
             planner.mismatches,
             f"from file schema {file_schema.schema_id} into read schema {read_schema.schema_id}",
         )
-    takes_all = _passes_through(nodes, len(file_schema.fields))
     file_arrow = file_schema.to_arrow() if file_arrow is None else file_arrow
-    relabel_input = _relabel_input(nodes, file_arrow)
-    return EvolutionPlan(
-        nodes=nodes,
-        output_schema=output,
-        input_width=len(file_schema.fields),
-        input_names=tuple(f.name for f in file_schema.fields),
-        identity=takes_all and file_arrow.equals(output),
-        rename_only=all(isinstance(n, Take) for n in nodes),
-        policy=policy,
-        list_columns=tuple(i for i, f in enumerate(read_schema.fields) if _holds_list(f.type)),
-        heavy_nodes=_costliest_first(nodes),
-        relabel_input=relabel_input,
-        relabel_views=tuple((i, n.target) for i, n in enumerate(nodes)
-                            if relabel_input is not None and relabel_input.types[n.index] != n.target),
-        input_schema=file_arrow,
-        plain_takes=_plain_takes(nodes, file_arrow),
-    )
+    strategy, steps = choose_strategy(nodes, read_schema, file_arrow, output)
+    return EvolutionPlan(strategy=strategy, nodes=nodes, output_schema=output, input_schema=file_arrow,
+                         policy=policy, steps=steps)
 
 
-def _plain_takes(nodes: tuple[Node, ...], file_arrow: pa.Schema) -> tuple[int, ...]:
-    """Take nodes whose file column already has exactly the target type, child names included."""
-    plain = []
-    for i, n in enumerate(nodes):
-        if isinstance(n, Take):
-            source = file_arrow.field(n.index).type
-            if source == n.target and same_child_names(source, n.target):
-                plain.append(i)
-    return tuple(plain)
-
-
-def _costliest_first(nodes: tuple[Node, ...]) -> tuple[int, ...]:
-    """The nodes that compute, costliest first: threads take them in this order (see run_parallel)."""
-    heavy = [i for i, n in enumerate(nodes) if not isinstance(n, (Take, ConstantNode))]
-    return tuple(sorted(heavy, key=lambda i: -_cost(nodes[i])))
-
-
-_TEXT_TYPE_IDS = frozenset((pa.string().id, pa.large_string().id, pa.string_view().id))
-
-
-def _cost(node: Node) -> int:
-    """A rough weight: text is formatted or parsed value by value; widening and rebuilds are copies."""
-    if isinstance(node, NullCheck):
-        return 1 + _cost(node.inner)
-    if isinstance(node, CastNode):
-        text = node.kernel.startswith(("cast.numba", "cast.masked")) or node.target.id in _TEXT_TYPE_IDS
-        return 8 if text else 1
-    if isinstance(node, StructNode):
-        return 1 + sum(_cost(c) for c in node.children)
-    if isinstance(node, ListNode):
-        return 2 + _cost(node.element)
-    if isinstance(node, MapNode):
-        return 2 + _cost(node.key) + _cost(node.value)
-    return 0
-
-
-def _relabel_input(nodes: tuple[Node, ...], file_arrow: pa.Schema) -> pa.Schema | None:
-    """The file's Arrow schema when every node takes a column that differs from its target in names only."""
-    if not all(isinstance(n, Take) for n in nodes):
-        return None
-    types = file_arrow.types
-    if all(names_like(types[n.index], n.target) == types[n.index] for n in nodes):
-        return file_arrow
-    return None
-
-
-def _holds_list(t: Any) -> bool:
-    if isinstance(t, StructType):
-        return any(_holds_list(c.type) for c in t.fields)
-    return isinstance(t, (ListType, MapType))
-
-
-def value_key(v: Any) -> Any:
-    """A value as a cache key that keeps apart what ``==`` merges: 0.0 and -0.0 (by the float's bits),
-    1, 1.0 and True (by type), NaNs (equal to themselves here); containers element by element."""
-    if isinstance(v, float):
-        return ("float", struct.pack("<d", v)) if not math.isnan(v) else ("float", "nan")
-    if isinstance(v, (list, tuple)):
-        return (type(v).__name__, tuple(value_key(x) for x in v))
-    if isinstance(v, dict):
-        return ("dict", tuple((value_key(k), value_key(x)) for k, x in v.items()))
-    if isinstance(v, decimal.Decimal):
-        return ("decimal", str(v))
-    if isinstance(v, pa.Scalar):
-        return ("scalar", str(v.type), v.is_valid and repr(v))
-    try:
-        hash(v)
-    except TypeError:
-        return (type(v).__name__, repr(v))
-    return (type(v).__name__, v)
-
-
-def plan_key(file_key: Any, read_schema: Schema, policy: CastPolicy, constants: Mapping[int, Any] | None,
-             name_mapping: Any = None, match: str = "id") -> tuple[Any, ...]:
-    """What a plan depends on, by value -- the one definition every plan cache uses.
-
-    ``file_key`` is the file schema's fingerprint (or, for an Arrow schema, its IPC bytes, ids
-    included); the read schema by fingerprint (structure, ids, docs and defaults by their bits); the
-    policy by value (a frozen dataclass); constants by field id and ``value_key``; the name mapping by
-    its content (a frozen dataclass), never by ``id()``, whose addresses are recycled; and ``match``.
-    """
-    consts = tuple(sorted((k, value_key(v)) for k, v in (constants or {}).items()))
-    mapping: Any = name_mapping
-    try:
-        hash(mapping)
-    except TypeError:
-        mapping = repr(mapping)
-    return (file_key, read_schema.fingerprint(), policy, consts, mapping, match)
-
-
-_CACHE: OrderedDict[tuple[Any, ...], EvolutionPlan] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
-_CACHE_SIZE = 512
+PLAN_CACHE = PlanCache()
+"""Every plan fieldshift makes through ``cached_plan`` and ``arrow_plan``: the one plan cache."""
 
 
 def cached_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | None = None,
                 constants: Mapping[int, Any] | None = None) -> EvolutionPlan:
-    """``build_plan`` behind an LRU keyed by ``plan_key``."""
+    """``build_plan`` through the plan cache, keyed by ``plan_key``."""
     policy = policy or CastPolicy.lossless()
     key = plan_key(file_schema.fingerprint(), read_schema, policy, constants)
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None:
-            _CACHE.move_to_end(key)
-            return hit
-    plan = build_plan(file_schema, read_schema, policy, constants)
-    with _CACHE_LOCK:
-        _CACHE[key] = plan
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return plan
+    return PLAN_CACHE.get(key, lambda: build_plan(file_schema, read_schema, policy, constants))
+
+
+def arrow_plan(file_arrow: pa.Schema, read_schema: Schema, policy: CastPolicy,
+               constants: Mapping[int, Any], name_mapping: Any = None, match: MatchMode = "id") -> EvolutionPlan:
+    """The plan for data of this Arrow schema (ids from ``PARQUET:field_id``, else the name mapping).
+
+    Keyed by the schema's IPC bytes: ``pa.Schema`` equality ignores field metadata, i.e. the ids. The
+    batches of one stream find their plan by pointer, recovering neither the file schema nor the key."""
+    rest = plan_key(None, read_schema, policy, constants, name_mapping, match)[1:]
+    hit = PLAN_CACHE.recent_arrow(file_arrow, rest)
+    if hit is not None:
+        return hit
+
+    def build() -> EvolutionPlan:
+        schema = file_schema_of(file_arrow, read_schema, name_mapping=name_mapping, match=match)
+        return build_plan(schema, read_schema, policy, constants, file_arrow)
+
+    return PLAN_CACHE.get((file_arrow.serialize().to_pybytes(), *rest), build, arrow=file_arrow)
 
 
 def clear_plan_cache() -> None:
     """Forget every cached plan (benchmarks of cold planning, tests)."""
-    from fieldshift.evolve import _ARROW_LOCK, _BY_ARROW, _RECENT
-    from fieldshift.kernels.constants import clear_constant_cache
-
     clear_constant_cache()
-    with _CACHE_LOCK:
-        _CACHE.clear()
-    with _ARROW_LOCK:
-        _BY_ARROW.clear()
-        _RECENT.clear()
+    PLAN_CACHE.clear()

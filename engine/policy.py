@@ -19,6 +19,8 @@ from functools import lru_cache
 
 import pyarrow as pa
 
+from fieldshift.options import OnError, check_option
+
 __all__ = ["POLICY_NAMES", "RULES", "CastKind", "CastPolicy"]
 
 T = pa.types
@@ -30,8 +32,6 @@ class CastKind(enum.Enum):
     CHECKED = "checked"
 
 
-_SIGNED = (pa.int8(), pa.int16(), pa.int32(), pa.int64())
-_UNSIGNED = (pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64())
 _INT_DIGITS = {8: 3, 16: 5, 32: 10, 64: 19}
 _FLOAT_RANK = {pa.float16(): 0, pa.float32(): 1, pa.float64(): 2}
 _FLOAT_MANTISSA = {pa.float16(): 11, pa.float32(): 24, pa.float64(): 53}
@@ -226,15 +226,14 @@ class CastPolicy:
 
     name: str
     rules: frozenset[str]
-    on_error: str = "raise"
+    on_error: OnError = "raise"
     widen_to_string: bool = False
 
     def __post_init__(self) -> None:
         unknown = self.rules - RULES.keys()
         if unknown:
             raise ValueError(f"unknown cast rules {sorted(unknown)}; known: {sorted(RULES)}")
-        if self.on_error not in ("raise", "null"):
-            raise ValueError(f"on_error must be 'raise' or 'null', got {self.on_error!r}")
+        check_option("on_error", self.on_error, OnError)
 
     # -- presets --------------------------------------------------------------------------------
     @classmethod
@@ -258,7 +257,7 @@ class CastPolicy:
         return cls("onehouse", _ONEHOUSE, widen_to_string=widen_to_string)
 
     @classmethod
-    def explicit(cls, on_error: str = "raise") -> CastPolicy:
+    def explicit(cls, on_error: OnError = "raise") -> CastPolicy:
         """The Table Store proposal's explicit casts: anything Arrow can cast, failures per on_error."""
         return cls(f"explicit({on_error})", frozenset(RULES), on_error=on_error, widen_to_string=True)
 

@@ -37,12 +37,15 @@ _NEVER_FAIL_KERNELS = frozenset((NUMPY_WIDEN, INT_TO_STRING, "cast.arrow"))
 
 
 def shared_shapes(nodes: Sequence[Node]) -> tuple[tuple[Node, tuple[int, ...]], ...]:
-    """(shared node reading input 0, the top-level nodes it stands for) for every group of two or more."""
+    """(shared node reading input 0, the top-level nodes it stands for) for every group of two or more.
+
+    The shared node is the first member reading the concatenation; its paths stay, as they only name
+    failed values and grouped nodes never fail."""
     groups: dict[tuple[object, ...], list[int]] = {}
     for i, node in enumerate(nodes):
         if not isinstance(node, (Take, ConstantNode)) and _never_fails(node):
             groups.setdefault(_work(node, top=True), []).append(i)
-    return tuple((_anonymous(nodes[members[0]], top=True), tuple(members))
+    return tuple((dataclasses.replace(nodes[members[0]], index=0), tuple(members))
                  for members in groups.values() if len(members) > 1)
 
 
@@ -87,18 +90,3 @@ def _work(node: Node, top: bool = False) -> tuple[object, ...]:
     if isinstance(node, Take):
         return ("take", index, node.target)
     return ("constant", node.target, repr(node.value.as_py()))
-
-
-def _anonymous(node: Node, top: bool = False) -> Node:
-    """``node`` without its paths and notes, reading input 0 at the top."""
-    changes: dict[str, object] = {"path": "", "note": ""}
-    if top:
-        changes["index"] = 0
-    if isinstance(node, StructNode):
-        changes["children"] = tuple(_anonymous(c) for c in node.children)
-    elif isinstance(node, ListNode):
-        changes["element"] = _anonymous(node.element)
-    elif isinstance(node, MapNode):
-        changes["key"] = _anonymous(node.key)
-        changes["value"] = _anonymous(node.value)
-    return dataclasses.replace(node, **changes)

@@ -13,12 +13,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.kernels.outcome import CastOutcome
+from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
 from fieldshift.kernels.registry import kernel
 
 __all__ = ["arrow_can_cast", "arrow_cast", "checked_cast", "select_cast_kernel", "view_cast"]
 
-_CAST_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError)
 _SMALLEST_BISECT = 32
 
 
@@ -42,7 +41,7 @@ def checked_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """A cast that may fail per value: failing rows become null and are marked in ``failed``."""
     try:
         return CastOutcome(_cast(values, target))
-    except _CAST_ERRORS:
+    except CAST_ERRORS:
         pass
     failed = np.zeros(len(values), dtype=bool)
     pieces: list[pa.Array] = []
@@ -62,7 +61,7 @@ def _bisect(values: pa.Array, target: pa.DataType, lo: int, hi: int, failed: np.
     try:
         pieces.append(_cast(values.slice(lo, hi - lo), target))
         return
-    except _CAST_ERRORS:
+    except CAST_ERRORS:
         pass
     if hi - lo == 1:
         failed[lo] = True

@@ -22,14 +22,13 @@ import pyarrow.compute as pc
 
 from fieldshift.kernels._buffers import primitive_view
 from fieldshift.kernels.casts import checked_cast
-from fieldshift.kernels.outcome import CastOutcome
+from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
 from fieldshift.kernels.registry import kernel
 
 __all__ = ["RANGE_CHECKED", "range_checked_cast", "serves_range_checked"]
 
 RANGE_CHECKED = "cast.checked.range"
 
-_CAST_ERRORS = (pa.ArrowInvalid, OverflowError)
 _INT64_MAX = 2**63 - 1
 _UNIT_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _MANTISSA = {16: 11, 32: 24, 64: 53}
@@ -124,7 +123,7 @@ def range_checked_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """A checked cast whose failing rows are found by a range test (see the module notes)."""
     try:
         return CastOutcome(pc.cast(values, target, safe=True))
-    except _CAST_ERRORS:
+    except CAST_ERRORS:
         pass
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
@@ -134,7 +133,7 @@ def range_checked_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
     masked = _null_where(values, failed)
     try:
         out = pc.cast(masked, target, safe=True)
-    except _CAST_ERRORS:  # a failure the range test did not predict: bisect what is left
+    except CAST_ERRORS:  # a failure the range test did not predict: bisect what is left
         rest = checked_cast(masked, target)
         out = rest.values
         if rest.failed is not None:

@@ -12,7 +12,6 @@ from collections import OrderedDict
 
 import pyarrow as pa
 
-from fieldshift.kernels.registry import kernel
 from fieldshift.kernels.valid_nulls import null_array
 
 __all__ = ["CONSTANT_CACHE_BYTES", "clear_constant_cache", "constant_array"]
@@ -23,7 +22,6 @@ _LOCK = threading.Lock()
 _held = 0
 
 
-@kernel("constant")
 def constant_array(value: pa.Scalar, length: int) -> pa.Array:
     """An array of ``length`` copies of ``value``; arrays are immutable, so repeats share one."""
     global _held

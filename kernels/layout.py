@@ -15,8 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.kernels.registry import kernel
-
 __all__ = [
     "conform",
     "decoded",
@@ -93,7 +91,6 @@ def _entries_type(map_type: pa.DataType) -> pa.DataType:
     return pa.struct([map_type.key_field, map_type.item_field])
 
 
-@kernel("conform")
 def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
     """Give ``arr`` exactly the ``target`` Arrow type when the two hold the same values.
 

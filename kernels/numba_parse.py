@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from fieldshift.kernels._buffers import string_views, validity_view
 from fieldshift.kernels.casts import checked_cast
-from fieldshift.kernels.outcome import CastOutcome
+from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
 from fieldshift.kernels.registry import kernel
 from fieldshift.kernels.threads import run_parallel, split_range
 
@@ -54,7 +54,6 @@ STRING_TO_DECIMAL = "cast.masked.string_to_decimal"
 
 _MIN_CHUNK = 32_768
 _PROBE_ROWS = 4_096
-_CAST_ERRORS = (pa.ArrowInvalid, OverflowError)
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
@@ -188,7 +187,7 @@ def _probe_passes(values: pa.Array, target: pa.DataType) -> bool:
         return True
     try:
         pc.cast(values.slice(0, _PROBE_ROWS), target, safe=True)
-    except _CAST_ERRORS:
+    except CAST_ERRORS:
         return False
     return True
 
@@ -198,7 +197,7 @@ def _arrow_with_mask(values: pa.Array, target: pa.DataType, check: Callable[[_Te
     if trust_arrow and _probe_passes(values, target):
         try:
             return CastOutcome(pc.cast(values, target, safe=True))
-        except _CAST_ERRORS:  # Arrow parses every row before it raises: a failed try costs a cast
+        except CAST_ERRORS:  # Arrow parses every row before it raises: a failed try costs a cast
             pass
     text = _Text(values)
     failed = np.zeros(text.n, dtype=bool)
@@ -206,7 +205,7 @@ def _arrow_with_mask(values: pa.Array, target: pa.DataType, check: Callable[[_Te
     masked = text.masked(failed, bad)
     try:
         out = pc.cast(masked, target, safe=True)
-    except _CAST_ERRORS:  # a row the validator let through; find it the slow way
+    except CAST_ERRORS:  # a row the validator let through; find it the slow way
         rest = checked_cast(masked, target)
         out = rest.values
         if rest.failed is not None:

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["CastOutcome"]
+__all__ = ["CAST_ERRORS", "CastOutcome"]
+
+CAST_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError)
+"""What a safe Arrow cast raises when values do not fit the target: kernels catch these to find the rows."""
 
 
 @dataclass(frozen=True, slots=True)

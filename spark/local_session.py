@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fieldshift.errors import JavaNotFoundError
+
 __all__ = ["DEFAULT_CONF", "JavaNotFoundError", "session"]
 
 # Applied before the caller's **conf, which wins.
@@ -46,10 +48,6 @@ _INSTALL_JAVA = (
     "    conda:         conda install -c conda-forge openjdk=17\n"
     "then open a new shell (or set JAVA_HOME to the JDK folder) and try again."
 )
-
-
-class JavaNotFoundError(RuntimeError):
-    """No Java runtime to start Spark's JVM with."""
 
 
 def _java_available() -> bool:

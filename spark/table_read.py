@@ -37,6 +37,7 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.field import Field
+from fieldshift.options import ReadRoute, ReadVia, check_option
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
@@ -210,10 +211,9 @@ class ReadPlan:
 
 def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | None = None,
               columns: Sequence[str] | None = None, policy: CastPolicy | None = None,
-              route: str = "auto") -> ReadPlan:
+              route: ReadRoute = "auto") -> ReadPlan:
     """Decide, per schema id, the route of each group of files (plans are checked here, on the driver)."""
-    if route not in ("auto", "native", "arrow"):
-        raise ValueError(f"route must be 'auto', 'native' or 'arrow', got {route!r}")
+    check_option("route", route, ReadRoute)
     policy = policy or table.policy  # the table's own rules by default
     scan = Scan(table, columns, None, snapshot_id, schema_id, policy)
     files = scan.files()
@@ -241,7 +241,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
 # ------------------------------------------------------------------------------------------------
 def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, schema_id: int | None = None,
          columns: Sequence[str] | None = None, policy: CastPolicy | None = None, catalog: str | None = None,
-         name: str | None = None, route: str = "auto", via: str = "files",
+         name: str | None = None, route: ReadRoute = "auto", via: ReadVia = "files",
          batch_size: int = DEFAULT_BATCH_SIZE) -> Any:
     """The table at ``location`` as a DataFrame in the read schema, by the fastest exact route.
 
@@ -257,8 +257,7 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
     ``parquet.field.id``) and rename them with a projection, so the answer is the same whether
     ``spark.sql.parquet.fieldId.read.enabled`` is on or off when the DataFrame runs.
     """
-    if via not in ("files", "datasource"):
-        raise ValueError(f"via must be 'files' or 'datasource', got {via!r}")
+    check_option("via", via, ReadVia)
     table = Table.open(location, catalog=catalog, name=name)
     rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
                    route=route)

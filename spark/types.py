@@ -62,7 +62,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.errors import InvalidDefaultError, MissingFieldIdError, SchemaEvolutionError
+from fieldshift.errors import InvalidDefaultError, MissingFieldIdError, SchemaEvolutionError, UnsupportedSparkTypeError
 from fieldshift.field import Field
 from fieldshift.schema import Schema, join_path
 from fieldshift.types import FieldType, ListType, MapType, StructType, type_name
@@ -104,10 +104,6 @@ SPARK_MAX_DECIMAL_PRECISION = 38
 _TimeType: Any = getattr(st, "TimeType", None)
 
 T = pa.types
-
-
-class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
-    """A fieldshift/Arrow type (or a Spark type) with no counterpart on the other side."""
 
 
 def _where(path: str) -> str:

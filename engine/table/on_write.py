@@ -32,6 +32,7 @@ from fieldshift.file_schema import file_schema_of
 from fieldshift.kernels.layout import take_rows
 from fieldshift.kernels.valid_nulls import has_required_descendant, valid_hidden_nulls
 from fieldshift.nullability import with_nullability
+from fieldshift.options import OnIncompatible, check_option
 from fieldshift.plan import REASON_COLUMN, EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
@@ -170,11 +171,10 @@ class _Reconciler:
             self.update.update_column(path, wider)
 
 
-def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_incompatible: str,
+def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_incompatible: OnIncompatible,
                policy: CastPolicy | None = None) -> WritePlan:
     """Decide the table schema after writing data of ``incoming`` schema, and how to cast it."""
-    if on_incompatible not in ("fail", "quarantine"):
-        raise ValueError(f"on_incompatible must be 'fail' or 'quarantine', got {on_incompatible!r}")
+    check_option("on_incompatible", on_incompatible, OnIncompatible)
     if len(set(incoming.names)) != len(incoming.names):
         raise SchemaEvolutionError(f"the input has duplicate column names: {incoming.names}")
     check_arrow_depth(incoming)  # refused before any recursive walk, and before anything is written
@@ -199,7 +199,7 @@ def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_in
     return WritePlan(schema, bool(changes), changes, fail, plan, incompatible=tuple(rec.incompatible))
 
 
-def prepare_append(incoming: pa.Table, table_schema: Schema, *, evolve: bool, on_incompatible: str,
+def prepare_append(incoming: pa.Table, table_schema: Schema, *, evolve: bool, on_incompatible: OnIncompatible,
                    policy: CastPolicy | None = None) -> PreparedAppend:
     """Decide the table schema after this append and split the input into rows to write and to quarantine."""
     wp = plan_write(incoming.schema, table_schema, evolve=evolve, on_incompatible=on_incompatible,

@@ -14,6 +14,7 @@ from typing import Any, Literal, overload
 import pyarrow as pa
 
 from fieldshift.errors import CommitConflictError, SchemaEvolutionError, TableError
+from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
@@ -222,7 +223,7 @@ class Table:
         return builder
 
     # -- writing --------------------------------------------------------------------------------
-    def append(self, data: Any, *, evolve: bool = True, on_incompatible: str = "fail",
+    def append(self, data: Any, *, evolve: bool = True, on_incompatible: OnIncompatible = "fail",
                policy: CastPolicy | None = None) -> AppendResult:
         """Append rows all-or-nothing, evolving the table schema on write (see ``on_write``).
 
@@ -231,12 +232,12 @@ class Table:
         """
         return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False)
 
-    def overwrite(self, data: Any, *, evolve: bool = True, on_incompatible: str = "fail",
+    def overwrite(self, data: Any, *, evolve: bool = True, on_incompatible: OnIncompatible = "fail",
                   policy: CastPolicy | None = None) -> AppendResult:
         """Replace the table's rows with ``data`` in one snapshot (old snapshots still read the old rows)."""
         return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=True)
 
-    def _write(self, incoming: pa.Table, evolve: bool, on_incompatible: str, policy: CastPolicy | None,
+    def _write(self, incoming: pa.Table, evolve: bool, on_incompatible: OnIncompatible, policy: CastPolicy | None,
                replace_all: bool) -> AppendResult:
         for attempt in range(COMMIT_RETRIES):
             head = self.catalog.head(self.table_id)
