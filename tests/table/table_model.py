@@ -349,6 +349,8 @@ def holds(v: Any, op: str, lit: Any) -> bool:
         return v is None or v != lit
     if v is None:
         return False
+    if isinstance(v, float) and math.isnan(v):  # IEEE: NaN is unequal to and unordered with everything
+        return False
     return {"==": v == lit, "<": v < lit, "<=": v <= lit, ">": v > lit, ">=": v >= lit}[op]
 
 
