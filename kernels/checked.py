@@ -1,7 +1,7 @@
 """Checked numeric and temporal casts whose failures are a range test: a mask in a few numpy passes.
 
 ``casts.checked_cast`` finds failing rows by bisecting with Arrow casts, which is fine for one bad
-value and slow for many. For these casts Arrow's safe cast already costs ~1-2 ns per value, so the
+value and slow for many. For these casts Arrow's safe cast is already cheap per value, so the
 fast path stays one ``pc.cast(safe=True)``; only when it raises is the failure mask computed
 directly from the values (the same rule Arrow applies), the failing rows nulled, and the rest cast
 safely again (so a row the mask missed would still be caught by the bisecting fallback, never

@@ -1,4 +1,4 @@
-"""Integer -> string with numba: ~5x faster than Arrow's cast per core, and parallel over chunks.
+"""Integer -> string with numba: faster than Arrow's cast per core, and parallel over chunks.
 
 The output's validity bitmap is the input's own buffer (no copy, even for slices): the output array
 keeps the input's bit offset within its first byte, and its offsets buffer starts with that many
@@ -58,7 +58,7 @@ def _is_narrow(values: pa.Array, limit: int) -> bool:
     """True when every magnitude fits the faster narrow path (always for types of 32 bits or less)."""
     if values.type in _ALWAYS_NARROW:
         return True
-    low, high = pc.min_max(values).values()  # ~0.2 ns a value: far less than the wide path costs
+    low, high = pc.min_max(values).values()  # one cheap pass: far less than the wide path costs
     return low.as_py() >= -limit and high.as_py() <= limit
 
 

@@ -10,7 +10,7 @@ and the projection takes ``coalesce(full_name, name)``. That is exact because ea
 column under exactly one of those names and no file has another column under any of them (checked
 against every file schema of the scan, dropped columns included); columns with several names must
 be present in all of the scan's files, so no default is involved. Nested renames keep a scan each.
-One scan instead of one per rename saves Spark a relation, a file index and tasks (~60 ms a scan).
+One scan instead of one per rename saves Spark a relation, a file index and tasks.
 """
 
 from __future__ import annotations
