@@ -1,5 +1,5 @@
-"""Each semantic rule of DESIGN.md, and one regression test per applicable pitfall of the feature survey
-(section 2), named after the peer issue it guards against. Expected values are written out by hand or
+"""Each semantic rule of the README's Semantics section, and one regression test per pitfall peers' users
+hit (Iceberg, Delta, Hudi, Paimon, DuckLake, Spark issues), named after the peer issue it guards against. Expected values are written out by hand or
 come from the oracle (``tests/oracle.py``).
 """
 

@@ -17,7 +17,7 @@ import fieldshift as fs
 
 
 def test_explicit_policy_append_of_wider_int_widens_the_table(tmp_path: Path) -> None:
-    """A wider incoming type widens the table (DESIGN, on-write evolution) under every policy that allows it.
+    """A wider incoming type widens the table (README: on-write evolution) under every policy that allows it.
 
     onehouse widens int -> long for 2**40; explicit(), which allows everything onehouse does, instead
     narrows the incoming long to the table's int and fails the append on the value.
