@@ -23,7 +23,8 @@ from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
-from fieldshift.spark.types import schema_for_spark, schema_to_spark
+from fieldshift.spark.arrow_for_spark import schema_for_spark
+from fieldshift.spark.types import schema_to_spark
 
 __all__ = ["EvolveBatches", "evolve", "evolve_batch"]
 
