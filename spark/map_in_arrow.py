@@ -6,7 +6,7 @@ file schema (``schema_for_spark``) into the Spark-compatible form of the read sc
 columns by position and id — the caller says which schema the DataFrame's columns were written with.
 
     f = evolve_batch(file_schema, read_schema)
-    df.mapInArrow(f, read_schema.to_spark())
+    df.mapInArrow(f, schema_to_spark(read_schema))
     # or, selecting the file's columns by name first:
     evolve(df, file_schema, read_schema)
 """
@@ -74,7 +74,7 @@ class EvolveBatches:
 
 
 def evolve_batch(file_schema: Schema, read_schema: Schema, policy: CastPolicy | None = None) -> EvolveBatches:
-    """A picklable callable for ``df.mapInArrow(f, read_schema.to_spark())``.
+    """A picklable callable for ``df.mapInArrow(f, schema_to_spark(read_schema))``.
 
     ``df``'s columns must be the file schema's top-level columns, in order (Spark Arrow types).
     Raises :class:`fieldshift.SchemaMismatchError` here, on the driver, if the plan is impossible.

@@ -18,6 +18,7 @@ import pytest
 from pyspark.sql import types as sst
 
 import fieldshift as fs
+import fieldshift.spark as fss
 from fieldshift import Field, ListType, MapType, Schema, StructType
 from fieldshift.spark import types as spark_types
 from fieldshift.spark.arrow_for_spark import arrow_type_for_spark, schema_for_spark
@@ -135,7 +136,8 @@ def test_schema_to_spark_puts_ids_docs_and_defaults_in_metadata() -> None:
         _f(4, "d", pa.date32(), write_default=dt.date(2020, 1, 1)),
     ])
     spark = schema_to_spark(schema)
-    assert schema.to_spark() == spark
+    assert fss.schema_to_spark(schema) == spark  # the public path; the schema model knows no Spark
+    assert not hasattr(schema, "to_spark")
     assert [f.metadata for f in spark.fields] == [
         {SPARK_FIELD_ID_KEY: 1, "comment": "the key"},
         {SPARK_FIELD_ID_KEY: 2, EXISTS_DEFAULT_KEY: "0", CURRENT_DEFAULT_KEY: "5"},

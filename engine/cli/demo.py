@@ -97,7 +97,7 @@ class _Demo:
             df = self.spark.read.parquet(str(table.location / f.path))
             frames.append(fss.evolve(df, schemas[f.schema_id], table.schema))
         if not frames:
-            return self.spark.createDataFrame([], table.schema.to_spark())
+            return self.spark.createDataFrame([], fss.schema_to_spark(table.schema))
         return reduce(lambda a, b: a.unionByName(b), frames)
 
     def _spark_read(self, table: fs.Table) -> Any:
