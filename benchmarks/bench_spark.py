@@ -113,9 +113,11 @@ def _noop(df: Any) -> None:
 
 
 def _native_frame(spark: Any, table: fs.Table) -> Any:
+    from fieldshift.spark import schema_to_spark
+
     spark.conf.set("spark.sql.parquet.fieldId.read.enabled", "true")
     files = table.catalog.data_files(table.table_id, table.current_snapshot.snapshot_id, with_stats=False)
-    return spark.read.schema(table.schema.to_spark()).parquet(*[str(table.location / f.path) for f in files])
+    return spark.read.schema(schema_to_spark(table.schema)).parquet(*[str(table.location / f.path) for f in files])
 
 
 def _map_in_arrow_frame(spark: Any, table: fs.Table) -> Any:
@@ -177,11 +179,12 @@ def test_datasource_floor(benchmark: Any, spark: Any, bench_table: fs.Table) -> 
     import ready_batches
     from pyspark import cloudpickle
 
+    from fieldshift.spark import schema_to_spark
     from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
     from fieldshift.spark._files import DEFAULT_BATCH_SIZE
 
     cloudpickle.register_pickle_by_value(ready_batches)  # executors do not have benchmarks/ on their path
-    spark_schema = bench_table.schema.to_spark()
+    spark_schema = schema_to_spark(bench_table.schema)
     target = spark_arrow_schema(spark_schema, spark.conf.get("spark.sql.session.timeZone"))
     evolved = bench_table.scan().to_arrow().slice(0, DEFAULT_BATCH_SIZE).combine_chunks().to_batches()[0]
     spark.dataSource.register(ready_batches.make_source(BatchConformer(target)(evolved), spark_schema, ROWS))

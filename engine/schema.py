@@ -391,12 +391,6 @@ class Schema:
 
         return schema_to_json(self, indent=indent)
 
-    def to_spark(self) -> Any:
-        """A pyspark ``StructType`` with ids in the ``parquet.field.id`` field metadata."""
-        from fieldshift.spark.types import schema_to_spark
-
-        return schema_to_spark(self)
-
     @classmethod
     def from_avro(cls, avro: str | dict[str, Any], *, schema_id: int = 0, assign_ids: bool = True) -> Schema:
         """An Avro record schema; ids from Iceberg's ``field-id`` attributes, else assigned in order."""

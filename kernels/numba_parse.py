@@ -57,12 +57,26 @@ _PROBE_ROWS = 4_096
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
+# The numba code is imported (so compiled or loaded from cache) only when a kernel first runs.
 @functools.cache
-def _nb() -> ModuleType:
-    """The numba code, imported (so compiled or loaded from cache) only when a kernel first runs."""
-    from fieldshift.kernels import _nb_parse
+def _numbers() -> ModuleType:
+    from fieldshift.kernels import _nb_parse_numbers
 
-    return _nb_parse
+    return _nb_parse_numbers
+
+
+@functools.cache
+def _times() -> ModuleType:
+    from fieldshift.kernels import _nb_parse_times
+
+    return _nb_parse_times
+
+
+@functools.cache
+def _util() -> ModuleType:
+    from fieldshift.kernels import _nb_util
+
+    return _nb_util
 
 
 def is_text(t: pa.DataType) -> bool:
@@ -97,7 +111,7 @@ class _Text:
             buf = arr.buffers()[0].slice(arr.offset // 8) if self.has_nulls else None
             return buf, arr.null_count
         bitmap = pa.allocate_buffer((self.shift + self.n + 7) // 8)
-        _nb().validity_without(self.valid, self.voff, self.has_nulls, failed, self.shift, self.n,
+        _util().validity_without(self.valid, self.voff, self.has_nulls, failed, self.shift, self.n,
                                np.frombuffer(bitmap, dtype=np.uint8))
         return bitmap, arr.null_count + bad
 
@@ -139,7 +153,7 @@ def string_to_int(values: pa.Array, target: pa.DataType) -> CastOutcome:
     max_pos = np.uint64(2 ** (bits - 1) - 1 if signed else 2**bits - 1)
     max_neg = np.uint64(2 ** (bits - 1) if signed else 0)
     text = _Text(values)
-    nb = _nb()
+    nb = _numbers()
 
     def parse(out: np.ndarray, failed: np.ndarray) -> int:
         return text.run(nb.parse_int_chunk, signed, bits // 4, max_pos, max_neg, out.view(np.uint8),
@@ -155,7 +169,7 @@ def string_to_date32(values: pa.Array, target: pa.DataType) -> CastOutcome:
     if done is not None:
         return done
     text = _Text(values)
-    nb = _nb()
+    nb = _times()
 
     def parse(out: np.ndarray, failed: np.ndarray) -> int:
         return text.run(nb.parse_date_chunk, out, text.shift, failed)
@@ -171,7 +185,7 @@ def string_to_timestamp(values: pa.Array, target: pa.DataType) -> CastOutcome:
         return done
     digits = _UNIT_DIGITS[target.unit]
     text = _Text(values)
-    nb = _nb()
+    nb = _times()
 
     def parse(out: np.ndarray, failed: np.ndarray) -> int:
         return text.run(nb.parse_timestamp_chunk, digits, 10**digits, (2**63 - 1) // 10**digits,
@@ -220,7 +234,7 @@ def string_to_float(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
-    return _arrow_with_mask(values, target, lambda text, failed: text.run(_nb().check_float_chunk, failed))
+    return _arrow_with_mask(values, target, lambda text, failed: text.run(_numbers().check_float_chunk, failed))
 
 
 @kernel(STRING_TO_DECIMAL)
@@ -235,6 +249,6 @@ def string_to_decimal(values: pa.Array, target: pa.DataType) -> CastOutcome:
         return done
 
     def check(text: _Text, failed: np.ndarray) -> int:
-        return text.run(_nb().check_decimal_chunk, target.precision, target.scale, failed)
+        return text.run(_numbers().check_decimal_chunk, target.precision, target.scale, failed)
 
     return _arrow_with_mask(values, target, check, trust_arrow=False)

@@ -6,7 +6,7 @@ file schema (``schema_for_spark``) into the Spark-compatible form of the read sc
 columns by position and id — the caller says which schema the DataFrame's columns were written with.
 
     f = evolve_batch(file_schema, read_schema)
-    df.mapInArrow(f, read_schema.to_spark())
+    df.mapInArrow(f, schema_to_spark(read_schema))
     # or, selecting the file's columns by name first:
     evolve(df, file_schema, read_schema)
 """
@@ -23,7 +23,8 @@ from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
-from fieldshift.spark.types import schema_for_spark, schema_to_spark
+from fieldshift.spark.arrow_for_spark import schema_for_spark
+from fieldshift.spark.types import schema_to_spark
 
 __all__ = ["EvolveBatches", "evolve", "evolve_batch"]
 
@@ -73,7 +74,7 @@ class EvolveBatches:
 
 
 def evolve_batch(file_schema: Schema, read_schema: Schema, policy: CastPolicy | None = None) -> EvolveBatches:
-    """A picklable callable for ``df.mapInArrow(f, read_schema.to_spark())``.
+    """A picklable callable for ``df.mapInArrow(f, schema_to_spark(read_schema))``.
 
     ``df``'s columns must be the file schema's top-level columns, in order (Spark Arrow types).
     Raises :class:`fieldshift.SchemaMismatchError` here, on the driver, if the plan is impossible.

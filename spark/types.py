@@ -39,32 +39,28 @@ string, binary, date32, timestamp[us] with no zone or UTC, time32[s|ms], time64[
 list (not large/view/fixed) and map (not keys_sorted) layouts.
 
 Defaults and docs. ``initial_default`` goes to metadata ``EXISTS_DEFAULT`` and ``write_default`` to
-``CURRENT_DEFAULT``, both as Spark SQL literals (``0``, ``5L``, ``'x'``, ``DATE '2020-01-01'``,
-``TIMESTAMP '2020-01-01 00:00:00Z'``, ``X'0A'``, ``ARRAY(1, 2)``, ...): Spark's native Parquet reader
-fills a column missing from a file with ``EXISTS_DEFAULT``. A struct default ``{}`` is written as
-``NAMED_STRUCT`` of the children's defaults and read back as ``{}``. ``doc`` goes to ``comment``.
+``CURRENT_DEFAULT``, both as Spark SQL literals (see :mod:`fieldshift.spark.sql_literals`): Spark's
+native Parquet reader fills a column missing from a file with ``EXISTS_DEFAULT``. ``doc`` goes to
+``comment``.
 
-``arrow_type_for_spark`` / ``schema_for_spark`` give the Arrow type Spark accepts for a column from
-``mapInArrow`` or a Python data source (unsigned widened, large layouts and views to the regular
-ones, dictionaries decoded, timestamps in microseconds, times in nanoseconds as Spark sends them), so
-the engine can evolve data straight into what Spark takes.
+The Arrow types Spark accepts from Python live in :mod:`fieldshift.spark.arrow_for_spark`; the small
+public helpers below that are not in ``__all__`` (``child_path``, ``check_spark_decimal``,
+``spark_time_type``, ``is_arrow_list``, ``primitive_to_spark``) serve it, so both modules apply one
+set of rules.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
-import math
-import re
 import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.errors import InvalidDefaultError, MissingFieldIdError, SchemaEvolutionError, UnsupportedSparkTypeError
+from fieldshift.errors import MissingFieldIdError, SchemaEvolutionError, UnsupportedSparkTypeError
 from fieldshift.field import Field
 from fieldshift.schema import Schema, join_path
+from fieldshift.spark.sql_literals import coerce_default, default_literal, parse_spark_literal, render_literal
 from fieldshift.types import FieldType, ListType, MapType, StructType, type_name
 
 try:
@@ -80,15 +76,10 @@ __all__ = [
     "EXISTS_DEFAULT_KEY",
     "SPARK_FIELD_ID_KEY",
     "UnsupportedSparkTypeError",
-    "arrow_type_for_spark",
-    "coerce_default",
     "field_to_spark",
-    "parse_spark_literal",
     "primitive_from_spark",
-    "schema_for_spark",
     "schema_to_spark",
     "spark_literal",
-    "spark_sql_type",
     "spark_to_schema",
     "type_to_spark",
 ]
@@ -115,12 +106,12 @@ def _where(path: str) -> str:
 # ================================================================================================
 def schema_to_spark(schema: Schema) -> st.StructType:
     """A ``StructType`` with ids, defaults and docs in each field's metadata (see module docs)."""
-    return st.StructType([_field_to_spark(f, _join("", f.name)) for f in schema.fields])
+    return st.StructType([_field_to_spark(f, child_path("", f.name)) for f in schema.fields])
 
 
 def field_to_spark(field: Field) -> st.StructField:
     """One fieldshift field as a ``StructField`` (id in ``parquet.field.id``)."""
-    return _field_to_spark(field, _join("", field.name))
+    return _field_to_spark(field, child_path("", field.name))
 
 
 def type_to_spark(t: FieldType | pa.DataType, *, path: str = "") -> st.DataType:
@@ -128,19 +119,19 @@ def type_to_spark(t: FieldType | pa.DataType, *, path: str = "") -> st.DataType:
     if isinstance(t, pa.DataType) and _is_arrow_nested(t):
         return _arrow_nested_to_spark(t, path)
     if isinstance(t, StructType):
-        return st.StructType([_field_to_spark(f, _join(path, f.name)) for f in t.fields])
+        return st.StructType([_field_to_spark(f, child_path(path, f.name)) for f in t.fields])
     if isinstance(t, ListType):
         element = t.element
-        return st.ArrayType(type_to_spark(element.type, path=_join(path, "element")),
+        return st.ArrayType(type_to_spark(element.type, path=child_path(path, "element")),
                             containsNull=element.nullable)
     if isinstance(t, MapType):
-        return st.MapType(type_to_spark(t.key.type, path=_join(path, "key")),
-                          type_to_spark(t.value.type, path=_join(path, "value")),
+        return st.MapType(type_to_spark(t.key.type, path=child_path(path, "key")),
+                          type_to_spark(t.value.type, path=child_path(path, "value")),
                           valueContainsNull=t.value.nullable)
-    return _primitive_to_spark(t, path)
+    return primitive_to_spark(t, path=path)
 
 
-def _join(path: str, name: str) -> str:
+def child_path(path: str, name: str) -> str:
     """Extend a dotted display path by one name (quoted in backticks when it holds a dot)."""
     return f"{path}.{join_path([name])}" if path else join_path([name])
 
@@ -151,9 +142,9 @@ def _field_to_spark(f: Field, path: str) -> st.StructField:
     if f.doc is not None:
         meta[COMMENT_KEY] = f.doc
     if f.initial_default is not None:
-        meta[EXISTS_DEFAULT_KEY] = _literal_of_field(f, "initial", path)
+        meta[EXISTS_DEFAULT_KEY] = default_literal(f, "initial", spark_type)
     if f.write_default is not None:
-        meta[CURRENT_DEFAULT_KEY] = _literal_of_field(f, "write", path)
+        meta[CURRENT_DEFAULT_KEY] = default_literal(f, "write", spark_type)
     return st.StructField(f.name, spark_type, nullable=f.nullable, metadata=meta)
 
 
@@ -182,29 +173,31 @@ _SIMPLE_TO_SPARK: dict[pa.DataType, Any] = {
 _TIME_PRECISION = {"s": 0, "ms": 3, "us": 6, "ns": 6}
 
 
-def _primitive_to_spark(t: pa.DataType, path: str) -> st.DataType:
+def primitive_to_spark(t: pa.DataType, *, path: str = "") -> st.DataType:
+    """The Spark type of an Arrow primitive; raises :class:`UnsupportedSparkTypeError` if none."""
     if T.is_dictionary(t):
-        return _primitive_to_spark(t.value_type, path)
+        return primitive_to_spark(t.value_type, path=path)
     simple = _SIMPLE_TO_SPARK.get(t)
     if simple is not None:
         return simple()
     if t == pa.uint64():
         return st.DecimalType(20, 0)
     if T.is_decimal(t):
-        _check_decimal(t, path)
+        check_spark_decimal(t, path)
         return st.DecimalType(t.precision, t.scale)
     if T.is_fixed_size_binary(t):
         return st.BinaryType()
     if T.is_timestamp(t):
         return st.TimestampType() if t.tz is not None else st.TimestampNTZType()
     if T.is_time(t):
-        return _time_type()(_TIME_PRECISION[t.unit])
+        return spark_time_type()(_TIME_PRECISION[t.unit])
     raise UnsupportedSparkTypeError(
         f"{_where(path)} has type {t}, which Spark has no type for; cast it to a supported type first"
     )
 
 
-def _time_type() -> Any:
+def spark_time_type() -> Any:
+    """pyspark's ``TimeType``, or a clear error on a pyspark without it (before 4.1)."""
     if _TimeType is None:
         import pyspark
 
@@ -215,7 +208,8 @@ def _time_type() -> Any:
     return _TimeType
 
 
-def _check_decimal(t: pa.DataType, path: str) -> None:
+def check_spark_decimal(t: pa.DataType, path: str) -> None:
+    """Refuse a decimal wider than Spark's 38 digits, naming the column."""
     if t.precision > SPARK_MAX_DECIMAL_PRECISION:
         raise UnsupportedSparkTypeError(
             f"{_where(path)} has type decimal({t.precision},{t.scale}), but Spark decimals hold at "
@@ -226,10 +220,11 @@ def _check_decimal(t: pa.DataType, path: str) -> None:
 
 
 def _is_arrow_nested(t: pa.DataType) -> bool:
-    return T.is_struct(t) or T.is_map(t) or _is_arrow_list(t)
+    return T.is_struct(t) or T.is_map(t) or is_arrow_list(t)
 
 
-def _is_arrow_list(t: pa.DataType) -> bool:
+def is_arrow_list(t: pa.DataType) -> bool:
+    """Every Arrow list layout (regular, large, fixed-size, views)."""
     return (T.is_list(t) or T.is_large_list(t) or T.is_fixed_size_list(t) or T.is_list_view(t)
             or T.is_large_list_view(t))
 
@@ -244,14 +239,14 @@ def _arrow_nested_to_spark(t: pa.DataType, path: str) -> st.DataType:
             child = t.field(i)
             fid = arrow_field_id(child)
             meta = {SPARK_FIELD_ID_KEY: fid} if fid is not None else {}
-            fields.append(st.StructField(child.name, type_to_spark(child.type, path=_join(path, child.name)),
+            fields.append(st.StructField(child.name, type_to_spark(child.type, path=child_path(path, child.name)),
                                          nullable=child.nullable, metadata=meta))
         return st.StructType(fields)
     if T.is_map(t):
-        return st.MapType(type_to_spark(t.key_type, path=_join(path, "key")),
-                          type_to_spark(t.item_type, path=_join(path, "value")),
+        return st.MapType(type_to_spark(t.key_type, path=child_path(path, "key")),
+                          type_to_spark(t.item_type, path=child_path(path, "value")),
                           valueContainsNull=t.item_field.nullable)
-    return st.ArrayType(type_to_spark(t.value_type, path=_join(path, "element")),
+    return st.ArrayType(type_to_spark(t.value_type, path=child_path(path, "element")),
                         containsNull=t.value_field.nullable)
 
 
@@ -461,85 +456,6 @@ def _default_from_meta(meta: dict[str, Any], key: str, t: FieldType, path: tuple
         return None
 
 
-# ================================================================================================
-# Spark SQL literals for defaults
-# ================================================================================================
-def _literal_of_field(f: Field, kind: str, path: str) -> str:
-    value = f.initial_default if kind == "initial" else f.write_default
-    if isinstance(f.type, StructType) and value == {}:
-        return _named_struct(f.type, kind, path)
-    return spark_literal(value, f.type, path=path, kind=kind)
-
-
-def _named_struct(t: StructType, kind: str, path: str) -> str:
-    parts = []
-    for c in t.fields:
-        parts.append(_quote(c.name))
-        parts.append(_literal_of_field(c, kind, _join(path, c.name)))
-    return f"NAMED_STRUCT({', '.join(parts)})"
-
-
-def spark_sql_type(t: st.DataType) -> str:
-    """Spark SQL spelling of a type, for ``CAST(... AS <type>)`` (struct names backquoted)."""
-    if isinstance(t, st.ArrayType):
-        return f"ARRAY<{spark_sql_type(t.elementType)}>"
-    if isinstance(t, st.MapType):
-        return f"MAP<{spark_sql_type(t.keyType)}, {spark_sql_type(t.valueType)}>"
-    if isinstance(t, st.StructType):
-        inner = ", ".join(
-            f"`{f.name.replace('`', '``')}`: {spark_sql_type(f.dataType)}{'' if f.nullable else ' NOT NULL'}"
-            for f in t.fields
-        )
-        return f"STRUCT<{inner}>"
-    if isinstance(t, st.NullType):
-        return "VOID"
-    if isinstance(t, st.LongType):
-        return "BIGINT"
-    if isinstance(t, st.IntegerType):
-        return "INT"
-    if isinstance(t, st.ByteType):
-        return "TINYINT"
-    if isinstance(t, st.ShortType):
-        return "SMALLINT"
-    return t.simpleString().upper()
-
-
-def _quote(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == "'":
-            out.append("\\'")
-        elif ord(ch) < 0x20 or ch == "\x7f":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return "'" + "".join(out) + "'"
-
-
-def _fraction(microsecond: int) -> str:
-    return f".{microsecond:06d}" if microsecond else ""
-
-
-def _clock(v: dt.time | dt.datetime) -> str:
-    return f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}{_fraction(v.microsecond)}"
-
-
-def _day(v: dt.date) -> str:
-    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
-
-
-def _float_literal(v: float, spark_name: str, suffix: str | None) -> str:
-    if math.isnan(v):
-        return f"CAST('NaN' AS {spark_name})"
-    if math.isinf(v):
-        return f"CAST('{'-' if v < 0 else ''}Infinity' AS {spark_name})"
-    if suffix is None:
-        return f"CAST('{float(v)!r}' AS {spark_name})"
-    return f"{float(v)!r}{suffix}"
-
-
 def spark_literal(value: Any, t: FieldType, *, path: str = "", kind: str = "initial") -> str:
     """A Spark SQL literal of ``value`` typed as ``type_to_spark(t)`` (Spark's ``Literal.sql`` forms).
 
@@ -547,401 +463,4 @@ def spark_literal(value: Any, t: FieldType, *, path: str = "", kind: str = "init
     A struct value ``{}`` (fieldshift's only non-null struct default) is written as ``NAMED_STRUCT``
     of the children's ``kind`` (``"initial"`` or ``"write"``) defaults.
     """
-    spark_type = type_to_spark(t, path=path)
-    if value is None:
-        if isinstance(spark_type, st.NullType):
-            return "NULL"
-        return f"CAST(NULL AS {spark_sql_type(spark_type)})"
-    if isinstance(t, ListType):
-        if not value:
-            return f"CAST(ARRAY() AS {spark_sql_type(spark_type)})"
-        items = ", ".join(spark_literal(v, t.element.type, path=_join(path, "element"), kind=kind)
-                          for v in value)
-        return f"ARRAY({items})"
-    if isinstance(t, MapType):
-        if not value:
-            return f"CAST(MAP() AS {spark_sql_type(spark_type)})"
-        items = ", ".join(
-            f"{spark_literal(k, t.key.type, path=_join(path, 'key'), kind=kind)}, "
-            f"{spark_literal(v, t.value.type, path=_join(path, 'value'), kind=kind)}"
-            for k, v in value.items()
-        )
-        return f"MAP({items})"
-    if isinstance(t, StructType):
-        return _named_struct(t, kind, path)
-    return _primitive_literal(value, spark_type)
-
-
-def _primitive_literal(value: Any, spark_type: st.DataType) -> str:
-    if isinstance(spark_type, st.BooleanType):
-        return "TRUE" if value else "FALSE"
-    if isinstance(spark_type, st.ByteType):
-        return f"{int(value)}Y"
-    if isinstance(spark_type, st.ShortType):
-        return f"{int(value)}S"
-    if isinstance(spark_type, st.IntegerType):
-        return f"{int(value)}"
-    if isinstance(spark_type, st.LongType):
-        return f"{int(value)}L"
-    if isinstance(spark_type, st.FloatType):
-        return _float_literal(float(value), "FLOAT", None)
-    if isinstance(spark_type, st.DoubleType):
-        return _float_literal(float(value), "DOUBLE", "D")
-    if isinstance(spark_type, st.DecimalType):
-        return f"{decimal.Decimal(value):f}BD"
-    if isinstance(spark_type, st.StringType):
-        return _quote(str(value))
-    if isinstance(spark_type, st.BinaryType):
-        return f"X'{bytes(value).hex().upper()}'"
-    if isinstance(spark_type, st.DateType):
-        day = value.date() if isinstance(value, dt.datetime) else value
-        return f"DATE '{_day(day)}'"
-    if isinstance(spark_type, st.TimestampType):
-        utc = value.astimezone(dt.UTC) if value.tzinfo is not None else value
-        return f"TIMESTAMP '{_day(utc)} {_clock(utc)}Z'"
-    if isinstance(spark_type, st.TimestampNTZType):
-        return f"TIMESTAMP_NTZ '{_day(value)} {_clock(value)}'"
-    if _TimeType is not None and isinstance(spark_type, _TimeType):
-        return f"TIME '{_clock(value)}'"
-    return "NULL"  # NullType
-
-
-# -- parsing (the forms spark_literal writes, plus Spark's own Literal.sql forms) ---------------
-_TOKEN = re.compile(
-    r"""\s*(?:
-        (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
-      | (?P<hex>[xX]'[0-9a-fA-F]*')
-      | (?P<num>-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?(?:BD|bd|[YySsLlDdFf])?)
-      | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
-      | (?P<quoted>`(?:[^`]|``)*`)
-      | (?P<punct>[(),<>:-])
-    )""",
-    re.VERBOSE,
-)
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "0": "\0", "Z": "\x1a", "'": "'", '"': '"',
-            "\\": "\\", "%": "\\%", "_": "\\_"}
-
-
-def _unquote(text: str) -> str:
-    body, out, i = text[1:-1], [], 0
-    while i < len(body):
-        ch = body[i]
-        if ch != "\\" or i + 1 == len(body):
-            out.append(ch)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt == "u" and i + 6 <= len(body):
-            out.append(chr(int(body[i + 2:i + 6], 16)))
-            i += 6
-        elif nxt.isdigit() and i + 4 <= len(body) and body[i + 1:i + 4].isdigit():
-            out.append(chr(int(body[i + 1:i + 4], 8)))
-            i += 4
-        else:
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-    return "".join(out)
-
-
-class _LiteralParser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens: list[tuple[str, str]] = []
-        pos = 0
-        while pos < len(text):
-            if text[pos:].strip() == "":
-                break
-            m = _TOKEN.match(text, pos)
-            if not m:
-                raise ValueError(f"unexpected character at position {pos}")
-            kind = m.lastgroup or ""
-            self.tokens.append((kind, m.group(kind)))
-            pos = m.end()
-        self.i = 0
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def take(self, value: str | None = None) -> tuple[str, str]:
-        tok = self.peek()
-        if tok is None or (value is not None and tok[1].upper() != value):
-            raise ValueError(f"expected {value or 'a literal'} in {self.text!r}")
-        self.i += 1
-        return tok
-
-    def parse(self) -> Any:
-        value = self.value()
-        if self.peek() is not None:
-            raise ValueError(f"unexpected {self.peek()[1]!r} in {self.text!r}")
-        return value
-
-    def args(self) -> list[Any]:
-        self.take("(")
-        out: list[Any] = []
-        if self.peek() is not None and self.peek()[1] == ")":
-            self.take(")")
-            return out
-        while True:
-            out.append(self.value())
-            sep = self.take()[1]
-            if sep == ")":
-                return out
-            if sep != ",":
-                raise ValueError(f"expected ',' or ')' in {self.text!r}")
-
-    def skip_type(self) -> None:
-        depth = 0
-        while True:
-            tok = self.peek()
-            if tok is None:
-                raise ValueError(f"unterminated CAST in {self.text!r}")
-            if tok[1] in "(<":
-                depth += 1
-            elif tok[1] in ")>":
-                if depth == 0:
-                    return
-                depth -= 1
-            self.i += 1
-
-    def value(self) -> Any:
-        kind, text = self.take()
-        word = text.upper()
-        if kind == "str":
-            return _SparkString(_unquote(text))
-        if kind == "hex":
-            return bytes.fromhex(text[2:-1])
-        if kind == "num":
-            return _number(text)
-        if kind == "punct" and text == "-":
-            inner = self.value()
-            return -inner
-        if kind != "word":
-            raise ValueError(f"unexpected {text!r} in {self.text!r}")
-        if word == "NULL":
-            return None
-        if word in ("TRUE", "FALSE"):
-            return word == "TRUE"
-        if word in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ", "TIME"):
-            kind2, raw = self.take()
-            if kind2 != "str":
-                raise ValueError(f"{word} must be followed by a quoted string in {self.text!r}")
-            return _typed_text(word, _unquote(raw))
-        if word == "CAST":
-            self.take("(")
-            inner = self.value()
-            self.take("AS")
-            self.skip_type()
-            self.take(")")
-            if isinstance(inner, _SparkString) and inner in ("NaN", "Infinity", "-Infinity", "+Infinity"):
-                return float(inner)
-            return inner
-        if word == "ARRAY":
-            return self.args()
-        if word == "MAP":
-            items = self.args()
-            if len(items) % 2:
-                raise ValueError(f"MAP needs key/value pairs in {self.text!r}")
-            return {_hashable(items[i]): items[i + 1] for i in range(0, len(items), 2)}
-        if word in ("NAMED_STRUCT", "STRUCT"):
-            self.args()
-            return {}  # a struct default is {} (built from the children's own defaults)
-        raise ValueError(f"unsupported expression {text!r} in {self.text!r}")
-
-
-class _SparkString(str):
-    """A quoted string literal (kept apart from typed literals for CAST('NaN' AS DOUBLE))."""
-
-
-def _hashable(v: Any) -> Any:
-    return str(v) if isinstance(v, _SparkString) else v
-
-
-def _number(text: str) -> Any:
-    upper = text.upper()
-    if upper.endswith("BD"):
-        return decimal.Decimal(text[:-2])
-    suffix = upper[-1]
-    if suffix in "YSL":
-        return int(text[:-1])
-    if suffix in "DF":
-        return float(text[:-1])
-    if "E" in upper:
-        return float(text)
-    if "." in text:
-        return decimal.Decimal(text)
-    return int(text)
-
-
-def _typed_text(word: str, text: str) -> Any:
-    text = text.strip()
-    if word == "DATE":
-        return dt.date.fromisoformat(text)
-    if word == "TIME":
-        return dt.time.fromisoformat(text)
-    if text.endswith(("z", "Z")):
-        text = text[:-1] + "+00:00"
-    value = dt.datetime.fromisoformat(text.replace("T", " ", 1))
-    if word == "TIMESTAMP_NTZ":
-        return value.replace(tzinfo=None)
-    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-
-
-def parse_spark_literal(text: str) -> Any:
-    """Parse a Spark SQL literal (as :func:`spark_literal` writes) into a Python value.
-
-    Supports NULL, TRUE/FALSE, numbers with Spark's suffixes (``Y S L D BD``), quoted strings,
-    ``X'..'``, ``DATE/TIMESTAMP/TIMESTAMP_NTZ/TIME '..'`` (a TIMESTAMP without a zone is read as
-    UTC), ``CAST(<literal> AS <type>)``, ``ARRAY(..)``, ``MAP(..)`` and ``NAMED_STRUCT(..)`` (read
-    as ``{}``, fieldshift's only non-null struct default). Raises ValueError on anything else.
-    """
-    value = _LiteralParser(text).parse()
-    return _plain(value)
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, _SparkString):
-        return str(v)
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    if isinstance(v, dict):
-        return {_plain(k): _plain(x) for k, x in v.items()}
-    return v
-
-
-def coerce_default(value: Any, t: FieldType) -> Any:
-    """Convert a parsed literal to a value of ``t`` that ``Field`` validation accepts."""
-    if value is None:
-        return None
-    if isinstance(t, StructType):
-        if value != {}:
-            raise InvalidDefaultError(f"a struct default must be None or {{}}, got {value!r}")
-        return {}
-    if isinstance(t, ListType):
-        return [coerce_default(v, t.element.type) for v in value]
-    if isinstance(t, MapType):
-        return {coerce_default(k, t.key.type): coerce_default(v, t.value.type) for k, v in value.items()}
-    from fieldshift.arrow_conversion import type_to_arrow
-
-    arrow = type_to_arrow(t)
-    if T.is_timestamp(arrow) and isinstance(value, dt.datetime):
-        if arrow.tz is None and value.tzinfo is not None:
-            value = value.astimezone(dt.UTC).replace(tzinfo=None)
-    try:
-        return pa.scalar(value, type=arrow).as_py()
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        return pa.scalar(value).cast(arrow).as_py()
-
-
-# ================================================================================================
-# Arrow types Spark accepts
-# ================================================================================================
-def arrow_type_for_spark(t: pa.DataType, *, path: str = "") -> pa.DataType:
-    """The Arrow type Spark accepts (from ``mapInArrow`` or a Python data source) for ``t``.
-
-    uint8/16/32 -> the next wider signed int, uint64 -> decimal128(20, 0), float16 -> float32,
-    decimal -> decimal128 (p > 38 raises), large/view strings and binaries -> string/binary,
-    fixed_size_binary -> binary, dictionary -> its value type, date64 -> date32, timestamps ->
-    microseconds keeping the zone, times -> time64[ns] (Spark's TimeType wire format), every list
-    layout -> list, maps without keys_sorted; recursively, keeping names, nullability and metadata.
-    """
-    if T.is_dictionary(t) or T.is_run_end_encoded(t):
-        return arrow_type_for_spark(t.value_type, path=path)
-    if T.is_struct(t):
-        return pa.struct([_arrow_field_for_spark(t.field(i), _join(path, t.field(i).name))
-                          for i in range(t.num_fields)])
-    if T.is_map(t):
-        return pa.map_(_arrow_field_for_spark(t.key_field, _join(path, "key")),
-                       _arrow_field_for_spark(t.item_field, _join(path, "value")))
-    if _is_arrow_list(t):
-        return pa.list_(_arrow_field_for_spark(t.value_field, _join(path, "element")))
-    return _primitive_for_spark(t, path)
-
-
-def _arrow_field_for_spark(f: pa.Field, path: str) -> pa.Field:
-    return f.with_type(arrow_type_for_spark(f.type, path=path))
-
-
-_PRIMITIVE_FOR_SPARK: dict[pa.DataType, pa.DataType] = {
-    pa.uint8(): pa.int16(),
-    pa.uint16(): pa.int32(),
-    pa.uint32(): pa.int64(),
-    pa.uint64(): pa.decimal128(20, 0),
-    pa.float16(): pa.float32(),
-    pa.large_string(): pa.string(),
-    pa.string_view(): pa.string(),
-    pa.large_binary(): pa.binary(),
-    pa.binary_view(): pa.binary(),
-    pa.date64(): pa.date32(),
-}
-
-
-def _primitive_for_spark(t: pa.DataType, path: str) -> pa.DataType:
-    mapped = _PRIMITIVE_FOR_SPARK.get(t)
-    if mapped is not None:
-        return mapped
-    if T.is_decimal(t):
-        _check_decimal(t, path)
-        return pa.decimal128(t.precision, t.scale)
-    if T.is_fixed_size_binary(t):
-        return pa.binary()
-    if T.is_timestamp(t):
-        return pa.timestamp("us", tz=t.tz)
-    if T.is_time(t):
-        _time_type()
-        return pa.time64("ns")
-    _primitive_to_spark(t, path)  # raises for types Spark has no counterpart for
-    return t
-
-
-def schema_for_spark(schema: Schema) -> Schema:
-    """The same schema (ids, names, nullability, docs, versions) with every type Spark-compatible.
-
-    Types go through :func:`arrow_type_for_spark` (lists become plain lists, maps lose
-    ``keys_sorted``); defaults are converted to the new types (a nanosecond timestamp default is
-    truncated to microseconds, as Spark would).
-    """
-    return Schema(
-        [_field_for_spark(f, _join("", f.name)) for f in schema.fields],
-        schema_id=schema.schema_id,
-        identifier_field_ids=schema.identifier_field_ids,
-        highest_field_id=schema.highest_field_id,
-        doc=schema.doc,
-    )
-
-
-def _field_for_spark(f: Field, path: str) -> Field:
-    new_type = _type_for_spark(f.type, path)
-    if new_type == f.type:
-        return f
-    return f.with_(
-        type=new_type,
-        initial_default=_recast_default(f.initial_default, f.type, new_type),
-        write_default=_recast_default(f.write_default, f.type, new_type),
-    )
-
-
-def _type_for_spark(t: FieldType, path: str) -> FieldType:
-    if isinstance(t, StructType):
-        return StructType(tuple(_field_for_spark(c, _join(path, c.name)) for c in t.fields))
-    if isinstance(t, ListType):
-        return ListType(_field_for_spark(t.element, _join(path, "element")))
-    if isinstance(t, MapType):
-        return MapType(_field_for_spark(t.key, _join(path, "key")),
-                       _field_for_spark(t.value, _join(path, "value")))
-    return arrow_type_for_spark(t, path=path)
-
-
-def _recast_default(value: Any, old: FieldType, new: FieldType) -> Any:
-    if value is None or old == new:
-        return value
-    if isinstance(new, StructType):
-        return value  # None or {}
-    if isinstance(new, ListType) and isinstance(old, ListType):
-        return [_recast_default(v, old.element.type, new.element.type) for v in value]
-    if isinstance(new, MapType) and isinstance(old, MapType):
-        return {
-            _recast_default(k, old.key.type, new.key.type): _recast_default(v, old.value.type, new.value.type)
-            for k, v in value.items()
-        }
-    assert isinstance(old, pa.DataType) and isinstance(new, pa.DataType)
-    return pa.scalar(value, type=old).cast(new, safe=False).as_py()
+    return render_literal(value, t, type_to_spark(t, path=path), kind=kind)

@@ -1,6 +1,6 @@
-"""Each semantic rule of the README's Semantics section, and one regression test per pitfall peers' users
-hit (Iceberg, Delta, Hudi, Paimon, DuckLake, Spark issues), named after the peer issue it guards against. Expected values are written out by hand or
-come from the oracle (``tests/oracle.py``).
+"""Each semantic rule of the README's Semantics section, and one regression test per pitfall peers'
+users hit (Iceberg, Delta, Hudi, Paimon, DuckLake, Spark issues), named after the peer issue it guards
+against. Expected values are written out by hand or come from the oracle (``tests/oracle.py``).
 """
 
 from __future__ import annotations

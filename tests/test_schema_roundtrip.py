@@ -25,13 +25,8 @@ from pyspark.sql import types as sst
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from fieldshift import Field, Schema
-from fieldshift.spark.types import (
-    UnsupportedSparkTypeError,
-    arrow_type_for_spark,
-    schema_for_spark,
-    schema_to_spark,
-    spark_to_schema,
-)
+from fieldshift.spark.arrow_for_spark import arrow_type_for_spark, schema_for_spark
+from fieldshift.spark.types import UnsupportedSparkTypeError, schema_to_spark, spark_to_schema
 from fieldshift.types import FieldType, ListType, MapType, StructType, logical_type
 
 try:

@@ -18,17 +18,17 @@ import pytest
 from pyspark.sql import types as sst
 
 import fieldshift as fs
+import fieldshift.spark as fss
 from fieldshift import Field, ListType, MapType, Schema, StructType
 from fieldshift.spark import types as spark_types
+from fieldshift.spark.arrow_for_spark import arrow_type_for_spark, schema_for_spark
+from fieldshift.spark.sql_literals import coerce_default, parse_spark_literal
 from fieldshift.spark.types import (
     CURRENT_DEFAULT_KEY,
     EXISTS_DEFAULT_KEY,
     SPARK_FIELD_ID_KEY,
     UnsupportedSparkTypeError,
-    arrow_type_for_spark,
     field_to_spark,
-    parse_spark_literal,
-    schema_for_spark,
     schema_to_spark,
     spark_literal,
     spark_to_schema,
@@ -136,7 +136,8 @@ def test_schema_to_spark_puts_ids_docs_and_defaults_in_metadata() -> None:
         _f(4, "d", pa.date32(), write_default=dt.date(2020, 1, 1)),
     ])
     spark = schema_to_spark(schema)
-    assert schema.to_spark() == spark
+    assert fss.schema_to_spark(schema) == spark  # the public path; the schema model knows no Spark
+    assert not hasattr(schema, "to_spark")
     assert [f.metadata for f in spark.fields] == [
         {SPARK_FIELD_ID_KEY: 1, "comment": "the key"},
         {SPARK_FIELD_ID_KEY: 2, EXISTS_DEFAULT_KEY: "0", CURRENT_DEFAULT_KEY: "5"},
@@ -198,7 +199,7 @@ def test_spark_literal_forms(t, value, literal: str) -> None:
 
 @pytest.mark.parametrize(("t", "value", "literal"), LITERALS, ids=[lit for _, _, lit in LITERALS])
 def test_spark_literals_parse_back(t, value, literal: str) -> None:
-    back = spark_types.coerce_default(parse_spark_literal(literal), t)
+    back = coerce_default(parse_spark_literal(literal), t)
     if isinstance(value, float) and value != value:
         assert back != back
     else:

@@ -69,7 +69,7 @@ class _Demo:
                    f"\n    expected {_sorted(expected)}\n    got      {_sorted(got.to_pylist())}")
         if self.spark is None:
             return
-        from fieldshift.spark.types import schema_for_spark
+        from fieldshift.spark.arrow_for_spark import schema_for_spark
 
         want = fs.evolve(got, schema_for_spark(table.schema))
         routes = (("mapInArrow", self._spark_map_in_arrow), ("data source", self._spark_source),
@@ -97,7 +97,7 @@ class _Demo:
             df = self.spark.read.parquet(str(table.location / f.path))
             frames.append(fss.evolve(df, schemas[f.schema_id], table.schema))
         if not frames:
-            return self.spark.createDataFrame([], table.schema.to_spark())
+            return self.spark.createDataFrame([], fss.schema_to_spark(table.schema))
         return reduce(lambda a, b: a.unionByName(b), frames)
 
     def _spark_read(self, table: fs.Table) -> Any:

@@ -1,7 +1,7 @@
 """One real local Spark session (``local[2]``) for the whole test run, plus comparison helpers.
 
 Spark tests compare every route against the standalone engine: the engine's answer is converted to
-Spark's Arrow types (``to_arrow_schema(read_schema.to_spark())``, a lossless cast for everything
+Spark's Arrow types (``to_arrow_schema(schema_to_spark(read_schema))``, a lossless cast for everything
 Spark can hold) and rows are compared as canonical Python values (NaN and -0.0 made comparable),
 ignoring row order; the DataFrame's Arrow types must equal those types exactly.
 """
@@ -53,9 +53,10 @@ def rows(table: pa.Table) -> list[Any]:
 
 
 def spark_arrow(read_schema: Any) -> pa.Schema:
+    from fieldshift.spark import schema_to_spark
     from fieldshift.spark._arrow import spark_arrow_schema
 
-    return spark_arrow_schema(read_schema.to_spark(), "UTC")
+    return spark_arrow_schema(schema_to_spark(read_schema), "UTC")
 
 
 def assert_same(df: Any, expected: pa.Table, read_schema: Any, *, exact_nullability: bool = True) -> None:
@@ -67,7 +68,9 @@ def assert_same(df: Any, expected: pa.Table, read_schema: Any, *, exact_nullabil
         assert g.type.equals(t.type) or _loose(g.type).equals(_loose(t.type)), (g.name, g.type, t.type)
         if exact_nullability:
             assert g.type.equals(t.type), (g.name, g.type, t.type)
-    assert df.schema.simpleString() == read_schema.to_spark().simpleString()
+    from fieldshift.spark import schema_to_spark
+
+    assert df.schema.simpleString() == schema_to_spark(read_schema).simpleString()
     want = expected.cast(target)
     assert rows(got.cast(target)) == rows(want)
 

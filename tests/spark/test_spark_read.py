@@ -18,7 +18,7 @@ import pytest
 from conftest import assert_same, rows, spark_arrow
 
 import fieldshift as fs
-from fieldshift.spark import evolve, evolve_batch, plan_read, read
+from fieldshift.spark import evolve, evolve_batch, plan_read, read, schema_to_spark
 
 pytestmark = pytest.mark.spark
 
@@ -305,7 +305,7 @@ def test_evolve_batch_pickles_with_its_plan(tables: dict) -> None:
     t, _ = tables["renames"]
     f = evolve_batch(t.schemas_by_id()[0], t.schema)
     g = pickle.loads(pickle.dumps(f))
-    assert g.plan == f.plan and g.output_schema == t.schema.to_spark()
+    assert g.plan == f.plan and g.output_schema == schema_to_spark(t.schema)
     st = pa.struct([("x", pa.int32()), ("y", pa.string())])
     batch = pa.record_batch({"a": pa.array([1], pa.int32()), "b": ["one"],
                              "s": pa.array([{"x": 10, "y": "ten"}], st)})
