@@ -18,10 +18,10 @@ import pyarrow as pa
 
 from fieldshift.defaults import default_scalar
 from fieldshift.errors import Mismatch, SchemaMismatchError
+from fieldshift.evolution_plan import EvolutionPlan
 from fieldshift.field import Field
 from fieldshift.kernels import select_cast_kernel
 from fieldshift.kernels.layout import names_like, same_child_names
-from fieldshift.plan import EvolutionPlan
 from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
@@ -324,7 +324,7 @@ def cached_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | N
 
 def clear_plan_cache() -> None:
     """Forget every cached plan (benchmarks of cold planning, tests)."""
-    from fieldshift.evolve import _ARROW_LOCK, _BY_ARROW, _RECENT
+    from fieldshift.front_door import _ARROW_LOCK, _BY_ARROW, _RECENT
     from fieldshift.kernels.constants import clear_constant_cache
 
     clear_constant_cache()

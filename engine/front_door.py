@@ -1,4 +1,4 @@
-"""The public entry points: ``plan()`` for a file schema, ``evolve()`` for data of any Arrow shape."""
+"""The front door (re-exported by ``fieldshift``): ``plan()`` for a file schema, ``evolve()`` for any Arrow data."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from fieldshift.evolution_plan import EvolutionPlan
 from fieldshift.file_schema import file_schema_of, has_field_ids
 from fieldshift.name_mapping import NameMapping
-from fieldshift.plan import EvolutionPlan
 from fieldshift.planner import build_plan, cached_plan, plan_key
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
