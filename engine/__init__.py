@@ -36,17 +36,17 @@ from fieldshift.errors import (
     UnknownFieldError,
     UnsupportedSparkTypeError,
 )
-from fieldshift.evolve import evolve, plan
+from fieldshift.evolution_plan import CastReport, EvolutionPlan
 from fieldshift.field import Field
+from fieldshift.front_door import evolve, plan
 from fieldshift.kernels.threads import get_threads, set_threads
 from fieldshift.name_mapping import NameMapping
-from fieldshift.plan import CastReport, EvolutionPlan
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
-from fieldshift.supertype import supertype
 from fieldshift.table import AppendResult, Table
 from fieldshift.types import ListType, MapType, StructType
+from fieldshift.widening import supertype
 
 __version__ = "0.1.0"
 

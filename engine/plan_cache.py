@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.options import MatchMode
-from fieldshift.plan import EvolutionPlan
+from fieldshift.evolution_plan import EvolutionPlan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 

@@ -13,12 +13,12 @@ import pyarrow as pa
 
 from fieldshift.defaults import default_scalar
 from fieldshift.errors import Mismatch, SchemaMismatchError
+from fieldshift.evolution_plan import EvolutionPlan
 from fieldshift.field import Field
 from fieldshift.file_schema import file_schema_of
 from fieldshift.kernels import select_cast_kernel
 from fieldshift.kernels.constants import clear_constant_cache
 from fieldshift.options import MatchMode
-from fieldshift.plan import EvolutionPlan
 from fieldshift.plan_cache import PlanCache, plan_key, value_key
 from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
 from fieldshift.policy import CastKind, CastPolicy

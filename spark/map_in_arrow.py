@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.plan import EvolutionPlan
+from fieldshift.evolution_plan import EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema

@@ -33,3 +33,20 @@ def test_engine_below_the_cli_never_imports_spark() -> None:
     import fieldshift as fs
 
     assert not hasattr(fs.Schema, "to_spark")
+
+
+def test_no_module_is_shadowed_by_a_public_name() -> None:
+    """``import fieldshift.plan as m`` gave the function ``plan``: a public name must not share a module's name."""
+    import importlib
+    import importlib.util
+    from types import ModuleType
+
+    import fieldshift as fs
+
+    shadowed = [n for n in fs.__all__
+                if not isinstance(getattr(fs, n), ModuleType) and importlib.util.find_spec(f"fieldshift.{n}")]
+    assert shadowed == []
+    modules = {"evolution_plan": "EvolutionPlan", "front_door": "evolve", "widening": "supertype"}
+    for module, name in modules.items():
+        m = importlib.import_module(f"fieldshift.{module}")
+        assert isinstance(m, ModuleType) and getattr(m, name) is getattr(fs, name)

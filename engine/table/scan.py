@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from fieldshift.errors import SchemaEvolutionError
-from fieldshift.plan import EvolutionPlan
+from fieldshift.evolution_plan import EvolutionPlan
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema

@@ -1,4 +1,4 @@
-"""The public entry points: ``plan()`` for a file schema, ``evolve()`` for data of any Arrow shape."""
+"""The front door (re-exported by ``fieldshift``): ``plan()`` for a file schema, ``evolve()`` for any Arrow data."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from fieldshift.evolution_plan import EvolutionPlan
 from fieldshift.file_schema import has_field_ids
 from fieldshift.name_mapping import NameMapping
 from fieldshift.options import MatchMode
-from fieldshift.plan import EvolutionPlan
 from fieldshift.planner import arrow_plan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
