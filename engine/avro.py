@@ -55,11 +55,11 @@ from fieldshift._avro_shared import (
     FIELD_NAME_PROP,
     KEY_ID,
     VALUE_ID,
-    AvroSchemaError,
     avro_name,
 )
 from fieldshift.avro_read import schema_from_avro
 from fieldshift.avro_write import schema_to_avro
+from fieldshift.errors import AvroSchemaError
 
 __all__ = [
     "ELEMENT_ID",

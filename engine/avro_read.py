@@ -17,14 +17,13 @@ from fieldshift._avro_shared import (
     FIELD_NAME_PROP,
     KEY_ID,
     VALUE_ID,
-    AvroSchemaError,
     Path,
     _is_null,
     _where,
     avro_name,
 )
 from fieldshift.defaults import validate_default
-from fieldshift.errors import InvalidDefaultError, MissingFieldIdError
+from fieldshift.errors import AvroSchemaError, InvalidDefaultError, MissingFieldIdError
 from fieldshift.field import Field
 from fieldshift.schema import Schema
 from fieldshift.types import MAX_NESTING_DEPTH as _DEPTH

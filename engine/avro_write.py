@@ -15,10 +15,10 @@ from fieldshift._avro_shared import (
     FIELD_NAME_PROP,
     KEY_ID,
     VALUE_ID,
-    AvroSchemaError,
     _is_null,
     avro_name,
 )
+from fieldshift.errors import AvroSchemaError
 from fieldshift.field import Field
 from fieldshift.schema import Schema
 from fieldshift.types import FieldType, ListType, MapType, StructType, logical_type
