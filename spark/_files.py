@@ -23,7 +23,7 @@ from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import check_file_columns, data_file_errors, name_data_file
+from fieldshift.table.files import check_file_columns, data_file_errors, name_data_file, read_columns
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -157,6 +157,5 @@ def _iter_batches(task: FileTask, names: Sequence[str], expected: pa.Schema | No
         if expected is not None:
             check_file_columns(task.path, pf.schema_arrow, expected)
         # with no columns (every read column is a constant in this file) batches still count rows
-        yield from pf.iter_batches(batch_size=batch_size, row_groups=task.row_groups, columns=list(names),
-                                   use_threads=True)
+        yield from read_columns(pf, names, batch_size, task.row_groups)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,7 +18,7 @@ from fieldshift.table.catalog import DataFile
 from fieldshift.table.stats import compute_stats
 
 __all__ = ["TMP_SUFFIX", "check_file_columns", "data_file_errors", "iter_file_batches", "name_data_file",
-           "write_data_file", "write_side_file"]
+           "read_columns", "write_data_file", "write_side_file"]
 
 TMP_SUFFIX = ".tmp"
 ROW_GROUP_SIZE = 131_072
@@ -78,7 +78,37 @@ def iter_file_batches(path: Path, expected: pa.Schema, batch_size: int) -> Itera
     with data_file_errors(path):
         pf = pq.ParquetFile(path)
         check_file_columns(path, pf.schema_arrow, expected)
-        yield from pf.iter_batches(batch_size=batch_size, columns=list(expected.names), use_threads=True)
+        yield from read_columns(pf, expected.names, batch_size)
+
+
+def read_columns(pf: pq.ParquetFile, names: Sequence[str], batch_size: int,
+                 row_groups: Sequence[int] | None = None) -> Iterator[pa.RecordBatch]:
+    """Batches of exactly the top-level columns ``names``, in that order.
+
+    Selected by leaf column index, never by name: pyarrow reads a name with a dot as a path, so
+    selecting a column named ``a.b`` would also bring struct ``a``'s child ``b`` (and the columns come
+    back in file order). With no names, batches still count rows.
+    """
+    leaves, start = {}, 0
+    for f in pf.schema_arrow:
+        count = _leaf_count(f.type)
+        leaves[f.name] = range(start, start + count)
+        start += count
+    indices = [i for name in names for i in leaves[name]]
+    groups = range(pf.metadata.num_row_groups) if row_groups is None else list(row_groups)
+    for batch in pf.reader.iter_batches(batch_size, row_groups=groups, column_indices=indices, use_threads=True):
+        yield batch.select(list(names)) if batch.schema.names != list(names) else batch
+
+
+def _leaf_count(t: pa.DataType) -> int:
+    """Parquet leaf columns under one Arrow field (depth first, as Parquet numbers them)."""
+    if pa.types.is_struct(t):
+        return sum(_leaf_count(f.type) for f in t)
+    if pa.types.is_map(t):
+        return _leaf_count(t.key_type) + _leaf_count(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _leaf_count(t.value_type)
+    return 1
 
 
 def check_file_columns(path: Path | str, found: pa.Schema, expected: pa.Schema) -> None:

@@ -372,3 +372,16 @@ def test_item18_concurrent_creates_at_one_location_make_one_table(tmp_path: Path
         th.join()
     assert sorted(outcomes) == ["created", "exists", "exists", "exists"]
     _usable(tmp_path / "t")
+
+
+def test_a_column_named_like_a_struct_path_reads_only_itself(tmp_path: Path) -> None:
+    """Found by the model test: pyarrow reads a selected name with a dot as a path, so selecting the
+    column ``a.b`` also brought struct ``a`` (child ``b``) and the columns came back in file order; the
+    scan then refused the file, or could read the wrong column. Files are read by leaf index."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("a.b", pa.int64()), ("x", pa.string())]))
+    t.append(pa.table({"a.b": [1], "x": ["v"]}))
+    t.append(pa.table({"a.b": [2], "x": ["w"], "a": pa.array([{"b": 7}], pa.struct([("b", pa.int64())]))}))
+    assert t.scan(columns=["a.b", "x"]).to_arrow().to_pylist() == [{"a.b": 1, "x": "v"}, {"a.b": 2, "x": "w"}]
+    assert t.scan(columns=["x", "a"]).to_arrow().to_pylist() == [{"x": "v", "a": None}, {"x": "w", "a": {"b": 7}}]
+    assert t.scan(filter=(["a.b"], ">", 1)).to_arrow().column("x").to_pylist() == ["w"]
+    assert t.scan(filter=(["a", "b"], "==", 7)).to_arrow().column("x").to_pylist() == ["w"]
