@@ -19,17 +19,23 @@ from fieldshift.file_schema import file_schema_of
 from fieldshift.kernels import select_cast_kernel
 from fieldshift.kernels.constants import clear_constant_cache
 from fieldshift.options import MatchMode
+from fieldshift.partner_visitor import PartnerVisitor, visit_level
 from fieldshift.plan_cache import PlanCache, plan_key, value_key
 from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.strategy import choose_strategy
-from fieldshift.types import ListType, MapType, StructType, type_name
+from fieldshift.types import type_name
 
 __all__ = ["PLAN_CACHE", "arrow_plan", "build_plan", "cached_plan", "clear_plan_cache", "plan_key", "value_key"]
 
 
-class _Planner:
+_Context = tuple[str | None, Any, bool]
+"""The planner's context per field: its dotted path (None above the top level), its Arrow target type
+(the output schema above the top level) and whether it is a map key."""
+
+
+class _Planner(PartnerVisitor[_Context, Node]):
     def __init__(self, policy: CastPolicy, constants: Mapping[int, Any]) -> None:
         self.policy = policy
         self.constants = constants
@@ -37,22 +43,24 @@ class _Planner:
         self._decisions: dict[tuple[int, int, bool], tuple[Any, Any, tuple[str, str, str, str] | CastKind | str]] = {}
         self._defaults: dict[tuple[Any, ...], pa.Scalar] = {}
 
-    # -- levels ---------------------------------------------------------------------------------
-    def level(self, read_fields: tuple[Field, ...], file_fields: tuple[Field, ...],
-              prefix: str, targets: list[pa.DataType]) -> tuple[Node, ...]:
-        """Plan one nesting level; ``targets`` are the read fields' Arrow types (converted once)."""
-        by_id = {f.id: (i, f) for i, f in enumerate(file_fields)}
-        nodes = []
-        for rf, target in zip(read_fields, targets, strict=True):
-            path = f"{prefix}{rf.name}"
-            if rf.id in by_id:
-                i, ff = by_id[rf.id]
-                nodes.append(self.present(i, ff, rf, path, target))
-            else:
-                nodes.append(self.missing(rf, path, target))
-        return tuple(nodes)
+    # -- the walk (engine/partner_visitor.py): context, then one callback per kind of pair --------
+    def field_contexts(self, ctx: _Context, read_fields: tuple[Field, ...]) -> list[_Context]:
+        path, target, _ = ctx
+        prefix = "" if path is None else f"{path}."
+        types = target.types if path is None else [f.type for f in target]
+        return [(f"{prefix}{rf.name}", t, False) for rf, t in zip(read_fields, types, strict=True)]
 
-    def missing(self, rf: Field, path: str, target: pa.DataType) -> Node:
+    def element_context(self, ctx: _Context, rf: Field) -> _Context:
+        return f"{ctx[0]}.element", ctx[1].value_type, False
+
+    def key_context(self, ctx: _Context, rf: Field) -> _Context:
+        return f"{ctx[0]}.key", ctx[1].key_type, True
+
+    def value_context(self, ctx: _Context, rf: Field) -> _Context:
+        return f"{ctx[0]}.value", ctx[1].item_type, False
+
+    def missing(self, rf: Field, ctx: _Context) -> Node:
+        path, target, _ = ctx
         if rf.id in self.constants:
             try:
                 value = pa.scalar(self.constants[rf.id], type=target)
@@ -79,52 +87,55 @@ class _Planner:
             found = self._defaults[memo_key] = default_scalar(rf, "initial")
         return found
 
-    def present(self, index: int, ff: Field, rf: Field, path: str, target: pa.DataType,
-                key: bool = False) -> Node:
-        node = self._present(index, ff, rf, path, target, key)
-        if ff.nullable and not rf.nullable and not isinstance(node, ConstantNode):
-            # nullability by data: the column reads while it holds no nulls (checked per batch)
-            return NullCheck(node, path)
-        return node
-
-    def _present(self, index: int, ff: Field, rf: Field, path: str, target: pa.DataType,
-                 key: bool) -> Node:
-        renamed = "" if ff.name == rf.name or ff.name in ("element", "key", "value") \
-            else f"renamed from {ff.name!r}"
-        ft, rt = ff.type, rf.type
-        if isinstance(rt, pa.DataType) and isinstance(ft, pa.DataType):  # the common case first
-            return self.primitive(index, ft, rf, target, path, renamed, key)
+    def mismatch(self, rf: Field, ff: Field, index: int, ctx: _Context) -> Node:
+        path, target, _ = ctx
+        ft = ff.type
         if isinstance(ft, pa.DataType) and pa.types.is_null(ft) and rf.nullable:  # an all-null column
             return ConstantNode(pa.scalar(None, type=target), path, "null (a null-typed column)")
-        if isinstance(rt, StructType) and isinstance(ft, StructType):
-            children = self.level(rt.fields, ft.fields, f"{path}.", [f.type for f in target])
-            if _passes_through(children, len(ft.fields)):
-                return Take(index, target, path, renamed or "as is")
-            return StructNode(index, children, target, path, renamed or "struct")
-        if isinstance(rt, ListType) and isinstance(ft, ListType):
-            element = self.present(0, ft.element, rt.element, f"{path}.element", target.value_type)
-            if isinstance(element, Take):
-                return Take(index, target, path, renamed or "as is")
-            return ListNode(index, element, target, path, renamed or "list")
-        if isinstance(rt, MapType) and isinstance(ft, MapType):
-            k = self.present(0, ft.key, rt.key, f"{path}.key", target.key_type, key=True)
-            v = self.present(1, ft.value, rt.value, f"{path}.value", target.item_type)
-            if isinstance(k, Take) and isinstance(v, Take):
-                return Take(index, target, path, renamed or "as is")
-            return MapNode(index, k, v, target, path, renamed or "map")
         self._mismatch(path, ff, rf, "a nested type cannot change shape (struct, list, map, primitive)",
                        "add a new column of the new shape instead")
         return ConstantNode(pa.scalar(None, type=target), path, "unreadable")
 
-    def primitive(self, index: int, ft: pa.DataType, rf: Field, target: pa.DataType, path: str,
-                  renamed: str, key: bool) -> Node:
+    def struct(self, rf: Field, ff: Field | None, index: int, ctx: _Context, children: list[Node]) -> Node:
+        path, target, _ = ctx
+        renamed = _renamed(ff, rf)
+        if _passes_through(children, len(ff.type.fields)):
+            return _null_checked(Take(index, target, path, renamed or "as is"), ff, rf)
+        return _null_checked(StructNode(index, tuple(children), target, path, renamed or "struct"), ff, rf)
+
+    def list(self, rf: Field, ff: Field | None, index: int, ctx: _Context, element: Node) -> Node:
+        path, target, _ = ctx
+        renamed = _renamed(ff, rf)
+        if isinstance(element, Take):
+            return _null_checked(Take(index, target, path, renamed or "as is"), ff, rf)
+        return _null_checked(ListNode(index, element, target, path, renamed or "list"), ff, rf)
+
+    def map(self, rf: Field, ff: Field | None, index: int, ctx: _Context, key: Node, value: Node) -> Node:
+        path, target, _ = ctx
+        renamed = _renamed(ff, rf)
+        if isinstance(key, Take) and isinstance(value, Take):
+            return _null_checked(Take(index, target, path, renamed or "as is"), ff, rf)
+        return _null_checked(MapNode(index, key, value, target, path, renamed or "map"), ff, rf)
+
+    def primitive(self, rf: Field, ff: Field | None, index: int, ctx: _Context) -> Node:
+        path, target, key = ctx
+        ft = ff.type
         decision = self._decide(ft, rf.type, target, key)
         if isinstance(decision, tuple):
             kernel, source_name, target_name, how = decision
-            return CastNode(index, target, kernel, source_name, target_name, path,
-                            f"{renamed}; {how}" if renamed else how)
-        if decision is CastKind.IDENTITY:
-            return Take(index, target, path, renamed or "as is")
+            renamed = _renamed(ff, rf)
+            node: Node = CastNode(index, target, kernel, source_name, target_name, path,
+                                  f"{renamed}; {how}" if renamed else how)
+        elif decision is CastKind.IDENTITY:
+            node = Take(index, target, path, "as is" if ff.name == rf.name else _renamed(ff, rf) or "as is")
+        else:
+            self._refuse(decision, ft, rf, path)
+            node = Take(index, target, path)
+        if ff.nullable and not rf.nullable:  # inline: the common case (no narrowing) calls nothing
+            return NullCheck(node, path)
+        return node
+
+    def _refuse(self, decision: str, ft: pa.DataType, rf: Field, path: str) -> None:
         if decision == "key":
             self._mismatch(path, ft, rf, "map keys may only widen losslessly",
                            "keep the key type, or widen it losslessly (e.g. int -> long)")
@@ -134,7 +145,6 @@ class _Planner:
         else:
             self._mismatch(path, ft, rf, f"CastPolicy.{self.policy.name} does not allow this change",
                            self.policy.suggest(ft, rf.type))
-        return Take(index, target, path)
 
     def _decide(self, ft: pa.DataType, rt: pa.DataType, target: pa.DataType,
                 key: bool) -> tuple[str, str, str, str] | CastKind | str:
@@ -169,6 +179,17 @@ def _decision(policy: CastPolicy, ft: pa.DataType, rt: pa.DataType, target: pa.D
         f"{'checked cast' if checked else 'widen'} {source_name} -> {target_name} ({kernel})"
 
 
+def _null_checked(node: Node, ff: Field, rf: Field) -> Node:
+    """Nullability by data: a nullable file column read as required reads while it holds no nulls
+    (checked per batch)."""
+    return NullCheck(node, node.path) if ff.nullable and not rf.nullable else node
+
+
+def _renamed(ff: Field, rf: Field) -> str:
+    """The explain note of a field the file names otherwise (list elements and map entries never count)."""
+    return "" if ff.name == rf.name or ff.name in ("element", "key", "value") else f"renamed from {ff.name!r}"
+
+
 def _passes_through(children: tuple[Node, ...], file_width: int) -> bool:
     return len(children) == file_width and all(
         isinstance(c, Take) and c.index == i for i, c in enumerate(children)
@@ -183,7 +204,7 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
     policy = policy or CastPolicy.lossless()
     planner = _Planner(policy, constants or {})
     output = read_schema.to_arrow()
-    nodes = planner.level(read_schema.fields, file_schema.fields, "", output.types)
+    nodes = tuple(visit_level(planner, read_schema.fields, file_schema.fields, (None, output, False)))
     if planner.mismatches:
         raise SchemaMismatchError(
             planner.mismatches,

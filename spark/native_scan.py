@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from fieldshift.field import Field
+from fieldshift.partner_visitor import PartnerVisitor, visit_level
 from fieldshift.schema import Schema
-from fieldshift.types import ListType, MapType, StructType
 
 __all__ = ["NativeScan", "native_frame", "native_scans"]
 
@@ -55,9 +55,7 @@ def native_scans(location: Path, files: Sequence[Any], schemas: dict[int, Schema
     by_sid: dict[int, NativeScan] = {}
     for f in files:
         if f.schema_id not in by_sid:
-            by_id = {x.id: x for x in schemas[f.schema_id].fields}
-            pairs = list(zip(read_schema.fields, spark_read.fields, strict=True))
-            request = [_requested(rf, by_id.get(rf.id), sf) for rf, sf in pairs]
+            request = visit_level(_Request(), read_schema.fields, schemas[f.schema_id].fields, spark_read)
             by_sid[f.schema_id] = NativeScan([f.schema_id], [[r.name] for r in request], request)
         by_sid[f.schema_id].paths.append(hadoop_path(location / f.path))
     scans: list[NativeScan] = []
@@ -145,30 +143,49 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _requested(rf: Field, ff: Field | None, sf: Any) -> Any:
-    """``sf`` (the read field in Spark form) under the names the file uses, at every struct depth."""
-    from pyspark.sql import types as st
+class _Request(PartnerVisitor[Any, Any]):
+    """The read schema in Spark form (the context: a StructField, or the type of a list element or
+    map entry) under the names the file uses, at every struct depth; read fields the file lacks keep
+    their read names (PyIceberg's walk: on without a partner)."""
 
-    name = ff.name if ff is not None else rf.name
-    return st.StructField(name, _requested_type(rf.type, ff.type if ff is not None else None, sf.dataType),
-                          sf.nullable, sf.metadata)
+    descend_missing = True
+    wraps_fields = True
+
+    def __init__(self) -> None:
+        from pyspark.sql import types as st
+
+        self.st = st
+
+    def field_contexts(self, ctx: Any, read_fields: tuple[Field, ...]) -> Any:
+        return _spark_type(ctx).fields
+
+    def element_context(self, ctx: Any, rf: Field) -> Any:
+        return _spark_type(ctx).elementType
+
+    def key_context(self, ctx: Any, rf: Field) -> Any:
+        return _spark_type(ctx).keyType
+
+    def value_context(self, ctx: Any, rf: Field) -> Any:
+        return _spark_type(ctx).valueType
+
+    def field(self, rf: Field, ff: Field | None, ctx: Any, result: Any) -> Any:
+        if isinstance(ctx, self.st.StructField):
+            return self.st.StructField(ff.name if ff is not None else rf.name, result, ctx.nullable, ctx.metadata)
+        return result
+
+    def primitive(self, rf: Field, ff: Field | None, index: int, ctx: Any) -> Any:
+        return _spark_type(ctx)
+
+    def struct(self, rf: Field, ff: Field | None, index: int, ctx: Any, children: list[Any]) -> Any:
+        return self.st.StructType(children)
+
+    def list(self, rf: Field, ff: Field | None, index: int, ctx: Any, element: Any) -> Any:
+        return self.st.ArrayType(element, _spark_type(ctx).containsNull)
+
+    def map(self, rf: Field, ff: Field | None, index: int, ctx: Any, key: Any, value: Any) -> Any:
+        return self.st.MapType(key, value, _spark_type(ctx).valueContainsNull)
 
 
-def _requested_type(rt: Any, ft: Any, spark_type: Any) -> Any:
-    from pyspark.sql import types as st
-
-    if isinstance(rt, StructType):
-        by_id = {f.id: f for f in ft.fields} if isinstance(ft, StructType) else {}
-        pairs = zip(rt.fields, spark_type.fields, strict=True)
-        return st.StructType([_requested(c, by_id.get(c.id), sc) for c, sc in pairs])
-    if isinstance(rt, ListType):
-        inner = ft.element.type if isinstance(ft, ListType) else None
-        return st.ArrayType(_requested_type(rt.element.type, inner, spark_type.elementType),
-                            spark_type.containsNull)
-    if isinstance(rt, MapType):
-        k = ft.key.type if isinstance(ft, MapType) else None
-        v = ft.value.type if isinstance(ft, MapType) else None
-        return st.MapType(_requested_type(rt.key.type, k, spark_type.keyType),
-                          _requested_type(rt.value.type, v, spark_type.valueType),
-                          spark_type.valueContainsNull)
-    return spark_type
+def _spark_type(ctx: Any) -> Any:
+    """The Spark type of a context: a StructField's type, or the type itself."""
+    return getattr(ctx, "dataType", ctx)

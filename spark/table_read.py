@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from fieldshift.field import Field
 from fieldshift.options import ReadRoute, ReadVia, check_option
+from fieldshift.partner_visitor import PartnerVisitor, visit_level
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
@@ -56,7 +57,6 @@ from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.scan import Scan
 from fieldshift.table.table import Table
-from fieldshift.types import ListType, MapType, StructType
 
 __all__ = ["ReadPlan", "native_reason", "plan_read", "read"]
 
@@ -147,42 +147,69 @@ def native_reason(file_schema: Schema, read_schema: Schema) -> str | None:
     ``file_schema`` is the whole schema the files were written with (dropped columns included:
     their names matter to Spark's name-based filter pushdown).
     """
-    return _level(file_schema.fields, read_schema.fields, "", top=True)
+    return _names_taken(file_schema.fields, read_schema.fields, "") or \
+        _first(visit_level(_NativeCheck(), read_schema.fields, file_schema.fields, (None, True)))
 
 
-def _level(file_fields: Sequence[Field], read_fields: Sequence[Field], prefix: str, top: bool) -> str | None:
-    if not _names_free(file_fields, read_fields):
-        return (f"{prefix or 'top level'}: a column the file lacks has the name of one it has (a dropped "
-                "column's name re-added?), or two file columns differ only in case")
-    by_id = {f.id: f for f in file_fields}
-    for rf in read_fields:
-        path = f"{prefix}{rf.name}"
-        ff = by_id.get(rf.id)
-        if ff is None:
-            if rf.initial_default is not None and not (top and _native_default(rf)):
-                return f"{path}: Spark cannot fill this initial default"
-            continue
-        why = _pair(ff, rf, path)
-        if why:
-            return why
-    return None
+def _names_taken(file_fields: Sequence[Field], read_fields: Sequence[Field], prefix: str) -> str | None:
+    if _names_free(file_fields, read_fields):
+        return None
+    return (f"{prefix or 'top level'}: a column the file lacks has the name of one it has (a dropped "
+            "column's name re-added?), or two file columns differ only in case")
 
 
-def _pair(ff: Field, rf: Field, path: str) -> str | None:
-    ft, rt = ff.type, rf.type
-    if isinstance(ft, StructType) and isinstance(rt, StructType):
-        return _level(ft.fields, rt.fields, f"{path}.", top=False)
-    if isinstance(ft, ListType) and isinstance(rt, ListType):
-        if ft.variant in ("list_view", "large_list_view"):
-            return f"{path}: list views are not read natively"
-        return _pair(ft.element, rt.element, f"{path}.element")
-    if isinstance(ft, MapType) and isinstance(rt, MapType):
-        return _pair(ft.key, rt.key, f"{path}.key") or _pair(ft.value, rt.value, f"{path}.value")
-    if isinstance(ft, pa.DataType) and isinstance(rt, pa.DataType):
+def _first(reasons: Sequence[str | None]) -> str | None:
+    return next((r for r in reasons if r), None)
+
+
+_Where = tuple[str | None, bool]
+"""A field's dotted path (None above the top level) and whether it is a top-level column."""
+
+
+class _NativeCheck(PartnerVisitor[_Where, str | None]):
+    """Why a read field is not read natively from its file partner (None: it is), children first;
+    a level reports its first obstacle in read order (the names clash of the level itself first)."""
+
+    def field_contexts(self, ctx: _Where, read_fields: tuple[Field, ...]) -> list[_Where]:
+        if ctx[0] is None:
+            return [(rf.name, True) for rf in read_fields]
+        return [(f"{ctx[0]}.{rf.name}", False) for rf in read_fields]
+
+    def element_context(self, ctx: _Where, rf: Field) -> _Where:
+        return f"{ctx[0]}.element", False
+
+    def key_context(self, ctx: _Where, rf: Field) -> _Where:
+        return f"{ctx[0]}.key", False
+
+    def value_context(self, ctx: _Where, rf: Field) -> _Where:
+        return f"{ctx[0]}.value", False
+
+    def missing(self, rf: Field, ctx: _Where) -> str | None:
+        path, top = ctx
+        if rf.initial_default is not None and not (top and _native_default(rf)):
+            return f"{path}: Spark cannot fill this initial default"
+        return None
+
+    def mismatch(self, rf: Field, ff: Field, index: int, ctx: _Where) -> str | None:
+        return f"{ctx[0]}: shape change"
+
+    def primitive(self, rf: Field, ff: Field | None, index: int, ctx: _Where) -> str | None:
+        ft, rt = ff.type, rf.type
         if _native_cast(ft, rt):
             return None
-        return f"{path}: {ft} -> {rt} is not reproduced by Spark's Parquet reader"
-    return f"{path}: shape change"
+        return f"{ctx[0]}: {ft} -> {rt} is not reproduced by Spark's Parquet reader"
+
+    def struct(self, rf: Field, ff: Field | None, index: int, ctx: _Where, children: list[str | None]) -> str | None:
+        return _names_taken(ff.type.fields, rf.type.fields, f"{ctx[0]}.") or _first(children)
+
+    def list(self, rf: Field, ff: Field | None, index: int, ctx: _Where, element: str | None) -> str | None:
+        if ff.type.variant in ("list_view", "large_list_view"):
+            return f"{ctx[0]}: list views are not read natively"
+        return element
+
+    def map(self, rf: Field, ff: Field | None, index: int, ctx: _Where, key: str | None,
+            value: str | None) -> str | None:
+        return key or value
 
 
 # ------------------------------------------------------------------------------------------------
