@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import pyarrow as pa
 
+from fieldshift.errors import InvalidOptionError
 from fieldshift.options import OnError, check_option
 
 __all__ = ["POLICY_NAMES", "RULES", "CastKind", "CastPolicy"]
@@ -232,7 +233,7 @@ class CastPolicy:
     def __post_init__(self) -> None:
         unknown = self.rules - RULES.keys()
         if unknown:
-            raise ValueError(f"unknown cast rules {sorted(unknown)}; known: {sorted(RULES)}")
+            raise InvalidOptionError(f"unknown cast rules {sorted(unknown)}; known: {sorted(RULES)}")
         check_option("on_error", self.on_error, OnError)
 
     # -- presets --------------------------------------------------------------------------------
@@ -309,11 +310,11 @@ class CastPolicy:
                 return cls(str(spec["name"]), frozenset(spec["rules"]), spec.get("on_error", "raise"),
                            bool(spec.get("widen_to_string", False)))
             except (ValueError, KeyError, TypeError) as e:
-                raise ValueError(f"policy {raw!r} is not a valid policy description ({e})") from None
+                raise InvalidOptionError(f"policy {raw!r} is not a valid policy description ({e})") from None
         key = raw.lower().replace("_", "-").replace("(", "-").replace(")", "").replace(":", "-")
         key = _ALIASES.get(key, key)
         if key not in _NAMED:
-            raise ValueError(f"unknown policy {raw!r}; use one of {', '.join(_NAMED)}")
+            raise InvalidOptionError(f"unknown policy {raw!r}; use one of {', '.join(_NAMED)}")
         return _NAMED[key]()
 
     def __str__(self) -> str:

@@ -48,7 +48,7 @@ def test_policy_name_spellings_and_custom_policies() -> None:
     assert fs.CastPolicy.from_name(wide.option_name) == wide != fs.CastPolicy.onehouse()
     custom = fs.CastPolicy("mine", frozenset({"int_widening", "null_to_any"}), on_error="null")
     assert fs.CastPolicy.from_name(custom.option_name) == custom
-    with pytest.raises(ValueError, match="unknown policy 'strict'; use one of lossless"):
+    with pytest.raises(fs.InvalidOptionError, match="unknown policy 'strict'; use one of lossless"):
         fs.CastPolicy.from_name("strict")
 
 
