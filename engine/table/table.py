@@ -178,8 +178,8 @@ class Table:
 
     def _check_values(self, read_schema: Schema, policy: CastPolicy, change: str) -> None:
         """Refuse a commit when a value of a committed file would fail a checked cast into ``read_schema``."""
-        check_values(self.location, self.catalog.all_data_files(self.table_id), self.schemas_by_id(), read_schema,
-                     policy, table=self.name, change=change)
+        check_values(self.location, lambda: self.catalog.all_data_files(self.table_id), self.schemas_by_id(),
+                     read_schema, policy, table=self.name, change=change)
 
     # -- schema and history ---------------------------------------------------------------------
     @property

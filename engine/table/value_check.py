@@ -9,7 +9,7 @@ evolved once; a failing value refuses the commit, naming the file, the column an
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyarrow as pa
@@ -40,15 +40,19 @@ def _may_fail(f: Field, file_schema: Schema, policy: CastPolicy) -> bool:
     return any(_may_fail(c, file_schema, policy) for c in f.children())
 
 
-def check_values(location: Path, files: Iterable[tuple[str, int]], schemas: dict[int, Schema],
+def check_values(location: Path, list_files: Callable[[], Iterable[tuple[str, int]]], schemas: dict[int, Schema],
                  read_schema: Schema, policy: CastPolicy, *, table: str, change: str) -> None:
-    """Raise :class:`HistoryUnreadableError` when a value of a data file (``(path, schema id)``) fails a
-    checked cast on its way into ``read_schema`` under ``policy``."""
-    for path, schema_id in files:
-        file_schema = schemas[schema_id]
-        ids = checked_fields(file_schema, read_schema, policy)
+    """Raise :class:`HistoryUnreadableError` when a value of a data file (``(path, schema id)`` from
+    ``list_files``, called only if some schema version needs a checked cast) fails that cast on its way
+    into ``read_schema`` under ``policy``."""
+    checked = {sid: ids for sid, s in schemas.items() if (ids := checked_fields(s, read_schema, policy))}
+    if not checked:
+        return  # the common case (widenings only): no file is listed or read
+    for path, schema_id in list_files():
+        ids = checked.get(schema_id)
         if not ids:
             continue
+        file_schema = schemas[schema_id]
         names = [file_schema.field(i).name for i in ids]
         plan = cached_plan(file_schema.select(names), read_schema.select([read_schema.field(i).name for i in ids]),
                            policy)
