@@ -26,6 +26,8 @@ __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "S
            "open_catalog"]
 
 FORMAT_VERSION = 1
+"""Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files);
+:meth:`SqliteCatalog.check_version` upgrades older catalogs in place and refuses newer ones."""
 POLICY_PROPERTY = "fieldshift.policy"
 """The table property holding the table's evolution policy (:attr:`CastPolicy.option_name`)."""
 DEFAULT_POLICY = CastPolicy.onehouse()
@@ -58,6 +60,9 @@ CREATE TABLE IF NOT EXISTS fs_quarantine_file (
     file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
     snapshot_id INTEGER NOT NULL, record_count INTEGER NOT NULL);
 """
+
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = ()
+"""(table, column, declaration) added after format 1; :func:`_upgrade` adds the missing ones in place."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +124,24 @@ class SqliteCatalog:
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode = WAL")
         with self._transaction() as conn:
-            for statement in _DDL.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            conn.execute("CREATE TABLE IF NOT EXISTS fs_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             conn.execute("INSERT OR IGNORE INTO fs_metadata VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
+            _upgrade(conn)
         self.check_version()
 
     def check_version(self) -> None:
+        """Refuse a newer catalog format; upgrade an older one in place (one transaction)."""
+        version = self._version()
+        if version > FORMAT_VERSION:
+            raise CatalogFormatError(
+                f"catalog {self.path} has format version {version}, but this fieldshift reads up to "
+                f"version {FORMAT_VERSION}; upgrade fieldshift to open it"
+            )
+        if version < FORMAT_VERSION:
+            with self._transaction() as conn:
+                _upgrade(conn)
+
+    def _version(self) -> int:
         try:
             with self._connect() as conn:
                 row = conn.execute("SELECT value FROM fs_metadata WHERE key = 'format_version'").fetchone()
@@ -133,11 +149,10 @@ class SqliteCatalog:
             raise CatalogFormatError(f"{self.path} is not a fieldshift catalog ({e})") from None
         if row is None:
             raise CatalogFormatError(f"{self.path} is not a fieldshift catalog (no format_version)")
-        if int(row[0]) > FORMAT_VERSION:
-            raise CatalogFormatError(
-                f"catalog {self.path} has format version {row[0]}, but this fieldshift reads up to "
-                f"version {FORMAT_VERSION}; upgrade fieldshift to open it"
-            )
+        try:
+            return int(row[0])
+        except ValueError:
+            raise CatalogFormatError(f"{self.path} records an unreadable format version {row[0]!r}") from None
 
     # -- tables ---------------------------------------------------------------------------------
     def create_table(self, name: str, location: str, schema: Schema, properties: dict[str, str],
@@ -388,6 +403,17 @@ class SqliteCatalog:
             if open_rows.get(cid) != row:
                 conn.execute("INSERT INTO fs_column VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)",
                              (table_id, cid, snapshot_id, *row))
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Create missing catalog tables and columns, then record this format version (idempotent)."""
+    for statement in _DDL.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    for table, column, declaration in ADDED_COLUMNS:
+        if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+    conn.execute("UPDATE fs_metadata SET value = ? WHERE key = 'format_version'", (str(FORMAT_VERSION),))
 
 
 def _column_rows(schema: Schema) -> Iterator[tuple[int, tuple[Any, ...]]]:
