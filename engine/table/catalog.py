@@ -19,51 +19,22 @@ from typing import Any
 from fieldshift.errors import CatalogFormatError, CommitConflictError, HistoryUnreadableError, TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
+from fieldshift.table.catalog_sql import (
+    DEFAULT_POLICY,
+    FORMAT_VERSION,
+    POLICY_PROPERTY,
+    column_rows,
+    dump_value,
+    load_value,
+    locations_overlap,
+    parse_json,
+    policy_of,
+    upgrade,
+)
 from fieldshift.table.readability import check_readable
-from fieldshift.types import type_name
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
            "open_catalog"]
-
-FORMAT_VERSION = 1
-"""Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files);
-:meth:`SqliteCatalog.check_version` upgrades older catalogs in place and refuses newer ones."""
-POLICY_PROPERTY = "fieldshift.policy"
-"""The table property holding the table's evolution policy (:attr:`CastPolicy.option_name`)."""
-DEFAULT_POLICY = CastPolicy.onehouse()
-"""A table's policy unless chosen at create (and of catalogs written before policies were recorded)."""
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS fs_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS fs_table (
-    table_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, location TEXT NOT NULL,
-    properties TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS fs_snapshot (
-    table_id INTEGER NOT NULL, snapshot_id INTEGER NOT NULL, parent_snapshot_id INTEGER,
-    schema_id INTEGER NOT NULL, committed_at TEXT NOT NULL, operation TEXT NOT NULL,
-    summary TEXT NOT NULL, PRIMARY KEY (table_id, snapshot_id));
-CREATE TABLE IF NOT EXISTS fs_schema (
-    table_id INTEGER NOT NULL, schema_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
-    schema_json TEXT NOT NULL, PRIMARY KEY (table_id, schema_id));
-CREATE TABLE IF NOT EXISTS fs_column (
-    table_id INTEGER NOT NULL, column_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
-    end_snapshot INTEGER, parent_column INTEGER, column_order INTEGER NOT NULL, name TEXT NOT NULL,
-    type TEXT NOT NULL, nullable INTEGER NOT NULL, initial_default TEXT, write_default TEXT);
-CREATE TABLE IF NOT EXISTS fs_data_file (
-    file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
-    schema_id INTEGER NOT NULL, record_count INTEGER NOT NULL, file_size INTEGER NOT NULL,
-    begin_snapshot INTEGER NOT NULL, end_snapshot INTEGER);
-CREATE TABLE IF NOT EXISTS fs_file_column_stats (
-    file_id INTEGER NOT NULL, column_id INTEGER NOT NULL, value_count INTEGER NOT NULL,
-    null_count INTEGER NOT NULL, min_value TEXT, max_value TEXT, PRIMARY KEY (file_id, column_id));
-CREATE TABLE IF NOT EXISTS fs_quarantine_file (
-    file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
-    snapshot_id INTEGER NOT NULL, record_count INTEGER NOT NULL);
-"""
-
-ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = ()
-"""(table, column, declaration) added after format 1; :func:`_upgrade` adds the missing ones in place."""
-
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
@@ -126,7 +97,7 @@ class SqliteCatalog:
         with self._transaction() as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS fs_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             conn.execute("INSERT OR IGNORE INTO fs_metadata VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
-            _upgrade(conn)
+            upgrade(conn)
         self.check_version()
 
     def check_version(self) -> None:
@@ -139,7 +110,7 @@ class SqliteCatalog:
             )
         if version < FORMAT_VERSION:
             with self._transaction() as conn:
-                _upgrade(conn)
+                upgrade(conn)
 
     def _version(self) -> int:
         try:
@@ -164,7 +135,7 @@ class SqliteCatalog:
                 raise TableError(f"a table named {name!r} already exists in catalog {self.path}; "
                                  "open it with Table.open() or pick another name")
             for other, other_location in conn.execute("SELECT name, location FROM fs_table"):
-                if _overlaps(location, other_location):
+                if locations_overlap(location, other_location):
                     raise TableError(
                         f"cannot create table {name!r} at {location}: table {other!r} of catalog {self.path} "
                         f"lives at {other_location}, and two tables may not share a directory or nest one "
@@ -185,7 +156,7 @@ class SqliteCatalog:
                                (name,)).fetchone()
         if row is None:
             raise TableError(f"no table named {name!r} in catalog {self.path}")
-        return int(row[0]), row[1], _json(row[2], f"the properties of table {name!r}")
+        return int(row[0]), row[1], parse_json(row[2], f"the properties of table {name!r}")
 
     def tables(self) -> list[tuple[int, str, str]]:
         """(table id, name, recorded location) of every table in the catalog."""
@@ -197,7 +168,7 @@ class SqliteCatalog:
         """The table's evolution policy (catalogs from before policies were recorded: onehouse)."""
         with self._connect() as conn:
             row = conn.execute("SELECT name, properties FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()
-        return _policy_of(row[0], _json(row[1], f"the properties of table {row[0]!r}"))
+        return policy_of(row[0], parse_json(row[1], f"the properties of table {row[0]!r}"))
 
     # -- reads ----------------------------------------------------------------------------------
     def snapshots(self, table_id: int) -> list[Snapshot]:
@@ -205,7 +176,8 @@ class SqliteCatalog:
             rows = conn.execute(
                 "SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation, summary "
                 "FROM fs_snapshot WHERE table_id = ? ORDER BY snapshot_id", (table_id,)).fetchall()
-        return [Snapshot(r[0], r[1], r[2], r[3], r[4], _json(r[5], f"the summary of snapshot {r[0]}")) for r in rows]
+        return [Snapshot(r[0], r[1], r[2], r[3], r[4], parse_json(r[5], f"the summary of snapshot {r[0]}"))
+                for r in rows]
 
     def head(self, table_id: int) -> Snapshot:
         return self.snapshots(table_id)[-1]
@@ -242,7 +214,7 @@ class SqliteCatalog:
                     "SELECT s.file_id, column_id, value_count, null_count, min_value, max_value "
                     "FROM fs_file_column_stats s JOIN fs_data_file f ON f.file_id = s.file_id "
                     "WHERE f.table_id = ?", (table_id,)):
-                    stats.setdefault(fid, {})[cid] = (vc, nc, _load(lo), _load(hi))
+                    stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
         return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0]) for r in rows]
 
     def all_data_files(self, table_id: int) -> list[tuple[str, int]]:
@@ -297,8 +269,8 @@ class SqliteCatalog:
                 "ORDER BY snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
             name, props = conn.execute("SELECT name, properties FROM fs_table WHERE table_id = ?",
                                        (table_id,)).fetchone()
-            props = _json(props, f"the properties of table {name!r}")
-            table_policy = policy or _policy_of(name, props)
+            props = parse_json(props, f"the properties of table {name!r}")
+            table_policy = policy or policy_of(name, props)
             if head_id != base_snapshot_id:
                 if schema is not None or replace_all or policy is not None:
                     raise CommitConflictError(
@@ -329,7 +301,8 @@ class SqliteCatalog:
                     (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id))
                 conn.executemany(
                     "INSERT INTO fs_file_column_stats VALUES (?, ?, ?, ?, ?, ?)",
-                    [(cur.lastrowid, cid, vc, nc, _dump(lo), _dump(hi)) for cid, (vc, nc, lo, hi) in f.stats.items()])
+                    [(cur.lastrowid, cid, vc, nc, dump_value(lo), dump_value(hi))
+                     for cid, (vc, nc, lo, hi) in f.stats.items()])
             conn.executemany(
                 "INSERT INTO fs_quarantine_file (table_id, path, snapshot_id, record_count) VALUES (?, ?, ?, ?)",
                 [(table_id, path, new_id, n) for path, n in quarantine])
@@ -394,7 +367,7 @@ class SqliteCatalog:
                 "SELECT column_id, parent_column, column_order, name, type, nullable, initial_default, "
                 "write_default FROM fs_column WHERE table_id = ? AND end_snapshot IS NULL", (table_id,))
         }
-        current = dict(_column_rows(schema))
+        current = dict(column_rows(schema))
         for cid, row in open_rows.items():
             if current.get(cid) != row:
                 conn.execute("UPDATE fs_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? "
@@ -403,63 +376,6 @@ class SqliteCatalog:
             if open_rows.get(cid) != row:
                 conn.execute("INSERT INTO fs_column VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)",
                              (table_id, cid, snapshot_id, *row))
-
-
-def _upgrade(conn: sqlite3.Connection) -> None:
-    """Create missing catalog tables and columns, then record this format version (idempotent)."""
-    for statement in _DDL.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-    for table, column, declaration in ADDED_COLUMNS:
-        if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-    conn.execute("UPDATE fs_metadata SET value = ? WHERE key = 'format_version'", (str(FORMAT_VERSION),))
-
-
-def _column_rows(schema: Schema) -> Iterator[tuple[int, tuple[Any, ...]]]:
-    order: dict[int | None, int] = {}
-    for f in schema.all_fields():
-        parent = schema.parent_id(f.id)
-        order[parent] = order.get(parent, -1) + 1
-        yield f.id, (parent, order[parent], f.name, type_name(f.type), int(f.nullable),
-                     _dump(f.initial_default), _dump(f.write_default))
-
-
-def _overlaps(a: str, b: str) -> bool:
-    """Whether two table locations are the same directory or one lies inside the other."""
-    pa_, pb = Path(a).resolve(), Path(b).resolve()
-    return pa_ == pb or pa_ in pb.parents or pb in pa_.parents
-
-
-def _json(text: str, what: str) -> Any:
-    """Parse a JSON text the catalog stores; a corrupt one is a CatalogFormatError saying which."""
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError) as e:
-        raise CatalogFormatError(f"{what} in the catalog is corrupt ({e}); restore the catalog from a backup") \
-            from None
-
-
-def _policy_of(name: str, properties: dict[str, str]) -> CastPolicy:
-    text = properties.get(POLICY_PROPERTY)
-    if text is None:
-        return DEFAULT_POLICY
-    try:
-        return CastPolicy.from_name(text)
-    except ValueError as e:
-        raise CatalogFormatError(f"table {name!r} records an unreadable policy: {e}") from None
-
-
-def _dump(value: Any) -> str | None:
-    from fieldshift.table.stats import encode_value
-
-    return None if value is None else json.dumps(encode_value(value))
-
-
-def _load(text: str | None) -> Any:
-    from fieldshift.table.stats import decode_value
-
-    return None if text is None else decode_value(json.loads(text))
 
 
 def open_catalog(uri_or_path: str | Path) -> SqliteCatalog:

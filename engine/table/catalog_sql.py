@@ -1,0 +1,113 @@
+"""The catalog's SQL definition and how its rows encode values: one place for every catalog dialect."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from fieldshift.errors import CatalogFormatError
+from fieldshift.policy import CastPolicy
+from fieldshift.schema import Schema
+from fieldshift.types import type_name
+
+__all__ = ["ADDED_COLUMNS", "DDL", "DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "column_rows",
+           "dump_value", "load_value", "locations_overlap", "parse_json", "policy_of", "upgrade"]
+
+FORMAT_VERSION = 1
+"""Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files);
+:meth:`SqliteCatalog.check_version` upgrades older catalogs in place and refuses newer ones."""
+POLICY_PROPERTY = "fieldshift.policy"
+"""The table property holding the table's evolution policy (:attr:`CastPolicy.option_name`)."""
+DEFAULT_POLICY = CastPolicy.onehouse()
+"""A table's policy unless chosen at create (and of catalogs written before policies were recorded)."""
+
+DDL = """
+CREATE TABLE IF NOT EXISTS fs_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS fs_table (
+    table_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, location TEXT NOT NULL,
+    properties TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS fs_snapshot (
+    table_id INTEGER NOT NULL, snapshot_id INTEGER NOT NULL, parent_snapshot_id INTEGER,
+    schema_id INTEGER NOT NULL, committed_at TEXT NOT NULL, operation TEXT NOT NULL,
+    summary TEXT NOT NULL, PRIMARY KEY (table_id, snapshot_id));
+CREATE TABLE IF NOT EXISTS fs_schema (
+    table_id INTEGER NOT NULL, schema_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
+    schema_json TEXT NOT NULL, PRIMARY KEY (table_id, schema_id));
+CREATE TABLE IF NOT EXISTS fs_column (
+    table_id INTEGER NOT NULL, column_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
+    end_snapshot INTEGER, parent_column INTEGER, column_order INTEGER NOT NULL, name TEXT NOT NULL,
+    type TEXT NOT NULL, nullable INTEGER NOT NULL, initial_default TEXT, write_default TEXT);
+CREATE TABLE IF NOT EXISTS fs_data_file (
+    file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
+    schema_id INTEGER NOT NULL, record_count INTEGER NOT NULL, file_size INTEGER NOT NULL,
+    begin_snapshot INTEGER NOT NULL, end_snapshot INTEGER);
+CREATE TABLE IF NOT EXISTS fs_file_column_stats (
+    file_id INTEGER NOT NULL, column_id INTEGER NOT NULL, value_count INTEGER NOT NULL,
+    null_count INTEGER NOT NULL, min_value TEXT, max_value TEXT, PRIMARY KEY (file_id, column_id));
+CREATE TABLE IF NOT EXISTS fs_quarantine_file (
+    file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
+    snapshot_id INTEGER NOT NULL, record_count INTEGER NOT NULL);
+"""
+
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = ()
+"""(table, column, declaration) added after format 1; :func:`upgrade` adds the missing ones in place."""
+
+
+def upgrade(conn: sqlite3.Connection) -> None:
+    """Create missing catalog tables and columns, then record this format version (idempotent)."""
+    for statement in DDL.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    for table, column, declaration in ADDED_COLUMNS:
+        if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+    conn.execute("UPDATE fs_metadata SET value = ? WHERE key = 'format_version'", (str(FORMAT_VERSION),))
+
+
+def column_rows(schema: Schema) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    order: dict[int | None, int] = {}
+    for f in schema.all_fields():
+        parent = schema.parent_id(f.id)
+        order[parent] = order.get(parent, -1) + 1
+        yield f.id, (parent, order[parent], f.name, type_name(f.type), int(f.nullable),
+                     dump_value(f.initial_default), dump_value(f.write_default))
+
+
+def locations_overlap(a: str, b: str) -> bool:
+    """Whether two table locations are the same directory or one lies inside the other."""
+    pa_, pb = Path(a).resolve(), Path(b).resolve()
+    return pa_ == pb or pa_ in pb.parents or pb in pa_.parents
+
+
+def parse_json(text: str, what: str) -> Any:
+    """Parse a JSON text the catalog stores; a corrupt one is a CatalogFormatError saying which."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as e:
+        raise CatalogFormatError(f"{what} in the catalog is corrupt ({e}); restore the catalog from a backup") \
+            from None
+
+
+def policy_of(name: str, properties: dict[str, str]) -> CastPolicy:
+    text = properties.get(POLICY_PROPERTY)
+    if text is None:
+        return DEFAULT_POLICY
+    try:
+        return CastPolicy.from_name(text)
+    except ValueError as e:
+        raise CatalogFormatError(f"table {name!r} records an unreadable policy: {e}") from None
+
+
+def dump_value(value: Any) -> str | None:
+    from fieldshift.table.stats import encode_value
+
+    return None if value is None else json.dumps(encode_value(value))
+
+
+def load_value(text: str | None) -> Any:
+    from fieldshift.table.stats import decode_value
+
+    return None if text is None else decode_value(json.loads(text))
