@@ -20,6 +20,7 @@ __all__ = [
     "DDLSyntaxError",
     "DataFileError",
     "DuplicateFieldError",
+    "DuplicateKeyError",
     "FieldshiftError",
     "HistoryUnreadableError",
     "IdentifierFieldChangeError",
@@ -31,17 +32,20 @@ __all__ = [
     "InvalidOptionError",
     "InvalidTypeError",
     "JavaNotFoundError",
+    "KeyDeclarationError",
     "Mismatch",
     "MissingFieldIdError",
     "NameMappingError",
     "NestingDepthError",
     "NestingLevelMoveError",
+    "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
     "SchemaJSONError",
     "SchemaMismatchError",
+    "SnapshotExpiredError",
     "TableError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
@@ -202,6 +206,25 @@ class TableError(FieldshiftError, RuntimeError):
 
 class CommitConflictError(TableError):
     """Another writer committed first and this change cannot be replayed on top of it."""
+
+
+class KeyDeclarationError(SchemaEvolutionError):
+    """Primary-key columns, the precombine column or the bucket count of a keyed table cannot be used as
+    declared (a nullable, nested or floating key; a precombine that is no orderable primitive), or a
+    schema change would alter them."""
+
+
+class DuplicateKeyError(SchemaEvolutionError):
+    """An insert-only write (``append``) to a keyed table holds a key twice or a key the table has;
+    the message names the key. Use ``upsert`` to replace rows by key."""
+
+
+class NotKeyedError(TableError):
+    """``upsert`` or ``delete`` on a table created without primary-key (identifier) fields."""
+
+
+class SnapshotExpiredError(TableError):
+    """Time travel to a snapshot that ``expire_snapshots`` removed."""
 
 
 class DataFileError(TableError):

@@ -56,6 +56,9 @@ class DataFile:
     file_size: int
     stats: dict[int, tuple[int, int, Any, Any]] = field(default_factory=dict)
     file_id: int | None = None
+    content: str = "data"  # "deletes": a file of keys removed from a keyed table
+    sequence: int | None = None  # the data sequence number (read back: the begin snapshot unless set)
+    bucket: int | None = None  # the hidden key bucket (None for unkeyed tables)
 
 
 def _now() -> str:
@@ -205,7 +208,8 @@ class SqliteCatalog:
     def data_files(self, table_id: int, snapshot_id: int, with_stats: bool = True) -> list[DataFile]:
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT file_id, path, schema_id, record_count, file_size FROM fs_data_file "
+                "SELECT file_id, path, schema_id, record_count, file_size, content, "
+                "COALESCE(sequence, begin_snapshot), bucket FROM fs_data_file "
                 "WHERE table_id = ? AND begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?) "
                 "ORDER BY file_id", (table_id, snapshot_id, snapshot_id)).fetchall()
             stats: dict[int, dict[int, tuple[int, int, Any, Any]]] = {}
@@ -215,13 +219,14 @@ class SqliteCatalog:
                     "FROM fs_file_column_stats s JOIN fs_data_file f ON f.file_id = s.file_id "
                     "WHERE f.table_id = ?", (table_id,)):
                     stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
-        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0]) for r in rows]
+        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7]) for r in rows]
 
     def all_data_files(self, table_id: int) -> list[tuple[str, int]]:
-        """(path, schema id) of every data file any snapshot references."""
+        """(path, schema id) of every data file any snapshot references (delete files hold only key
+        columns, whose types never change, so value checks skip them)."""
         with self._connect() as conn:
-            rows = conn.execute("SELECT path, schema_id FROM fs_data_file WHERE table_id = ? ORDER BY file_id",
-                                (table_id,)).fetchall()
+            rows = conn.execute("SELECT path, schema_id FROM fs_data_file WHERE table_id = ? AND content = 'data' "
+                                "ORDER BY file_id", (table_id,)).fetchall()
         return [(r[0], int(r[1])) for r in rows]
 
     def all_paths(self, table_id: int) -> set[str]:
@@ -254,6 +259,8 @@ class SqliteCatalog:
         summary: dict[str, Any] | None = None,
         compatible: Any = None,
         policy: CastPolicy | None = None,
+        remove_files: Sequence[int] = (),
+        exclusive: bool = False,
     ) -> Snapshot:
         """Commit atomically on top of ``base_snapshot_id``.
 
@@ -262,6 +269,9 @@ class SqliteCatalog:
         head's schema under the table's policy (``compatible(head_schema)`` may check more).
         Inside the same transaction, a new schema or ``policy`` is checked against every data file
         any snapshot references (:func:`check_readable`), so concurrent writers cannot get past it.
+        ``remove_files`` (file ids) end in this snapshot; one another commit already ended conflicts
+        (a concurrent compaction). ``exclusive`` conflicts on any concurrent commit (an insert-only
+        append to a keyed table checked its keys against ``base_snapshot_id``).
         """
         with self._transaction() as conn:
             head_id, head_schema_id = conn.execute(
@@ -272,7 +282,7 @@ class SqliteCatalog:
             props = parse_json(props, f"the properties of table {name!r}")
             table_policy = policy or policy_of(name, props)
             if head_id != base_snapshot_id:
-                if schema is not None or replace_all or policy is not None:
+                if schema is not None or replace_all or policy is not None or exclusive:
                     raise CommitConflictError(
                         f"another writer committed snapshot {head_id} after snapshot {base_snapshot_id}, "
                         f"on which this {operation} was based; reload the table and retry"
@@ -288,6 +298,7 @@ class SqliteCatalog:
             if policy is not None:
                 props[POLICY_PROPERTY] = policy.option_name
                 conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
+            self._end_files(conn, table_id, remove_files, new_id)
             if replace_all:
                 conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND "
                              "end_snapshot IS NULL", (new_id, table_id))
@@ -297,8 +308,9 @@ class SqliteCatalog:
             for f in add_files:
                 cur = conn.execute(
                     "INSERT INTO fs_data_file (table_id, path, schema_id, record_count, file_size, "
-                    "begin_snapshot) VALUES (?, ?, ?, ?, ?, ?)",
-                    (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id))
+                    "begin_snapshot, content, sequence, bucket) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id, f.content, f.sequence,
+                     f.bucket))
                 conn.executemany(
                     "INSERT INTO fs_file_column_stats VALUES (?, ?, ?, ?, ?, ?)",
                     [(cur.lastrowid, cid, vc, nc, dump_value(lo), dump_value(hi))
@@ -307,6 +319,34 @@ class SqliteCatalog:
                 "INSERT INTO fs_quarantine_file (table_id, path, snapshot_id, record_count) VALUES (?, ?, ?, ?)",
                 [(table_id, path, new_id, n) for path, n in quarantine])
         return Snapshot(new_id, head_id, schema_id, _now(), operation, summary or {})
+
+    @staticmethod
+    def _end_files(conn: sqlite3.Connection, table_id: int, file_ids: Sequence[int], snapshot_id: int) -> None:
+        for fid in file_ids:
+            cur = conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
+                               "AND end_snapshot IS NULL", (snapshot_id, table_id, fid))
+            if cur.rowcount != 1:
+                raise CommitConflictError(f"data file {fid} was removed by a concurrent commit (a compaction or "
+                                          "an overwrite); reload the table and retry")
+
+    def expire(self, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
+        """Remove snapshot rows, then the rows of files no remaining snapshot references (one transaction);
+        returns those files' paths. The head is never removed."""
+        with self._transaction() as conn:
+            head = conn.execute("SELECT MAX(snapshot_id) FROM fs_snapshot WHERE table_id = ?",
+                                (table_id,)).fetchone()[0]
+            if head in snapshot_ids:
+                raise TableError(f"snapshot {head} is the table's head and cannot be expired")
+            conn.executemany("DELETE FROM fs_snapshot WHERE table_id = ? AND snapshot_id = ?",
+                             [(table_id, s) for s in snapshot_ids])
+            kept = [r[0] for r in conn.execute("SELECT snapshot_id FROM fs_snapshot WHERE table_id = ?", (table_id,))]
+            gone = [(fid, path) for fid, path, begin, end in conn.execute(
+                "SELECT file_id, path, begin_snapshot, end_snapshot FROM fs_data_file WHERE table_id = ? "
+                "AND end_snapshot IS NOT NULL", (table_id,)).fetchall()
+                if not any(begin <= s < end for s in kept)]
+            conn.executemany("DELETE FROM fs_file_column_stats WHERE file_id = ?", [(fid,) for fid, _ in gone])
+            conn.executemany("DELETE FROM fs_data_file WHERE file_id = ?", [(fid,) for fid, _ in gone])
+        return [path for _, path in gone]
 
     def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
                       head_schema_id: int, policy: CastPolicy, compatible: Any) -> None:

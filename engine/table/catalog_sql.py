@@ -16,7 +16,7 @@ from fieldshift.types import type_name
 __all__ = ["ADDED_COLUMNS", "DDL", "DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "column_rows",
            "dump_value", "load_value", "locations_overlap", "parse_json", "policy_of", "upgrade"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files);
 :meth:`SqliteCatalog.check_version` upgrades older catalogs in place and refuses newer ones."""
 POLICY_PROPERTY = "fieldshift.policy"
@@ -52,7 +52,11 @@ CREATE TABLE IF NOT EXISTS fs_quarantine_file (
     snapshot_id INTEGER NOT NULL, record_count INTEGER NOT NULL);
 """
 
-ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = ()
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("fs_data_file", "content", "TEXT NOT NULL DEFAULT 'data'"),  # 'data' | 'deletes' (keys removed)
+    ("fs_data_file", "sequence", "INTEGER"),  # the data sequence number; NULL: its begin_snapshot
+    ("fs_data_file", "bucket", "INTEGER"),  # the hidden key bucket; NULL for unkeyed tables
+)
 """(table, column, declaration) added after format 1; :func:`upgrade` adds the missing ones in place."""
 
 
