@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from fieldshift.cli import alter_cmd, explain_cmd, policy_cmd, read_cmds, schema_cmds, write_cmds
+from fieldshift.cli import alter_cmd, explain_cmd, keyed_cmds, policy_cmd, read_cmds, schema_cmds, write_cmds
 
 __all__ = ["app", "main"]
 
@@ -46,6 +46,10 @@ app.command("append")(write_cmds.append)
 app.command("quarantine")(read_cmds.quarantine)
 app.command("create")(write_cmds.create)
 app.command("policy")(policy_cmd.policy)
+app.command("upsert")(keyed_cmds.upsert)
+app.command("delete")(keyed_cmds.delete)
+app.command("compact")(keyed_cmds.compact)
+app.command("expire")(keyed_cmds.expire)
 
 
 def main() -> None:

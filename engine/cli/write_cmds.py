@@ -160,7 +160,12 @@ def create(
         "--schema", "-s", help="Iceberg schema JSON, a file holding it, or columns: \"id bigint NOT NULL, "
         "name string\".")],
     identifier: Annotated[str | None, typer.Option(
-        "--identifier", help="Comma-separated identifier (primary-key) columns.")] = None,
+        "--key", "--identifier", help="Comma-separated primary-key columns: the table becomes keyed "
+        "(upsert, delete, merge-on-read).")] = None,
+    precombine: Annotated[str | None, typer.Option(
+        "--precombine", help="A keyed table's ordering column: of two rows of one key the higher wins.")] = None,
+    buckets: Annotated[int | None, typer.Option(
+        "--buckets", help="A keyed table's hidden key buckets (fixed at create; default 4).")] = None,
     policy: Annotated[str | None, typer.Option(
         "--policy", help="The table's evolution policy (default onehouse): " + ", ".join(POLICY_NAMES) + ".")
     ] = None,
@@ -170,6 +175,7 @@ def create(
 
     parsed = _load_schema(schema)
     keys = [k.strip() for k in identifier.split(",") if k.strip()] if identifier else ()
-    table = Table.create(location, parsed, identifier_fields=keys, policy=parse_policy(policy))
+    table = Table.create(location, parsed, identifier_fields=keys, policy=parse_policy(policy),
+                         precombine=precombine, buckets=buckets)
     title = f"created {table.location} with schema {table.schema.schema_id}, policy {table.policy.option_name}"
     out_console().print(schema_tree(table.schema, title))

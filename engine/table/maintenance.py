@@ -13,9 +13,11 @@ stays newer; a concurrent compaction of the same files conflicts and this one re
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -29,7 +31,8 @@ from fieldshift.table.scan import Scan
 if TYPE_CHECKING:
     from fieldshift.table.table import Table
 
-__all__ = ["CompactResult", "ExpireResult", "compact", "expire_snapshots"]
+__all__ = ["CompactResult", "ExpireResult", "PendingCompaction", "commit_compaction", "compact", "expire_snapshots",
+           "prepare_compaction", "remove_expired_files"]
 
 RETRIES = 8
 SMALL_FILE_ROWS = 1 << 19
@@ -54,6 +57,12 @@ class ExpireResult:
     unreferenced_files: tuple[str, ...]
 
 
+def _unlink(location: Path, paths: list[str]) -> None:
+    for p in paths:
+        with contextlib.suppress(FileNotFoundError):
+            (location / p).unlink()
+
+
 def _keyed_groups(files: list[DataFile], schema_id: int) -> list[list[DataFile]]:
     return [g for g in group_files(files)
             if len(g) > 1 or any(f.content == "deletes" or f.schema_id != schema_id for f in g)]
@@ -73,44 +82,72 @@ def _rows(scan: Scan, group: list[DataFile]) -> pa.Table:
     return pa.Table.from_batches([b for f in group for b in scan.evolved_batches(f)], schema=arrow)
 
 
+@dataclass
+class PendingCompaction:
+    """Files written for a compaction, not yet committed (``commit_compaction`` commits or conflicts)."""
+
+    base_snapshot_id: int
+    schema_id: int
+    add: list[DataFile]
+    remove: list[int]
+    written: list[str]
+
+
+def prepare_compaction(table: Table, max_file_rows: int) -> PendingCompaction | None:
+    """Write the compacted files of the head snapshot (None: nothing needs compacting)."""
+    head = table.catalog.head(table.table_id)
+    scan = Scan(table, snapshot_id=head.snapshot_id)
+    schema = scan.full_schema
+    groups = (_keyed_groups if scan.keys is not None else _unkeyed_groups)(scan.live_files(), schema.schema_id)
+    if not groups:
+        return None
+    pending = PendingCompaction(head.snapshot_id, schema.schema_id, [],
+                                [f.file_id for g in groups for f in g if f.file_id is not None], [])
+    try:
+        for group in groups:
+            rows = _rows(scan, group).select(schema.names)
+            seq = max(f.sequence or 0 for f in group) if scan.keys is not None else None
+            bucket = group[0].bucket if scan.keys is not None else None
+            for start in range(0, rows.num_rows, max_file_rows):
+                f = write_data_file(table.location, schema, rows.slice(start, max_file_rows))
+                pending.written.append(f.path)
+                pending.add.append(DataFile(f.path, f.schema_id, f.record_count, f.file_size, f.stats,
+                                            sequence=seq, bucket=bucket))
+    except BaseException:
+        _unlink(table.location, pending.written)
+        raise
+    return pending
+
+
+def commit_compaction(table: Table, pending: PendingCompaction) -> int:
+    """Commit a prepared compaction (its files are removed again if the commit fails); the snapshot id."""
+    try:
+        snap = table.catalog.commit(
+            table.table_id, pending.base_snapshot_id, operation="compact", write_schema_id=pending.schema_id,
+            add_files=pending.add, remove_files=pending.remove,
+            summary={"files_removed": len(pending.remove), "files_written": len(pending.add),
+                     "rows": sum(f.record_count for f in pending.add)})
+    except BaseException:
+        _unlink(table.location, pending.written)
+        raise
+    return snap.snapshot_id
+
+
 def compact(table: Table, max_file_rows: int) -> CompactResult:
-    """See the module docstring."""
+    """See the module docstring; a conflict with a concurrent compaction retries on the new head."""
     for attempt in range(RETRIES):
-        head = table.catalog.head(table.table_id)
-        scan = Scan(table, snapshot_id=head.snapshot_id)
-        files = scan.live_files()
-        schema = scan.full_schema
-        groups = (_keyed_groups if scan.keys is not None else _unkeyed_groups)(files, schema.schema_id)
-        if not groups:
+        pending = prepare_compaction(table, max_file_rows)
+        if pending is None:
             return CompactResult(0, 0, 0, None)
-        written: list[str] = []
-        add: list[DataFile] = []
-        remove = [f.file_id for g in groups for f in g if f.file_id is not None]
         try:
-            for group in groups:
-                rows = _rows(scan, group).select(schema.names)
-                seq = max(f.sequence or 0 for f in group) if scan.keys is not None else None
-                bucket = group[0].bucket if scan.keys is not None else None
-                for start in range(0, rows.num_rows, max_file_rows):
-                    f = write_data_file(table.location, schema, rows.slice(start, max_file_rows))
-                    written.append(f.path)
-                    add.append(DataFile(f.path, f.schema_id, f.record_count, f.file_size, f.stats,
-                                        sequence=seq, bucket=bucket))
-            snap = table.catalog.commit(
-                table.table_id, head.snapshot_id, operation="compact", write_schema_id=schema.schema_id,
-                add_files=add, remove_files=remove,
-                summary={"files_removed": len(remove), "files_written": len(add),
-                         "rows": sum(f.record_count for f in add)})
+            snapshot_id = commit_compaction(table, pending)
         except CommitConflictError:
-            table._remove(written)
             if attempt == RETRIES - 1:
                 raise
             time.sleep(0.01 * (attempt + 1))
             continue
-        except BaseException:
-            table._remove(written)
-            raise
-        return CompactResult(len(remove), len(add), sum(f.record_count for f in add), snap.snapshot_id)
+        return CompactResult(len(pending.remove), len(pending.add), sum(f.record_count for f in pending.add),
+                             snapshot_id)
     raise AssertionError("unreachable")
 
 
@@ -131,3 +168,19 @@ def expire_snapshots(table: Table, older_than: dt.timedelta | float, retain_last
     expired = [s.snapshot_id for s in snapshots if s.snapshot_id <= max(expired)]  # always a prefix
     paths = table.catalog.expire(table.table_id, expired)
     return ExpireResult(tuple(expired), tuple(paths))
+
+
+def remove_expired_files(table: Table, result: ExpireResult) -> list[str]:
+    """Delete the files an expiry left unreferenced (and still unreferenced): unlike ``vacuum`` this needs
+    no age margin, as they were committed files, never a writer's files in flight."""
+    keep = table.catalog.all_paths(table.table_id)
+    removed = []
+    for rel in result.unreferenced_files:
+        if rel in keep:
+            continue
+        try:
+            (table.location / rel).unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(rel)
+    return removed
