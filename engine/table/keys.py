@@ -8,7 +8,8 @@ columns are the schema's identifier fields, which no later schema may change.
 
 Bucket of a row (Paimon's hidden buckets, Iceberg's hash): every key column is hashed with Iceberg's
 32-bit murmur3 bucket hash (``fieldshift.kernels.murmur3``); several columns combine as
-``h = h * 31 + h_i`` (mod 2**32, left to right in key order); the bucket is ``(h & 0x7FFFFFFF) % N``.
+``h = h * 31 + h_i`` (mod 2**32, from h = 0, left to right in key order); the bucket is
+``(h & 0x7FFFFFFF) % N`` — for a one-column key exactly Iceberg's ``bucket[N]`` transform.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fieldshift.errors import IdentifierFieldChangeError, KeyDeclarationError
+from fieldshift.kernels.murmur3 import iceberg_hash
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 
@@ -57,10 +59,11 @@ def merge_group(f: DataFile) -> tuple[Any, ...]:
 
 
 def _keyable(t: Any) -> bool:
+    T = pa.types
     return isinstance(t, pa.DataType) and (
-        pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-        or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_date(t)
-        or pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_decimal(t) or pa.types.is_boolean(t))
+        (T.is_integer(t) and not T.is_uint64(t)) or T.is_string(t) or T.is_large_string(t) or T.is_binary(t)
+        or T.is_large_binary(t) or T.is_fixed_size_binary(t) or T.is_date(t) or T.is_timestamp(t) or T.is_time(t)
+        or T.is_decimal(t))
 
 
 def _orderable(t: Any) -> bool:
@@ -82,7 +85,8 @@ def key_properties(schema: Schema, identifier_fields: Sequence[str], precombine:
             raise KeyDeclarationError(f"key column {name!r} is nullable; declare it NOT NULL (nullable=False)")
         if not _keyable(f.type):
             raise KeyDeclarationError(f"key column {name!r} is {f.type}; keys must be integers, strings, binary, "
-                                      "dates, times, timestamps, decimals or booleans (no floats, no nested types)")
+                                      "dates, times, timestamps or decimals (Iceberg's bucket hash has no floats, "
+                                      "booleans or nested types)")
     if buckets is None:
         buckets = DEFAULT_BUCKETS
     if isinstance(buckets, bool) or not isinstance(buckets, int) or not 1 <= buckets <= MAX_BUCKETS:
@@ -125,9 +129,7 @@ def check_key_change(spec: KeySpec | None, new: Schema) -> None:
 
 # -- buckets ----------------------------------------------------------------------------------------
 def _column_hash(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    import zlib  # TEMPORARY until kernels.murmur3 lands
-
-    return np.array([zlib.crc32(repr(v).encode()) for v in column.to_pylist()], dtype=np.uint32)
+    return iceberg_hash(column).to_numpy(zero_copy_only=False).view(np.uint32)
 
 
 def bucket_of(data: pa.Table, spec: KeySpec) -> np.ndarray:

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import fieldshift as fs
+from fieldshift.kernels import murmur3
 from fieldshift.table.keys import KeySpec, bucket_of, merge_group
 from fieldshift.table.maintenance import commit_compaction, prepare_compaction
 
@@ -221,6 +222,17 @@ def test_buckets_follow_the_documented_hash(keyed: fs.Table) -> None:
     for f in keyed.scan().live_files():
         ids = pq.read_table(keyed.location / f.path).column("id")
         assert set(bucket_of(pa.table({"id": ids}), spec).tolist()) == {f.bucket} == {merge_group(f)[0]}
+        assert set(murmur3.bucket(ids, 2).to_pylist()) == {f.bucket}  # one key column: Iceberg's bucket[2]
+
+
+def test_composite_keys_combine_column_hashes_as_documented() -> None:
+    data = pa.table({"a": pa.array([1, 2, 3, 2**40], pa.int64()), "b": ["x", "", "ü", "row_2"]})
+    spec = KeySpec((1, 2), ("a", "b"), None, None, 7)
+    ha = [h & 0xFFFFFFFF for h in murmur3.iceberg_hash(data.column("a")).to_pylist()]
+    hb = [h & 0xFFFFFFFF for h in murmur3.iceberg_hash(data.column("b")).to_pylist()]
+    want = [(((x * 31 + y) & 0xFFFFFFFF) & 0x7FFFFFFF) % 7 for x, y in zip(ha, hb, strict=True)]
+    assert bucket_of(data, spec).tolist() == want
+    assert murmur3.iceberg_hash(pa.array([34], pa.int32())).to_pylist() == [2017239379]  # the Iceberg spec's value
 
 
 def test_a_format_1_catalog_upgrades_in_place_and_reads_the_same_rows(tmp_path: Path) -> None:
