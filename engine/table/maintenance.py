@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from fieldshift.errors import CommitConflictError
+from fieldshift.errors import CommitConflictError, DataFileError
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file
 from fieldshift.table.merge import group_files, read_group
@@ -136,7 +136,13 @@ def commit_compaction(table: Table, pending: PendingCompaction) -> int:
 def compact(table: Table, max_file_rows: int) -> CompactResult:
     """See the module docstring; a conflict with a concurrent compaction retries on the new head."""
     for attempt in range(RETRIES):
-        pending = prepare_compaction(table, max_file_rows)
+        base = table.catalog.head(table.table_id).snapshot_id
+        try:
+            pending = prepare_compaction(table, max_file_rows)
+        except DataFileError:  # a concurrent compaction + expiry removed a file this one was reading: retry
+            if attempt == RETRIES - 1 or table.catalog.head(table.table_id).snapshot_id == base:
+                raise
+            continue
         if pending is None:
             return CompactResult(0, 0, 0, None)
         try:
