@@ -51,8 +51,11 @@ def _in_others(big: pa.Table, others: list[pa.Table], spec: KeySpec) -> np.ndarr
         return np.zeros(big.num_rows, dtype=bool)
     if len(spec.key_names) == 1:
         name = spec.key_names[0]
-        values = pa.chunked_array([o.column(name) for o in others]).combine_chunks()
-        return pc.is_in(big.column(name), value_set=values).to_numpy(zero_copy_only=False)
+        column = big.column(name)
+        values = pa.chunked_array([c for o in others for c in o.column(name).chunks], column.type).combine_chunks()
+        if pa.types.is_integer(column.type):  # numpy's table/sort membership beats Arrow's hash set here
+            return np.isin(column.combine_chunks().to_numpy(), values.to_numpy())
+        return pc.is_in(column, value_set=values).to_numpy(zero_copy_only=False)
     other = pa.concat_tables(others).group_by(list(spec.key_names)).aggregate([])
     mine = _keys_table(big, spec).append_column(_ROW, pa.array(np.arange(big.num_rows)))
     hit = mine.join(other, list(spec.key_names), join_type="left semi").column(_ROW).to_numpy()
@@ -121,6 +124,8 @@ def read_group(scan: Scan, files: list[DataFile]) -> pa.Table:
 
 
 def _finished(scan: Scan, merged: pa.Table) -> pa.Table:
+    if not scan.predicates:
+        return merged.select(scan.output_schema.names)
     return pa.Table.from_batches([scan.finish(b) for b in merged.to_batches(scan.batch_size)], scan.output_schema)
 
 
