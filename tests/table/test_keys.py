@@ -251,3 +251,15 @@ def test_a_format_1_catalog_upgrades_in_place_and_reads_the_same_rows(tmp_path: 
         assert conn.execute("SELECT content, sequence, bucket FROM fs_data_file").fetchall() == [("data", None, None)]
     reopened.append(batch([3], [1], ["c"]))
     assert reopened.scan().count() == 3 and reopened.compact().files_removed == 2
+
+
+def test_readme_primary_key_block_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (Path(__file__).parents[2] / "README.md").read_text()
+    start = text.index("```python", text.index("### Primary-key tables")) + len("```python")
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {"fs": fs, "pa": pa}
+    exec(compile(text[start:text.index("```", start)], "README.md (Primary-key tables)", "exec"), scope)
+    k = scope["k"]
+    assert k.to_arrow().to_pylist() == [{"rowId": "row_2", "preComb": 5, "name": "john", "intToLong": 3,
+                                         "newField": "newField_1"}]
+    assert len(k.history()) == 2
