@@ -263,3 +263,17 @@ def test_readme_primary_key_block_runs_as_written(tmp_path: Path, monkeypatch: p
     assert k.to_arrow().to_pylist() == [{"rowId": "row_2", "preComb": 5, "name": "john", "intToLong": 3,
                                          "newField": "newField_1"}]
     assert len(k.history()) == 2
+
+
+def test_upsert_quarantines_like_append_and_overwrite_stays_keyed(keyed: fs.Table) -> None:
+    keyed.upsert(batch([1, 2], [1, 1], ["a", "b"]))
+    result = keyed.upsert(pa.table({"id": pa.array([2, 3], pa.int32()), "pre": pa.array([5, 5], pa.int64()),
+                                    "n": ["not a number", None]}), on_incompatible="quarantine")
+    assert result.rows_written == 1 and result.rows_quarantined == 1
+    assert keyed.quarantine().num_rows == 1 and [r["id"] for r in rows(keyed)] == [1, 2, 3]
+    assert rows(keyed)[1]["x"] == "b"  # the set-aside row did not replace key 2
+    with pytest.raises(fs.DuplicateKeyError):
+        keyed.overwrite(batch([7, 7], [1, 1], ["x", "y"]))
+    keyed.overwrite(batch([7, 8], [1, 1], ["x", "y"]))
+    assert [r["id"] for r in rows(keyed)] == [7, 8]
+    assert all(f.bucket is not None for f in keyed.scan().live_files())
