@@ -339,11 +339,10 @@ class SqliteCatalog:
                 raise TableError(f"snapshot {head} is the table's head and cannot be expired")
             conn.executemany("DELETE FROM fs_snapshot WHERE table_id = ? AND snapshot_id = ?",
                              [(table_id, s) for s in snapshot_ids])
-            kept = [r[0] for r in conn.execute("SELECT snapshot_id FROM fs_snapshot WHERE table_id = ?", (table_id,))]
-            gone = [(fid, path) for fid, path, begin, end in conn.execute(
-                "SELECT file_id, path, begin_snapshot, end_snapshot FROM fs_data_file WHERE table_id = ? "
-                "AND end_snapshot IS NOT NULL", (table_id,)).fetchall()
-                if not any(begin <= s < end for s in kept)]
+            gone = conn.execute(
+                "SELECT file_id, path FROM fs_data_file f WHERE table_id = ? AND end_snapshot IS NOT NULL "
+                "AND NOT EXISTS (SELECT 1 FROM fs_snapshot s WHERE s.table_id = f.table_id "
+                "AND s.snapshot_id >= f.begin_snapshot AND s.snapshot_id < f.end_snapshot)", (table_id,)).fetchall()
             conn.executemany("DELETE FROM fs_file_column_stats WHERE file_id = ?", [(fid,) for fid, _ in gone])
             conn.executemany("DELETE FROM fs_data_file WHERE file_id = ?", [(fid,) for fid, _ in gone])
         return [path for _, path in gone]
