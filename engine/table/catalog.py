@@ -31,7 +31,10 @@ from fieldshift.table.catalog_sql import (
     policy_of,
     upgrade,
 )
+from fieldshift.table.partition_evolution import check_schema_change
+from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
+from fieldshift.table.spec_catalog import decode_partition, encode_partition, insert_spec, load_specs
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
            "open_catalog"]
@@ -56,6 +59,9 @@ class DataFile:
     file_size: int
     stats: dict[int, tuple[int, int, Any, Any]] = field(default_factory=dict)
     file_id: int | None = None
+    spec_id: int = 0
+    partition: tuple[Any, ...] = ()
+    """The file's partition values, one per field of its spec, as ``Transform.value`` gives them."""
 
 
 def _now() -> str:
@@ -127,7 +133,7 @@ class SqliteCatalog:
 
     # -- tables ---------------------------------------------------------------------------------
     def create_table(self, name: str, location: str, schema: Schema, properties: dict[str, str],
-                     policy: CastPolicy | None = None) -> int:
+                     policy: CastPolicy | None = None, spec: PartitionSpec | None = None) -> int:
         """Add a table; its location may neither be nor nest with another table's of this catalog."""
         props = {**properties, POLICY_PROPERTY: (policy or DEFAULT_POLICY).option_name}
         with self._transaction() as conn:
@@ -148,6 +154,8 @@ class SqliteCatalog:
             table_id = int(cur.lastrowid)
             self._insert_snapshot(conn, table_id, 0, None, schema.schema_id, "create", {})
             self._insert_schema(conn, table_id, schema, 0)
+            if spec is not None:
+                insert_spec(conn, table_id, spec, 0)
         return table_id
 
     def table_id(self, name: str) -> tuple[int, str, dict[str, str]]:
@@ -202,10 +210,15 @@ class SqliteCatalog:
                 f"({type(e).__name__}: {e}); restore the catalog from a backup"
             ) from None
 
+    def specs(self, table_id: int) -> list[tuple[PartitionSpec, int]]:
+        """(partition spec, snapshot that committed it) of every spec the table had, oldest first."""
+        with self._connect() as conn:
+            return load_specs(conn, table_id)
+
     def data_files(self, table_id: int, snapshot_id: int, with_stats: bool = True) -> list[DataFile]:
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT file_id, path, schema_id, record_count, file_size FROM fs_data_file "
+                "SELECT file_id, path, schema_id, record_count, file_size, spec_id, partition_values FROM fs_data_file "
                 "WHERE table_id = ? AND begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?) "
                 "ORDER BY file_id", (table_id, snapshot_id, snapshot_id)).fetchall()
             stats: dict[int, dict[int, tuple[int, int, Any, Any]]] = {}
@@ -215,7 +228,8 @@ class SqliteCatalog:
                     "FROM fs_file_column_stats s JOIN fs_data_file f ON f.file_id = s.file_id "
                     "WHERE f.table_id = ?", (table_id,)):
                     stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
-        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0]) for r in rows]
+        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], decode_partition(r[6]))
+                for r in rows]
 
     def all_data_files(self, table_id: int) -> list[tuple[str, int]]:
         """(path, schema id) of every data file any snapshot references."""
@@ -254,6 +268,7 @@ class SqliteCatalog:
         summary: dict[str, Any] | None = None,
         compatible: Any = None,
         policy: CastPolicy | None = None,
+        spec: PartitionSpec | None = None,
     ) -> Snapshot:
         """Commit atomically on top of ``base_snapshot_id``.
 
@@ -272,7 +287,7 @@ class SqliteCatalog:
             props = parse_json(props, f"the properties of table {name!r}")
             table_policy = policy or policy_of(name, props)
             if head_id != base_snapshot_id:
-                if schema is not None or replace_all or policy is not None:
+                if schema is not None or replace_all or policy is not None or spec is not None:
                     raise CommitConflictError(
                         f"another writer committed snapshot {head_id} after snapshot {base_snapshot_id}, "
                         f"on which this {operation} was based; reload the table and retry"
@@ -282,6 +297,9 @@ class SqliteCatalog:
                                        compatible)
             new_id = head_id + 1
             schema_id = schema.schema_id if schema is not None else head_schema_id
+            if schema is not None:  # a dropped or retyped partition source is refused (partition_evolution)
+                check_schema_change(load_specs(conn, table_id)[-1][0], self._schemas(conn, table_id)[head_schema_id],
+                                    schema, table=name)
             if schema is not None or policy is not None:
                 self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
                                     operation)
@@ -294,11 +312,14 @@ class SqliteCatalog:
             self._insert_snapshot(conn, table_id, new_id, head_id, schema_id, operation, summary or {})
             if schema is not None:
                 self._insert_schema(conn, table_id, schema, new_id)
+            if spec is not None:
+                insert_spec(conn, table_id, spec, new_id)
             for f in add_files:
                 cur = conn.execute(
                     "INSERT INTO fs_data_file (table_id, path, schema_id, record_count, file_size, "
-                    "begin_snapshot) VALUES (?, ?, ?, ?, ?, ?)",
-                    (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id))
+                    "begin_snapshot, spec_id, partition_values) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id, f.spec_id,
+                     encode_partition(f.partition)))
                 conn.executemany(
                     "INSERT INTO fs_file_column_stats VALUES (?, ?, ?, ?, ?, ?)",
                     [(cur.lastrowid, cid, vc, nc, dump_value(lo), dump_value(hi))
