@@ -41,6 +41,8 @@ __all__ = [
     "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
+    "PartitionKeyChangeError",
+    "PartitionSpecError",
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
     "SchemaJSONError",
@@ -296,3 +298,13 @@ class JavaNotFoundError(FieldshiftError, RuntimeError):
 
 class InvalidOptionError(SchemaEvolutionError):
     """A string option (``on_error``, ``match``, ``on_incompatible``, ``route``, ...) outside its values."""
+
+
+class PartitionSpecError(SchemaEvolutionError):
+    """A partition spec, term or transform that cannot be used as given (unknown transform, a type the
+    transform is not defined for, a field that does not exist or is there already)."""
+
+
+class PartitionKeyChangeError(PartitionSpecError):
+    """A schema change to a column the table's current partition spec uses (drop, or a type change its
+    transforms would map differently)."""

@@ -169,6 +169,9 @@ def create(
     policy: Annotated[str | None, typer.Option(
         "--policy", help="The table's evolution policy (default onehouse): " + ", ".join(POLICY_NAMES) + ".")
     ] = None,
+    partition_by: Annotated[list[str] | None, typer.Option(
+        "--partition-by", help="A partition term, repeatable: a column, days(ts), hours(ts), bucket(16, id), "
+        "truncate(4, name).")] = None,
 ) -> None:
     """Create an empty table (SQLite catalog + Parquet files) with the given schema."""
     from fieldshift.table import Table
@@ -176,6 +179,8 @@ def create(
     parsed = _load_schema(schema)
     keys = [k.strip() for k in identifier.split(",") if k.strip()] if identifier else ()
     table = Table.create(location, parsed, identifier_fields=keys, policy=parse_policy(policy),
-                         precombine=precombine, buckets=buckets)
+                         precombine=precombine, buckets=buckets, partition_by=partition_by or ())
     title = f"created {table.location} with schema {table.schema.schema_id}, policy {table.policy.option_name}"
     out_console().print(schema_tree(table.schema, title))
+    if partition_by:
+        out_console().print(Text(f"partitioned by {table.spec.describe(table.schema)}"))

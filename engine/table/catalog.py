@@ -31,7 +31,10 @@ from fieldshift.table.catalog_sql import (
     policy_of,
     upgrade,
 )
+from fieldshift.table.partition_evolution import check_schema_change
+from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
+from fieldshift.table.spec_catalog import decode_partition, encode_partition, insert_spec, load_specs
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
            "open_catalog"]
@@ -59,6 +62,9 @@ class DataFile:
     content: str = "data"  # "deletes": a file of keys removed from a keyed table
     sequence: int | None = None  # the data sequence number (read back: the begin snapshot unless set)
     bucket: int | None = None  # the hidden key bucket (None for unkeyed tables)
+    spec_id: int = 0
+    partition: tuple[Any, ...] = ()
+    """The file's partition values, one per field of its spec, as ``Transform.value`` gives them."""
 
 
 def _now() -> str:
@@ -130,7 +136,7 @@ class SqliteCatalog:
 
     # -- tables ---------------------------------------------------------------------------------
     def create_table(self, name: str, location: str, schema: Schema, properties: dict[str, str],
-                     policy: CastPolicy | None = None) -> int:
+                     policy: CastPolicy | None = None, spec: PartitionSpec | None = None) -> int:
         """Add a table; its location may neither be nor nest with another table's of this catalog."""
         props = {**properties, POLICY_PROPERTY: (policy or DEFAULT_POLICY).option_name}
         with self._transaction() as conn:
@@ -151,6 +157,8 @@ class SqliteCatalog:
             table_id = int(cur.lastrowid)
             self._insert_snapshot(conn, table_id, 0, None, schema.schema_id, "create", {})
             self._insert_schema(conn, table_id, schema, 0)
+            if spec is not None:
+                insert_spec(conn, table_id, spec, 0)
         return table_id
 
     def table_id(self, name: str) -> tuple[int, str, dict[str, str]]:
@@ -205,11 +213,16 @@ class SqliteCatalog:
                 f"({type(e).__name__}: {e}); restore the catalog from a backup"
             ) from None
 
+    def specs(self, table_id: int) -> list[tuple[PartitionSpec, int]]:
+        """(partition spec, snapshot that committed it) of every spec the table had, oldest first."""
+        with self._connect() as conn:
+            return load_specs(conn, table_id)
+
     def data_files(self, table_id: int, snapshot_id: int, with_stats: bool = True) -> list[DataFile]:
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT file_id, path, schema_id, record_count, file_size, content, "
-                "COALESCE(sequence, begin_snapshot), bucket FROM fs_data_file "
+                "COALESCE(sequence, begin_snapshot), bucket, spec_id, partition_values FROM fs_data_file "
                 "WHERE table_id = ? AND begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?) "
                 "ORDER BY file_id", (table_id, snapshot_id, snapshot_id)).fetchall()
             stats: dict[int, dict[int, tuple[int, int, Any, Any]]] = {}
@@ -219,7 +232,8 @@ class SqliteCatalog:
                     "FROM fs_file_column_stats s JOIN fs_data_file f ON f.file_id = s.file_id "
                     "WHERE f.table_id = ?", (table_id,)):
                     stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
-        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7]) for r in rows]
+        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7], r[8],
+                         decode_partition(r[9])) for r in rows]
 
     def all_data_files(self, table_id: int) -> list[tuple[str, int]]:
         """(path, schema id) of every data file any snapshot references (delete files hold only key
@@ -261,6 +275,7 @@ class SqliteCatalog:
         policy: CastPolicy | None = None,
         remove_files: Sequence[int] = (),
         exclusive: bool = False,
+        spec: PartitionSpec | None = None,
     ) -> Snapshot:
         """Commit atomically on top of ``base_snapshot_id``.
 
@@ -282,7 +297,7 @@ class SqliteCatalog:
             props = parse_json(props, f"the properties of table {name!r}")
             table_policy = policy or policy_of(name, props)
             if head_id != base_snapshot_id:
-                if schema is not None or replace_all or policy is not None or exclusive:
+                if schema is not None or replace_all or policy is not None or exclusive or spec is not None:
                     raise CommitConflictError(
                         f"another writer committed snapshot {head_id} after snapshot {base_snapshot_id}, "
                         f"on which this {operation} was based; reload the table and retry"
@@ -292,6 +307,9 @@ class SqliteCatalog:
                                        compatible)
             new_id = head_id + 1
             schema_id = schema.schema_id if schema is not None else head_schema_id
+            if schema is not None:  # a dropped or retyped partition source is refused (partition_evolution)
+                check_schema_change(load_specs(conn, table_id)[-1][0], self._schemas(conn, table_id)[head_schema_id],
+                                    schema, table=name)
             if schema is not None or policy is not None:
                 self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
                                     operation)
@@ -305,12 +323,15 @@ class SqliteCatalog:
             self._insert_snapshot(conn, table_id, new_id, head_id, schema_id, operation, summary or {})
             if schema is not None:
                 self._insert_schema(conn, table_id, schema, new_id)
+            if spec is not None:
+                insert_spec(conn, table_id, spec, new_id)
             for f in add_files:
                 cur = conn.execute(
                     "INSERT INTO fs_data_file (table_id, path, schema_id, record_count, file_size, "
-                    "begin_snapshot, content, sequence, bucket) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "begin_snapshot, content, sequence, bucket, spec_id, partition_values) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id, f.content, f.sequence,
-                     f.bucket))
+                     f.bucket, f.spec_id, encode_partition(f.partition)))
                 conn.executemany(
                     "INSERT INTO fs_file_column_stats VALUES (?, ?, ?, ?, ?, ?)",
                     [(cur.lastrowid, cid, vc, nc, dump_value(lo), dump_value(hi))

@@ -50,12 +50,17 @@ CREATE TABLE IF NOT EXISTS fs_file_column_stats (
 CREATE TABLE IF NOT EXISTS fs_quarantine_file (
     file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
     snapshot_id INTEGER NOT NULL, record_count INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS fs_partition_spec (
+    table_id INTEGER NOT NULL, spec_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
+    spec_json TEXT NOT NULL, PRIMARY KEY (table_id, spec_id));
 """
 
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("fs_data_file", "content", "TEXT NOT NULL DEFAULT 'data'"),  # 'data' | 'deletes' (keys removed)
     ("fs_data_file", "sequence", "INTEGER"),  # the data sequence number; NULL: its begin_snapshot
     ("fs_data_file", "bucket", "INTEGER"),  # the hidden key bucket; NULL for unkeyed tables
+    ("fs_data_file", "spec_id", "INTEGER NOT NULL DEFAULT 0"),
+    ("fs_data_file", "partition_values", "TEXT"),
 )
 """(table, column, declaration) added after format 1; :func:`upgrade` adds the missing ones in place."""
 
