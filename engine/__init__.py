@@ -1,6 +1,7 @@
 """fieldshift: evolve data written under old table schemas into the current schema, by field id."""
 
 from fieldshift.errors import (
+    AlreadyCommittedError,
     AvroSchemaError,
     BatchTypeError,
     CastValueError,
@@ -30,6 +31,8 @@ from fieldshift.errors import (
     SchemaEvolutionError,
     SchemaJSONError,
     SchemaMismatchError,
+    StreamChangeCommitError,
+    StreamOffsetExpiredError,
     TableError,
     TypeChangeNotAllowedError,
     TypeSyntaxError,
@@ -51,6 +54,7 @@ from fieldshift.widening import supertype
 __version__ = "0.1.0"
 
 __all__ = [
+    "AlreadyCommittedError",
     "AppendResult",
     "AvroSchemaError",
     "BatchTypeError",
@@ -91,6 +95,8 @@ __all__ = [
     "SchemaJSONError",
     "SchemaMismatchError",
     "SchemaUpdate",
+    "StreamChangeCommitError",
+    "StreamOffsetExpiredError",
     "StructType",
     "Table",
     "TableError",

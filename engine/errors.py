@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
+    "AlreadyCommittedError",
     "AvroSchemaError",
     "BatchTypeError",
     "CastValueError",
@@ -42,6 +43,8 @@ __all__ = [
     "SchemaEvolutionError",
     "SchemaJSONError",
     "SchemaMismatchError",
+    "StreamChangeCommitError",
+    "StreamOffsetExpiredError",
     "TableError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
@@ -273,3 +276,22 @@ class JavaNotFoundError(FieldshiftError, RuntimeError):
 
 class InvalidOptionError(SchemaEvolutionError):
     """A string option (``on_error``, ``match``, ``on_incompatible``, ``route``, ...) outside its values."""
+
+
+class AlreadyCommittedError(TableError):
+    """A stream's micro-batch (stream id, batch id) or a captured source file was committed before:
+    this commit records nothing (exactly once); ``snapshot_id`` is the earlier commit's snapshot."""
+
+    def __init__(self, message: str, snapshot_id: int) -> None:
+        self.snapshot_id = snapshot_id
+        super().__init__(message)
+
+
+class StreamChangeCommitError(TableError):
+    """A streaming read met a snapshot that changes or removes rows (overwrite, upsert, delete), which
+    an append-only stream cannot express; the message names the option that skips such snapshots."""
+
+
+class StreamOffsetExpiredError(TableError):
+    """A streaming read's offset points at a snapshot the table no longer has (expired); the message
+    says how to restart the query."""

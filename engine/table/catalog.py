@@ -32,6 +32,7 @@ from fieldshift.table.catalog_sql import (
     upgrade,
 )
 from fieldshift.table.readability import check_readable
+from fieldshift.table.stream_marks import StreamMark, captured_sources, check_unrecorded, record, stream_batches
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
            "open_catalog"]
@@ -239,6 +240,20 @@ class SqliteCatalog:
                                 "ORDER BY file_id", (table_id,)).fetchall()
         return [(r[0], int(r[1])) for r in rows]
 
+    def stream_commit(self, table_id: int, stream_id: str, batch_id: int) -> int | None:
+        """The snapshot that committed batch ``batch_id`` of ``stream_id``, or None."""
+        return self.stream_batches(table_id, stream_id, batch_id).get(batch_id)
+
+    def stream_batches(self, table_id: int, stream_id: str, batch_id: int | None = None) -> dict[int, int]:
+        """batch id -> snapshot id of the micro-batches of ``stream_id`` committed to the table."""
+        with self._connect() as conn:
+            return stream_batches(conn, table_id, stream_id, batch_id)
+
+    def captured_sources(self, table_id: int) -> dict[str, int]:
+        """source file -> snapshot id of every file a capture committed to the table."""
+        with self._connect() as conn:
+            return captured_sources(conn, table_id)
+
     # -- commits --------------------------------------------------------------------------------
     def commit(
         self,
@@ -254,6 +269,7 @@ class SqliteCatalog:
         summary: dict[str, Any] | None = None,
         compatible: Any = None,
         policy: CastPolicy | None = None,
+        stream: StreamMark | None = None,
     ) -> Snapshot:
         """Commit atomically on top of ``base_snapshot_id``.
 
@@ -262,8 +278,12 @@ class SqliteCatalog:
         head's schema under the table's policy (``compatible(head_schema)`` may check more).
         Inside the same transaction, a new schema or ``policy`` is checked against every data file
         any snapshot references (:func:`check_readable`), so concurrent writers cannot get past it.
+        ``stream`` (a micro-batch id, captured source files) is recorded in the same transaction; one
+        recorded before raises :class:`AlreadyCommittedError` and nothing is committed.
         """
         with self._transaction() as conn:
+            if stream is not None:
+                check_unrecorded(conn, table_id, stream)
             head_id, head_schema_id = conn.execute(
                 "SELECT snapshot_id, schema_id FROM fs_snapshot WHERE table_id = ? "
                 "ORDER BY snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
@@ -306,6 +326,8 @@ class SqliteCatalog:
             conn.executemany(
                 "INSERT INTO fs_quarantine_file (table_id, path, snapshot_id, record_count) VALUES (?, ?, ?, ?)",
                 [(table_id, path, new_id, n) for path, n in quarantine])
+            if stream is not None:
+                record(conn, table_id, stream, new_id)
         return Snapshot(new_id, head_id, schema_id, _now(), operation, summary or {})
 
     def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
