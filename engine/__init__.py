@@ -4,6 +4,7 @@ from fieldshift.errors import (
     AlreadyCommittedError,
     AvroSchemaError,
     BatchTypeError,
+    CaptureFileError,
     CastValueError,
     CatalogFormatError,
     CommitConflictError,
@@ -48,6 +49,7 @@ from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
+from fieldshift.table.capture import CaptureProgress, capture
 from fieldshift.types import ListType, MapType, StructType
 from fieldshift.widening import supertype
 
@@ -58,6 +60,8 @@ __all__ = [
     "AppendResult",
     "AvroSchemaError",
     "BatchTypeError",
+    "CaptureFileError",
+    "CaptureProgress",
     "CastKind",
     "CastPolicy",
     "CastReport",
@@ -104,6 +108,7 @@ __all__ = [
     "TypeSyntaxError",
     "UnknownFieldError",
     "UnsupportedSparkTypeError",
+    "capture",
     "evolve",
     "get_threads",
     "plan",

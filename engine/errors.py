@@ -15,6 +15,7 @@ __all__ = [
     "AlreadyCommittedError",
     "AvroSchemaError",
     "BatchTypeError",
+    "CaptureFileError",
     "CastValueError",
     "CatalogFormatError",
     "CommitConflictError",
@@ -295,3 +296,8 @@ class StreamChangeCommitError(TableError):
 class StreamOffsetExpiredError(TableError):
     """A streaming read's offset points at a snapshot the table no longer has (expired); the message
     says how to restart the query."""
+
+
+class CaptureFileError(SchemaEvolutionError):
+    """A landing-directory file a capture cannot take (with ``on_incompatible='fail'``): names the file
+    and why (the underlying refusal is the ``__cause__``); nothing of its commit group was written."""

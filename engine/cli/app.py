@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from fieldshift.cli import alter_cmd, explain_cmd, policy_cmd, read_cmds, schema_cmds, write_cmds
+from fieldshift.cli import alter_cmd, capture_cmd, explain_cmd, policy_cmd, read_cmds, schema_cmds, write_cmds
 
 __all__ = ["app", "main"]
 
@@ -46,6 +46,7 @@ app.command("append")(write_cmds.append)
 app.command("quarantine")(read_cmds.quarantine)
 app.command("create")(write_cmds.create)
 app.command("policy")(policy_cmd.policy)
+app.command("capture")(capture_cmd.capture_command)
 
 
 def main() -> None:
