@@ -40,11 +40,10 @@ from fieldshift.errors import (
     UnknownFieldError,
     UnsupportedSparkTypeError,
 )
-from fieldshift.evolution_plan import CastReport, EvolutionPlan
 from fieldshift.field import Field
-from fieldshift.front_door import evolve, plan
 from fieldshift.kernels.threads import get_threads, set_threads
 from fieldshift.name_mapping import NameMapping
+from fieldshift.planner import CastReport, EvolutionPlan, evolve, plan
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate

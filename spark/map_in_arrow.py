@@ -18,8 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.evolution_plan import EvolutionPlan
-from fieldshift.planner import cached_plan
+from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema

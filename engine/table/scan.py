@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from fieldshift.errors import SchemaEvolutionError
-from fieldshift.evolution_plan import EvolutionPlan
-from fieldshift.planner import cached_plan
+from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
