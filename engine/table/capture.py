@@ -28,8 +28,8 @@ from fieldshift.errors import (
     SchemaEvolutionError,
     TableError,
 )
-from fieldshift.evolution_plan import REASON_COLUMN
 from fieldshift.options import OnIncompatible, check_option
+from fieldshift.planner import REASON_COLUMN
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.capture_read import (

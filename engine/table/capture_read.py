@@ -112,7 +112,10 @@ def _json_kind(value: object) -> str:
 
 
 def _read_avro(path: Path) -> pa.Table:
-    import fastavro
+    try:
+        import fastavro
+    except ImportError:
+        raise DataFileError(f"reading the Avro file {path} needs fastavro: pip install 'fieldshift[avro]'") from None
 
     from fieldshift.avro_read import schema_from_avro
 
