@@ -240,6 +240,15 @@ class SqliteCatalog:
                                 "ORDER BY file_id", (table_id,)).fetchall()
         return [(r[0], int(r[1])) for r in rows]
 
+    def files_added(self, table_id: int, first_snapshot: int, last_snapshot: int) -> list[tuple[int, DataFile]]:
+        """(snapshot id, file) of every data file snapshots ``first..last`` added, in commit order."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT begin_snapshot, file_id, path, schema_id, record_count, file_size FROM fs_data_file "
+                "WHERE table_id = ? AND begin_snapshot BETWEEN ? AND ? ORDER BY begin_snapshot, file_id",
+                (table_id, first_snapshot, last_snapshot)).fetchall()
+        return [(int(r[0]), DataFile(r[2], int(r[3]), int(r[4]), int(r[5]), {}, int(r[1]))) for r in rows]
+
     def stream_commit(self, table_id: int, stream_id: str, batch_id: int) -> int | None:
         """The snapshot that committed batch ``batch_id`` of ``stream_id``, or None."""
         return self.stream_batches(table_id, stream_id, batch_id).get(batch_id)
