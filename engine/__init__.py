@@ -1,8 +1,10 @@
 """fieldshift: evolve data written under old table schemas into the current schema, by field id."""
 
 from fieldshift.errors import (
+    AlreadyCommittedError,
     AvroSchemaError,
     BatchTypeError,
+    CaptureFileError,
     CastValueError,
     CatalogFormatError,
     CommitConflictError,
@@ -36,6 +38,8 @@ from fieldshift.errors import (
     SchemaJSONError,
     SchemaMismatchError,
     SnapshotExpiredError,
+    StreamChangeCommitError,
+    StreamOffsetExpiredError,
     TableError,
     TypeChangeNotAllowedError,
     TypeSyntaxError,
@@ -50,15 +54,19 @@ from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
+from fieldshift.table.capture import CaptureProgress, capture
 from fieldshift.types import ListType, MapType, StructType
 from fieldshift.widening import supertype
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AlreadyCommittedError",
     "AppendResult",
     "AvroSchemaError",
     "BatchTypeError",
+    "CaptureFileError",
+    "CaptureProgress",
     "CastKind",
     "CastPolicy",
     "CastReport",
@@ -102,6 +110,8 @@ __all__ = [
     "SchemaMismatchError",
     "SchemaUpdate",
     "SnapshotExpiredError",
+    "StreamChangeCommitError",
+    "StreamOffsetExpiredError",
     "StructType",
     "Table",
     "TableError",
@@ -109,6 +119,7 @@ __all__ = [
     "TypeSyntaxError",
     "UnknownFieldError",
     "UnsupportedSparkTypeError",
+    "capture",
     "evolve",
     "get_threads",
     "plan",

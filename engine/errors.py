@@ -12,8 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
+    "AlreadyCommittedError",
     "AvroSchemaError",
     "BatchTypeError",
+    "CaptureFileError",
     "CastValueError",
     "CatalogFormatError",
     "CommitConflictError",
@@ -48,6 +50,8 @@ __all__ = [
     "SchemaJSONError",
     "SchemaMismatchError",
     "SnapshotExpiredError",
+    "StreamChangeCommitError",
+    "StreamOffsetExpiredError",
     "TableError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
@@ -308,3 +312,25 @@ class PartitionSpecError(SchemaEvolutionError):
 class PartitionKeyChangeError(PartitionSpecError):
     """A schema change to a column the table's current partition spec uses (drop, or a type change its
     transforms would map differently)."""
+class AlreadyCommittedError(TableError):
+    """A stream's micro-batch (stream id, batch id) or a captured source file was committed before:
+    this commit records nothing (exactly once); ``snapshot_id`` is the earlier commit's snapshot."""
+
+    def __init__(self, message: str, snapshot_id: int) -> None:
+        self.snapshot_id = snapshot_id
+        super().__init__(message)
+
+
+class StreamChangeCommitError(TableError):
+    """A streaming read met a snapshot that changes or removes rows (overwrite, upsert, delete), which
+    an append-only stream cannot express; the message names the option that skips such snapshots."""
+
+
+class StreamOffsetExpiredError(TableError):
+    """A streaming read's offset points at a snapshot the table no longer has (expired); the message
+    says how to restart the query."""
+
+
+class CaptureFileError(SchemaEvolutionError):
+    """A landing-directory file a capture cannot take (with ``on_incompatible='fail'``): names the file
+    and why (the underlying refusal is the ``__cause__``); nothing of its commit group was written."""

@@ -76,6 +76,7 @@ from fieldshift.spark._files import (
     plan_tasks,
     schema_plans,
 )
+from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file, write_side_file
@@ -178,7 +179,7 @@ def _resolve(options: Any) -> _ReadSpec:
 # ------------------------------------------------------------------------------------------------
 # the data source
 # ------------------------------------------------------------------------------------------------
-class FieldshiftDataSource(DataSource):
+class FieldshiftDataSource(StreamingMixin, DataSource):
     """``spark.read.format("fieldshift")`` / ``df.write.format("fieldshift")``."""
 
     parallelism: int | None = None  # the session's default parallelism, baked in by register()

@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from fieldshift.cli import alter_cmd, explain_cmd, keyed_cmds, policy_cmd, read_cmds, schema_cmds, write_cmds
+from fieldshift.cli import (
+    alter_cmd,
+    capture_cmd,
+    explain_cmd,
+    keyed_cmds,
+    policy_cmd,
+    read_cmds,
+    schema_cmds,
+    write_cmds,
+)
 
 __all__ = ["app", "main"]
 
@@ -50,6 +59,7 @@ app.command("upsert")(keyed_cmds.upsert)
 app.command("delete")(keyed_cmds.delete)
 app.command("compact")(keyed_cmds.compact)
 app.command("expire")(keyed_cmds.expire)
+app.command("capture")(capture_cmd.capture_command)
 
 
 def main() -> None:

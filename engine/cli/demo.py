@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 import fieldshift as fs
+from fieldshift.cli.demo_stream import stream_capture
 
 __all__ = ["run_demo"]
 
@@ -248,7 +249,7 @@ def _rename_drop_readd(d: _Demo) -> None:
 
 
 SCENARIOS: tuple[Callable[[_Demo], None], ...] = (_hudi_trips, _table_store, _ducklake, _onehouse,
-                                                   _rename_drop_readd)
+                                                   _rename_drop_readd, stream_capture)
 
 
 def _start_spark(console: Console) -> Any:

@@ -35,6 +35,7 @@ from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
 from fieldshift.table.spec_catalog import decode_partition, encode_partition, insert_spec, load_specs
+from fieldshift.table.stream_marks import StreamMark, captured_sources, check_unrecorded, record, stream_batches
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
            "open_catalog"]
@@ -258,6 +259,29 @@ class SqliteCatalog:
                                 "ORDER BY file_id", (table_id,)).fetchall()
         return [(r[0], int(r[1])) for r in rows]
 
+    def files_added(self, table_id: int, first_snapshot: int, last_snapshot: int) -> list[tuple[int, DataFile]]:
+        """(snapshot id, file) of every data file snapshots ``first..last`` added, in commit order."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT begin_snapshot, file_id, path, schema_id, record_count, file_size FROM fs_data_file "
+                "WHERE table_id = ? AND begin_snapshot BETWEEN ? AND ? ORDER BY begin_snapshot, file_id",
+                (table_id, first_snapshot, last_snapshot)).fetchall()
+        return [(int(r[0]), DataFile(r[2], int(r[3]), int(r[4]), int(r[5]), {}, int(r[1]))) for r in rows]
+
+    def stream_commit(self, table_id: int, stream_id: str, batch_id: int) -> int | None:
+        """The snapshot that committed batch ``batch_id`` of ``stream_id``, or None."""
+        return self.stream_batches(table_id, stream_id, batch_id).get(batch_id)
+
+    def stream_batches(self, table_id: int, stream_id: str, batch_id: int | None = None) -> dict[int, int]:
+        """batch id -> snapshot id of the micro-batches of ``stream_id`` committed to the table."""
+        with self._connect() as conn:
+            return stream_batches(conn, table_id, stream_id, batch_id)
+
+    def captured_sources(self, table_id: int) -> dict[str, int]:
+        """source file -> snapshot id of every file a capture committed to the table."""
+        with self._connect() as conn:
+            return captured_sources(conn, table_id)
+
     # -- commits --------------------------------------------------------------------------------
     def commit(
         self,
@@ -276,6 +300,7 @@ class SqliteCatalog:
         remove_files: Sequence[int] = (),
         exclusive: bool = False,
         spec: PartitionSpec | None = None,
+        stream: StreamMark | None = None,
     ) -> Snapshot:
         """Commit atomically on top of ``base_snapshot_id``.
 
@@ -287,8 +312,12 @@ class SqliteCatalog:
         ``remove_files`` (file ids) end in this snapshot; one another commit already ended conflicts
         (a concurrent compaction). ``exclusive`` conflicts on any concurrent commit (an insert-only
         append to a keyed table checked its keys against ``base_snapshot_id``).
+        ``stream`` (a micro-batch id, captured source files) is recorded in the same transaction; one
+        recorded before raises :class:`AlreadyCommittedError` and nothing is committed.
         """
         with self._transaction() as conn:
+            if stream is not None:
+                check_unrecorded(conn, table_id, stream)
             head_id, head_schema_id = conn.execute(
                 "SELECT snapshot_id, schema_id FROM fs_snapshot WHERE table_id = ? "
                 "ORDER BY snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
@@ -339,6 +368,8 @@ class SqliteCatalog:
             conn.executemany(
                 "INSERT INTO fs_quarantine_file (table_id, path, snapshot_id, record_count) VALUES (?, ?, ?, ?)",
                 [(table_id, path, new_id, n) for path, n in quarantine])
+            if stream is not None:
+                record(conn, table_id, stream, new_id)
         return Snapshot(new_id, head_id, schema_id, _now(), operation, summary or {})
 
     @staticmethod

@@ -53,6 +53,12 @@ CREATE TABLE IF NOT EXISTS fs_quarantine_file (
 CREATE TABLE IF NOT EXISTS fs_partition_spec (
     table_id INTEGER NOT NULL, spec_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
     spec_json TEXT NOT NULL, PRIMARY KEY (table_id, spec_id));
+CREATE TABLE IF NOT EXISTS fs_stream_commit (
+    table_id INTEGER NOT NULL, stream_id TEXT NOT NULL, batch_id INTEGER NOT NULL,
+    snapshot_id INTEGER NOT NULL, PRIMARY KEY (table_id, stream_id, batch_id));
+CREATE TABLE IF NOT EXISTS fs_captured_file (
+    table_id INTEGER NOT NULL, source TEXT NOT NULL, file_size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    record_count INTEGER NOT NULL, snapshot_id INTEGER NOT NULL, PRIMARY KEY (table_id, source));
 """
 
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
