@@ -78,6 +78,11 @@ def display_uri(uri: str) -> str:
     return re.sub(r"(://[^:/@?]*):[^@/?]*@", r"\1@", uri)
 
 
+def _reason(error: Exception) -> str:
+    """The driver's message on one line."""
+    return " ".join(str(error).split())
+
+
 class _Cursor:
     """The part of a DB-API cursor the catalog uses, with SQLite's ``lastrowid`` for identity inserts."""
 
@@ -175,7 +180,7 @@ class PostgresCatalog(SqliteCatalog):
         try:
             psycopg.connect(self.uri, connect_timeout=15).close()
         except psycopg.OperationalError as e:
-            raise CatalogConnectionError(f"cannot reach catalog {self.path}: {str(e).strip()}; check that the "
+            raise CatalogConnectionError(f"cannot reach catalog {self.path}: {_reason(e)}; check that the "
                                          "server runs and the URI, user and password (PGPASSWORD) are right") \
                 from None
 
@@ -186,7 +191,7 @@ class PostgresCatalog(SqliteCatalog):
                 yield _Connection(raw)
         except psycopg.OperationalError as e:
             raise CatalogConnectionError(f"the connection to catalog {self.path} failed before anything was "
-                                         f"committed ({str(e).strip()}); run the operation again") from None
+                                         f"committed ({_reason(e)}); run the operation again") from None
         except PoolTimeout:
             raise CatalogConnectionError(f"no connection to catalog {self.path} within 60 s; is the server "
                                          "overloaded or out of connections?") from None
@@ -221,11 +226,11 @@ class PostgresCatalog(SqliteCatalog):
                 return
             if status in ("aborted", None):
                 raise CatalogConnectionError(f"the connection to catalog {self.path} dropped during the commit "
-                                             f"({str(error).strip()}); the server rolled it back, nothing was "
+                                             f"({_reason(error)}); the server rolled it back, nothing was "
                                              "committed") from None
             if time.monotonic() > deadline:
                 raise CommitOutcomeUnknownError(
-                    f"the connection to catalog {self.path} dropped during the commit ({str(error).strip()}) and "
+                    f"the connection to catalog {self.path} dropped during the commit ({_reason(error)}) and "
                     f"the server could not say whether transaction {xid} committed; reload the table to see, "
                     "the data files are kept (vacuum removes them if the commit did not happen)")
             time.sleep(0.2)
