@@ -76,6 +76,7 @@ from fieldshift.spark._files import (
     plan_tasks,
     schema_plans,
 )
+from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file, write_side_file
@@ -488,10 +489,7 @@ def register(spark: Any) -> None:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     except Exception:  # pragma: no cover - a Spark without the setting
         pass
-    try:
-        parallelism = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # Spark Connect has no SparkContext: one input partition per file then
-        parallelism = None
+    parallelism = default_parallelism(spark)  # None over Spark Connect without the conf: a partition per file
     # A subclass made here (not importable by name) is pickled by value, so the planning workers see
     # the session's parallelism and pack small files into partitions the way Spark's scans do.
     registered = type("RegisteredFieldshiftDataSource", (FieldshiftDataSource,),
