@@ -65,3 +65,29 @@ def catalog_uri(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "shared.db")
     return request.getfixturevalue("pg_uri")
+
+
+@pytest.fixture(scope="session")
+def spark_processes() -> Iterator[Any]:
+    """Where the Spark servers of this run live (stopped, by their process groups, at the end)."""
+    if shutil.which("java") is None:
+        pytest.skip("no Java runtime: install openjdk-17-jre-headless to run the Spark server tests")
+    from tests.servers.spark_servers import SparkProcesses
+
+    root = Path(tempfile.mkdtemp(prefix="fieldshift-spark-"))
+    procs = SparkProcesses(root)
+    yield procs
+    procs.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark_master(spark_processes: Any) -> str:
+    """A standalone Spark cluster on 127.0.0.1: a master and two workers, separate JVM processes."""
+    return spark_processes.start_cluster(workers=2)
+
+
+@pytest.fixture(scope="session")
+def spark_remote(spark_processes: Any) -> str:
+    """A Spark Connect server on 127.0.0.1 (``sc://127.0.0.1:PORT``)."""
+    return spark_processes.start_connect()
