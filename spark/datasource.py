@@ -61,7 +61,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from fieldshift.errors import TableError
+from fieldshift.errors import CommitOutcomeUnknownError, TableError
 from fieldshift.nullability import with_nullability
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
@@ -461,6 +461,8 @@ class FieldshiftWriter(DataSourceArrowWriter):
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
                          "changes": list(plan.changes), "writer": "spark"},
             )
+        except CommitOutcomeUnknownError:
+            raise  # the commit may have landed: its files stay (vacuum removes them if it did not)
         except BaseException:
             _remove(location, [f.path for f in files] + [p for p, _ in quarantine])
             raise

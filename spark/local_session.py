@@ -113,7 +113,8 @@ def _connect_session(app_name: str, remote: str, conf: dict[str, Any]) -> Any:
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
-    settings = {k: v for k, v in DEFAULT_CONF.items() if k.startswith("spark.sql.")}
+    settings = {k: v for k, v in DEFAULT_CONF.items()  # (Connect has no pandas fallback to turn off)
+                if k.startswith("spark.sql.") and k != "spark.sql.execution.arrow.pyspark.fallback.enabled"}
     settings.update({k: str(v) for k, v in conf.items()})
     for key, value in settings.items():
         try:

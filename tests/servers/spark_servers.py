@@ -44,15 +44,16 @@ class SparkProcesses:
         for d in ("logs", "pids", "conf"):
             (root / d).mkdir(parents=True, exist_ok=True)
 
-    def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+    def _start(self, name: str, args: list[str], **env: str) -> subprocess.Popen[bytes]:
         with open(self.root / "logs" / f"{name}.out", "wb") as log:  # the process keeps its own descriptor
             proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=self.env, cwd=self.root, start_new_session=True)
+                                    env={**self.env, **env}, cwd=self.root, start_new_session=True)
         self.procs.append(proc)
         return proc
 
     def log(self, name: str) -> str:
-        return "\n".join(p.read_text(errors="replace")[-3000:] for p in sorted((self.root / "logs").glob(f"*{name}*")))
+        logs = sorted(p for p in (self.root / "logs").iterdir() if p.is_file() and name in p.name)
+        return "\n".join(p.read_text(errors="replace")[-3000:] for p in logs)
 
     def start_cluster(self, workers: int = 2) -> str:
         """A master and ``workers`` workers (1 core, 1 GB each); returns the master URL once all registered."""
@@ -92,7 +93,7 @@ class SparkProcesses:
         args = [str(SPARK_HOME / "sbin" / "start-connect-server.sh"), "--wait", "--master", master]
         for key, value in conf.items():
             args += ["--conf", f"{key}={value}"]
-        self._start("connect-launcher", args)
+        self._start("connect-launcher", args, SPARK_DAEMON_MEMORY="1g")  # the server is also its driver
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             with socket.socket() as s:

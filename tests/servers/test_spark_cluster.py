@@ -37,3 +37,14 @@ def test_the_spark_tests_pass_on_a_standalone_cluster(spark_master: str, spark_p
     assert _passed(out) >= 30 and " failed" not in out, out
     apps = spark_processes.master_state()["completedapps"]  # the driver's executors ran on the workers
     assert apps and all(app["cores"] >= 1 for app in apps), apps
+
+
+# These inspect the physical plan through the JVM (``df.rdd``, ``df._jdf``), which a Connect client has not.
+JVM_ONLY = ("prune_files_exactly", "share_one_native_scan", "keep_separate_scans", "coalesces_when")
+
+
+def test_the_spark_tests_pass_over_spark_connect(spark_remote: str) -> None:
+    code, out = _pytest({"FIELDSHIFT_TEST_SPARK_REMOTE": spark_remote}, "tests/spark/test_spark_read.py",
+                        "tests/spark/test_spark_write.py", "-k", " and ".join(f"not {k}" for k in JVM_ONLY))
+    assert code == 0, out
+    assert _passed(out) >= 30 and " failed" not in out, out
