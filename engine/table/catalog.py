@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from fieldshift.table.catalog_sql import (
 from fieldshift.table.readability import check_readable
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
-           "open_catalog"]
+           "open_catalog", "redact_uri"]
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
@@ -392,6 +393,11 @@ class SqliteCatalog:
             if open_rows.get(cid) != row:
                 conn.execute("INSERT INTO fs_column VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)",
                              (table_id, cid, snapshot_id, *row))
+
+
+def redact_uri(uri: str) -> str:
+    """A catalog URI without its password: for messages and for the markers left in table directories."""
+    return re.sub(r"(://[^:/@?]*):[^@/?]*@", r"\1@", uri)
 
 
 def open_catalog(uri_or_path: str | Path) -> SqliteCatalog:

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from fieldshift.errors import CatalogConnectionError, CommitOutcomeUnknownError, TableError
-from fieldshift.table.catalog import Snapshot, SqliteCatalog
+from fieldshift.table.catalog import Snapshot, SqliteCatalog, redact_uri
 from fieldshift.table.catalog_sql import DDL
 
 try:
@@ -75,7 +75,7 @@ def translate(sql: str) -> tuple[str, str | None]:
 
 def display_uri(uri: str) -> str:
     """The catalog URI for messages: never its password."""
-    return re.sub(r"(://[^:/@?]*):[^@/?]*@", r"\1@", uri)
+    return redact_uri(uri)
 
 
 def _reason(error: Exception) -> str:

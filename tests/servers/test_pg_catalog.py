@@ -48,6 +48,18 @@ def test_passwords_never_appear_in_messages() -> None:
     assert "s3cret" not in str(e.value)
 
 
+def test_a_table_directory_never_records_the_catalog_password(pg_uri: str, tmp_path: Path) -> None:
+    import psycopg
+
+    with psycopg.connect(pg_uri, autocommit=True) as conn:  # a role that logs in with a password
+        conn.execute("CREATE ROLE lake LOGIN PASSWORD 's3cret' SUPERUSER")
+    uri = pg_uri.replace("postgresql://postgres:@", "postgresql://lake:s3cret@")
+    fs.Table.create(tmp_path / "t", pa.schema([("v", pa.int64())]), catalog=uri, name="t").append({"v": [1]})
+    marker = (tmp_path / "t" / ".fieldshift-table").read_text()
+    assert "s3cret" not in marker and "lake@" in marker
+    assert fs.Table.open(tmp_path / "t").to_arrow().column("v").to_pylist() == [1]
+
+
 def test_the_dialect_translation_of_each_kind_of_statement() -> None:
     assert translate("SELECT a FROM fs_table WHERE name = ? AND x LIKE 'a%'") == \
         ("SELECT a FROM fs_table WHERE name = %s AND x LIKE 'a%%'", None)
