@@ -8,7 +8,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 # Arrow's allocator returns idle pages late instead of re-faulting them on every batch.
 export MIMALLOC_PURGE_DELAY ?= -1
 
-.PHONY: help install demo test test-slow bench lint wheel-check clean
+.PHONY: help install demo test test-slow test-servers bench lint wheel-check clean
 
 help:  ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -29,6 +29,9 @@ test: $(STAMP)  ## the default test suite (< 10 min on 2 cores)
 
 test-slow: $(STAMP)  ## only the slow tests (many crash iterations, big property runs)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow
+
+test-servers: $(STAMP)  ## tests against servers they start: PostgreSQL, a Spark cluster, Spark Connect
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m servers tests/servers
 
 bench: $(STAMP)  ## benchmarks; writes benchmarks/README.md and the chart
 	$(BIN)/python -m pytest benchmarks -p no:cacheprovider --benchmark-enable -m "" \

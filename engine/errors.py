@@ -17,8 +17,10 @@ __all__ = [
     "BatchTypeError",
     "CaptureFileError",
     "CastValueError",
+    "CatalogConnectionError",
     "CatalogFormatError",
     "CommitConflictError",
+    "CommitOutcomeUnknownError",
     "DDLSyntaxError",
     "DataFileError",
     "DuplicateFieldError",
@@ -239,6 +241,16 @@ class DataFileError(TableError):
 
 class CatalogFormatError(TableError):
     """The catalog was written by a newer fieldshift (or is not a fieldshift catalog)."""
+
+
+class CatalogConnectionError(TableError):
+    """The catalog's database server could not be reached, or dropped the connection before the
+    commit was made: nothing was committed, so the same write may simply run again."""
+
+
+class CommitOutcomeUnknownError(CatalogConnectionError):
+    """The connection dropped while the server was committing and could not be asked afterwards:
+    the commit may have happened, so its data files are kept (vacuum removes them if it did not)."""
 
 
 class InvalidFilterError(SchemaEvolutionError):

@@ -61,7 +61,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from fieldshift.errors import TableError
+from fieldshift.errors import CommitOutcomeUnknownError, TableError
 from fieldshift.nullability import with_nullability
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
@@ -76,6 +76,7 @@ from fieldshift.spark._files import (
     plan_tasks,
     schema_plans,
 )
+from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.table.catalog import DataFile
@@ -461,6 +462,8 @@ class FieldshiftWriter(DataSourceArrowWriter):
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
                          "changes": list(plan.changes), "writer": "spark"},
             )
+        except CommitOutcomeUnknownError:
+            raise  # the commit may have landed: its files stay (vacuum removes them if it did not)
         except BaseException:
             _remove(location, [f.path for f in files] + [p for p, _ in quarantine])
             raise
@@ -489,10 +492,7 @@ def register(spark: Any) -> None:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     except Exception:  # pragma: no cover - a Spark without the setting
         pass
-    try:
-        parallelism = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # Spark Connect has no SparkContext: one input partition per file then
-        parallelism = None
+    parallelism = default_parallelism(spark)  # None over Spark Connect without the conf: a partition per file
     # A subclass made here (not importable by name) is pickled by value, so the planning workers see
     # the session's parallelism and pack small files into partitions the way Spark's scans do.
     registered = type("RegisteredFieldshiftDataSource", (FieldshiftDataSource,),

@@ -5,9 +5,10 @@ On a real cluster, build the wheel (``python -m build --wheel``), install it wit
 the job (``spark-submit --archives env.tar.gz#env`` with ``PYSPARK_PYTHON=./env/bin/python``), or
 ``pip install`` the wheel on the executors' Python. Nothing else is needed there: the data source,
 the ``mapInArrow`` functions and the plans they carry are plain picklable Python (not tested here
-beyond ``local`` mode). Table locations must be
-paths every executor can read and write (a shared filesystem), and the catalog (SQLite) is opened only
-on the driver.
+beyond one machine: ``make test-servers`` runs them on a standalone cluster of separate processes and
+over Spark Connect). Table locations must be paths every executor can read and write (a shared
+filesystem); the catalog (SQLite or PostgreSQL) is opened on the driver, or where the data source's
+writer commits.
 """
 
 from __future__ import annotations
@@ -65,7 +66,13 @@ def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any)
     ``PYSPARK_DRIVER_PYTHON`` are set before the JVM starts; on a cluster master an existing
     ``PYSPARK_PYTHON`` is kept). Extra Spark settings go in ``conf``, e.g.
     ``session(**{"spark.driver.memory": "4g"})``; they override the defaults.
+
+    ``master="sc://host:port"`` connects to a Spark Connect server instead (no JVM here): the
+    session-level SQL settings above are set on the remote session and the data source registered;
+    the server's own settings (Python workers, UI) are the server's.
     """
+    if master.startswith("sc://"):
+        return _connect_session(app_name, master, conf)
     if not _java_available():
         raise JavaNotFoundError(_INSTALL_JAVA)
     local = master.startswith("local")
@@ -100,3 +107,22 @@ def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any)
     register(spark)
     return spark
 
+
+def _connect_session(app_name: str, remote: str, conf: dict[str, Any]) -> Any:
+    """A Spark Connect client session with fieldshift's SQL settings and the data source registered."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
+    settings = {k: v for k, v in DEFAULT_CONF.items()  # (Connect has no pandas fallback to turn off)
+                if k.startswith("spark.sql.") and k != "spark.sql.execution.arrow.pyspark.fallback.enabled"}
+    settings.update({k: str(v) for k, v in conf.items()})
+    for key, value in settings.items():
+        try:
+            spark.conf.set(key, value)
+        except Exception:  # a static or unknown setting this server refuses at run time: the server's own
+            if key in conf:
+                raise
+    from fieldshift.spark.datasource import register
+
+    register(spark)
+    return spark

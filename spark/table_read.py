@@ -53,6 +53,7 @@ from fieldshift.spark._files import (
     schema_plans,
 )
 from fieldshift.spark.native_scan import native_frame, native_scans
+from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.scan import Scan
@@ -308,7 +309,7 @@ def _native_partitions(spark: Any, files: Sequence[DataFile]) -> int:
     """How many partitions Spark's file scan would make of ``files`` (its maxSplitBytes rule)."""
     conf = spark.conf
     min_parts = conf.get("spark.sql.files.minPartitionNum", None)
-    parallelism = int(min_parts) if min_parts else spark.sparkContext.defaultParallelism
+    parallelism = int(min_parts) if min_parts else (default_parallelism(spark) or max(1, len(files)))
     max_bytes = _bytes(conf.get("spark.sql.files.maxPartitionBytes", "128m"))
     open_cost = _bytes(conf.get("spark.sql.files.openCostInBytes", "4m"))
     split = max_split_bytes([f.file_size for f in files], parallelism, max_bytes, open_cost)

@@ -17,6 +17,7 @@ from fieldshift.cli import (
     schema_cmds,
     write_cmds,
 )
+from fieldshift.cli.catalog_opt import CATALOG_HELP, TABLE_HELP, choose
 
 __all__ = ["app", "main"]
 
@@ -31,8 +32,12 @@ app = typer.Typer(
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    catalog: Annotated[str | None, typer.Option("--catalog", envvar="FIELDSHIFT_CATALOG", help=CATALOG_HELP)] = None,
+    table: Annotated[str | None, typer.Option("--table", help=TABLE_HELP)] = None,
+) -> None:
     """fieldshift: schema history, DDL, explain and reads for fieldshift tables."""
+    choose(catalog, table)
 
 
 @app.command()

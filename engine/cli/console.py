@@ -113,9 +113,12 @@ def parse_policy(name: str | None) -> CastPolicy | None:
 
 def open_table(location: str) -> Any:
     """The table at ``location``, or exit 1 saying how to make one."""
+    from fieldshift.cli.catalog_opt import chosen
     from fieldshift.table import Table
     from fieldshift.table.create import CATALOG_FILE, TABLE_MARKER
 
+    if chosen().catalog:  # --catalog: the table is found by name (default: its location) in that catalog
+        return Table.open(location, catalog=chosen().catalog, name=chosen().table)
     if not any((Path(location) / marker).exists() for marker in (CATALOG_FILE, TABLE_MARKER)):
         fail(f"no fieldshift table at {location} (no {CATALOG_FILE}); make one with `fieldshift create "
              f"{location} --schema ...`")

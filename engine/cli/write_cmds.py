@@ -174,12 +174,14 @@ def create(
         "truncate(4, name).")] = None,
 ) -> None:
     """Create an empty table (SQLite catalog + Parquet files) with the given schema."""
+    from fieldshift.cli.catalog_opt import chosen
     from fieldshift.table import Table
 
     parsed = _load_schema(schema)
     keys = [k.strip() for k in identifier.split(",") if k.strip()] if identifier else ()
     table = Table.create(location, parsed, identifier_fields=keys, policy=parse_policy(policy),
-                         precombine=precombine, buckets=buckets, partition_by=partition_by or ())
+                         precombine=precombine, buckets=buckets, partition_by=partition_by or (),
+                         catalog=chosen().catalog, name=chosen().table)
     title = f"created {table.location} with schema {table.schema.schema_id}, policy {table.policy.option_name}"
     out_console().print(schema_tree(table.schema, title))
     if partition_by:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from fieldshift.table.spec_catalog import decode_partition, encode_partition, in
 from fieldshift.table.stream_marks import StreamMark, captured_sources, check_unrecorded, record, stream_batches
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
-           "open_catalog"]
+           "open_catalog", "redact_uri"]
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
@@ -75,8 +76,20 @@ def _now() -> str:
 class SqliteCatalog:
     """One SQLite database holding one or many tables."""
 
+    _format_errors: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
+    """What reading the format version raises when the database holds no fieldshift catalog."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+
+    def exists(self) -> bool:
+        """Whether there is a catalog to open (a server-backed catalog is asked when first used)."""
+        return self.path.exists()
+
+    @property
+    def directory(self) -> Path | None:
+        """The local directory holding the catalog file; None for a catalog in a database server."""
+        return self.path.parent
 
     # -- connections ----------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -101,14 +114,18 @@ class SqliteCatalog:
 
     def initialize(self) -> None:
         """Create the catalog tables (idempotent, in one transaction) and check the format version."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as conn:
-            conn.execute("PRAGMA journal_mode = WAL")
+        self._prepare()
         with self._transaction() as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS fs_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             conn.execute("INSERT OR IGNORE INTO fs_metadata VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
             upgrade(conn)
         self.check_version()
+
+    def _prepare(self) -> None:
+        """Make the catalog file's directory and switch it to WAL (readers never wait for a writer)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as conn:
+            conn.execute("PRAGMA journal_mode = WAL")
 
     def check_version(self) -> None:
         """Refuse a newer catalog format; upgrade an older one in place (one transaction)."""
@@ -126,7 +143,7 @@ class SqliteCatalog:
         try:
             with self._connect() as conn:
                 row = conn.execute("SELECT value FROM fs_metadata WHERE key = 'format_version'").fetchone()
-        except sqlite3.DatabaseError as e:
+        except self._format_errors as e:
             raise CatalogFormatError(f"{self.path} is not a fieldshift catalog ({e})") from None
         if row is None:
             raise CatalogFormatError(f"{self.path} is not a fieldshift catalog (no format_version)")
@@ -470,11 +487,22 @@ class SqliteCatalog:
                              (table_id, cid, snapshot_id, *row))
 
 
+def redact_uri(uri: str) -> str:
+    """A catalog URI without its password: for messages and for the markers left in table directories."""
+    return re.sub(r"(://[^:/@?]*):[^@/?]*@", r"\1@", uri)
+
+
 def open_catalog(uri_or_path: str | Path) -> SqliteCatalog:
-    """``sqlite:///abs/path.db``, ``sqlite://rel/path.db`` or a plain path."""
+    """``sqlite:///abs/path.db``, ``sqlite://rel/path.db``, a plain path, or ``postgresql://...``
+    (a libpq URI; the catalog then lives in that PostgreSQL database, see :mod:`catalog_pg`)."""
     text = str(uri_or_path)
+    if text.startswith(("postgresql://", "postgres://")):
+        from fieldshift.table.catalog_pg import PostgresCatalog
+
+        return PostgresCatalog(text)
     if text.startswith("sqlite://"):
         text = text[len("sqlite://"):]
     elif "://" in text:
-        raise TableError(f"unsupported catalog URI {uri_or_path!r}; only sqlite:// catalogs exist so far")
+        raise TableError(f"unsupported catalog URI {uri_or_path!r}; use sqlite:///path.db, a plain path "
+                         "or postgresql://user@host:port/database")
     return SqliteCatalog(text)

@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS fs_data_file (
     file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
     schema_id INTEGER NOT NULL, record_count INTEGER NOT NULL, file_size INTEGER NOT NULL,
     begin_snapshot INTEGER NOT NULL, end_snapshot INTEGER);
+CREATE INDEX IF NOT EXISTS fs_data_file_by_table ON fs_data_file (table_id, begin_snapshot);
 CREATE TABLE IF NOT EXISTS fs_file_column_stats (
     file_id INTEGER NOT NULL, column_id INTEGER NOT NULL, value_count INTEGER NOT NULL,
     null_count INTEGER NOT NULL, min_value TEXT, max_value TEXT, PRIMARY KEY (file_id, column_id));

@@ -20,7 +20,7 @@ from pathlib import Path
 from fieldshift.errors import TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
+from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog, redact_uri
 from fieldshift.table.partitioning import PartitionSpec
 
 __all__ = [
@@ -54,8 +54,9 @@ def resolve_policy(policy: CastPolicy | str | None, properties: dict[str, str]) 
 
 def mark_table_directory(location: Path, catalog: str, name: str) -> None:
     """Leave a marker in a shared-catalog table's directory (an own catalog's file is its marker), so no
-    other table is created in, around or inside it."""
-    (location / TABLE_MARKER).write_text(json.dumps({"catalog": catalog, "name": name}))
+    other table is created in, around or inside it. A password in the catalog URI is left out (it comes
+    from the environment, e.g. PGPASSWORD, when the table is opened by its directory)."""
+    (location / TABLE_MARKER).write_text(json.dumps({"catalog": redact_uri(catalog), "name": name}))
 
 
 def read_table_marker(location: Path, name: str | None) -> tuple[str, str]:

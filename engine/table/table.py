@@ -13,7 +13,13 @@ from typing import Any, Literal, overload
 
 import pyarrow as pa
 
-from fieldshift.errors import CommitConflictError, NotKeyedError, SchemaEvolutionError, TableError
+from fieldshift.errors import (
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    NotKeyedError,
+    SchemaEvolutionError,
+    TableError,
+)
 from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
@@ -175,7 +181,7 @@ class Table:
         if catalog is None and not (loc / CATALOG_FILE).exists() and (loc / TABLE_MARKER).is_file():
             catalog, name = read_table_marker(loc, name)  # a shared catalog's table opens by its directory too
         cat = open_catalog(catalog) if catalog else SqliteCatalog(loc / CATALOG_FILE)
-        if not cat.path.exists():
+        if not cat.exists():
             raise TableError(f"no fieldshift table at {loc} (no {cat.path.name}); create it with Table.create()")
         cat.check_version()
         if catalog:
@@ -398,6 +404,8 @@ class Table:
                     raise
                 time.sleep(0.01 * (attempt + 1))
                 continue
+            except CommitOutcomeUnknownError:
+                raise  # the commit may have landed, so its files stay (vacuum removes them if it did not)
             except BaseException:
                 self._remove(written)
                 raise
@@ -483,7 +491,7 @@ class Table:
                         removed.append(rel)
                 except FileNotFoundError:  # a concurrent vacuum (or a writer's clean-up) got there first
                     continue
-        if self.catalog.path.parent == self.location:  # a create killed after linking its catalog in
+        if self.catalog.directory == self.location:  # a create killed after linking its catalog in
             removed += remove_abandoned_catalogs(self.location)
         return removed
 
