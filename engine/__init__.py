@@ -31,6 +31,7 @@ from fieldshift.errors import (
     SchemaJSONError,
     SchemaMismatchError,
     TableError,
+    TableExistsError,
     TypeChangeNotAllowedError,
     TypeSyntaxError,
     UnknownFieldError,
@@ -40,6 +41,7 @@ from fieldshift.evolution_plan import CastReport, EvolutionPlan
 from fieldshift.field import Field
 from fieldshift.front_door import evolve, plan
 from fieldshift.kernels.threads import get_threads, set_threads
+from fieldshift.kernels.warm import warm_up
 from fieldshift.name_mapping import NameMapping
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
@@ -94,6 +96,7 @@ __all__ = [
     "StructType",
     "Table",
     "TableError",
+    "TableExistsError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
@@ -103,4 +106,5 @@ __all__ = [
     "plan",
     "set_threads",
     "supertype",
+    "warm_up",
 ]

@@ -43,6 +43,7 @@ __all__ = [
     "SchemaJSONError",
     "SchemaMismatchError",
     "TableError",
+    "TableExistsError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
@@ -198,6 +199,14 @@ def closest_names(name: str, candidates: Iterable[str], n: int = 3) -> list[str]
 
 class TableError(FieldshiftError, RuntimeError):
     """Base of table-store failures (catalog, files, commits); the table is left as it was."""
+
+
+class TableExistsError(TableError):
+    """A create where a table already lives; ``location`` is that table's directory."""
+
+    def __init__(self, message: str, location: object = None) -> None:
+        super().__init__(message)
+        self.location = location
 
 
 class CommitConflictError(TableError):

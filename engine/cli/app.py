@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-from fieldshift.cli import alter_cmd, explain_cmd, policy_cmd, read_cmds, schema_cmds, write_cmds
+from fieldshift.cli import alter_cmd, explain_cmd, maint_cmds, policy_cmd, read_cmds, schema_cmds, write_cmds
+from fieldshift.cli.console import set_quiet
+from fieldshift.cli.help_style import PlainHelpGroup
 
 __all__ = ["app", "main"]
 
@@ -18,11 +20,30 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=PlainHelpGroup,
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from fieldshift import __version__
+
+        typer.echo(f"fieldshift {__version__}")
+        raise typer.Exit()
+
+
+def _set_quiet(value: bool) -> None:
+    if value:
+        set_quiet(True)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", callback=_set_quiet, help="No progress bars (results and errors still print).")] = False,
+) -> None:
     """fieldshift: schema history, DDL, explain and reads for fieldshift tables."""
 
 
@@ -46,6 +67,8 @@ app.command("append")(write_cmds.append)
 app.command("quarantine")(read_cmds.quarantine)
 app.command("create")(write_cmds.create)
 app.command("policy")(policy_cmd.policy)
+app.command("vacuum")(maint_cmds.vacuum)
+app.command("warmup")(maint_cmds.warmup)
 
 
 def main() -> None:
