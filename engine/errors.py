@@ -42,6 +42,7 @@ __all__ = [
     "SchemaEvolutionError",
     "SchemaJSONError",
     "SchemaMismatchError",
+    "SparkNotInstalledError",
     "TableError",
     "TableExistsError",
     "TypeChangeNotAllowedError",
@@ -274,6 +275,10 @@ class DDLSyntaxError(SchemaEvolutionError):
 
 class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
     """A fieldshift/Arrow type (or a Spark type) with no counterpart on the other side."""
+
+
+class SparkNotInstalledError(FieldshiftError, ImportError):
+    """``fieldshift.spark`` used where PySpark is not installed; the message names the extra to install."""
 
 
 class JavaNotFoundError(FieldshiftError, RuntimeError):

@@ -128,6 +128,13 @@ def cli_errors(fn: F) -> F:
             raise typer.Exit(EXIT_OK) from None
         except (OSError, pa.ArrowException) as e:
             fail(str(e), EXIT_FAILED)
+        except Exception as e:  # a Spark error (the demo) that carries a fieldshift error: say that one
+            if not type(e).__module__.startswith(("pyspark", "py4j")):
+                raise
+            from fieldshift.spark.errors_bridge import from_spark_error
+
+            cause = from_spark_error(e)
+            fail(str(cause) if cause is not None else str(e).splitlines()[0], EXIT_FAILED)
 
     return wrapper  # type: ignore[return-value]
 
