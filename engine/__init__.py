@@ -40,9 +40,11 @@ from fieldshift.errors import (
     SchemaJSONError,
     SchemaMismatchError,
     SnapshotExpiredError,
+    SparkNotInstalledError,
     StreamChangeCommitError,
     StreamOffsetExpiredError,
     TableError,
+    TableExistsError,
     TypeChangeNotAllowedError,
     TypeSyntaxError,
     UnknownFieldError,
@@ -50,6 +52,7 @@ from fieldshift.errors import (
 )
 from fieldshift.field import Field
 from fieldshift.kernels.threads import get_threads, set_threads
+from fieldshift.kernels.warm import warm_up
 from fieldshift.name_mapping import NameMapping
 from fieldshift.planner import CastReport, EvolutionPlan, evolve, plan
 from fieldshift.policy import CastKind, CastPolicy
@@ -114,11 +117,13 @@ __all__ = [
     "SchemaMismatchError",
     "SchemaUpdate",
     "SnapshotExpiredError",
+    "SparkNotInstalledError",
     "StreamChangeCommitError",
     "StreamOffsetExpiredError",
     "StructType",
     "Table",
     "TableError",
+    "TableExistsError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
@@ -129,4 +134,5 @@ __all__ = [
     "plan",
     "set_threads",
     "supertype",
+    "warm_up",
 ]

@@ -52,9 +52,11 @@ __all__ = [
     "SchemaJSONError",
     "SchemaMismatchError",
     "SnapshotExpiredError",
+    "SparkNotInstalledError",
     "StreamChangeCommitError",
     "StreamOffsetExpiredError",
     "TableError",
+    "TableExistsError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
@@ -212,6 +214,14 @@ class TableError(FieldshiftError, RuntimeError):
     """Base of table-store failures (catalog, files, commits); the table is left as it was."""
 
 
+class TableExistsError(TableError):
+    """A create where a table already lives; ``location`` is that table's directory."""
+
+    def __init__(self, message: str, location: object = None) -> None:
+        super().__init__(message)
+        self.location = location
+
+
 class CommitConflictError(TableError):
     """Another writer committed first and this change cannot be replayed on top of it."""
 
@@ -306,6 +316,10 @@ class DDLSyntaxError(SchemaEvolutionError):
 
 class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
     """A fieldshift/Arrow type (or a Spark type) with no counterpart on the other side."""
+
+
+class SparkNotInstalledError(FieldshiftError, ImportError):
+    """``fieldshift.spark`` used where PySpark is not installed; the message names the extra to install."""
 
 
 class JavaNotFoundError(FieldshiftError, RuntimeError):

@@ -11,9 +11,9 @@ import pyarrow.compute as pc
 import typer
 from rich.text import Text
 
-from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console, parse_policy, progress
+from fieldshift.cli.console import UsageError, cli_errors, fail, open_table, out_console, parse_policy, progress
 from fieldshift.cli.render import schema_tree, simple_table
-from fieldshift.errors import SchemaEvolutionError
+from fieldshift.errors import SchemaEvolutionError, TableExistsError
 from fieldshift.policy import POLICY_NAMES
 from fieldshift.schema import Schema
 
@@ -179,9 +179,13 @@ def create(
 
     parsed = _load_schema(schema)
     keys = [k.strip() for k in identifier.split(",") if k.strip()] if identifier else ()
-    table = Table.create(location, parsed, identifier_fields=keys, policy=parse_policy(policy),
-                         precombine=precombine, buckets=buckets, partition_by=partition_by or (),
-                         catalog=chosen().catalog, name=chosen().table)
+    try:
+        table = Table.create(location, parsed, identifier_fields=keys, policy=parse_policy(policy),
+                             precombine=precombine, buckets=buckets, partition_by=partition_by or (),
+                             catalog=chosen().catalog, name=chosen().table)
+    except TableExistsError:
+        fail(f"a table already exists at {location}; see it with `fieldshift schema show {location}`, "
+             "or pick another location")
     title = f"created {table.location} with schema {table.schema.schema_id}, policy {table.policy.option_name}"
     out_console().print(schema_tree(table.schema, title))
     if partition_by:

@@ -17,7 +17,7 @@ import sqlite3
 import uuid
 from pathlib import Path
 
-from fieldshift.errors import TableError
+from fieldshift.errors import TableError, TableExistsError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog, redact_uri
@@ -99,7 +99,7 @@ def create_own_catalog(location: Path, name: str, schema: Schema, properties: di
     """Build the table's catalog under a temporary name, then link it into place (never overwriting)."""
     final = location / CATALOG_FILE
     if final.exists() and not _is_empty_catalog(final):
-        raise TableError(f"a table already exists at {location}; open it with Table.open()")
+        raise TableExistsError(f"a table already exists at {location}; open it with Table.open()", location)
     location.mkdir(parents=True, exist_ok=True)
     if final.exists():  # an interrupted create of an older fieldshift: catalog tables but no table row
         cat = SqliteCatalog(final)
@@ -117,8 +117,8 @@ def create_own_catalog(location: Path, name: str, schema: Schema, properties: di
         try:
             os.link(tmp, final)
         except FileExistsError:
-            raise TableError(f"a table already exists at {location} (created concurrently); "
-                             "open it with Table.open()") from None
+            raise TableExistsError(f"a table already exists at {location} (created concurrently); "
+                                   "open it with Table.open()", location) from None
         _fsync(location)
     finally:
         _remove_catalog_file(tmp)
