@@ -1,11 +1,15 @@
 """fieldshift: evolve data written under old table schemas into the current schema, by field id."""
 
 from fieldshift.errors import (
+    AlreadyCommittedError,
     AvroSchemaError,
     BatchTypeError,
+    CaptureFileError,
     CastValueError,
+    CatalogConnectionError,
     CatalogFormatError,
     CommitConflictError,
+    CommitOutcomeUnknownError,
     DataFileError,
     DDLSyntaxError,
     DuplicateFieldError,
@@ -29,12 +33,18 @@ from fieldshift.errors import (
     NotKeyedError,
     NullabilityTighteningError,
     NullInRequiredFieldError,
+    PartitionKeyChangeError,
+    PartitionSpecError,
     RequiredFieldWithoutDefaultError,
     SchemaEvolutionError,
     SchemaJSONError,
     SchemaMismatchError,
     SnapshotExpiredError,
+    SparkNotInstalledError,
+    StreamChangeCommitError,
+    StreamOffsetExpiredError,
     TableError,
+    TableExistsError,
     TypeChangeNotAllowedError,
     TypeSyntaxError,
     UnknownFieldError,
@@ -42,27 +52,34 @@ from fieldshift.errors import (
 )
 from fieldshift.field import Field
 from fieldshift.kernels.threads import get_threads, set_threads
+from fieldshift.kernels.warm import warm_up
 from fieldshift.name_mapping import NameMapping
 from fieldshift.planner import CastReport, EvolutionPlan, evolve, plan
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
+from fieldshift.table.capture import CaptureProgress, capture
 from fieldshift.types import ListType, MapType, StructType
 from fieldshift.widening import supertype
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AlreadyCommittedError",
     "AppendResult",
     "AvroSchemaError",
     "BatchTypeError",
+    "CaptureFileError",
+    "CaptureProgress",
     "CastKind",
     "CastPolicy",
     "CastReport",
     "CastValueError",
+    "CatalogConnectionError",
     "CatalogFormatError",
     "CommitConflictError",
+    "CommitOutcomeUnknownError",
     "DDLSyntaxError",
     "DataFileError",
     "DuplicateFieldError",
@@ -91,6 +108,8 @@ __all__ = [
     "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
+    "PartitionKeyChangeError",
+    "PartitionSpecError",
     "RequiredFieldWithoutDefaultError",
     "Schema",
     "SchemaEvolutionError",
@@ -98,16 +117,22 @@ __all__ = [
     "SchemaMismatchError",
     "SchemaUpdate",
     "SnapshotExpiredError",
+    "SparkNotInstalledError",
+    "StreamChangeCommitError",
+    "StreamOffsetExpiredError",
     "StructType",
     "Table",
     "TableError",
+    "TableExistsError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
     "UnsupportedSparkTypeError",
+    "capture",
     "evolve",
     "get_threads",
     "plan",
     "set_threads",
     "supertype",
+    "warm_up",
 ]

@@ -27,7 +27,8 @@ policy, for reads and writes), ``batch_size`` (rows per Arrow batch, default 327
 files are split by row groups), ``max_partitions`` (at most this many input partitions; by default packed like Spark's
 own file scans), ``schema_ids`` (read only files written with these schema ids), ``pushdown`` (``false``: no
 ``pushFilters``); for writes ``on_incompatible`` (``fail`` | ``quarantine``), ``evolve`` (``true`` | ``false``),
-``operation`` (``upsert`` | ``delete``: keyed tables).
+``operation`` (``upsert`` | ``delete``: keyed tables). Errors leave as one-line fieldshift exceptions, the last line
+of Spark's error (``errors_bridge``).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from fieldshift.errors import TableError
+from fieldshift.errors import CommitOutcomeUnknownError, InvalidOptionError, TableError
 from fieldshift.nullability import with_nullability
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
@@ -71,7 +72,10 @@ from fieldshift.spark._files import (
     plan_tasks,
     schema_plans,
 )
+from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import KeyedReader
+from fieldshift.spark.parallelism import default_parallelism
+from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file, write_side_file
@@ -93,9 +97,7 @@ __all__ = [
 FORMAT = "fieldshift"
 
 
-# ------------------------------------------------------------------------------------------------
-# options
-# ------------------------------------------------------------------------------------------------
+# -- options -------------------------------------------------------------------------------------
 def parse_policy(text: str | None) -> CastPolicy | None:
     """A cast policy from an option string (``CastPolicy.from_name``); None keeps the table's own."""
     if text is None or str(text).strip() == "":
@@ -110,7 +112,7 @@ def _int_option(options: Any, key: str) -> int | None:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(f"option {key!r} must be an integer, got {raw!r}") from None
+        raise InvalidOptionError(f"option {key!r} must be an integer, got {raw!r}") from None
 
 
 def _bool_option(options: Any, key: str, default: bool) -> bool:
@@ -122,7 +124,7 @@ def _bool_option(options: Any, key: str, default: bool) -> bool:
         return True
     if text in ("false", "0", "no"):
         return False
-    raise ValueError(f"option {key!r} must be true or false, got {raw!r}")
+    raise InvalidOptionError(f"option {key!r} must be true or false, got {raw!r}")
 
 
 def _list_option(options: Any, key: str) -> list[str] | None:
@@ -138,7 +140,7 @@ def _list_option(options: Any, key: str) -> list[str] | None:
 def _location(options: Any) -> str:
     path = options.get("path")
     if not path:
-        raise ValueError("give the table's location: spark.read.format('fieldshift').load(location)")
+        raise InvalidOptionError("give the table's location: spark.read.format('fieldshift').load(location)")
     return str(path)
 
 
@@ -172,10 +174,8 @@ def _resolve(options: Any) -> _ReadSpec:
                      tuple(int(i) for i in ids) if ids is not None else None, scan.keys is not None)
 
 
-# ------------------------------------------------------------------------------------------------
-# the data source
-# ------------------------------------------------------------------------------------------------
-class FieldshiftDataSource(DataSource):
+# -- the data source -----------------------------------------------------------------------------
+class FieldshiftDataSource(StreamingMixin, DataSource):
     """``spark.read.format("fieldshift")`` / ``df.write.format("fieldshift")``."""
 
     parallelism: int | None = None  # the session's default parallelism, baked in by register()
@@ -361,9 +361,7 @@ def _predicate(f: Any, schema: Schema) -> Predicate | None:
     return Predicate(join_path(path), op, tuple(values) if op == "in" else values[0])
 
 
-# ------------------------------------------------------------------------------------------------
-# writing
-# ------------------------------------------------------------------------------------------------
+# -- writing -------------------------------------------------------------------------------------
 @dataclass
 class FieldshiftCommitMessage(WriterCommitMessage):
     """What one write task produced: data files (not yet committed) and quarantine files."""
@@ -461,6 +459,8 @@ class FieldshiftWriter(DataSourceArrowWriter):
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
                          "changes": list(plan.changes), "writer": "spark"},
             )
+        except CommitOutcomeUnknownError:
+            raise  # the commit may have landed: its files stay (vacuum removes them if it did not)
         except BaseException:
             _remove(location, [f.path for f in files] + [p for p, _ in quarantine])
             raise
@@ -483,16 +483,16 @@ def _remove(location: Path, paths: Sequence[str]) -> None:
             pass
 
 
+one_line_errors(FieldshiftDataSource, _PlainReader, FieldshiftReader, FieldshiftWriter)
+
+
 def register(spark: Any) -> None:
     """Register the ``fieldshift`` format with ``spark`` (and enable Python filter pushdown)."""
     try:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     except Exception:  # pragma: no cover - a Spark without the setting
         pass
-    try:
-        parallelism = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # Spark Connect has no SparkContext: one input partition per file then
-        parallelism = None
+    parallelism = default_parallelism(spark)  # None over Spark Connect without the conf: a partition per file
     # A subclass made here (not importable by name) is pickled by value, so the planning workers see
     # the session's parallelism and pack small files into partitions the way Spark's scans do.
     registered = type("RegisteredFieldshiftDataSource", (FieldshiftDataSource,),

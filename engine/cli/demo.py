@@ -17,8 +17,11 @@ from typing import Any
 import pyarrow as pa
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text
 
 import fieldshift as fs
+from fieldshift.cli.console import out_console
+from fieldshift.cli.demo_stream import stream_capture
 
 __all__ = ["run_demo"]
 
@@ -39,7 +42,11 @@ class _Demo:
 
     # -- output ---------------------------------------------------------------------------------
     def scenario(self, title: str, source: str) -> None:
-        self.console.rule(f"[bold]{title}[/bold]  [dim]({source})[/dim]")
+        """The title on a line of its own (wrapped, never cut); a rule above it only on a terminal."""
+        self.console.print()
+        if self.console.is_terminal:
+            self.console.rule()
+        self.console.print(Text(title, style="bold") + Text(f"  ({source})", style="dim"))
 
     def step(self, text: str) -> None:
         self.console.print(f"[cyan]▶[/cyan] {text}")
@@ -251,7 +258,7 @@ def _rename_drop_readd(d: _Demo) -> None:
 
 
 SCENARIOS: tuple[Callable[[_Demo], None], ...] = (_hudi_trips, _table_store, _ducklake, _onehouse,
-                                                   _rename_drop_readd)
+                                                   _rename_drop_readd, stream_capture)
 
 
 def _start_spark(console: Console) -> Any:
@@ -268,7 +275,7 @@ def _start_spark(console: Console) -> Any:
 
 def run_demo(directory: Path | None, *, keep: bool = False, use_spark: bool = True) -> int:
     """Run every scenario; returns the exit code (0 when every check passed)."""
-    console = Console(highlight=False)
+    console = out_console()
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="fieldshift-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -288,7 +295,8 @@ def run_demo(directory: Path | None, *, keep: bool = False, use_spark: bool = Tr
         if not keep and directory is None:
             shutil.rmtree(root, ignore_errors=True)
     elapsed = time.perf_counter() - started
-    console.rule("[bold]summary[/bold]")
+    console.print()
+    console.print(Text("summary", style="bold"))
     console.print(f"{demo.passed} checks passed, {len(demo.failed)} failed in {elapsed:.1f} s"
                   + (f" — tables kept in {root}" if keep or directory else ""))
     for name in demo.failed:

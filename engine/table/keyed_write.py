@@ -9,6 +9,7 @@ tagged with the commit's sequence number, which the merge applies to every older
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,10 @@ __all__ = ["check_unique", "key_rows", "new_keys_only", "write_bucketed"]
 
 
 def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec, written: list[str], *,
-                   content: str = "data", max_rows: int = 1 << 20) -> list[DataFile]:
-    """Write ``data`` as one file per bucket it touches (more when a bucket exceeds ``max_rows``)."""
+                   content: str = "data", max_rows: int = 1 << 20, spec_id: int = 0,
+                   partition: tuple[Any, ...] = (), directory: str = "data") -> list[DataFile]:
+    """Write ``data`` (rows of one partition) as one file per bucket it touches (more when a bucket
+    exceeds ``max_rows``)."""
     files = []
     if not data.num_rows:
         return files
@@ -38,10 +41,10 @@ def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec,
     for start, end in zip(starts, ends, strict=True):
         part = data.take(pa.array(order[start:end]))
         for offset in range(0, part.num_rows, max_rows):
-            f = write_data_file(location, schema.select(part.column_names), part.slice(offset, max_rows))
+            f = write_data_file(location, schema.select(part.column_names), part.slice(offset, max_rows),
+                                spec_id=spec_id, partition=partition, directory=directory)
             written.append(f.path)
-            files.append(DataFile(f.path, f.schema_id, f.record_count, f.file_size, f.stats, content=content,
-                                  bucket=int(sorted_buckets[start])))
+            files.append(replace(f, content=content, bucket=int(sorted_buckets[start])))
     return files
 
 

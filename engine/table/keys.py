@@ -53,9 +53,13 @@ class KeySpec:
         return self.key_names + ((self.precombine_name,) if self.precombine_name else ())
 
 
-def merge_group(f: DataFile) -> tuple[Any, ...]:
-    """The files that are merged together: today one bucket; a partitioned table adds its partition here."""
-    return (f.bucket,)
+def merge_group(f: DataFile, by_partition: bool = True) -> tuple[Any, ...]:
+    """The files merged together: one hidden bucket of one partition.
+
+    Partition source columns belong to the key, so every version of a key lies in one partition of
+    one spec. After a spec change, old and new files place a key in different partitions; until
+    ``compact()`` rewrites the old ones, ``by_partition=False`` merges a bucket across partitions."""
+    return (f.spec_id, f.partition, f.bucket) if by_partition else (f.bucket,)
 
 
 def _keyable(t: Any) -> bool:

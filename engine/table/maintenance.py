@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,8 +24,8 @@ import pyarrow as pa
 
 from fieldshift.errors import CommitConflictError, DataFileError
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import write_data_file
 from fieldshift.table.merge import group_files, read_group
+from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.scan import Scan
 
 if TYPE_CHECKING:
@@ -63,14 +63,16 @@ def _unlink(location: Path, paths: list[str]) -> None:
             (location / p).unlink()
 
 
-def _keyed_groups(files: list[DataFile], schema_id: int) -> list[list[DataFile]]:
+def _keyed_groups(files: list[DataFile], schema_id: int, spec_id: int) -> list[list[DataFile]]:
     return [g for g in group_files(files)
-            if len(g) > 1 or any(f.content == "deletes" or f.schema_id != schema_id for f in g)]
+            if len(g) > 1 or any(f.content == "deletes" or f.schema_id != schema_id or f.spec_id != spec_id
+                                 for f in g)]
 
 
-def _unkeyed_groups(files: list[DataFile], schema_id: int) -> list[list[DataFile]]:
-    chosen = [f for f in files if f.schema_id != schema_id or f.record_count < SMALL_FILE_ROWS]
-    if len(chosen) < 2 and not any(f.schema_id != schema_id for f in chosen):
+def _unkeyed_groups(files: list[DataFile], schema_id: int, spec_id: int) -> list[list[DataFile]]:
+    old = [f for f in files if f.schema_id != schema_id or f.spec_id != spec_id]
+    chosen = old + [f for f in files if f not in old and f.record_count < SMALL_FILE_ROWS]
+    if len(chosen) < 2 and not old:
         return []
     return [chosen]
 
@@ -98,7 +100,9 @@ def prepare_compaction(table: Table, max_file_rows: int) -> PendingCompaction | 
     head = table.catalog.head(table.table_id)
     scan = Scan(table, snapshot_id=head.snapshot_id)
     schema = scan.full_schema
-    groups = (_keyed_groups if scan.keys is not None else _unkeyed_groups)(scan.live_files(), schema.schema_id)
+    pspec = table.spec  # the output is written in the current schema and partition spec
+    groups = (_keyed_groups if scan.keys is not None else _unkeyed_groups)(scan.live_files(), schema.schema_id,
+                                                                           pspec.spec_id)
     if not groups:
         return None
     pending = PendingCompaction(head.snapshot_id, schema.schema_id, [],
@@ -107,12 +111,9 @@ def prepare_compaction(table: Table, max_file_rows: int) -> PendingCompaction | 
         for group in groups:
             rows = _rows(scan, group).select(schema.names)
             seq = max(f.sequence or 0 for f in group) if scan.keys is not None else None
-            bucket = group[0].bucket if scan.keys is not None else None
-            for start in range(0, rows.num_rows, max_file_rows):
-                f = write_data_file(table.location, schema, rows.slice(start, max_file_rows))
-                pending.written.append(f.path)
-                pending.add.append(DataFile(f.path, f.schema_id, f.record_count, f.file_size, f.stats,
-                                            sequence=seq, bucket=bucket))
+            files = write_partitioned(table.location, schema, pspec, rows, pending.written, max_file_rows,
+                                      keys=scan.keys)
+            pending.add += [replace(f, sequence=seq) for f in files]
     except BaseException:
         _unlink(table.location, pending.written)
         raise

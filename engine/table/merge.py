@@ -35,8 +35,9 @@ _SEQ, _ORD, _ROW, _SRC = "__fs_seq", "__fs_ord", "__fs_row", "__fs_src"
 def group_files(files: list[DataFile]) -> list[list[DataFile]]:
     """Files by merge group, each group oldest first (sequence, then file id)."""
     groups: dict[tuple[object, ...], list[DataFile]] = {}
+    one_spec = len({f.spec_id for f in files}) <= 1
     for f in files:
-        groups.setdefault(merge_group(f), []).append(f)
+        groups.setdefault(merge_group(f, by_partition=one_spec), []).append(f)
     return [sorted(g, key=lambda f: (f.sequence or 0, f.file_id or 0))
             for _, g in sorted(groups.items(), key=lambda kv: repr(kv[0]))]
 

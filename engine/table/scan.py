@@ -18,6 +18,7 @@ from fieldshift.table.files import iter_file_batches, name_data_file
 from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.keys import key_spec
 from fieldshift.table.merge import merged_arrow, merged_batches, merged_count
+from fieldshift.table.partition_prune import PartitionPruner
 from fieldshift.table.stats import leaf_node, may_match
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class Scan:
         self.batch_size = batch_size
         self._schemas = schemas
         self._plans: dict[int, tuple[list[str], EvolutionPlan]] = {}
+        self._partitions: PartitionPruner | None = None
 
     # -- planning -------------------------------------------------------------------------------
     @property
@@ -92,12 +94,17 @@ class Scan:
         live = self.live_files(with_stats=bool(self.predicates))
         for schema_id in sorted({f.schema_id for f in live}):
             self._plan_for(schema_id)
+        if self.predicates and self._partitions is None:  # every spec the table had prunes its own files
+            specs = [s for s, _ in self.table.catalog.specs(self.table.table_id)]
+            self._partitions = PartitionPruner(self.bound, specs, self._schemas)
         return [f for f in live if self._may_match(f)]
 
     def _may_match(self, f: DataFile) -> bool:
         """Stats rule a file out only through the plan's own casts (stats.may_match)."""
         if not self.prune:
             return True
+        if self._partitions is not None and not self._partitions.may_match(f):
+            return False  # by partition values first: no statistics needed
         file_schema = self._schemas[f.schema_id]
         nodes = None
         for p in self.bound:

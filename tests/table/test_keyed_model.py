@@ -30,6 +30,7 @@ KEYS = st.integers(0, 12)
 PRE = st.none() | st.integers(0, 3)
 V = st.none() | st.integers(-5, 5)
 BATCH = st.lists(st.tuples(KEYS, PRE, V), min_size=1, max_size=8)
+SPECS = [[], ["id"], ["bucket(3, id)"], ["truncate(4, id)"]]  # partition sources must be key columns
 
 
 def _newer(new: Any, old: Any) -> bool:
@@ -49,11 +50,12 @@ class KeyedMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    @initialize(buckets=st.integers(1, 3))
-    def create(self, buckets: int) -> None:
+    @initialize(buckets=st.integers(1, 3), partition=st.sampled_from(SPECS))
+    def create(self, buckets: int, partition: list[str]) -> None:
         schema = pa.schema([pa.field("id", pa.int32(), nullable=False), ("pre", pa.int32()), ("v", pa.int32())])
         self.t = fs.Table.create(self.dir / "t", schema, identifier_fields=["id"], precombine="pre",
-                                 buckets=buckets)
+                                 buckets=buckets, partition_by=partition)
+        self.partition = partition
         self.names = {"id": "id", "pre": "pre", "v": "v"}
         self.v_long = False
         self.rows: dict[int, Row] = {}
@@ -145,6 +147,19 @@ class KeyedMachine(RuleBasedStateMachine):
             return
         self.t.update_schema().rename_column(self.names[which], new).commit()
         self.names[which] = new
+        self._record()
+
+    @rule(new_spec=st.sampled_from(SPECS))
+    def change_spec(self, new_spec: list[str]) -> None:
+        """A new partition spec: files written before keep theirs, and merges still meet every version."""
+        if new_spec == self.partition:
+            return
+        with self.t.update_spec() as update:
+            for term in self.partition:
+                update.remove_field(term)
+            for term in new_spec:
+                update.add_field(term)
+        self.partition = new_spec
         self._record()
 
     @precondition(lambda self: len(self.snaps) > 2)
