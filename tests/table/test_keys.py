@@ -278,3 +278,27 @@ def test_upsert_quarantines_like_append_and_overwrite_stays_keyed(keyed: fs.Tabl
     keyed.overwrite(batch([7, 8], [1, 1], ["x", "y"]))
     assert [r["id"] for r in rows(keyed)] == [7, 8]
     assert all(f.bucket is not None for f in keyed.scan().live_files())
+
+
+def test_no_precombine_composite_string_keys_and_bad_delete_keys(tmp_path: Path) -> None:
+    schema = pa.schema([pa.field("k", pa.string(), nullable=False), pa.field("p", pa.string(), nullable=False),
+                        ("v", pa.int32())])
+    t = fs.Table.create(tmp_path / "c", schema, identifier_fields=["k", "p"], buckets=3)
+    t.upsert({"k": ["a", "a", "b"], "p": ["x", "y", "x"], "v": [1, 2, 3]})
+    t.upsert({"k": ["a", "a"], "p": ["x", "x"], "v": [10, 11]})  # no precombine: the later row, the later commit
+    t.delete({"k": ["b", "zz"], "p": ["x", "x"]})
+    t.upsert({"k": ["b"], "p": ["x"], "v": [30]})  # back after its delete
+    t.delete([{"k": "a", "p": "y"}])
+    got = sorted((r["k"], r["p"], r["v"]) for r in t.to_arrow().to_pylist())
+    assert got == [("a", "x", 11), ("b", "x", 30)]
+    head = t.current_snapshot.snapshot_id
+    with pytest.raises(fs.SchemaEvolutionError, match="lack key"):
+        t.delete({"k": ["a"]})
+    with pytest.raises(fs.SchemaEvolutionError, match="nulls"):
+        t.delete({"k": ["a", None], "p": ["x", "x"]})
+    ints = fs.Table.create(tmp_path / "i", SCHEMA, identifier_fields=["id"])
+    with pytest.raises(fs.CastValueError):
+        ints.delete([2**40])
+    assert t.current_snapshot.snapshot_id == head and ints.current_snapshot.snapshot_id == 0
+    t.compact()
+    assert sorted((r["k"], r["p"], r["v"]) for r in t.to_arrow().to_pylist()) == got
