@@ -14,7 +14,8 @@ marked in ``CastOutcome.failed`` (``None`` when no row failed).
 The output's validity reuses the input's bitmap when nothing failed (as in ``numba_format``, the
 output keeps the input's bit offset within its first byte). Numba loads on the first call; until
 it has compiled (in the background, ``kernels.warm``) the integer, date, timestamp and float
-kernels answer arrays of up to 65,536 rows with Arrow's checked cast, which accepts the same text.
+kernels answer arrays of up to 65,536 rows with Arrow's cast, which accepts the same text (failing
+rows are found by bisection up to 512 rows; beyond that numba answers).
 The decimal kernel always waits for numba: Arrow alone wraps some out-of-range decimal text.
 """
 
@@ -59,6 +60,7 @@ STRING_TO_DECIMAL = "cast.masked.string_to_decimal"
 _MIN_CHUNK = 32_768
 _PROBE_ROWS = 4_096
 _ARROW_FIRST_ROWS = 65_536
+_BISECT_ROWS = 512
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
@@ -141,9 +143,18 @@ class _Text:
                                      null_count=nulls, offset=self.shift)
 
 
-def _arrow_meanwhile(values: pa.Array) -> bool:
-    """Answer with Arrow while numba compiles? Only small arrays: Arrow finds each failing row by bisection."""
-    return len(values) <= _ARROW_FIRST_ROWS and not numba_ready()
+def _arrow_meanwhile(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
+    """Arrow's answer while numba compiles (``kernels.warm``), or None: then numba answers.
+
+    Arrow casts the whole array in one call; when some row fails, Arrow finds the failing rows by
+    bisection, which is quick only for a few hundred rows, so larger arrays wait for numba instead.
+    """
+    if len(values) > _ARROW_FIRST_ROWS or numba_ready():
+        return None
+    try:
+        return CastOutcome(pc.cast(values, target, safe=True))
+    except CAST_ERRORS:
+        return checked_cast(values, target) if len(values) <= _BISECT_ROWS else None
 
 
 def _empty(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
@@ -158,8 +169,9 @@ def string_to_int(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
-    if _arrow_meanwhile(values):
-        return checked_cast(values, target)
+    meanwhile = _arrow_meanwhile(values, target)
+    if meanwhile is not None:
+        return meanwhile
     bits = target.bit_width
     signed = pa.types.is_signed_integer(target)
     max_pos = np.uint64(2 ** (bits - 1) - 1 if signed else 2**bits - 1)
@@ -180,8 +192,9 @@ def string_to_date32(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
-    if _arrow_meanwhile(values):
-        return checked_cast(values, target)
+    meanwhile = _arrow_meanwhile(values, target)
+    if meanwhile is not None:
+        return meanwhile
     text = _Text(values)
     nb = _times()
 
@@ -197,8 +210,9 @@ def string_to_timestamp(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
-    if _arrow_meanwhile(values):
-        return checked_cast(values, target)
+    meanwhile = _arrow_meanwhile(values, target)
+    if meanwhile is not None:
+        return meanwhile
     digits = _UNIT_DIGITS[target.unit]
     text = _Text(values)
     nb = _times()
@@ -250,8 +264,9 @@ def string_to_float(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
-    if _arrow_meanwhile(values):
-        return checked_cast(values, target)
+    meanwhile = _arrow_meanwhile(values, target)
+    if meanwhile is not None:
+        return meanwhile
     return _arrow_with_mask(values, target, lambda text, failed: text.run(_numbers().check_float_chunk, failed))
 
 
