@@ -15,7 +15,7 @@ The output's validity reuses the input's bitmap when nothing failed (as in ``num
 output keeps the input's bit offset within its first byte). Numba loads on the first call; until
 it has compiled (in the background, ``kernels.warm``) the integer, date, timestamp and float
 kernels answer arrays of up to 65,536 rows with Arrow's cast, which accepts the same text (failing
-rows are found by bisection up to 512 rows; beyond that numba answers).
+rows found by bisection within 256 casts; beyond that numba answers).
 The decimal kernel always waits for numba: Arrow alone wraps some out-of-range decimal text.
 """
 
@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fieldshift.kernels._buffers import string_views, validity_view
-from fieldshift.kernels.casts import checked_cast
+from fieldshift.kernels.casts import bounded_checked_cast, checked_cast
 from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
 from fieldshift.kernels.registry import kernel
 from fieldshift.kernels.threads import run_parallel, split_range
@@ -60,7 +60,7 @@ STRING_TO_DECIMAL = "cast.masked.string_to_decimal"
 _MIN_CHUNK = 32_768
 _PROBE_ROWS = 4_096
 _ARROW_FIRST_ROWS = 65_536
-_BISECT_ROWS = 512
+_BISECT_CASTS = 256
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
@@ -146,15 +146,12 @@ class _Text:
 def _arrow_meanwhile(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
     """Arrow's answer while numba compiles (``kernels.warm``), or None: then numba answers.
 
-    Arrow casts the whole array in one call; when some row fails, Arrow finds the failing rows by
-    bisection, which is quick only for a few hundred rows, so larger arrays wait for numba instead.
+    Arrow casts the whole array in one call; when some rows fail it finds them by bisection, which
+    is quick for a few failing rows only, so past a budget of casts numba answers instead.
     """
     if len(values) > _ARROW_FIRST_ROWS or numba_ready():
         return None
-    try:
-        return CastOutcome(pc.cast(values, target, safe=True))
-    except CAST_ERRORS:
-        return checked_cast(values, target) if len(values) <= _BISECT_ROWS else None
+    return bounded_checked_cast(values, target, _BISECT_CASTS)
 
 
 def _empty(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
