@@ -278,9 +278,9 @@ def string_to_decimal(values: pa.Array, target: pa.DataType) -> CastOutcome:
     if done is not None:
         return done
 
-    numba_ready()  # starts compiling the other kernels in the background; this one cannot wait
-
     def check(text: _Text, failed: np.ndarray) -> int:
         return text.run(_numbers().check_decimal_chunk, target.precision, target.scale, failed)
 
-    return _arrow_with_mask(values, target, check, trust_arrow=False)
+    outcome = _arrow_with_mask(values, target, check, trust_arrow=False)  # compiles its own check first,
+    numba_ready()  # then the other kernels compile in the background
+    return outcome
