@@ -26,6 +26,7 @@ from fieldshift.errors import TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer
+from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only, write_bucketed
 from fieldshift.table.keys import KeySpec, dedupe_latest
@@ -163,3 +164,6 @@ class KeyedWrites:
         incoming = pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
         check_unique(incoming, self.spec)
         new_keys_only(incoming, table.scan(columns=names, snapshot_id=snapshot_id).to_arrow(), self.spec)
+
+
+one_line_errors(_GroupTasks, KeyedReader)  # a failing merge: the fieldshift message is Spark's last line

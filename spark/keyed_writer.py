@@ -16,6 +16,7 @@ import pyarrow as pa
 from fieldshift.errors import TableError
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWriter
+from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import OPERATIONS, KeyedWrites
 from fieldshift.table.files import write_side_file
 from fieldshift.table.table import Table
@@ -103,3 +104,6 @@ class KeyedWriter(FieldshiftWriter):
             for p in [f.path for f in files] + [p for p, _ in quarantine]:
                 (Path(self.table_location) / p).unlink(missing_ok=True)
             raise
+
+
+one_line_errors(KeyedWriter)
