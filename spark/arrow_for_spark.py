@@ -22,6 +22,7 @@ from fieldshift.spark.types import (
     primitive_to_spark,
     spark_time_type,
 )
+from fieldshift.type_visitor import TypeVisitor, visit_fields
 from fieldshift.types import FieldType, ListType, MapType, StructType
 
 __all__ = ["arrow_type_for_spark", "schema_for_spark"]
@@ -95,7 +96,7 @@ def schema_for_spark(schema: Schema) -> Schema:
     truncated to microseconds, as Spark would).
     """
     return Schema(
-        [_field_for_spark(f, child_path("", f.name)) for f in schema.fields],
+        visit_fields(schema.fields, _ForSpark()),
         schema_id=schema.schema_id,
         identifier_field_ids=schema.identifier_field_ids,
         highest_field_id=schema.highest_field_id,
@@ -103,26 +104,39 @@ def schema_for_spark(schema: Schema) -> Schema:
     )
 
 
-def _field_for_spark(f: Field, path: str) -> Field:
-    new_type = _type_for_spark(f.type, path)
-    if new_type == f.type:
-        return f
-    return f.with_(
-        type=new_type,
-        initial_default=_recast_default(f.initial_default, f.type, new_type),
-        write_default=_recast_default(f.write_default, f.type, new_type),
-    )
+class _ForSpark(TypeVisitor[Any]):
+    """Every type Spark-compatible: lists become plain lists, maps lose ``keys_sorted``; a field whose
+    type changes gets its defaults converted. The path of the field being visited names it in errors."""
 
+    def __init__(self) -> None:
+        self.paths = [""]
 
-def _type_for_spark(t: FieldType, path: str) -> FieldType:
-    if isinstance(t, StructType):
-        return StructType(tuple(_field_for_spark(c, child_path(path, c.name)) for c in t.fields))
-    if isinstance(t, ListType):
-        return ListType(_field_for_spark(t.element, child_path(path, "element")))
-    if isinstance(t, MapType):
-        return MapType(_field_for_spark(t.key, child_path(path, "key")),
-                       _field_for_spark(t.value, child_path(path, "value")))
-    return arrow_type_for_spark(t, path=path)
+    def before_field(self, f: Field) -> None:
+        self.paths.append(child_path(self.paths[-1], f.name))
+
+    def after_field(self, f: Field) -> None:
+        self.paths.pop()
+
+    def field(self, f: Field, result: FieldType) -> Field:
+        if result == f.type:
+            return f
+        return f.with_(
+            type=result,
+            initial_default=_recast_default(f.initial_default, f.type, result),
+            write_default=_recast_default(f.write_default, f.type, result),
+        )
+
+    def struct(self, t: StructType, fields: list[Field]) -> FieldType:
+        return StructType(tuple(fields))
+
+    def list(self, t: ListType, element: FieldType) -> FieldType:
+        return ListType(self.field(t.element, element))
+
+    def map(self, t: MapType, key: FieldType, value: FieldType) -> FieldType:
+        return MapType(self.field(t.key, key), self.field(t.value, value))
+
+    def primitive(self, t: pa.DataType) -> FieldType:
+        return arrow_type_for_spark(t, path=self.paths[-1])
 
 
 def _recast_default(value: Any, old: FieldType, new: FieldType) -> Any:
