@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from fieldshift.errors import UnsupportedSparkTypeError
 from fieldshift.field import Field
 from fieldshift.schema import Schema
 from fieldshift.spark.types import (
@@ -96,7 +97,7 @@ def schema_for_spark(schema: Schema) -> Schema:
     truncated to microseconds, as Spark would).
     """
     return Schema(
-        visit_fields(schema.fields, _ForSpark()),
+        _fields_for_spark(schema.fields),
         schema_id=schema.schema_id,
         identifier_field_ids=schema.identifier_field_ids,
         highest_field_id=schema.highest_field_id,
@@ -106,16 +107,10 @@ def schema_for_spark(schema: Schema) -> Schema:
 
 class _ForSpark(TypeVisitor[Any]):
     """Every type Spark-compatible: lists become plain lists, maps lose ``keys_sorted``; a field whose
-    type changes gets its defaults converted. The path of the field being visited names it in errors."""
+    type changes gets its defaults converted. Paths only name a column in errors: this walk keeps
+    none, and a walk that fails is repeated by ``_NamingForSpark``, which does."""
 
-    def __init__(self) -> None:
-        self.paths = [""]
-
-    def before_field(self, f: Field) -> None:
-        self.paths.append(child_path(self.paths[-1], f.name))
-
-    def after_field(self, f: Field) -> None:
-        self.paths.pop()
+    paths: list[str] | tuple[str, ...] = ("",)  # no path kept: errors name no column
 
     def field(self, f: Field, result: FieldType) -> Field:
         if result == f.type:
@@ -137,6 +132,26 @@ class _ForSpark(TypeVisitor[Any]):
 
     def primitive(self, t: pa.DataType) -> FieldType:
         return arrow_type_for_spark(t, path=self.paths[-1])
+
+
+class _NamingForSpark(_ForSpark):
+    """The same walk, keeping the dotted path of the field being visited for its errors."""
+
+    def __init__(self) -> None:
+        self.paths = [""]
+
+    def before_field(self, f: Field) -> None:
+        self.paths.append(child_path(self.paths[-1], f.name))
+
+    def after_field(self, f: Field) -> None:
+        self.paths.pop()
+
+
+def _fields_for_spark(fields: tuple[Field, ...]) -> list[Field]:
+    try:
+        return visit_fields(fields, _ForSpark())
+    except UnsupportedSparkTypeError:
+        return visit_fields(fields, _NamingForSpark())  # the same error, naming its column
 
 
 def _recast_default(value: Any, old: FieldType, new: FieldType) -> Any:

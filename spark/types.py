@@ -52,7 +52,7 @@ set of rules.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -107,17 +107,17 @@ def _where(path: str) -> str:
 # ================================================================================================
 def schema_to_spark(schema: Schema) -> st.StructType:
     """A ``StructType`` with ids, defaults and docs in each field's metadata (see module docs)."""
-    return st.StructType(visit_fields(schema.fields, _ToSpark("")))
+    return _naming_errors(lambda v: st.StructType(visit_fields(schema.fields, v)), "")
 
 
 def field_to_spark(field: Field) -> st.StructField:
     """One fieldshift field as a ``StructField`` (id in ``parquet.field.id``)."""
-    return visit_field(field, _ToSpark(""))
+    return _naming_errors(lambda v: visit_field(field, v), "")
 
 
 def type_to_spark(t: FieldType | pa.DataType, *, path: str = "") -> st.DataType:
     """The Spark type holding values of ``t``; raises :class:`UnsupportedSparkTypeError` if none."""
-    return visit_type(t, _ToSpark(path))
+    return _naming_errors(lambda v: visit_type(t, v), path)
 
 
 def child_path(path: str, name: str) -> str:
@@ -126,16 +126,10 @@ def child_path(path: str, name: str) -> str:
 
 
 class _ToSpark(TypeVisitor[Any]):
-    """fieldshift types to Spark types; the dotted path of the field being visited names it in errors."""
+    """fieldshift types to Spark types. Paths only name a column in errors, so this walk keeps none;
+    ``_naming_errors`` repeats a walk that failed with ``_NamingToSpark``, which does."""
 
-    def __init__(self, path: str) -> None:
-        self.paths = [path]
-
-    def before_field(self, f: Field) -> None:
-        self.paths.append(child_path(self.paths[-1], f.name))
-
-    def after_field(self, f: Field) -> None:
-        self.paths.pop()
+    paths: list[str] | tuple[str, ...] = ("",)  # no path kept: errors name no column
 
     def field(self, f: Field, result: st.DataType) -> st.StructField:
         meta: dict[str, Any] = {SPARK_FIELD_ID_KEY: f.id}
@@ -160,6 +154,31 @@ class _ToSpark(TypeVisitor[Any]):
         if _is_arrow_nested(t):
             return _arrow_nested_to_spark(t, self.paths[-1])
         return primitive_to_spark(t, path=self.paths[-1])
+
+
+class _NamingToSpark(_ToSpark):
+    """The same walk, keeping the dotted path of the field being visited for its errors."""
+
+    def __init__(self, path: str) -> None:
+        self.paths = [path]
+
+    def before_field(self, f: Field) -> None:
+        self.paths.append(child_path(self.paths[-1], f.name))
+
+    def after_field(self, f: Field) -> None:
+        self.paths.pop()
+
+
+_TO_SPARK = _ToSpark()
+
+
+def _naming_errors(walk: Callable[[_ToSpark], Any], path: str) -> Any:
+    """Run ``walk`` without paths; if it fails, again with them (starting at ``path``), so the same
+    error names its column."""
+    try:
+        return walk(_TO_SPARK)
+    except UnsupportedSparkTypeError:
+        return walk(_NamingToSpark(path))
 
 
 _SIMPLE_TO_SPARK: dict[pa.DataType, Any] = {

@@ -166,3 +166,29 @@ def test_arrow_conversion_matches_a_direct_build(schema: Schema) -> None:
     for f in schema.fields:
         assert f.to_arrow().equals(_oracle_field(f), check_metadata=True)
         assert f.to_arrow().equals(_oracle_field(f), check_metadata=True)  # the second time from the cache
+
+
+@settings(max_examples=100, deadline=None)
+@given(schemas(max_depth=3))
+def test_spark_conversions_match_the_walk_that_keeps_paths(schema: Schema) -> None:
+    """Spark conversions walk without paths (they only name columns in errors) and repeat a failed walk
+    with them: results and errors equal those of the path-keeping walk alone."""
+    import pyspark.sql.types as st
+
+    from fieldshift.errors import UnsupportedSparkTypeError
+    from fieldshift.spark import arrow_for_spark, schema_to_spark
+    from fieldshift.spark import types as spark_types
+
+    def outcome(fn: Any) -> Any:
+        try:
+            return fn()
+        except UnsupportedSparkTypeError as e:
+            return str(e)
+
+    fast = outcome(lambda: schema_to_spark(schema))
+    naming = outcome(lambda: st.StructType(visit_fields(schema.fields, spark_types._NamingToSpark(""))))
+    assert (fast.json() if isinstance(fast, st.StructType) else fast) == \
+        (naming.json() if isinstance(naming, st.StructType) else naming)
+    fast = outcome(lambda: arrow_for_spark.schema_for_spark(schema).fields)
+    naming = outcome(lambda: tuple(visit_fields(schema.fields, arrow_for_spark._NamingForSpark())))
+    assert fast == naming
