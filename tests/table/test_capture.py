@@ -189,3 +189,19 @@ def test_cli_capture_once_and_refusals(tmp_path: Path) -> None:
     assert r.exit_code == 2
     with pytest.raises(fs.InvalidOptionError):
         fs.capture(land, loc, format="xml")  # type: ignore[arg-type]
+
+
+def test_cli_watch_stops_on_ctrl_c_with_a_summary(tmp_path: Path) -> None:
+    land, loc = tmp_path / "land", tmp_path / "t"
+    _land_json(land, "a.json", [{"id": 1}], 1)
+    proc = subprocess.Popen([sys.executable, "-m", "fieldshift.cli", "capture", str(land), str(loc), "--watch",
+                             "--interval", "0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "NO_COLOR": "1"})
+    assert proc.stderr is not None
+    assert proc.stderr.readline().startswith("captured 1 files")  # one line per commit off a terminal
+    _land_json(land, "b.json", [{"id": 2, "late": "x"}], 2)
+    assert proc.stderr.readline().startswith("captured 2 files")
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "rows written" in out and "add late string" in out
+    assert sorted(_ids(fs.Table.open(loc))) == [1, 2]
