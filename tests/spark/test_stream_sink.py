@@ -117,7 +117,6 @@ def test_drifted_stream_evolves_on_first_batch_and_quarantines(spark: Any, tmp_p
 def test_empty_micro_batch_records_its_id(spark: Any, tmp_path: Path) -> None:
     t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]))
     ckpt = tmp_path / "ckpt"
-    df = spark.createDataFrame([], "id long")
     q = (spark.readStream.format("rate").option("rowsPerSecond", 1).load().limit(0).selectExpr("value AS id")
          .writeStream.format("fieldshift").option("checkpointLocation", str(ckpt))
          .trigger(processingTime="500 milliseconds").start(str(t.location)))
@@ -125,7 +124,6 @@ def test_empty_micro_batch_records_its_id(spark: Any, tmp_path: Path) -> None:
     while time.time() < deadline and not _committed(t.location):
         time.sleep(0.5)
     q.stop()
-    del df
     snaps = _stream_snapshots(fs.Table.open(t.location))
     assert snaps and all(s.summary["rows"] == 0 for s in snaps)
     assert fs.Table.open(t.location).schema.names == ["id"]
