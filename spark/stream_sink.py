@@ -77,10 +77,10 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         self.stream_id = stream_id_of(options)
         operation = str(options.get("operation", "append")).strip().lower()
         check_option("operation", operation, SinkOperation)
-        if operation == "upsert" and not hasattr(Table, "upsert"):
+        if operation == "upsert":
             raise InvalidOptionError(
-                "operation 'upsert' needs tables with identifier (key) columns and Table.upsert, which this "
-                "fieldshift does not have yet; stream with operation 'append'")
+                "operation 'upsert' needs tables with identifier (key) columns and an upsert commit, which the "
+                "streaming sink does not have yet; stream with operation 'append'")
         if overwrite:
             raise InvalidOptionError("the fieldshift streaming sink appends; use outputMode('append'), "
                                      "not 'complete'")
