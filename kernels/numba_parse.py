@@ -12,7 +12,10 @@ marked in ``CastOutcome.failed`` (``None`` when no row failed).
   out-of-range decimal text instead of raising.
 
 The output's validity reuses the input's bitmap when nothing failed (as in ``numba_format``, the
-output keeps the input's bit offset within its first byte). Numba loads on the first call.
+output keeps the input's bit offset within its first byte). Numba loads on the first call; until
+it has compiled (in the background, ``kernels.warm``) the integer, date, timestamp and float
+kernels answer arrays of up to 65,536 rows with Arrow's checked cast, which accepts the same text.
+The decimal kernel always waits for numba: Arrow alone wraps some out-of-range decimal text.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from fieldshift.kernels.casts import checked_cast
 from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
 from fieldshift.kernels.registry import kernel
 from fieldshift.kernels.threads import run_parallel, split_range
+from fieldshift.kernels.warm import numba_ready
 
 __all__ = [
     "STRING_TO_DATE32",
@@ -54,6 +58,7 @@ STRING_TO_DECIMAL = "cast.masked.string_to_decimal"
 
 _MIN_CHUNK = 32_768
 _PROBE_ROWS = 4_096
+_ARROW_FIRST_ROWS = 65_536
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
@@ -136,6 +141,11 @@ class _Text:
                                      null_count=nulls, offset=self.shift)
 
 
+def _arrow_meanwhile(values: pa.Array) -> bool:
+    """Answer with Arrow while numba compiles? Only small arrays: Arrow finds each failing row by bisection."""
+    return len(values) <= _ARROW_FIRST_ROWS and not numba_ready()
+
+
 def _empty(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
     if len(values) == 0 or values.null_count == len(values):
         return CastOutcome(pa.nulls(len(values), type=target))
@@ -148,6 +158,8 @@ def string_to_int(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
+    if _arrow_meanwhile(values):
+        return checked_cast(values, target)
     bits = target.bit_width
     signed = pa.types.is_signed_integer(target)
     max_pos = np.uint64(2 ** (bits - 1) - 1 if signed else 2**bits - 1)
@@ -168,6 +180,8 @@ def string_to_date32(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
+    if _arrow_meanwhile(values):
+        return checked_cast(values, target)
     text = _Text(values)
     nb = _times()
 
@@ -183,6 +197,8 @@ def string_to_timestamp(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
+    if _arrow_meanwhile(values):
+        return checked_cast(values, target)
     digits = _UNIT_DIGITS[target.unit]
     text = _Text(values)
     nb = _times()
@@ -234,6 +250,8 @@ def string_to_float(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
+    if _arrow_meanwhile(values):
+        return checked_cast(values, target)
     return _arrow_with_mask(values, target, lambda text, failed: text.run(_numbers().check_float_chunk, failed))
 
 
@@ -247,6 +265,8 @@ def string_to_decimal(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
+
+    numba_ready()  # starts compiling the other kernels in the background; this one cannot wait
 
     def check(text: _Text, failed: np.ndarray) -> int:
         return text.run(_numbers().check_decimal_chunk, target.precision, target.scale, failed)
