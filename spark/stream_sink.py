@@ -24,13 +24,21 @@ import pyarrow.parquet as pq
 from pyspark.sql.datasource import DataSourceStreamArrowWriter
 from pyspark.sql.types import StructType
 
-from fieldshift.errors import AlreadyCommittedError, CommitConflictError, InvalidOptionError, TableError
+from fieldshift.errors import (
+    AlreadyCommittedError,
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    InvalidOptionError,
+    TableError,
+)
 from fieldshift.options import check_option
 from fieldshift.schema import Schema
 from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file
 from fieldshift.table.on_write import prepare_append
+from fieldshift.table.stream_commit import refuse_keyed_or_partitioned
+from fieldshift.table.stream_log import stream_commit
 from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import Table
 from fieldshift.table.value_check import check_values
@@ -85,6 +93,9 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             raise InvalidOptionError("the fieldshift streaming sink appends; use outputMode('append'), "
                                      "not 'complete'")
         super().__init__(options, schema, overwrite=False)
+        if self.new_schema is None:
+            refuse_keyed_or_partitioned(Table.open(self.location, catalog=self.catalog, name=self.name),
+                                        "the streaming sink")
 
     # -- executors ------------------------------------------------------------------------------
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
@@ -103,7 +114,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         mark = StreamMark(self.stream_id, int(batchId))
         try:
             table = self._table(plan_schema)
-            if table.catalog.stream_commit(table.table_id, self.stream_id, int(batchId)) is not None:
+            if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
                 _remove(location, written)  # a replay after a crash or restart: already in the table
                 return
             new_files = self._commit(table, plan_schema, files, quarantine, mark, sum(m.rows for m in done))
@@ -111,6 +122,8 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
                 _remove(location, [f.path for f in files])
         except AlreadyCommittedError:
             _remove(location, written)
+        except CommitOutcomeUnknownError:
+            raise  # the commit may have landed: its files stay (the replay finds the batch recorded, or vacuum)
         except BaseException:
             _remove(location, written)
             raise

@@ -43,6 +43,7 @@ from fieldshift.table.capture_read import (
 )
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.stream_commit import COMMIT_RETRIES, commit_marked
+from fieldshift.table.stream_log import captured_sources
 from fieldshift.table.stream_marks import CapturedFile, StreamMark
 from fieldshift.table.table import Table
 
@@ -90,7 +91,7 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
     idle_since = time.monotonic()
     with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
         while True:
-            done = target.catalog.captured_sources(target.table_id) if target is not None else {}
+            done = captured_sources(target.catalog, target.table_id) if target is not None else {}
             new = [f for f in list_source_files(folder, format) if str(f.path) not in done]
             progress.pending = len(new)
             for start in range(0, len(new), files_per_commit):

@@ -11,6 +11,7 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 import fieldshift as fs
 from fieldshift.spark.stream_sink import FieldshiftStreamWriter
+from fieldshift.table.stream_log import stream_commit
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("col1", IntegerType()),
                      StructField("note", StringType())])
@@ -60,6 +61,6 @@ def test_replayed_commit_and_empty_batch(tmp_path: Path) -> None:
     assert t.to_arrow().num_rows == 2 and len(_on_disk(t)) == 1
     _writer(t, tmp_path / "ck").commit([], 1)  # an empty micro-batch: its id is recorded
     stream = f"path:{(tmp_path / 'ck').resolve()}"
-    assert t.catalog.stream_commit(t.table_id, stream, 1) == t.current_snapshot.snapshot_id
+    assert stream_commit(t.catalog, t.table_id, stream, 1) == t.current_snapshot.snapshot_id
     _writer(t, tmp_path / "other-ck").commit([_writer(t, tmp_path / "other-ck").write(iter([_batch(5)]))], 0)
     assert fs.Table.open(t.location).to_arrow().num_rows == 4  # another stream's batch 0 is its own

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import fieldshift as fs
+from fieldshift.table.stream_log import stream_batches
 
 pytestmark = pytest.mark.spark
 
@@ -68,7 +69,7 @@ def test_micro_batches_commit_once_and_restart_continues(spark: Any, tmp_path: P
     t = fs.Table.open(target)
     assert sorted(t.to_arrow().column("id").to_pylist()) == list(range(350))
     stream = _stream_snapshots(t)[0].summary["stream"]
-    assert stream.startswith("query:") and sorted(t.catalog.stream_batches(t.table_id, stream)) == [0, 1, 2, 3]
+    assert stream.startswith("query:") and sorted(stream_batches(t.catalog, t.table_id, stream)) == [0, 1, 2, 3]
 
 
 def test_replayed_batch_commits_nothing(spark: Any, tmp_path: Path) -> None:

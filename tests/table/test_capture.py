@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 import fieldshift as fs
 from fieldshift.cli import app
+from fieldshift.table.stream_log import captured_sources
 
 
 def _land_json(folder: Path, name: str, records: list[dict], at: int) -> Path:
@@ -65,7 +66,7 @@ def test_twenty_variants_evolve_once_per_file_and_restart_takes_only_new(tmp_pat
     rows = {r["id"]: r for r in t.to_arrow().to_pylist()}
     assert rows[3001]["extra3"] == "x1" and rows[3001]["score"] == 1.0 and rows[0]["extra0"] is None  # missing: null
     assert rows[12003]["score"] == 3.5 and rows[12003]["nested"] == {"a": 3, "b": "y"}
-    assert len(t.catalog.captured_sources(t.table_id)) == 60
+    assert len(captured_sources(t.catalog, t.table_id)) == 60
 
     again = fs.capture(land, loc)
     assert again.files == 0 and len(fs.Table.open(loc).history()) == len(t.history())
@@ -170,7 +171,7 @@ def test_killed_capture_restarts_with_every_record_exactly_once(tmp_path: Path) 
     t = fs.Table.open(loc)
     ids = _ids(t)
     assert len(ids) == len(set(ids)) == n * 20  # none lost, none twice
-    assert len(t.catalog.captured_sources(t.table_id)) == n
+    assert len(captured_sources(t.catalog, t.table_id)) == n
     t.vacuum(older_than=__import__("datetime").timedelta(0))  # orphans of the killed commits go
     assert {p.name for p in (loc / "data").glob("*.parquet")} == {Path(f.path).name for f in t.scan().files()}
 
