@@ -4,7 +4,6 @@ driver-side halves of spark/stream_source.py and spark/stream_sink.py, without a
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pyarrow as pa
@@ -78,8 +77,7 @@ def test_bad_options_and_unknown_start(tmp_path: Path) -> None:
         _reader(t, startingSnapshotId="latest")
     t.append(_rows(0, 1))
     t.append(_rows(1, 1))
-    with sqlite3.connect(t.catalog.path) as conn:  # snapshots 0 and 1 expired
-        conn.execute("DELETE FROM fs_snapshot WHERE table_id = ? AND snapshot_id < 2", (t.table_id,))
+    assert t.expire_snapshots(older_than=0, retain_last=1).expired_snapshots == (0, 1)
     with pytest.raises(fs.StreamOffsetExpiredError, match="startingSnapshotId 1"):
         _reader(t, startingSnapshotId="1").initialOffset()
     with pytest.raises(fs.StreamOffsetExpiredError, match="new checkpointLocation"):
