@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from pyspark.sql.datasource import CaseInsensitiveDict
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
@@ -64,3 +65,11 @@ def test_replayed_commit_and_empty_batch(tmp_path: Path) -> None:
     assert stream_commit(t.catalog, t.table_id, stream, 1) == t.current_snapshot.snapshot_id
     _writer(t, tmp_path / "other-ck").commit([_writer(t, tmp_path / "other-ck").write(iter([_batch(5)]))], 0)
     assert fs.Table.open(t.location).to_arrow().num_rows == 4  # another stream's batch 0 is its own
+
+
+def test_keyed_target_refused_before_any_file(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([pa.field("id", pa.int64(), nullable=False), ("col1", pa.int32()),
+                                                  ("note", pa.string())]), identifier_fields=["id"])
+    with pytest.raises(fs.TableError, match="primary key"):
+        _writer(t, tmp_path / "ck")
+    assert not (t.location / "data").exists() or not _on_disk(t)

@@ -206,3 +206,16 @@ def test_cli_watch_stops_on_ctrl_c_with_a_summary(tmp_path: Path) -> None:
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "rows written" in out and "add late string" in out
     assert sorted(_ids(fs.Table.open(loc))) == [1, 2]
+
+
+def test_keyed_and_partitioned_targets_are_refused_untouched(tmp_path: Path) -> None:
+    land = tmp_path / "land"
+    _land_json(land, "a.json", [{"id": 1, "col1": 1}], 1)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("col1", pa.int64())])
+    keyed = fs.Table.create(tmp_path / "keyed", schema, identifier_fields=["id"])
+    parted = fs.Table.create(tmp_path / "parted", schema, partition_by=["col1"])
+    for t, why in ((keyed, "primary key"), (parted, "partitioned")):
+        before = t.history()
+        with pytest.raises(fs.TableError, match=why):
+            fs.capture(land, t)
+        assert t.history() == before and captured_sources(t.catalog, t.table_id) == {}
