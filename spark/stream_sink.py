@@ -93,9 +93,6 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             raise InvalidOptionError("the fieldshift streaming sink appends; use outputMode('append'), "
                                      "not 'complete'")
         super().__init__(options, schema, overwrite=False)
-        if self.new_schema is None:
-            refuse_keyed_or_partitioned(Table.open(self.location, catalog=self.catalog, name=self.name),
-                                        "the streaming sink")
 
     # -- executors ------------------------------------------------------------------------------
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
@@ -114,6 +111,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         mark = StreamMark(self.stream_id, int(batchId))
         try:
             table = self._table(plan_schema)
+            refuse_keyed_or_partitioned(table, "the streaming sink")  # before anything commits; files removed
             if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
                 _remove(location, written)  # a replay after a crash or restart: already in the table
                 return

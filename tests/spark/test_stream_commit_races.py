@@ -67,9 +67,10 @@ def test_replayed_commit_and_empty_batch(tmp_path: Path) -> None:
     assert fs.Table.open(t.location).to_arrow().num_rows == 4  # another stream's batch 0 is its own
 
 
-def test_keyed_target_refused_before_any_file(tmp_path: Path) -> None:
+def test_keyed_target_refused_at_commit_files_removed(tmp_path: Path) -> None:
     t = fs.Table.create(tmp_path / "t", pa.schema([pa.field("id", pa.int64(), nullable=False), ("col1", pa.int32()),
                                                   ("note", pa.string())]), identifier_fields=["id"])
+    message = _writer(t, tmp_path / "ck").write(iter([_batch(0)]))
     with pytest.raises(fs.TableError, match="primary key"):
-        _writer(t, tmp_path / "ck")
-    assert not (t.location / "data").exists() or not _on_disk(t)
+        _writer(t, tmp_path / "ck").commit([message], 0)
+    assert not _on_disk(t) and len(t.history()) == 1  # the batch's files removed, nothing committed
