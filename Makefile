@@ -14,9 +14,11 @@ help:  ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(STAMP): pyproject.toml
+	@echo "setting up $(VENV): fieldshift with Spark, test and docs tools (about a minute on a fresh machine)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/fieldshift warmup --quiet
 	touch $(STAMP)
 
 install: $(STAMP)  ## create .venv and install fieldshift with all extras

@@ -70,6 +70,17 @@ def _compile(on_kernel: Callable[[str], None] | None = None) -> None:
         _done.set()
 
 
+def _after_fork() -> None:
+    """A forked child has no compiling thread (and maybe a lock a parent thread held): start afresh."""
+    global _lock
+    _lock = threading.Lock()
+    if not _done.is_set():
+        _thread.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
 def numba_ready() -> bool:
     """May a kernel call numba now? If not yet, the background compile is started and Arrow answers.
 
@@ -80,8 +91,9 @@ def numba_ready() -> bool:
         return True
     with _lock:
         if not _thread:
-            # not a daemon: a process that ends meanwhile still leaves numba's cache complete
-            _thread.append(threading.Thread(target=_compile, name="fieldshift-numba-warmup"))
+            # a daemon: a short process (a CLI call) exits without waiting for the compile; numba
+            # writes each cache entry whole, so an interrupted compile leaves nothing half-written
+            _thread.append(threading.Thread(target=_compile, name="fieldshift-numba-warmup", daemon=True))
             _thread[0].start()
     return _done.is_set()
 

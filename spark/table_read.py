@@ -53,6 +53,7 @@ from fieldshift.spark._files import (
     schema_plans,
 )
 from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
+from fieldshift.spark.keyed import keyed_reader_parts, split_groups
 from fieldshift.spark.native_scan import native_frame, native_scans
 from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.types import schema_to_spark
@@ -229,6 +230,7 @@ class ReadPlan:
     reasons: dict[int, str | None]  # schema id -> None (native) or why not
     schemas: dict[int, Schema]  # the table's schemas by id, read from the catalog once
     policy: CastPolicy | None = None  # the policy the plans were checked under (the table's by default)
+    merge_groups: tuple[tuple[str, ...], ...] = ()  # a keyed table's groups needing a merge (file paths)
 
     def explain(self) -> str:
         lines = [f"read of snapshot {self.snapshot_id} as schema {self.read_schema.schema_id}: "
@@ -248,6 +250,10 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
     files = scan.files()
     schemas = scan.schemas
     read_schema = scan.read_schema
+    groups: list[tuple[str, ...]] = []
+    if scan.keys is not None:  # groups that need a merge are merged on executors (keyed.py)
+        files, groups = split_groups(files)
+        read_schema = scan.full_schema.select(scan.columns)
     reasons: dict[int, str | None] = {}
     wanted = {f.id for f in read_schema.all_fields()}
     for sid in sorted({f.schema_id for f in files}):
@@ -262,7 +268,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
             raise ValueError(f"schema {sid} cannot be read natively: {reasons[sid]}")
     native = tuple(f for f in files if reasons[f.schema_id] is None)
     other = tuple(f for f in files if reasons[f.schema_id] is not None)
-    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy)
+    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy, tuple(groups))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -299,6 +305,10 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
                 parts.append(_files_frame(spark, rp, rp.policy, spark_schema, batch_size))
             else:
                 parts.append(_datasource_frame(spark, rp, location, catalog, name, rp.policy, batch_size))
+        if rp.merge_groups:
+            target = spark_arrow_schema(spark_schema, spark.conf.get("spark.sql.session.timeZone"))
+            parts.append(keyed_reader_parts(spark, rp.table, rp.snapshot_id, rp.read_schema, rp.policy, target,
+                                            spark_schema, list(rp.merge_groups), batch_size))
         if not parts:
             return spark.createDataFrame([], spark_schema)
         df = parts[0]

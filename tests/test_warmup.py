@@ -25,6 +25,8 @@ cases = [
     (K.string_to_timestamp, ["2024-01-02T03:04:05", "2024-01-02 03:04:05.123456", "bad", None,
                              "2024-01-02T03:04:05Z"], pa.timestamp("us")),
     (K.string_to_float, ["1.5", "x", None, "1e400", "-0", "nan"], pa.float32()),
+    (K.string_to_int, ["7"] * 999 + ["x"], pa.int32()),  # one bad row: found by a few casts
+    (K.string_to_int, ["x", "7"] * 500, pa.int32()),  # too many to bisect within budget: numba answers
 ]
 arrays = []
 for fn, values, target in cases:
@@ -54,7 +56,7 @@ def test_first_calls_answer_through_arrow_while_numba_compiles(tmp_path: Path) -
     done = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()
     did_not_wait, diff, pairs, n = pickle.loads(done.stdout)
-    assert not diff and n == 13, pairs
+    assert not diff and n == 17, pairs
     assert did_not_wait
     assert list((tmp_path / "numba-cache").rglob("*.nbi")), "numba's cache holds the compiled kernels"
     # the command a Docker build or an executor's start-up runs (here it loads what warm_up compiled)
@@ -68,3 +70,21 @@ def test_background_route_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setenv("FIELDSHIFT_NUMBA_BACKGROUND", "0")
     assert numba_ready()  # first calls compile and wait, as before
+
+
+def test_bounded_checked_cast_equals_checked_cast_or_gives_up() -> None:
+    import pyarrow as pa
+
+    from fieldshift.kernels.casts import bounded_checked_cast, checked_cast
+
+    for bad_every in (1, 2, 7, 100, 5000):
+        values = pa.array([("x" if i % bad_every == 0 else str(i)) for i in range(1, 2001)] + [None])
+        full = checked_cast(values, pa.int16())
+        roomy = bounded_checked_cast(values, pa.int16(), 100_000)
+        assert roomy is not None and roomy.values.equals(full.values)
+        assert (roomy.failed is None) == (full.failed is None)
+        assert full.failed is None or (roomy.failed == full.failed).all()
+        tight = bounded_checked_cast(values, pa.int16(), 40)
+        bad = 0 if full.failed is None else int(full.failed.sum())
+        assert (tight is None) == (bad > 2), (bad_every, bad)  # a couple of bad rows fit 40 casts
+        assert tight is None or tight.values.equals(full.values)

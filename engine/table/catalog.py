@@ -26,6 +26,8 @@ from fieldshift.table.catalog_sql import (
     POLICY_PROPERTY,
     column_rows,
     dump_value,
+    end_files,
+    expire_rows,
     load_value,
     locations_overlap,
     parse_json,
@@ -344,7 +346,7 @@ class SqliteCatalog:
             if policy is not None:
                 props[POLICY_PROPERTY] = policy.option_name
                 conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
-            self._end_files(conn, table_id, remove_files, new_id)
+            end_files(conn, table_id, remove_files, new_id)
             if replace_all:
                 conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND "
                              "end_snapshot IS NULL", (new_id, table_id))
@@ -371,33 +373,11 @@ class SqliteCatalog:
                 record(conn, table_id, stream, new_id)
         return Snapshot(new_id, head_id, schema_id, _now(), operation, summary or {})
 
-    @staticmethod
-    def _end_files(conn: sqlite3.Connection, table_id: int, file_ids: Sequence[int], snapshot_id: int) -> None:
-        for fid in file_ids:
-            cur = conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
-                               "AND end_snapshot IS NULL", (snapshot_id, table_id, fid))
-            if cur.rowcount != 1:
-                raise CommitConflictError(f"data file {fid} was removed by a concurrent commit (a compaction or "
-                                          "an overwrite); reload the table and retry")
-
     def expire(self, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
-        """Remove snapshot rows, then the rows of files no remaining snapshot references (one transaction);
+        """Remove snapshot rows and the rows of files no remaining snapshot references (one transaction);
         returns those files' paths. The head is never removed."""
         with self._transaction() as conn:
-            head = conn.execute("SELECT MAX(snapshot_id) FROM fs_snapshot WHERE table_id = ?",
-                                (table_id,)).fetchone()[0]
-            if head in snapshot_ids:
-                raise TableError(f"snapshot {head} is the table's head and cannot be expired")
-            conn.executemany("DELETE FROM fs_snapshot WHERE table_id = ? AND snapshot_id = ?",
-                             [(table_id, s) for s in snapshot_ids])
-            kept = [r[0] for r in conn.execute("SELECT snapshot_id FROM fs_snapshot WHERE table_id = ?", (table_id,))]
-            gone = [(fid, path) for fid, path, begin, end in conn.execute(
-                "SELECT file_id, path, begin_snapshot, end_snapshot FROM fs_data_file WHERE table_id = ? "
-                "AND end_snapshot IS NOT NULL", (table_id,)).fetchall()
-                if not any(begin <= s < end for s in kept)]
-            conn.executemany("DELETE FROM fs_file_column_stats WHERE file_id = ?", [(fid,) for fid, _ in gone])
-            conn.executemany("DELETE FROM fs_data_file WHERE file_id = ?", [(fid,) for fid, _ in gone])
-        return [path for _, path in gone]
+            return expire_rows(conn, table_id, snapshot_ids)
 
     def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
                       head_schema_id: int, policy: CastPolicy, compatible: Any) -> None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["group_files", "merge_rows", "merged_arrow", "merged_batches", "merged_count", "read_group"]
 
-_SEQ, _ORD, _ROW = "__fs_seq", "__fs_ord", "__fs_row"
+_SEQ, _ORD, _ROW, _SRC = "__fs_seq", "__fs_ord", "__fs_row", "__fs_src"
 
 
 def group_files(files: list[DataFile]) -> list[list[DataFile]]:
@@ -52,8 +52,11 @@ def _in_others(big: pa.Table, others: list[pa.Table], spec: KeySpec) -> np.ndarr
         return np.zeros(big.num_rows, dtype=bool)
     if len(spec.key_names) == 1:
         name = spec.key_names[0]
-        values = pa.chunked_array([o.column(name) for o in others]).combine_chunks()
-        return pc.is_in(big.column(name), value_set=values).to_numpy(zero_copy_only=False)
+        column = big.column(name)
+        values = pa.chunked_array([c for o in others for c in o.column(name).chunks], column.type).combine_chunks()
+        if pa.types.is_integer(column.type):  # numpy's table/sort membership beats Arrow's hash set here
+            return np.isin(column.combine_chunks().to_numpy(), values.to_numpy())
+        return pc.is_in(column, value_set=values).to_numpy(zero_copy_only=False)
     other = pa.concat_tables(others).group_by(list(spec.key_names)).aggregate([])
     mine = _keys_table(big, spec).append_column(_ROW, pa.array(np.arange(big.num_rows)))
     hit = mine.join(other, list(spec.key_names), join_type="left semi").column(_ROW).to_numpy()
@@ -64,28 +67,41 @@ def _in_others(big: pa.Table, others: list[pa.Table], spec: KeySpec) -> np.ndarr
 
 def merge_rows(data: list[tuple[int, pa.Table]], deletes: list[tuple[int, pa.Table]], spec: KeySpec) -> pa.Table:
     """The merged rows of one group: ``data`` (sequence, rows in the read schema), oldest first, and
-    ``deletes`` (sequence, key columns)."""
+    ``deletes`` (sequence, key columns).
+
+    Versions are ranked on narrow tables (key, precombine, sequence, ordinal, source file, row); the
+    wide rows are copied once: the largest file filtered by one mask, the other files' winners taken.
+    """
     if len(data) == 1 and not deletes:
         return data[0][1]
     big = max(range(len(data)), key=lambda i: data[i][1].num_rows)
     others = [_keys_table(t, spec) for i, (_, t) in enumerate(data) if i != big] + [t for _, t in deletes]
     touched = _in_others(data[big][1], others, spec)
-    passing = data[big][1].filter(pa.array(~touched))
+    narrow = list(spec.merge_columns)
     parts = []
     ordinal = 0
     for i, (seq, t) in enumerate(data):
-        part = t.filter(pa.array(touched)) if i == big else t
+        rows = np.flatnonzero(touched) if i == big else np.arange(t.num_rows)
+        part = t.select(narrow).take(pa.array(rows)) if i == big else t.select(narrow)
         n = part.num_rows
         parts.append(part.append_column(_SEQ, pa.array(np.full(n, seq, dtype=np.int64)))
-                     .append_column(_ORD, pa.array(np.arange(ordinal, ordinal + n, dtype=np.int64))))
+                     .append_column(_ORD, pa.array(np.arange(ordinal, ordinal + n, dtype=np.int64)))
+                     .append_column(_SRC, pa.array(np.full(n, i, dtype=np.int32)))
+                     .append_column(_ROW, pa.array(rows.astype(np.int64))))
         ordinal += n
     cand = pa.concat_tables(parts)
     if deletes and cand.num_rows:
         cand = _apply_deletes(cand, deletes, spec)
     pre = cand.column(spec.precombine_name) if spec.precombine_name is not None else None
-    idx = sort_versions(cand.select([*spec.key_names, _SEQ, _ORD]), pre, spec, [_SEQ, _ORD])
-    winners = cand.take(last_of_runs(_keys_table(cand, spec).take(idx), idx)).drop_columns([_SEQ, _ORD])
-    return pa.concat_tables([passing, winners]) if passing.num_rows else winners
+    idx = sort_versions(cand.select([*spec.key_names, _ORD]), pre, spec, [_ORD])  # ordinals follow sequences
+    won = cand.take(last_of_runs(_keys_table(cand, spec).take(idx), idx))
+    src = won.column(_SRC).to_numpy()
+    row = won.column(_ROW).to_numpy()
+    keep = ~touched
+    keep[row[src == big]] = True
+    out = [data[big][1].filter(pa.array(keep))]
+    out += [t.take(pa.array(np.sort(row[src == i]))) for i, (_, t) in enumerate(data) if i != big and (src == i).any()]
+    return pa.concat_tables(out)
 
 
 def _apply_deletes(cand: pa.Table, deletes: list[tuple[int, pa.Table]], spec: KeySpec) -> pa.Table:
@@ -122,6 +138,8 @@ def read_group(scan: Scan, files: list[DataFile]) -> pa.Table:
 
 
 def _finished(scan: Scan, merged: pa.Table) -> pa.Table:
+    if not scan.predicates:
+        return merged.select(scan.output_schema.names)
     return pa.Table.from_batches([scan.finish(b) for b in merged.to_batches(scan.batch_size)], scan.output_schema)
 
 
