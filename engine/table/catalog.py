@@ -38,7 +38,7 @@ from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
 from fieldshift.table.spec_catalog import decode_partition, encode_partition, insert_spec, load_specs
-from fieldshift.table.stream_marks import StreamMark, captured_sources, check_unrecorded, record, stream_batches
+from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
            "open_catalog", "redact_uri"]
@@ -278,28 +278,10 @@ class SqliteCatalog:
                                 "ORDER BY file_id", (table_id,)).fetchall()
         return [(r[0], int(r[1])) for r in rows]
 
-    def files_added(self, table_id: int, first_snapshot: int, last_snapshot: int) -> list[tuple[int, DataFile]]:
-        """(snapshot id, file) of every data file snapshots ``first..last`` added, in commit order."""
+    def run_read(self, fn: Any) -> Any:
+        """``fn(connection)`` on a connection of this catalog (read helpers kept in their own modules)."""
         with self._connect() as conn:
-            rows = conn.execute(
-                "SELECT begin_snapshot, file_id, path, schema_id, record_count, file_size FROM fs_data_file "
-                "WHERE table_id = ? AND begin_snapshot BETWEEN ? AND ? ORDER BY begin_snapshot, file_id",
-                (table_id, first_snapshot, last_snapshot)).fetchall()
-        return [(int(r[0]), DataFile(r[2], int(r[3]), int(r[4]), int(r[5]), {}, int(r[1]))) for r in rows]
-
-    def stream_commit(self, table_id: int, stream_id: str, batch_id: int) -> int | None:
-        """The snapshot that committed batch ``batch_id`` of ``stream_id``, or None."""
-        return self.stream_batches(table_id, stream_id, batch_id).get(batch_id)
-
-    def stream_batches(self, table_id: int, stream_id: str, batch_id: int | None = None) -> dict[int, int]:
-        """batch id -> snapshot id of the micro-batches of ``stream_id`` committed to the table."""
-        with self._connect() as conn:
-            return stream_batches(conn, table_id, stream_id, batch_id)
-
-    def captured_sources(self, table_id: int) -> dict[str, int]:
-        """source file -> snapshot id of every file a capture committed to the table."""
-        with self._connect() as conn:
-            return captured_sources(conn, table_id)
+            return fn(conn)
 
     # -- commits --------------------------------------------------------------------------------
     def commit(

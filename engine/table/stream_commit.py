@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.errors import AlreadyCommittedError, CommitConflictError
+from fieldshift.errors import AlreadyCommittedError, CommitConflictError, CommitOutcomeUnknownError, TableError
 from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
@@ -25,7 +25,7 @@ from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import MAX_FILE_ROWS, AppendResult, Table
 from fieldshift.table.value_check import check_values
 
-__all__ = ["COMMIT_RETRIES", "append_once", "commit_marked", "remove_files"]
+__all__ = ["COMMIT_RETRIES", "append_once", "commit_marked", "refuse_keyed_or_partitioned", "remove_files"]
 
 COMMIT_RETRIES = 8
 
@@ -39,6 +39,16 @@ def remove_files(table: Table, paths: Sequence[str]) -> None:
             pass
 
 
+def refuse_keyed_or_partitioned(table: Table, what: str) -> None:
+    """Keyed tables need upsert commits and partitioned ones partitioned files, which streams do not write yet."""
+    if table.keys is not None:
+        raise TableError(f"{what} cannot write table {table.name!r}: it has a primary key, and streams append "
+                         "without the key's insert-only check; append or upsert with Table.append/Table.upsert")
+    if table.spec.fields:
+        raise TableError(f"{what} cannot write table {table.name!r}: it is partitioned, and streams write "
+                         "unpartitioned files; append with Table.append")
+
+
 def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, data: pa.Table,
                   quarantined: Sequence[pa.Table], mark: StreamMark, summary: dict[str, Any]) -> Snapshot:
     """Write ``data`` (in ``schema``) and the quarantined rows, then commit them with ``mark`` on ``base``.
@@ -46,6 +56,7 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
     Raises ``CommitConflictError`` (retry on the new head) or ``AlreadyCommittedError`` (nothing to do);
     either way the files written here are removed first.
     """
+    refuse_keyed_or_partitioned(table, "a stream or capture")
     if evolved:
         check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), table.schemas_by_id(),
                      schema, table.policy, table=table.name, change=f"schema {schema.schema_id} (evolved by a stream)")
@@ -66,6 +77,8 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
             table.table_id, base.snapshot_id, operation="append", schema=schema if evolved else None,
             write_schema_id=schema.schema_id, add_files=files, quarantine=quarantine, stream=mark,
             summary={"rows": data.num_rows, "quarantined": sum(n for _, n in quarantine), **summary})
+    except CommitOutcomeUnknownError:
+        raise  # the commit may have landed: its files stay (a retry finds the mark recorded, or vacuum)
     except BaseException:
         remove_files(table, written)
         raise
