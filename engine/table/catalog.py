@@ -202,16 +202,18 @@ class SqliteCatalog:
         return policy_of(row[0], parse_json(row[1], f"the properties of table {row[0]!r}"))
 
     # -- reads ----------------------------------------------------------------------------------
-    def snapshots(self, table_id: int) -> list[Snapshot]:
+    def snapshots(self, table_id: int, *, newest_only: bool = False) -> list[Snapshot]:
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation, summary "
-                "FROM fs_snapshot WHERE table_id = ? ORDER BY snapshot_id", (table_id,)).fetchall()
+                "FROM fs_snapshot WHERE table_id = ? ORDER BY snapshot_id" + (" DESC LIMIT 1" if newest_only else ""),
+                (table_id,)).fetchall()
         return [Snapshot(r[0], r[1], r[2], r[3], r[4], parse_json(r[5], f"the summary of snapshot {r[0]}"))
                 for r in rows]
 
     def head(self, table_id: int) -> Snapshot:
-        return self.snapshots(table_id)[-1]
+        """The newest snapshot, in one indexed row (a long history costs a commit nothing)."""
+        return self.snapshots(table_id, newest_only=True)[0]
 
     def schemas(self, table_id: int) -> dict[int, Schema]:
         with self._connect() as conn:
