@@ -37,7 +37,7 @@ from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWrite
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file
 from fieldshift.table.on_write import prepare_append
-from fieldshift.table.stream_commit import refuse_keyed_or_partitioned
+from fieldshift.table.stream_commit import refuse_keyed
 from fieldshift.table.stream_log import stream_commit
 from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import Table
@@ -111,7 +111,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         mark = StreamMark(self.stream_id, int(batchId))
         try:
             table = self._table(plan_schema)
-            refuse_keyed_or_partitioned(table, "the streaming sink")  # before anything commits; files removed
+            refuse_keyed(table, "the streaming sink")  # before anything commits; files removed
             if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
                 _remove(location, written)  # a replay after a crash or restart: already in the table
                 return

@@ -18,14 +18,15 @@ from fieldshift.errors import AlreadyCommittedError, CommitConflictError, Commit
 from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DataFile, Snapshot
-from fieldshift.table.files import write_data_file, write_side_file
+from fieldshift.table.catalog import Snapshot
+from fieldshift.table.files import write_side_file
 from fieldshift.table.on_write import prepare_append
+from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import MAX_FILE_ROWS, AppendResult, Table
 from fieldshift.table.value_check import check_values
 
-__all__ = ["COMMIT_RETRIES", "append_once", "commit_marked", "refuse_keyed_or_partitioned", "remove_files"]
+__all__ = ["COMMIT_RETRIES", "append_once", "commit_marked", "refuse_keyed", "remove_files"]
 
 COMMIT_RETRIES = 8
 
@@ -39,14 +40,11 @@ def remove_files(table: Table, paths: Sequence[str]) -> None:
             pass
 
 
-def refuse_keyed_or_partitioned(table: Table, what: str) -> None:
-    """Keyed tables need upsert commits and partitioned ones partitioned files, which streams do not write yet."""
+def refuse_keyed(table: Table, what: str) -> None:
+    """Keyed tables need insert-only checks or upsert commits, which streams and captures do not make yet."""
     if table.keys is not None:
         raise TableError(f"{what} cannot write table {table.name!r}: it has a primary key, and streams append "
                          "without the key's insert-only check; append or upsert with Table.append/Table.upsert")
-    if table.spec.fields:
-        raise TableError(f"{what} cannot write table {table.name!r}: it is partitioned, and streams write "
-                         "unpartitioned files; append with Table.append")
 
 
 def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, data: pa.Table,
@@ -56,17 +54,13 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
     Raises ``CommitConflictError`` (retry on the new head) or ``AlreadyCommittedError`` (nothing to do);
     either way the files written here are removed first.
     """
-    refuse_keyed_or_partitioned(table, "a stream or capture")
+    refuse_keyed(table, "a stream or capture")
     if evolved:
         check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), table.schemas_by_id(),
                      schema, table.policy, table=table.name, change=f"schema {schema.schema_id} (evolved by a stream)")
     written: list[str] = []
     try:
-        files: list[DataFile] = []
-        for start in range(0, data.num_rows, MAX_FILE_ROWS):
-            f = write_data_file(table.location, schema, data.slice(start, MAX_FILE_ROWS))
-            written.append(f.path)
-            files.append(f)
+        files = write_partitioned(table.location, schema, table.spec, data, written, MAX_FILE_ROWS)
         quarantine = []
         for q in quarantined:
             if q.num_rows:
