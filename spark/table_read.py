@@ -41,7 +41,7 @@ from fieldshift.options import ReadRoute, ReadVia, check_option
 from fieldshift.partner_visitor import PartnerVisitor, visit_level
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema import Schema, join_path
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark._files import (
     DEFAULT_BATCH_SIZE,
@@ -53,6 +53,7 @@ from fieldshift.spark._files import (
     schema_plans,
 )
 from fieldshift.spark.native_scan import native_frame, native_scans
+from fieldshift.spark.read_filter import spark_condition
 from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.scan import Scan
@@ -227,6 +228,7 @@ class ReadPlan:
     reasons: dict[int, str | None]  # schema id -> None (native) or why not
     schemas: dict[int, Schema]  # the table's schemas by id, read from the catalog once
     policy: CastPolicy | None = None  # the policy the plans were checked under (the table's by default)
+    bound: tuple[Any, ...] = ()  # the filter's bound predicates (rows are filtered by spark_condition)
 
     def explain(self) -> str:
         lines = [f"read of snapshot {self.snapshot_id} as schema {self.read_schema.schema_id}: "
@@ -238,12 +240,12 @@ class ReadPlan:
 
 def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | None = None,
               columns: Sequence[str] | None = None, policy: CastPolicy | None = None,
-              route: ReadRoute = "auto") -> ReadPlan:
+              route: ReadRoute = "auto", filter: Any = None) -> ReadPlan:
     """Decide, per schema id, the route of each group of files (plans are checked here, on the driver)."""
     check_option("route", route, ReadRoute)
     policy = policy or table.policy  # the table's own rules by default
-    scan = Scan(table, columns, None, snapshot_id, schema_id, policy)
-    files = scan.files()
+    scan = Scan(table, columns, filter, snapshot_id, schema_id, policy)
+    files = scan.files()  # pruned on the driver: partitions through every spec, then statistics
     schemas = scan.schemas
     read_schema = scan.read_schema
     reasons: dict[int, str | None] = {}
@@ -260,7 +262,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
             raise ValueError(f"schema {sid} cannot be read natively: {reasons[sid]}")
     native = tuple(f for f in files if reasons[f.schema_id] is None)
     other = tuple(f for f in files if reasons[f.schema_id] is not None)
-    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy)
+    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy, scan.bound)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -269,7 +271,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
 def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, schema_id: int | None = None,
          columns: Sequence[str] | None = None, policy: CastPolicy | None = None, catalog: str | None = None,
          name: str | None = None, route: ReadRoute = "auto", via: ReadVia = "files",
-         batch_size: int = DEFAULT_BATCH_SIZE) -> Any:
+         batch_size: int = DEFAULT_BATCH_SIZE, filter: Any = None) -> Any:
     """The table at ``location`` as a DataFrame in the read schema, by the fastest exact route.
 
     Files whose plan Spark's native Parquet scan reproduces exactly are read natively (one scan per
@@ -283,11 +285,20 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
     The native scans request each group's columns under the names its files use (with their
     ``parquet.field.id``) and rename them with a projection, so the answer is the same whether
     ``spark.sql.parquet.fieldId.read.enabled`` is on or off when the DataFrame runs.
+    ``filter`` (as ``Table.scan``'s) prunes partitions and files on the driver; Spark filters the rows.
     """
     check_option("via", via, ReadVia)
     table = Table.open(location, catalog=catalog, name=name)
     rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
-                   route=route)
+                   route=route, filter=filter)
+    if rp.bound:
+        frame = _read_frame(spark, rp, location, catalog, name, via, batch_size).filter(spark_condition(rp.bound))
+        return frame.select(*[join_path([n]) for n in (columns or [f.name for f in rp.read_schema.fields])])
+    return _read_frame(spark, rp, location, catalog, name, via, batch_size)
+
+
+def _read_frame(spark: Any, rp: ReadPlan, location: str | Path, catalog: str | None, name: str | None,
+                via: ReadVia, batch_size: int) -> Any:
     spark_schema = schema_to_spark(rp.read_schema)
     scans = native_scans(rp.table.location, rp.native_files, rp.schemas, rp.read_schema, spark_schema)
     parts = [native_frame(spark, spark_schema, scan) for scan in scans]

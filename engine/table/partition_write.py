@@ -7,6 +7,7 @@ id and typed partition values, and no reader looks at paths.
 
 from __future__ import annotations
 
+import contextlib
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,13 +70,20 @@ def partition_directory(schema: Schema, spec: PartitionSpec, partition: tuple[An
 
 def write_partitioned(location: Path, schema: Schema, spec: PartitionSpec, data: pa.Table, written: list[str],
                       max_rows: int = MAX_FILE_ROWS) -> list[DataFile]:
-    """Write ``data`` as files of at most ``max_rows`` rows per partition; paths go to ``written`` as they land."""
-    files = []
-    for partition, rows in split_by_spec(schema, spec, data):
-        directory = partition_directory(schema, spec, partition) if spec.fields else "data"
-        for start in range(0, rows.num_rows, max_rows):
-            f = write_data_file(location, schema, rows.slice(start, max_rows), spec_id=spec.spec_id,
-                                partition=partition, directory=directory)
-            written.append(f.path)
-            files.append(f)
+    """Write ``data`` as files of at most ``max_rows`` rows per partition; paths go to ``written`` as they land
+    (a failure midway removes this call's files before raising)."""
+    files: list[DataFile] = []
+    try:
+        for partition, rows in split_by_spec(schema, spec, data):
+            directory = partition_directory(schema, spec, partition) if spec.fields else "data"
+            for start in range(0, rows.num_rows, max_rows):
+                f = write_data_file(location, schema, rows.slice(start, max_rows), spec_id=spec.spec_id,
+                                    partition=partition, directory=directory)
+                written.append(f.path)
+                files.append(f)
+    except BaseException:
+        for f in files:  # nothing half-written stays behind, whoever the caller is
+            with contextlib.suppress(FileNotFoundError):
+                (location / f.path).unlink()
+        raise
     return files

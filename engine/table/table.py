@@ -115,7 +115,7 @@ class Table:
     def create(cls, location: str | os.PathLike[str], schema: Schema | pa.Schema, *,
                identifier_fields: Sequence[str] = (), properties: dict[str, str] | None = None,
                catalog: str | None = None, name: str | None = None,
-               policy: CastPolicy | str | None = None, partition_by: Sequence[Any] = ()) -> Table:
+               policy: CastPolicy | str | None = None, partition_by: Sequence[Any] | PartitionSpec = ()) -> Table:
         """Create a table at ``location`` (its own SQLite catalog unless ``catalog`` names a shared one).
 
         ``policy`` (default ``CastPolicy.onehouse()``) is the table's evolution policy: appends,
@@ -131,7 +131,7 @@ class Table:
                             identifier_field_ids=[schema.find(p).id for p in identifier_fields],
                             highest_field_id=schema.highest_field_id, doc=schema.doc)
         _refuse_reserved(schema)
-        spec = build_spec(schema, list(partition_by))
+        spec = partition_by if isinstance(partition_by, PartitionSpec) else build_spec(schema, list(partition_by))
         props = dict(properties or {})
         table_policy = _resolve_policy(policy, props)
         props.pop(POLICY_PROPERTY, None)
