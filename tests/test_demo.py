@@ -25,6 +25,7 @@ def test_demo_standalone_passes_every_check(tmp_path: Path) -> None:
     for seed in ("Hudi", "Table Store", "DuckLake", "Onehouse", "Rename, drop and re-add"):
         assert seed in run.stdout
     assert (tmp_path / "demo" / "T" / "fieldshift.db").exists()  # --dir keeps the tables
+    assert "read 1 of 3 day files and 2 of 8 hour files" in run.stdout  # the day -> hour change prunes both
 
 
 @pytest.mark.slow

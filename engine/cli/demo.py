@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 import fieldshift as fs
+from fieldshift.cli.demo_partitions import partition_evolution
 
 __all__ = ["run_demo"]
 
@@ -241,7 +242,7 @@ def _rename_drop_readd(d: _Demo) -> None:
 
 
 SCENARIOS: tuple[Callable[[_Demo], None], ...] = (_hudi_trips, _table_store, _ducklake, _onehouse,
-                                                   _rename_drop_readd)
+                                                   _rename_drop_readd, partition_evolution)
 
 
 def _start_spark(console: Console) -> Any:

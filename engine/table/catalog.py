@@ -188,7 +188,19 @@ class SqliteCatalog:
                 for r in rows]
 
     def head(self, table_id: int) -> Snapshot:
-        return self.snapshots(table_id)[-1]
+        found = self.snapshot(table_id, None)
+        assert found is not None, "every table has its create snapshot"
+        return found
+
+    def snapshot(self, table_id: int, snapshot_id: int | None) -> Snapshot | None:
+        """One snapshot (None: the head) without reading the others; None when there is no such snapshot."""
+        where = "ORDER BY snapshot_id DESC LIMIT 1" if snapshot_id is None else "AND snapshot_id = ?"
+        with self._connect() as conn:
+            r = conn.execute("SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation, summary "
+                             f"FROM fs_snapshot WHERE table_id = ? {where}",
+                             (table_id,) if snapshot_id is None else (table_id, snapshot_id)).fetchone()
+        return None if r is None else Snapshot(r[0], r[1], r[2], r[3], r[4],
+                                               parse_json(r[5], f"the summary of snapshot {r[0]}"))
 
     def schemas(self, table_id: int) -> dict[int, Schema]:
         with self._connect() as conn:
@@ -230,6 +242,19 @@ class SqliteCatalog:
                     stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
         return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], decode_partition(r[6]))
                 for r in rows]
+
+    def file_stats(self, file_ids: Sequence[int]) -> dict[int, dict[int, tuple[int, int, Any, Any]]]:
+        """Statistics of some files only (a scan loads them after partition pruning)."""
+        stats: dict[int, dict[int, tuple[int, int, Any, Any]]] = {}
+        ids = list(file_ids)
+        with self._connect() as conn:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                for fid, cid, vc, nc, lo, hi in conn.execute(
+                        "SELECT file_id, column_id, value_count, null_count, min_value, max_value FROM "
+                        f"fs_file_column_stats WHERE file_id IN ({', '.join('?' * len(chunk))})", chunk):
+                    stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
+        return stats
 
     def all_data_files(self, table_id: int) -> list[tuple[str, int]]:
         """(path, schema id) of every data file any snapshot references."""

@@ -87,5 +87,5 @@ def test_an_evolving_spark_write_cannot_retype_a_partition_source(spark: Any, tm
     t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int32())]), partition_by=["truncate(10, id)"])
     df = spark.createDataFrame([("x",)], "id string")
     with pytest.raises(Exception, match="partition field 'id_trunc_10'"):
-        df.write.format("fieldshift").option("policy", "onehouse_ws").mode("append").save(str(t.location))
+        df.write.format("fieldshift").option("policy", "onehouse-widen-to-string").mode("append").save(str(t.location))
     assert len(t.history()) == 1

@@ -1,0 +1,125 @@
+"""Issue 15: partition pruning at table scale (planning times, files read).
+
+1. 365 days written in 365 appends of 4 files each (``days(ts), bucket(4, id)``, 1,460 files, one
+   schema): a one-day filter reads only that day's 4 files; scan planning (``Scan.files()``: catalog
+   reads, partition projection, statistics) must stay within 50 ms.
+2. 10,000 files written in bulk commits (10 appends of 1,000 partitions): planning time reported.
+3. Day -> hour: 30 days by day, then the spec replaced by hours and 3 more days written hourly
+   (overlapping the last day): a one-hour filter reads that hour's file and the one day file that
+   can hold it.
+
+Run: ``.venv/bin/python benchmarks/bench_partitions.py`` (prints the table of numbers), or through
+pytest with ``-m ""`` (asserts the targets).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import fieldshift as fs
+
+pytestmark = [pytest.mark.bench, pytest.mark.slow]
+
+START = dt.datetime(2023, 1, 1)
+SCHEMA = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us")), ("v", pa.float64())])
+
+
+def _day_rows(day: int, n: int = 64) -> pa.Table:
+    first = START + dt.timedelta(days=day)
+    return pa.table({"id": pa.array(range(day * n, (day + 1) * n), pa.int64()),
+                     "ts": pa.array([first + dt.timedelta(minutes=22 * i) for i in range(n)], pa.timestamp("us")),
+                     "v": pa.array([float(i) for i in range(n)])})
+
+
+def _plan_ms(t: fs.Table, flt: Any, repeat: int = 7) -> tuple[float, int]:
+    """Median wall time of a fresh scan's planning (``files()``), and how many files it keeps."""
+    times, kept = [], 0
+    for _ in range(repeat):
+        began = time.perf_counter()
+        kept = len(t.scan(filter=flt).files())
+        times.append((time.perf_counter() - began) * 1000)
+    return statistics.median(times), kept
+
+
+def one_day_of_365(root: Path) -> dict[str, Any]:
+    t = fs.Table.create(root / "days", SCHEMA, partition_by=["days(ts)", "bucket(4, id)"])
+    began = time.perf_counter()
+    for day in range(365):
+        t.append(_day_rows(day))
+    write_s = time.perf_counter() - began
+    day = START + dt.timedelta(days=200)
+    flt = [("ts", ">=", day), ("ts", "<", day + dt.timedelta(days=1))]
+    ms, kept = _plan_ms(t, flt)
+    full = t.scan(filter=flt)
+    full.prune = False
+    began = time.perf_counter()
+    full.files()
+    unpruned_ms = (time.perf_counter() - began) * 1000
+    rows = t.scan(filter=flt).to_arrow().num_rows
+    assert rows == full.to_arrow().num_rows == 64
+    return {"files": len(t.scan().live_files()), "kept": kept, "plan_ms": ms, "unpruned_plan_ms": unpruned_ms,
+            "write_s": write_s}
+
+
+def ten_thousand_files(root: Path) -> dict[str, Any]:
+    t = fs.Table.create(root / "bulk", SCHEMA, partition_by=["days(ts)", "bucket(8, id)"])
+    for commit in range(10):  # each bulk commit: 125 days x 8 buckets = 1,000 files
+        t.append(pa.concat_tables([_day_rows(commit * 125 + d, 16) for d in range(125)]))
+    day = START + dt.timedelta(days=600)
+    flt = [("ts", ">=", day), ("ts", "<", day + dt.timedelta(days=1))]
+    ms, kept = _plan_ms(t, flt, repeat=3)
+    return {"files": len(t.scan().live_files()), "kept": kept, "plan_ms": ms}
+
+
+def day_then_hour(root: Path) -> dict[str, Any]:
+    t = fs.Table.create(root / "evolve", SCHEMA, partition_by=["days(ts)"])
+    for day in range(30):
+        t.append(_day_rows(day))
+    t.update_spec().replace_field("days(ts)", "hours(ts)").commit()
+    for day in range(29, 32):  # the last old day again, and two new days, hourly
+        t.append(_day_rows(day))
+    hour = START + dt.timedelta(days=29, hours=13)
+    flt = [("ts", ">=", hour), ("ts", "<", hour + dt.timedelta(hours=1))]
+    ms, kept = _plan_ms(t, flt)
+    files = t.scan(filter=flt).files()
+    return {"files": len(t.scan().live_files()), "kept": kept, "day_files": sum(f.spec_id == 0 for f in files),
+            "hour_files": sum(f.spec_id == 1 for f in files), "plan_ms": ms}
+
+
+def test_one_day_of_365_reads_4_files_within_50_ms(tmp_path: Path) -> None:
+    r = one_day_of_365(tmp_path)
+    print(r)
+    assert r["files"] == 1460 and r["kept"] == 4 and r["plan_ms"] <= 50
+
+
+def test_planning_over_10000_files(tmp_path: Path) -> None:
+    r = ten_thousand_files(tmp_path)
+    print(r)
+    assert r["files"] == 10_000 and r["kept"] == 8
+
+
+def test_day_then_hour_reads_the_hour_and_its_day(tmp_path: Path) -> None:
+    r = day_then_hour(tmp_path)
+    print(r)
+    assert (r["day_files"], r["hour_files"]) == (1, 1)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        for name, run in (("365 days x 4 files", one_day_of_365), ("10,000 files", ten_thousand_files),
+                          ("day -> hour", day_then_hour)):
+            print(f"{name}: {run(root)}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
