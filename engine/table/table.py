@@ -357,7 +357,7 @@ class Table:
         """Delete files no commit references (left by crashed writers); returns their paths.
 
         Files younger than ``older_than`` are kept: a writer in another process may be about to
-        commit them. Only regular files directly under ``data/`` and ``quarantine/`` are considered;
+        commit them. Only regular files under ``data/`` (partition directories too) and ``quarantine/`` count;
         those of any other table of the catalog recorded at the same directory (older catalogs allowed
         it) are kept; directories, symlinks and other entries are left alone. Temporary catalogs of
         creates killed midway (that no live create holds) go too.
