@@ -317,3 +317,15 @@ def test_transform_values_match_file_partitions_for_unit_changes() -> None:
     for kind in ("identity", "hour", "day", "month", "year", "bucket"):
         tr = Transform(kind, 7 if kind == "bucket" else None)
         assert tr.values(arr) == tr.values(arr.cast(pa.timestamp("ns")))
+
+
+def test_a_failure_midway_through_the_partitions_leaves_no_file(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([("region", pa.string()), ("ts", pa.timestamp("s"))]),
+                        partition_by=["region"])
+    far = 2**62  # seconds beyond what Parquet can store: refused when that partition's file is written
+    bad = pa.table({"region": ["a", "a", "b"], "ts": pa.array([0, 1, far], pa.timestamp("s"))})
+    with pytest.raises(fs.SchemaEvolutionError, match="Parquet cannot store"):
+        t.append(bad)
+    assert len(t.history()) == 1 and not list((t.location / "data").rglob("*.parquet"))
+    t.append(bad.slice(0, 2))
+    assert [f.partition for f in t.scan().files()] == [("a",)]
