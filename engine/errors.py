@@ -12,14 +12,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
+    "AlreadyCommittedError",
     "AvroSchemaError",
     "BatchTypeError",
+    "CaptureFileError",
     "CastValueError",
+    "CatalogConnectionError",
     "CatalogFormatError",
     "CommitConflictError",
+    "CommitOutcomeUnknownError",
     "DDLSyntaxError",
     "DataFileError",
     "DuplicateFieldError",
+    "DuplicateKeyError",
     "FieldshiftError",
     "HistoryUnreadableError",
     "IdentifierFieldChangeError",
@@ -31,11 +36,13 @@ __all__ = [
     "InvalidOptionError",
     "InvalidTypeError",
     "JavaNotFoundError",
+    "KeyDeclarationError",
     "Mismatch",
     "MissingFieldIdError",
     "NameMappingError",
     "NestingDepthError",
     "NestingLevelMoveError",
+    "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
     "PartitionKeyChangeError",
@@ -44,7 +51,12 @@ __all__ = [
     "SchemaEvolutionError",
     "SchemaJSONError",
     "SchemaMismatchError",
+    "SnapshotExpiredError",
+    "SparkNotInstalledError",
+    "StreamChangeCommitError",
+    "StreamOffsetExpiredError",
     "TableError",
+    "TableExistsError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
@@ -202,8 +214,35 @@ class TableError(FieldshiftError, RuntimeError):
     """Base of table-store failures (catalog, files, commits); the table is left as it was."""
 
 
+class TableExistsError(TableError):
+    """A create where a table already lives; ``location`` is that table's directory."""
+
+    def __init__(self, message: str, location: object = None) -> None:
+        super().__init__(message)
+        self.location = location
+
+
 class CommitConflictError(TableError):
     """Another writer committed first and this change cannot be replayed on top of it."""
+
+
+class KeyDeclarationError(SchemaEvolutionError):
+    """Primary-key columns, the precombine column or the bucket count of a keyed table cannot be used as
+    declared (a nullable, nested or floating key; a precombine that is no orderable primitive), or a
+    schema change would alter them."""
+
+
+class DuplicateKeyError(SchemaEvolutionError):
+    """An insert-only write (``append``) to a keyed table holds a key twice or a key the table has;
+    the message names the key. Use ``upsert`` to replace rows by key."""
+
+
+class NotKeyedError(TableError):
+    """``upsert`` or ``delete`` on a table created without primary-key (identifier) fields."""
+
+
+class SnapshotExpiredError(TableError):
+    """Time travel to a snapshot that ``expire_snapshots`` removed."""
 
 
 class DataFileError(TableError):
@@ -212,6 +251,16 @@ class DataFileError(TableError):
 
 class CatalogFormatError(TableError):
     """The catalog was written by a newer fieldshift (or is not a fieldshift catalog)."""
+
+
+class CatalogConnectionError(TableError):
+    """The catalog's database server could not be reached, or dropped the connection before the
+    commit was made: nothing was committed, so the same write may simply run again."""
+
+
+class CommitOutcomeUnknownError(CatalogConnectionError):
+    """The connection dropped while the server was committing and could not be asked afterwards:
+    the commit may have happened, so its data files are kept (vacuum removes them if it did not)."""
 
 
 class InvalidFilterError(SchemaEvolutionError):
@@ -269,6 +318,10 @@ class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
     """A fieldshift/Arrow type (or a Spark type) with no counterpart on the other side."""
 
 
+class SparkNotInstalledError(FieldshiftError, ImportError):
+    """``fieldshift.spark`` used where PySpark is not installed; the message names the extra to install."""
+
+
 class JavaNotFoundError(FieldshiftError, RuntimeError):
     """No Java runtime to start Spark's JVM with (the environment, neither a schema nor a table)."""
 
@@ -285,3 +338,25 @@ class PartitionSpecError(SchemaEvolutionError):
 class PartitionKeyChangeError(PartitionSpecError):
     """A schema change to a column the table's current partition spec uses (drop, or a type change its
     transforms would map differently)."""
+class AlreadyCommittedError(TableError):
+    """A stream's micro-batch (stream id, batch id) or a captured source file was committed before:
+    this commit records nothing (exactly once); ``snapshot_id`` is the earlier commit's snapshot."""
+
+    def __init__(self, message: str, snapshot_id: int) -> None:
+        self.snapshot_id = snapshot_id
+        super().__init__(message)
+
+
+class StreamChangeCommitError(TableError):
+    """A streaming read met a snapshot that changes or removes rows (overwrite, upsert, delete), which
+    an append-only stream cannot express; the message names the option that skips such snapshots."""
+
+
+class StreamOffsetExpiredError(TableError):
+    """A streaming read's offset points at a snapshot the table no longer has (expired); the message
+    says how to restart the query."""
+
+
+class CaptureFileError(SchemaEvolutionError):
+    """A landing-directory file a capture cannot take (with ``on_incompatible='fail'``): names the file
+    and why (the underlying refusal is the ``__cause__``); nothing of its commit group was written."""

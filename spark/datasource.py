@@ -29,10 +29,10 @@ name: ``lossless``, ``iceberg``, ``hudi``, ``onehouse``, ``onehouse-widen-to-str
 ``explicit-null``; default: the table's own policy, for reads and writes), ``batch_size`` (rows per Arrow batch,
 default 32768), ``split_size`` (bytes; bigger files are split by row groups), ``max_partitions``
 (pack the files into at most this many input partitions; by default they are packed like Spark's
-own file scans for the session's parallelism), ``schema_ids`` (read
-only files written with these schema ids), ``pushdown`` (``false`` to not implement
-``pushFilters``); for writes ``on_incompatible`` (``fail`` | ``quarantine``), ``evolve``
-(``true`` | ``false``).
+own file scans for the session's parallelism), ``schema_ids`` (read only files written with these
+schema ids), ``pushdown`` (``false`` to not implement ``pushFilters``); for writes
+``on_incompatible`` (``fail`` | ``quarantine``), ``evolve`` (``true`` | ``false``). Errors leave as
+one-line fieldshift exceptions, the last line of Spark's error (``errors_bridge``).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from fieldshift.errors import TableError
+from fieldshift.errors import CommitOutcomeUnknownError, InvalidOptionError, TableError
 from fieldshift.nullability import with_nullability
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
@@ -76,7 +76,10 @@ from fieldshift.spark._files import (
     plan_tasks,
     schema_plans,
 )
+from fieldshift.spark.errors_bridge import one_line_errors
+from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.partitioned_write import write_partition_files, writer_spec
+from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_side_file
@@ -91,9 +94,7 @@ __all__ = ["FORMAT", "FieldshiftCommitMessage", "FieldshiftDataSource", "Fieldsh
 FORMAT = "fieldshift"
 
 
-# ------------------------------------------------------------------------------------------------
-# options
-# ------------------------------------------------------------------------------------------------
+# -- options -------------------------------------------------------------------------------------
 def parse_policy(text: str | None) -> CastPolicy | None:
     """A cast policy from an option string (``CastPolicy.from_name``); None keeps the table's own."""
     if text is None or str(text).strip() == "":
@@ -108,7 +109,7 @@ def _int_option(options: Any, key: str) -> int | None:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(f"option {key!r} must be an integer, got {raw!r}") from None
+        raise InvalidOptionError(f"option {key!r} must be an integer, got {raw!r}") from None
 
 
 def _bool_option(options: Any, key: str, default: bool) -> bool:
@@ -120,7 +121,7 @@ def _bool_option(options: Any, key: str, default: bool) -> bool:
         return True
     if text in ("false", "0", "no"):
         return False
-    raise ValueError(f"option {key!r} must be true or false, got {raw!r}")
+    raise InvalidOptionError(f"option {key!r} must be true or false, got {raw!r}")
 
 
 def _list_option(options: Any, key: str) -> list[str] | None:
@@ -136,7 +137,7 @@ def _list_option(options: Any, key: str) -> list[str] | None:
 def _location(options: Any) -> str:
     path = options.get("path")
     if not path:
-        raise ValueError("give the table's location: spark.read.format('fieldshift').load(location)")
+        raise InvalidOptionError("give the table's location: spark.read.format('fieldshift').load(location)")
     return str(path)
 
 
@@ -169,10 +170,8 @@ def _resolve(options: Any) -> _ReadSpec:
                      tuple(int(i) for i in ids) if ids is not None else None)
 
 
-# ------------------------------------------------------------------------------------------------
-# the data source
-# ------------------------------------------------------------------------------------------------
-class FieldshiftDataSource(DataSource):
+# -- the data source -----------------------------------------------------------------------------
+class FieldshiftDataSource(StreamingMixin, DataSource):
     """``spark.read.format("fieldshift")`` / ``df.write.format("fieldshift")``."""
 
     parallelism: int | None = None  # the session's default parallelism, baked in by register()
@@ -355,9 +354,7 @@ def _predicate(f: Any, schema: Schema) -> Predicate | None:
     return Predicate(join_path(path), op, tuple(values) if op == "in" else values[0])
 
 
-# ------------------------------------------------------------------------------------------------
-# writing
-# ------------------------------------------------------------------------------------------------
+# -- writing -------------------------------------------------------------------------------------
 @dataclass
 class FieldshiftCommitMessage(WriterCommitMessage):
     """What one write task produced: data files (not yet committed) and quarantine files."""
@@ -456,6 +453,8 @@ class FieldshiftWriter(DataSourceArrowWriter):
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
                          "changes": list(plan.changes), "writer": "spark"},
             )
+        except CommitOutcomeUnknownError:
+            raise  # the commit may have landed: its files stay (vacuum removes them if it did not)
         except BaseException:
             _remove(location, [f.path for f in files] + [p for p, _ in quarantine])
             raise
@@ -478,16 +477,16 @@ def _remove(location: Path, paths: Sequence[str]) -> None:
             pass
 
 
+one_line_errors(FieldshiftDataSource, _PlainReader, FieldshiftReader, FieldshiftWriter)
+
+
 def register(spark: Any) -> None:
     """Register the ``fieldshift`` format with ``spark`` (and enable Python filter pushdown)."""
     try:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     except Exception:  # pragma: no cover - a Spark without the setting
         pass
-    try:
-        parallelism = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # Spark Connect has no SparkContext: one input partition per file then
-        parallelism = None
+    parallelism = default_parallelism(spark)  # None over Spark Connect without the conf: a partition per file
     # A subclass made here (not importable by name) is pickled by value, so the planning workers see
     # the session's parallelism and pack small files into partitions the way Spark's scans do.
     registered = type("RegisteredFieldshiftDataSource", (FieldshiftDataSource,),

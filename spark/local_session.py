@@ -5,9 +5,10 @@ On a real cluster, build the wheel (``python -m build --wheel``), install it wit
 the job (``spark-submit --archives env.tar.gz#env`` with ``PYSPARK_PYTHON=./env/bin/python``), or
 ``pip install`` the wheel on the executors' Python. Nothing else is needed there: the data source,
 the ``mapInArrow`` functions and the plans they carry are plain picklable Python (not tested here
-beyond ``local`` mode). Table locations must be
-paths every executor can read and write (a shared filesystem), and the catalog (SQLite) is opened only
-on the driver.
+beyond one machine: ``make test-servers`` runs them on a standalone cluster of separate processes and
+over Spark Connect). Table locations must be paths every executor can read and write (a shared
+filesystem); the catalog (SQLite or PostgreSQL) is opened on the driver, or where the data source's
+writer commits.
 """
 
 from __future__ import annotations
@@ -57,15 +58,22 @@ def _java_available() -> bool:
     return shutil.which("java") is not None
 
 
-def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any) -> Any:
+def session(app_name: str = "fieldshift", master: str = "local[*]", *, verbose: bool = False, **conf: Any) -> Any:
     """Get or create a SparkSession ready for fieldshift, with the data source registered.
 
     Arrow is on (with output-schema validation where Spark has it), the UI is off, shuffles use few
     partitions, and Python workers run on this interpreter (``PYSPARK_PYTHON`` and
     ``PYSPARK_DRIVER_PYTHON`` are set before the JVM starts; on a cluster master an existing
     ``PYSPARK_PYTHON`` is kept). Extra Spark settings go in ``conf``, e.g.
-    ``session(**{"spark.driver.memory": "4g"})``; they override the defaults.
+    ``session(**{"spark.driver.memory": "4g"})``; they override the defaults. A new JVM starts quiet
+    (errors only, no start-up notices: ``quiet_jvm``); ``verbose=True`` keeps Spark's own logging.
+
+    ``master="sc://host:port"`` connects to a Spark Connect server instead (no JVM here): the
+    session-level SQL settings above are set on the remote session and the data source registered;
+    the server's own settings (Python workers, UI) are the server's.
     """
+    if master.startswith("sc://"):
+        return _connect_session(app_name, master, conf)
     if not _java_available():
         raise JavaNotFoundError(_INSTALL_JAVA)
     local = master.startswith("local")
@@ -76,6 +84,10 @@ def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
+    from fieldshift.spark import require_pyspark
+
+    require_pyspark()
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     settings = dict(DEFAULT_CONF)
@@ -85,6 +97,10 @@ def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any)
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
+        if not verbose and SparkContext._active_spark_context is None and SparkContext._gateway is None:
+            from fieldshift.spark.quiet_jvm import quiet_context
+
+            quiet_context(app_name, master, settings)  # the builder below picks this context up
         spark = builder.getOrCreate()
     except Exception as e:  # the JVM did not start: say why in words, not a gateway trace
         if "JAVA_GATEWAY_EXITED" in str(e) or "Java gateway process exited" in str(e):
@@ -98,5 +114,26 @@ def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any)
     from fieldshift.spark.datasource import register
 
     register(spark)
+    if not verbose:
+        spark.sparkContext.setLogLevel("ERROR")
     return spark
 
+
+def _connect_session(app_name: str, remote: str, conf: dict[str, Any]) -> Any:
+    """A Spark Connect client session with fieldshift's SQL settings and the data source registered."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
+    settings = {k: v for k, v in DEFAULT_CONF.items()  # (Connect has no pandas fallback to turn off)
+                if k.startswith("spark.sql.") and k != "spark.sql.execution.arrow.pyspark.fallback.enabled"}
+    settings.update({k: str(v) for k, v in conf.items()})
+    for key, value in settings.items():
+        try:
+            spark.conf.set(key, value)
+        except Exception:  # a static or unknown setting this server refuses at run time: the server's own
+            if key in conf:
+                raise
+    from fieldshift.spark.datasource import register
+
+    register(spark)
+    return spark

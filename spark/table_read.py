@@ -52,7 +52,9 @@ from fieldshift.spark._files import (
     plan_tasks,
     schema_plans,
 )
+from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
 from fieldshift.spark.native_scan import native_frame, native_scans
+from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.read_filter import spark_condition
 from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.catalog import DataFile
@@ -287,14 +289,16 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
     ``spark.sql.parquet.fieldId.read.enabled`` is on or off when the DataFrame runs.
     ``filter`` (as ``Table.scan``'s) prunes partitions and files on the driver; Spark filters the rows.
     """
-    check_option("via", via, ReadVia)
-    table = Table.open(location, catalog=catalog, name=name)
-    rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
-                   route=route, filter=filter)
-    if rp.bound:
-        frame = _read_frame(spark, rp, location, catalog, name, via, batch_size).filter(spark_condition(rp.bound))
-        return frame.select(*[join_path([n]) for n in (columns or [f.name for f in rp.read_schema.fields])])
-    return _read_frame(spark, rp, location, catalog, name, via, batch_size)
+    with fieldshift_errors():  # a Spark error carrying a fieldshift error: raised as that error
+        check_option("via", via, ReadVia)
+        table = Table.open(location, catalog=catalog, name=name)
+        rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
+                       route=route, filter=filter)
+        if rp.bound:
+            frame = _read_frame(spark, rp, location, catalog, name, via, batch_size)
+            frame = frame.filter(spark_condition(rp.bound))
+            return frame.select(*[join_path([n]) for n in (columns or [f.name for f in rp.read_schema.fields])])
+        return _read_frame(spark, rp, location, catalog, name, via, batch_size)
 
 
 def _read_frame(spark: Any, rp: ReadPlan, location: str | Path, catalog: str | None, name: str | None,
@@ -319,7 +323,7 @@ def _native_partitions(spark: Any, files: Sequence[DataFile]) -> int:
     """How many partitions Spark's file scan would make of ``files`` (its maxSplitBytes rule)."""
     conf = spark.conf
     min_parts = conf.get("spark.sql.files.minPartitionNum", None)
-    parallelism = int(min_parts) if min_parts else spark.sparkContext.defaultParallelism
+    parallelism = int(min_parts) if min_parts else (default_parallelism(spark) or max(1, len(files)))
     max_bytes = _bytes(conf.get("spark.sql.files.maxPartitionBytes", "128m"))
     open_cost = _bytes(conf.get("spark.sql.files.openCostInBytes", "4m"))
     split = max_split_bytes([f.file_size for f in files], parallelism, max_bytes, open_cost)
@@ -384,3 +388,6 @@ def _json_list(names: Sequence[str]) -> str:
     import json
 
     return json.dumps(list(names))
+
+
+one_line_errors(_TaskReader)

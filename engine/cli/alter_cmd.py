@@ -59,12 +59,12 @@ def alter(
         console.print(Text(f"nothing to change: schema {old.schema_id} already is what the statements ask for; "
                            "nothing was committed", style="bold"))
         return
-    verb = "would change" if dry_run else "changed"
-    console.print(Text(f"schema {old.schema_id} -> {new.schema_id}: {verb} {len(changes)} thing(s)",
-                       style="bold"))
+    diffs = diff_schemas(old, new)
+    # one count, the table's: several clauses may touch one field (RENAME a TO b; RENAME b TO c)
+    console.print(Text(f"schema {old.schema_id} -> {new.schema_id}: {len(diffs)} change(s) from "
+                       f"{len(changes)} clause(s)" + (" (dry run)" if dry_run else ""), style="bold"))
     for change in changes:
         console.print(Text("  " + change.sql()))
-    diffs = diff_schemas(old, new)
     if diffs:
         console.print(simple_table(["change", "id", "before", "after", "detail"],
                                    [(d.kind, d.field_id, d.old_path or "-", d.new_path or "-", d.detail)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any
 from fieldshift.errors import CatalogFormatError, CommitConflictError, HistoryUnreadableError, TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
+from fieldshift.table.catalog_reads import load_file_stats, snapshot_row
 from fieldshift.table.catalog_sql import (
     DEFAULT_POLICY,
     FORMAT_VERSION,
@@ -35,9 +37,10 @@ from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
 from fieldshift.table.spec_catalog import decode_partition, encode_partition, insert_spec, load_specs
+from fieldshift.table.stream_marks import StreamMark, captured_sources, check_unrecorded, record, stream_batches
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
-           "open_catalog"]
+           "open_catalog", "redact_uri"]
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
@@ -59,6 +62,9 @@ class DataFile:
     file_size: int
     stats: dict[int, tuple[int, int, Any, Any]] = field(default_factory=dict)
     file_id: int | None = None
+    content: str = "data"  # "deletes": a file of keys removed from a keyed table
+    sequence: int | None = None  # the data sequence number (read back: the begin snapshot unless set)
+    bucket: int | None = None  # the hidden key bucket (None for unkeyed tables)
     spec_id: int = 0
     partition: tuple[Any, ...] = ()
     """The file's partition values, one per field of its spec, as ``Transform.value`` gives them."""
@@ -71,8 +77,20 @@ def _now() -> str:
 class SqliteCatalog:
     """One SQLite database holding one or many tables."""
 
+    _format_errors: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
+    """What reading the format version raises when the database holds no fieldshift catalog."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+
+    def exists(self) -> bool:
+        """Whether there is a catalog to open (a server-backed catalog is asked when first used)."""
+        return self.path.exists()
+
+    @property
+    def directory(self) -> Path | None:
+        """The local directory holding the catalog file; None for a catalog in a database server."""
+        return self.path.parent
 
     # -- connections ----------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -97,14 +115,18 @@ class SqliteCatalog:
 
     def initialize(self) -> None:
         """Create the catalog tables (idempotent, in one transaction) and check the format version."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as conn:
-            conn.execute("PRAGMA journal_mode = WAL")
+        self._prepare()
         with self._transaction() as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS fs_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             conn.execute("INSERT OR IGNORE INTO fs_metadata VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
             upgrade(conn)
         self.check_version()
+
+    def _prepare(self) -> None:
+        """Make the catalog file's directory and switch it to WAL (readers never wait for a writer)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as conn:
+            conn.execute("PRAGMA journal_mode = WAL")
 
     def check_version(self) -> None:
         """Refuse a newer catalog format; upgrade an older one in place (one transaction)."""
@@ -122,7 +144,7 @@ class SqliteCatalog:
         try:
             with self._connect() as conn:
                 row = conn.execute("SELECT value FROM fs_metadata WHERE key = 'format_version'").fetchone()
-        except sqlite3.DatabaseError as e:
+        except self._format_errors as e:
             raise CatalogFormatError(f"{self.path} is not a fieldshift catalog ({e})") from None
         if row is None:
             raise CatalogFormatError(f"{self.path} is not a fieldshift catalog (no format_version)")
@@ -188,19 +210,13 @@ class SqliteCatalog:
                 for r in rows]
 
     def head(self, table_id: int) -> Snapshot:
-        found = self.snapshot(table_id, None)
-        assert found is not None, "every table has its create snapshot"
-        return found
+        return self.snapshot(table_id, None) or self.snapshots(table_id)[-1]  # (every table has one)
 
     def snapshot(self, table_id: int, snapshot_id: int | None) -> Snapshot | None:
         """One snapshot (None: the head) without reading the others; None when there is no such snapshot."""
-        where = "ORDER BY snapshot_id DESC LIMIT 1" if snapshot_id is None else "AND snapshot_id = ?"
         with self._connect() as conn:
-            r = conn.execute("SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation, summary "
-                             f"FROM fs_snapshot WHERE table_id = ? {where}",
-                             (table_id,) if snapshot_id is None else (table_id, snapshot_id)).fetchone()
-        return None if r is None else Snapshot(r[0], r[1], r[2], r[3], r[4],
-                                               parse_json(r[5], f"the summary of snapshot {r[0]}"))
+            r = snapshot_row(conn, table_id, snapshot_id)
+        return None if r is None else Snapshot(*r[:5], parse_json(r[5], f"the summary of snapshot {r[0]}"))
 
     def schemas(self, table_id: int) -> dict[int, Schema]:
         with self._connect() as conn:
@@ -230,7 +246,8 @@ class SqliteCatalog:
     def data_files(self, table_id: int, snapshot_id: int, with_stats: bool = True) -> list[DataFile]:
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT file_id, path, schema_id, record_count, file_size, spec_id, partition_values FROM fs_data_file "
+                "SELECT file_id, path, schema_id, record_count, file_size, content, "
+                "COALESCE(sequence, begin_snapshot), bucket, spec_id, partition_values FROM fs_data_file "
                 "WHERE table_id = ? AND begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?) "
                 "ORDER BY file_id", (table_id, snapshot_id, snapshot_id)).fetchall()
             stats: dict[int, dict[int, tuple[int, int, Any, Any]]] = {}
@@ -240,27 +257,20 @@ class SqliteCatalog:
                     "FROM fs_file_column_stats s JOIN fs_data_file f ON f.file_id = s.file_id "
                     "WHERE f.table_id = ?", (table_id,)):
                     stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
-        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], decode_partition(r[6]))
-                for r in rows]
+        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7], r[8],
+                         decode_partition(r[9])) for r in rows]
 
     def file_stats(self, file_ids: Sequence[int]) -> dict[int, dict[int, tuple[int, int, Any, Any]]]:
         """Statistics of some files only (a scan loads them after partition pruning)."""
-        stats: dict[int, dict[int, tuple[int, int, Any, Any]]] = {}
-        ids = list(file_ids)
         with self._connect() as conn:
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                for fid, cid, vc, nc, lo, hi in conn.execute(
-                        "SELECT file_id, column_id, value_count, null_count, min_value, max_value FROM "
-                        f"fs_file_column_stats WHERE file_id IN ({', '.join('?' * len(chunk))})", chunk):
-                    stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
-        return stats
+            return load_file_stats(conn, file_ids)
 
     def all_data_files(self, table_id: int) -> list[tuple[str, int]]:
-        """(path, schema id) of every data file any snapshot references."""
+        """(path, schema id) of every data file any snapshot references (delete files hold only key
+        columns, whose types never change, so value checks skip them)."""
         with self._connect() as conn:
-            rows = conn.execute("SELECT path, schema_id FROM fs_data_file WHERE table_id = ? ORDER BY file_id",
-                                (table_id,)).fetchall()
+            rows = conn.execute("SELECT path, schema_id FROM fs_data_file WHERE table_id = ? AND content = 'data' "
+                                "ORDER BY file_id", (table_id,)).fetchall()
         return [(r[0], int(r[1])) for r in rows]
 
     def all_paths(self, table_id: int) -> set[str]:
@@ -278,6 +288,29 @@ class SqliteCatalog:
                                 "ORDER BY file_id", (table_id,)).fetchall()
         return [(r[0], int(r[1])) for r in rows]
 
+    def files_added(self, table_id: int, first_snapshot: int, last_snapshot: int) -> list[tuple[int, DataFile]]:
+        """(snapshot id, file) of every data file snapshots ``first..last`` added, in commit order."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT begin_snapshot, file_id, path, schema_id, record_count, file_size FROM fs_data_file "
+                "WHERE table_id = ? AND begin_snapshot BETWEEN ? AND ? ORDER BY begin_snapshot, file_id",
+                (table_id, first_snapshot, last_snapshot)).fetchall()
+        return [(int(r[0]), DataFile(r[2], int(r[3]), int(r[4]), int(r[5]), {}, int(r[1]))) for r in rows]
+
+    def stream_commit(self, table_id: int, stream_id: str, batch_id: int) -> int | None:
+        """The snapshot that committed batch ``batch_id`` of ``stream_id``, or None."""
+        return self.stream_batches(table_id, stream_id, batch_id).get(batch_id)
+
+    def stream_batches(self, table_id: int, stream_id: str, batch_id: int | None = None) -> dict[int, int]:
+        """batch id -> snapshot id of the micro-batches of ``stream_id`` committed to the table."""
+        with self._connect() as conn:
+            return stream_batches(conn, table_id, stream_id, batch_id)
+
+    def captured_sources(self, table_id: int) -> dict[str, int]:
+        """source file -> snapshot id of every file a capture committed to the table."""
+        with self._connect() as conn:
+            return captured_sources(conn, table_id)
+
     # -- commits --------------------------------------------------------------------------------
     def commit(
         self,
@@ -293,7 +326,10 @@ class SqliteCatalog:
         summary: dict[str, Any] | None = None,
         compatible: Any = None,
         policy: CastPolicy | None = None,
+        remove_files: Sequence[int] = (),
+        exclusive: bool = False,
         spec: PartitionSpec | None = None,
+        stream: StreamMark | None = None,
     ) -> Snapshot:
         """Commit atomically on top of ``base_snapshot_id``.
 
@@ -302,8 +338,15 @@ class SqliteCatalog:
         head's schema under the table's policy (``compatible(head_schema)`` may check more).
         Inside the same transaction, a new schema or ``policy`` is checked against every data file
         any snapshot references (:func:`check_readable`), so concurrent writers cannot get past it.
+        ``remove_files`` (file ids) end in this snapshot; one another commit already ended conflicts
+        (a concurrent compaction). ``exclusive`` conflicts on any concurrent commit (an insert-only
+        append to a keyed table checked its keys against ``base_snapshot_id``).
+        ``stream`` (a micro-batch id, captured source files) is recorded in the same transaction; one
+        recorded before raises :class:`AlreadyCommittedError` and nothing is committed.
         """
         with self._transaction() as conn:
+            if stream is not None:
+                check_unrecorded(conn, table_id, stream)
             head_id, head_schema_id = conn.execute(
                 "SELECT snapshot_id, schema_id FROM fs_snapshot WHERE table_id = ? "
                 "ORDER BY snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
@@ -312,7 +355,7 @@ class SqliteCatalog:
             props = parse_json(props, f"the properties of table {name!r}")
             table_policy = policy or policy_of(name, props)
             if head_id != base_snapshot_id:
-                if schema is not None or replace_all or policy is not None or spec is not None:
+                if schema is not None or replace_all or policy is not None or exclusive or spec is not None:
                     raise CommitConflictError(
                         f"another writer committed snapshot {head_id} after snapshot {base_snapshot_id}, "
                         f"on which this {operation} was based; reload the table and retry"
@@ -331,6 +374,7 @@ class SqliteCatalog:
             if policy is not None:
                 props[POLICY_PROPERTY] = policy.option_name
                 conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
+            self._end_files(conn, table_id, remove_files, new_id)
             if replace_all:
                 conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND "
                              "end_snapshot IS NULL", (new_id, table_id))
@@ -342,9 +386,10 @@ class SqliteCatalog:
             for f in add_files:
                 cur = conn.execute(
                     "INSERT INTO fs_data_file (table_id, path, schema_id, record_count, file_size, "
-                    "begin_snapshot, spec_id, partition_values) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id, f.spec_id,
-                     encode_partition(f.partition)))
+                    "begin_snapshot, content, sequence, bucket, spec_id, partition_values) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id, f.content, f.sequence,
+                     f.bucket, f.spec_id, encode_partition(f.partition)))
                 conn.executemany(
                     "INSERT INTO fs_file_column_stats VALUES (?, ?, ?, ?, ?, ?)",
                     [(cur.lastrowid, cid, vc, nc, dump_value(lo), dump_value(hi))
@@ -352,7 +397,37 @@ class SqliteCatalog:
             conn.executemany(
                 "INSERT INTO fs_quarantine_file (table_id, path, snapshot_id, record_count) VALUES (?, ?, ?, ?)",
                 [(table_id, path, new_id, n) for path, n in quarantine])
+            if stream is not None:
+                record(conn, table_id, stream, new_id)
         return Snapshot(new_id, head_id, schema_id, _now(), operation, summary or {})
+
+    @staticmethod
+    def _end_files(conn: sqlite3.Connection, table_id: int, file_ids: Sequence[int], snapshot_id: int) -> None:
+        for fid in file_ids:
+            cur = conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
+                               "AND end_snapshot IS NULL", (snapshot_id, table_id, fid))
+            if cur.rowcount != 1:
+                raise CommitConflictError(f"data file {fid} was removed by a concurrent commit (a compaction or "
+                                          "an overwrite); reload the table and retry")
+
+    def expire(self, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
+        """Remove snapshot rows, then the rows of files no remaining snapshot references (one transaction);
+        returns those files' paths. The head is never removed."""
+        with self._transaction() as conn:
+            head = conn.execute("SELECT MAX(snapshot_id) FROM fs_snapshot WHERE table_id = ?",
+                                (table_id,)).fetchone()[0]
+            if head in snapshot_ids:
+                raise TableError(f"snapshot {head} is the table's head and cannot be expired")
+            conn.executemany("DELETE FROM fs_snapshot WHERE table_id = ? AND snapshot_id = ?",
+                             [(table_id, s) for s in snapshot_ids])
+            kept = [r[0] for r in conn.execute("SELECT snapshot_id FROM fs_snapshot WHERE table_id = ?", (table_id,))]
+            gone = [(fid, path) for fid, path, begin, end in conn.execute(
+                "SELECT file_id, path, begin_snapshot, end_snapshot FROM fs_data_file WHERE table_id = ? "
+                "AND end_snapshot IS NOT NULL", (table_id,)).fetchall()
+                if not any(begin <= s < end for s in kept)]
+            conn.executemany("DELETE FROM fs_file_column_stats WHERE file_id = ?", [(fid,) for fid, _ in gone])
+            conn.executemany("DELETE FROM fs_data_file WHERE file_id = ?", [(fid,) for fid, _ in gone])
+        return [path for _, path in gone]
 
     def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
                       head_schema_id: int, policy: CastPolicy, compatible: Any) -> None:
@@ -424,11 +499,22 @@ class SqliteCatalog:
                              (table_id, cid, snapshot_id, *row))
 
 
+def redact_uri(uri: str) -> str:
+    """A catalog URI without its password: for messages and for the markers left in table directories."""
+    return re.sub(r"(://[^:/@?]*):[^@/?]*@", r"\1@", uri)
+
+
 def open_catalog(uri_or_path: str | Path) -> SqliteCatalog:
-    """``sqlite:///abs/path.db``, ``sqlite://rel/path.db`` or a plain path."""
+    """``sqlite:///abs/path.db``, ``sqlite://rel/path.db``, a plain path, or ``postgresql://...``
+    (a libpq URI; the catalog then lives in that PostgreSQL database, see :mod:`catalog_pg`)."""
     text = str(uri_or_path)
+    if text.startswith(("postgresql://", "postgres://")):
+        from fieldshift.table.catalog_pg import PostgresCatalog
+
+        return PostgresCatalog(text)
     if text.startswith("sqlite://"):
         text = text[len("sqlite://"):]
     elif "://" in text:
-        raise TableError(f"unsupported catalog URI {uri_or_path!r}; only sqlite:// catalogs exist so far")
+        raise TableError(f"unsupported catalog URI {uri_or_path!r}; use sqlite:///path.db, a plain path "
+                         "or postgresql://user@host:port/database")
     return SqliteCatalog(text)

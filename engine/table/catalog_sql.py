@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS fs_data_file (
     file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
     schema_id INTEGER NOT NULL, record_count INTEGER NOT NULL, file_size INTEGER NOT NULL,
     begin_snapshot INTEGER NOT NULL, end_snapshot INTEGER);
+CREATE INDEX IF NOT EXISTS fs_data_file_by_table ON fs_data_file (table_id, begin_snapshot);
 CREATE TABLE IF NOT EXISTS fs_file_column_stats (
     file_id INTEGER NOT NULL, column_id INTEGER NOT NULL, value_count INTEGER NOT NULL,
     null_count INTEGER NOT NULL, min_value TEXT, max_value TEXT, PRIMARY KEY (file_id, column_id));
@@ -53,9 +54,18 @@ CREATE TABLE IF NOT EXISTS fs_quarantine_file (
 CREATE TABLE IF NOT EXISTS fs_partition_spec (
     table_id INTEGER NOT NULL, spec_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
     spec_json TEXT NOT NULL, PRIMARY KEY (table_id, spec_id));
+CREATE TABLE IF NOT EXISTS fs_stream_commit (
+    table_id INTEGER NOT NULL, stream_id TEXT NOT NULL, batch_id INTEGER NOT NULL,
+    snapshot_id INTEGER NOT NULL, PRIMARY KEY (table_id, stream_id, batch_id));
+CREATE TABLE IF NOT EXISTS fs_captured_file (
+    table_id INTEGER NOT NULL, source TEXT NOT NULL, file_size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    record_count INTEGER NOT NULL, snapshot_id INTEGER NOT NULL, PRIMARY KEY (table_id, source));
 """
 
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("fs_data_file", "content", "TEXT NOT NULL DEFAULT 'data'"),  # 'data' | 'deletes' (keys removed)
+    ("fs_data_file", "sequence", "INTEGER"),  # the data sequence number; NULL: its begin_snapshot
+    ("fs_data_file", "bucket", "INTEGER"),  # the hidden key bucket; NULL for unkeyed tables
     ("fs_data_file", "spec_id", "INTEGER NOT NULL DEFAULT 0"),
     ("fs_data_file", "partition_values", "TEXT"),
 )

@@ -17,10 +17,10 @@ import sqlite3
 import uuid
 from pathlib import Path
 
-from fieldshift.errors import TableError
+from fieldshift.errors import TableError, TableExistsError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
+from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog, redact_uri
 from fieldshift.table.partitioning import PartitionSpec
 
 __all__ = [
@@ -54,8 +54,9 @@ def resolve_policy(policy: CastPolicy | str | None, properties: dict[str, str]) 
 
 def mark_table_directory(location: Path, catalog: str, name: str) -> None:
     """Leave a marker in a shared-catalog table's directory (an own catalog's file is its marker), so no
-    other table is created in, around or inside it."""
-    (location / TABLE_MARKER).write_text(json.dumps({"catalog": catalog, "name": name}))
+    other table is created in, around or inside it. A password in the catalog URI is left out (it comes
+    from the environment, e.g. PGPASSWORD, when the table is opened by its directory)."""
+    (location / TABLE_MARKER).write_text(json.dumps({"catalog": redact_uri(catalog), "name": name}))
 
 
 def read_table_marker(location: Path, name: str | None) -> tuple[str, str]:
@@ -98,7 +99,7 @@ def create_own_catalog(location: Path, name: str, schema: Schema, properties: di
     """Build the table's catalog under a temporary name, then link it into place (never overwriting)."""
     final = location / CATALOG_FILE
     if final.exists() and not _is_empty_catalog(final):
-        raise TableError(f"a table already exists at {location}; open it with Table.open()")
+        raise TableExistsError(f"a table already exists at {location}; open it with Table.open()", location)
     location.mkdir(parents=True, exist_ok=True)
     if final.exists():  # an interrupted create of an older fieldshift: catalog tables but no table row
         cat = SqliteCatalog(final)
@@ -116,8 +117,8 @@ def create_own_catalog(location: Path, name: str, schema: Schema, properties: di
         try:
             os.link(tmp, final)
         except FileExistsError:
-            raise TableError(f"a table already exists at {location} (created concurrently); "
-                             "open it with Table.open()") from None
+            raise TableExistsError(f"a table already exists at {location} (created concurrently); "
+                                   "open it with Table.open()", location) from None
         _fsync(location)
     finally:
         _remove_catalog_file(tmp)

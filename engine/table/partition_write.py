@@ -19,6 +19,8 @@ import pyarrow as pa
 from fieldshift.schema import Schema, split_path
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file
+from fieldshift.table.keyed_write import write_bucketed
+from fieldshift.table.keys import KeySpec
 from fieldshift.table.partitioning import PartitionSpec
 
 __all__ = ["MAX_FILE_ROWS", "partition_directory", "source_column", "split_by_spec", "write_partitioned"]
@@ -69,21 +71,28 @@ def partition_directory(schema: Schema, spec: PartitionSpec, partition: tuple[An
 
 
 def write_partitioned(location: Path, schema: Schema, spec: PartitionSpec, data: pa.Table, written: list[str],
-                      max_rows: int = MAX_FILE_ROWS) -> list[DataFile]:
-    """Write ``data`` as files of at most ``max_rows`` rows per partition; paths go to ``written`` as they land
-    (a failure midway removes this call's files before raising)."""
+                      max_rows: int = MAX_FILE_ROWS, *, keys: KeySpec | None = None,
+                      content: str = "data") -> list[DataFile]:
+    """Write ``data`` as files of at most ``max_rows`` rows per partition (and, for a keyed table, per
+    hidden key bucket within it); paths go to ``written`` as they land (a failure midway removes this
+    call's files before raising)."""
     files: list[DataFile] = []
+    first = len(written)
     try:
         for partition, rows in split_by_spec(schema, spec, data):
             directory = partition_directory(schema, spec, partition) if spec.fields else "data"
+            if keys is not None:
+                files += write_bucketed(location, schema, rows, keys, written, content=content, max_rows=max_rows,
+                                        spec_id=spec.spec_id, partition=partition, directory=directory)
+                continue
             for start in range(0, rows.num_rows, max_rows):
                 f = write_data_file(location, schema, rows.slice(start, max_rows), spec_id=spec.spec_id,
                                     partition=partition, directory=directory)
                 written.append(f.path)
                 files.append(f)
     except BaseException:
-        for f in files:  # nothing half-written stays behind, whoever the caller is
+        for path in written[first:]:  # nothing half-written stays behind, whoever the caller is
             with contextlib.suppress(FileNotFoundError):
-                (location / f.path).unlink()
+                (location / path).unlink()
         raise
     return files

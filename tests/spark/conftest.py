@@ -9,6 +9,7 @@ ignoring row order; the DataFrame's Arrow types must equal those types exactly.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 from collections.abc import Iterator
 from typing import Any
@@ -25,10 +26,21 @@ def spark() -> Iterator[Any]:
         pytest.skip("no Java runtime: install openjdk-17-jre-headless to run the Spark tests")
     from fieldshift.spark import session
 
-    s = session(master="local[2]", **{
+    remote = os.environ.get("FIELDSHIFT_TEST_SPARK_REMOTE")  # tests/servers: over Spark Connect (sc://...)
+    if remote:
+        s = session(master=remote)
+        yield s
+        s.stop()
+        return
+    # tests/servers runs these tests again on a standalone cluster it starts (spark://127.0.0.1:PORT)
+    master = os.environ.get("FIELDSHIFT_TEST_SPARK_MASTER", "local[2]")
+    cluster = {} if master.startswith("local") else {
+        "spark.executor.memory": "512m", "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    s = session(master=master, **{
         "spark.sql.shuffle.partitions": "2",
         "spark.default.parallelism": "2",
         "spark.driver.memory": "1g",
+        **cluster,
     })
     s.sparkContext.setLogLevel("ERROR")
     yield s

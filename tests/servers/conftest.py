@@ -1,0 +1,93 @@
+"""Servers the `servers` tests start and stop themselves: a real PostgreSQL (``pgserver``, a
+self-contained PostgreSQL in a temporary directory). Every test here is marked ``servers``, so
+``make test`` leaves them out and ``make test-servers`` runs them."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SERVERS_DIR = Path(__file__).parent
+_schemas = itertools.count()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVERS_DIR in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.servers)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A PostgreSQL server for the session, on a Unix socket in a temporary directory (one that
+    pgserver's own user can enter when the tests run as root, unlike pytest's private tmp dirs)."""
+    pgserver = pytest.importorskip("pgserver")
+    root = Path(tempfile.mkdtemp(prefix="fieldshift-pg-"))
+    root.chmod(0o755)
+    server = pgserver.get_server(root / "data", cleanup_mode="stop")
+    yield server
+    from fieldshift.table.catalog_pg import close_pools
+
+    close_pools()
+    server.cleanup()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def fresh_catalog_uri(server: Any) -> str:
+    """A catalog URI of an empty schema of its own (cheaper than a database per test)."""
+    import psycopg
+
+    name = f"fs_test_{next(_schemas)}"
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    return f"{server.get_uri()}&options=-csearch_path%3D{name}"
+
+
+@pytest.fixture
+def pg_uri(pg_server: Any) -> Iterator[str]:
+    """The URI of a fresh, empty PostgreSQL catalog."""
+    uri = fresh_catalog_uri(pg_server)
+    yield uri
+    from fieldshift.table.catalog_pg import close_pools
+
+    close_pools(uri)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def catalog_uri(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A shared catalog of each dialect: the same tests run over both."""
+    if request.param == "sqlite":
+        return str(tmp_path / "shared.db")
+    return request.getfixturevalue("pg_uri")
+
+
+@pytest.fixture(scope="session")
+def spark_processes() -> Iterator[Any]:
+    """Where the Spark servers of this run live (stopped, by their process groups, at the end)."""
+    if shutil.which("java") is None:
+        pytest.skip("no Java runtime: install openjdk-17-jre-headless to run the Spark server tests")
+    from tests.servers.spark_servers import SparkProcesses
+
+    root = Path(tempfile.mkdtemp(prefix="fieldshift-spark-"))
+    procs = SparkProcesses(root)
+    yield procs
+    procs.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark_master(spark_processes: Any) -> str:
+    """A standalone Spark cluster on 127.0.0.1: a master and two workers, separate JVM processes."""
+    return spark_processes.start_cluster(workers=2)
+
+
+@pytest.fixture(scope="session")
+def spark_remote(spark_processes: Any) -> str:
+    """A Spark Connect server on 127.0.0.1 (``sc://127.0.0.1:PORT``)."""
+    return spark_processes.start_connect()
