@@ -19,8 +19,10 @@ from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot
-from fieldshift.table.files import write_data_file, write_side_file
+from fieldshift.table.files import write_side_file
 from fieldshift.table.on_write import prepare_append
+from fieldshift.table.partition_evolution import check_schema_change
+from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import MAX_FILE_ROWS, AppendResult, Table
 from fieldshift.table.value_check import check_values
@@ -46,16 +48,14 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
     Raises ``CommitConflictError`` (retry on the new head) or ``AlreadyCommittedError`` (nothing to do);
     either way the files written here are removed first.
     """
+    spec = table.spec  # files are split by the table's current partition spec
     if evolved:
+        check_schema_change(spec, table.schemas_by_id()[base.schema_id], schema, table=table.name)
         check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), table.schemas_by_id(),
                      schema, table.policy, table=table.name, change=f"schema {schema.schema_id} (evolved by a stream)")
     written: list[str] = []
     try:
-        files: list[DataFile] = []
-        for start in range(0, data.num_rows, MAX_FILE_ROWS):
-            f = write_data_file(table.location, schema, data.slice(start, MAX_FILE_ROWS))
-            written.append(f.path)
-            files.append(f)
+        files: list[DataFile] = write_partitioned(table.location, schema, spec, data, written, MAX_FILE_ROWS)
         quarantine = []
         for q in quarantined:
             if q.num_rows:

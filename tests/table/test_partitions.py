@@ -359,3 +359,24 @@ def test_a_killed_partitioned_writer_loses_only_its_uncommitted_batch(tmp_path: 
     removed = t.vacuum(older_than=0)
     assert not set(removed) & live and all(r.startswith("data/batch=") for r in removed)
     assert t.scan().count() == rows.num_rows and all((t.location / p).exists() for p in live)
+
+
+def test_stream_appends_and_captures_split_by_the_spec(tmp_path: Path) -> None:
+    from fieldshift.table.stream_commit import append_once
+    from fieldshift.table.stream_marks import StreamMark
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int32()), ("region", pa.string())]),
+                        partition_by=["region", "truncate(10, id)"])
+    batch = pa.table({"id": pa.array([1, 15, 3], pa.int32()), "region": ["eu", "eu", "us"]})
+    assert append_once(t, batch, StreamMark("s", 0)) is not None
+    land = tmp_path / "land"
+    land.mkdir()
+    pq.write_table(pa.table({"id": pa.array([22], pa.int32()), "region": ["ap"]}), land / "a.parquet")
+    assert fs.capture(land, t).files == 1
+    assert sorted(f.partition for f in t.scan().files()) == [("ap", 20), ("eu", 0), ("eu", 10), ("us", 0)]
+    pq.write_table(pa.table({"id": [1.5], "region": ["eu"]}), land / "b.parquet")  # double into a truncated int
+    with pytest.raises(fs.CaptureFileError, match=r"b\.parquet.*partition field 'id_trunc_10'"):
+        fs.capture(land, t)
+    with pytest.raises(fs.PartitionKeyChangeError):
+        append_once(t, pa.table({"id": [2.5], "region": ["eu"]}), StreamMark("s", 1))
+    assert t.scan().count() == 4 and t.scan(filter=("region", "==", "ap")).files()[0].partition == ("ap", 20)
