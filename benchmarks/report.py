@@ -488,6 +488,9 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
     first_call = out_dir / "first_call.md"  # written by benchmarks/first_call.py (its own processes)
     if first_call.exists():
         lines += ["", first_call.read_text().rstrip()]
+    partitions = out_dir / "partitions.md"  # written by benchmarks/bench_partitions.py (run by hand)
+    if partitions.exists():
+        lines += ["", partitions.read_text().rstrip()]
     text = "\n".join(lines).rstrip() + "\n"
     (out_dir / "README.md").write_text(text)
     return text

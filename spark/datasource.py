@@ -75,24 +75,18 @@ from fieldshift.spark._files import (
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import KeyedReader
 from fieldshift.spark.parallelism import default_parallelism
+from fieldshift.spark.partitioned_write import write_partition_files, writer_spec
 from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import write_data_file, write_side_file
+from fieldshift.table.files import write_side_file
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.scan import Predicate, Scan
 from fieldshift.table.table import MAX_FILE_ROWS, Table
 from fieldshift.types import StructType as FsStructType
 
-__all__ = [
-    "FORMAT",
-    "FieldshiftCommitMessage",
-    "FieldshiftDataSource",
-    "FieldshiftReader",
-    "FieldshiftWriter",
-    "parse_policy",
-    "register",
-]
+__all__ = ["FORMAT", "FieldshiftCommitMessage", "FieldshiftDataSource", "FieldshiftReader", "FieldshiftWriter",
+           "parse_policy", "register"]
 
 FORMAT = "fieldshift"
 
@@ -356,8 +350,9 @@ def _predicate(f: Any, schema: Schema) -> Predicate | None:
     values = list(f.value) if op == "in" else [f.value]
     if any(v is None for v in values):
         return None
-    if pa.types.is_timestamp(target.type) and any(getattr(v, "tzinfo", None) is None for v in values):
-        return None  # a naive datetime's zone is ambiguous here: never prune on it
+    if pa.types.is_timestamp(target.type) and target.type.tz is not None and \
+            any(getattr(v, "tzinfo", None) is None for v in values):
+        return None  # a naive datetime against a zoned column is ambiguous: never prune on it
     return Predicate(join_path(path), op, tuple(values) if op == "in" else values[0])
 
 
@@ -403,6 +398,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
             base = table.schemas_by_id()[head.schema_id]
         self.plan: WritePlan = plan_write(self.incoming, base, evolve=evolve, on_incompatible=on_incompatible,
                                           policy=self.policy)
+        self.spec = writer_spec(table, base, self.plan, options)  # tasks split their rows by it
 
     # -- executors ------------------------------------------------------------------------------
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FieldshiftCommitMessage:
@@ -432,7 +428,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
         data = pa.Table.from_batches(batches, schema=self.incoming)
         good, bad = self.plan.split(data)
         if good.num_rows:
-            message.files.append(write_data_file(location, self.plan.schema, good))
+            message.files.extend(write_partition_files(location, self.plan, self.spec, good))
             message.rows += good.num_rows
         if bad is not None and bad.num_rows:
             message.quarantine.append((write_side_file(location, "quarantine", bad), bad.num_rows))
@@ -446,7 +442,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
         try:
             if self.new_schema is not None:
                 table = Table.create(self.location, self.new_schema, catalog=self.catalog, name=self.name,
-                                     policy=self.policy)
+                                     policy=self.policy, partition_by=self.spec)
             else:
                 table = Table.open(self.location, catalog=self.catalog, name=self.name)
             plan = self.plan

@@ -41,7 +41,7 @@ from fieldshift.options import ReadRoute, ReadVia, check_option
 from fieldshift.partner_visitor import PartnerVisitor, visit_level
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema import Schema, join_path
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark._files import (
     DEFAULT_BATCH_SIZE,
@@ -56,6 +56,7 @@ from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
 from fieldshift.spark.keyed import keyed_reader_parts, split_groups
 from fieldshift.spark.native_scan import native_frame, native_scans
 from fieldshift.spark.parallelism import default_parallelism
+from fieldshift.spark.read_filter import spark_condition
 from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.scan import Scan
@@ -231,6 +232,7 @@ class ReadPlan:
     schemas: dict[int, Schema]  # the table's schemas by id, read from the catalog once
     policy: CastPolicy | None = None  # the policy the plans were checked under (the table's by default)
     merge_groups: tuple[tuple[str, ...], ...] = ()  # a keyed table's groups needing a merge (file paths)
+    bound: tuple[Any, ...] = ()  # the filter's bound predicates (rows are filtered by spark_condition)
 
     def explain(self) -> str:
         lines = [f"read of snapshot {self.snapshot_id} as schema {self.read_schema.schema_id}: "
@@ -242,12 +244,12 @@ class ReadPlan:
 
 def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | None = None,
               columns: Sequence[str] | None = None, policy: CastPolicy | None = None,
-              route: ReadRoute = "auto") -> ReadPlan:
+              route: ReadRoute = "auto", filter: Any = None) -> ReadPlan:
     """Decide, per schema id, the route of each group of files (plans are checked here, on the driver)."""
     check_option("route", route, ReadRoute)
     policy = policy or table.policy  # the table's own rules by default
-    scan = Scan(table, columns, None, snapshot_id, schema_id, policy)
-    files = scan.files()
+    scan = Scan(table, columns, filter, snapshot_id, schema_id, policy)
+    files = scan.files()  # pruned on the driver: partitions through every spec, then statistics
     schemas = scan.schemas
     read_schema = scan.read_schema
     groups: list[tuple[str, ...]] = []
@@ -268,7 +270,8 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
             raise ValueError(f"schema {sid} cannot be read natively: {reasons[sid]}")
     native = tuple(f for f in files if reasons[f.schema_id] is None)
     other = tuple(f for f in files if reasons[f.schema_id] is not None)
-    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy, tuple(groups))
+    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy, tuple(groups),
+                    scan.bound)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -277,7 +280,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
 def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, schema_id: int | None = None,
          columns: Sequence[str] | None = None, policy: CastPolicy | None = None, catalog: str | None = None,
          name: str | None = None, route: ReadRoute = "auto", via: ReadVia = "files",
-         batch_size: int = DEFAULT_BATCH_SIZE) -> Any:
+         batch_size: int = DEFAULT_BATCH_SIZE, filter: Any = None) -> Any:
     """The table at ``location`` as a DataFrame in the read schema, by the fastest exact route.
 
     Files whose plan Spark's native Parquet scan reproduces exactly are read natively (one scan per
@@ -291,30 +294,40 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
     The native scans request each group's columns under the names its files use (with their
     ``parquet.field.id``) and rename them with a projection, so the answer is the same whether
     ``spark.sql.parquet.fieldId.read.enabled`` is on or off when the DataFrame runs.
+    ``filter`` (as ``Table.scan``'s) prunes partitions and files on the driver; Spark filters the rows.
     """
     with fieldshift_errors():  # a Spark error carrying a fieldshift error: raised as that error
         check_option("via", via, ReadVia)
         table = Table.open(location, catalog=catalog, name=name)
         rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
-                       route=route)
-        spark_schema = schema_to_spark(rp.read_schema)
-        scans = native_scans(rp.table.location, rp.native_files, rp.schemas, rp.read_schema, spark_schema)
-        parts = [native_frame(spark, spark_schema, scan) for scan in scans]
-        if rp.arrow_files:
-            if via == "files":
-                parts.append(_files_frame(spark, rp, rp.policy, spark_schema, batch_size))
-            else:
-                parts.append(_datasource_frame(spark, rp, location, catalog, name, rp.policy, batch_size))
-        if rp.merge_groups:
-            target = spark_arrow_schema(spark_schema, spark.conf.get("spark.sql.session.timeZone"))
-            parts.append(keyed_reader_parts(spark, rp.table, rp.snapshot_id, rp.read_schema, rp.policy, target,
-                                            spark_schema, list(rp.merge_groups), batch_size))
-        if not parts:
-            return spark.createDataFrame([], spark_schema)
-        df = parts[0]
-        for other in parts[1:]:
-            df = df.union(other)  # every part has the read schema's columns, in order
-        return df
+                       route=route, filter=filter)
+        if rp.bound:
+            frame = _read_frame(spark, rp, location, catalog, name, via, batch_size)
+            frame = frame.filter(spark_condition(rp.bound))
+            return frame.select(*[join_path([n]) for n in (columns or [f.name for f in rp.read_schema.fields])])
+        return _read_frame(spark, rp, location, catalog, name, via, batch_size)
+
+
+def _read_frame(spark: Any, rp: ReadPlan, location: str | Path, catalog: str | None, name: str | None,
+                via: ReadVia, batch_size: int) -> Any:
+    spark_schema = schema_to_spark(rp.read_schema)
+    scans = native_scans(rp.table.location, rp.native_files, rp.schemas, rp.read_schema, spark_schema)
+    parts = [native_frame(spark, spark_schema, scan) for scan in scans]
+    if rp.arrow_files:
+        if via == "files":
+            parts.append(_files_frame(spark, rp, rp.policy, spark_schema, batch_size))
+        else:
+            parts.append(_datasource_frame(spark, rp, location, catalog, name, rp.policy, batch_size))
+    if rp.merge_groups:
+        target = spark_arrow_schema(spark_schema, spark.conf.get("spark.sql.session.timeZone"))
+        parts.append(keyed_reader_parts(spark, rp.table, rp.snapshot_id, rp.read_schema, rp.policy, target,
+                                        spark_schema, list(rp.merge_groups), batch_size))
+    if not parts:
+        return spark.createDataFrame([], spark_schema)
+    df = parts[0]
+    for other in parts[1:]:
+        df = df.union(other)  # every part has the read schema's columns, in order
+    return df
 
 
 def _native_partitions(spark: Any, files: Sequence[DataFile]) -> int:

@@ -27,6 +27,7 @@ def test_demo_standalone_passes_every_check(tmp_path: Path) -> None:
     # piped output never cuts a title (the longest is wider than 80 columns)
     assert "Onehouse: Int then Long widens to Long; a String into the column is quarantined" in run.stdout
     assert (tmp_path / "demo" / "T" / "fieldshift.db").exists()  # --dir keeps the tables
+    assert "read 1 of 3 day files and 2 of 8 hour files" in run.stdout  # the day -> hour change prunes both
 
 
 @pytest.mark.slow

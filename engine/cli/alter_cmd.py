@@ -12,8 +12,8 @@ from fieldshift.cli.diff import diff_schemas
 from fieldshift.cli.partition_view import spec_history
 from fieldshift.cli.render import schema_tree, simple_table
 from fieldshift.ddl import apply_alter, parse_alter
-from fieldshift.ddl_partitions import apply_partition_alter, is_partition_statement
 from fieldshift.policy import POLICY_NAMES
+from fieldshift.table.ddl_partitions import apply_partition_alter, is_partition_statement
 
 __all__ = ["alter"]
 

@@ -21,6 +21,7 @@ from rich.text import Text
 
 import fieldshift as fs
 from fieldshift.cli.console import out_console
+from fieldshift.cli.demo_partitions import partition_evolution
 from fieldshift.cli.demo_stream import stream_capture
 
 __all__ = ["run_demo"]
@@ -258,7 +259,7 @@ def _rename_drop_readd(d: _Demo) -> None:
 
 
 SCENARIOS: tuple[Callable[[_Demo], None], ...] = (_hudi_trips, _table_store, _ducklake, _onehouse,
-                                                   _rename_drop_readd, stream_capture)
+                                                   _rename_drop_readd, partition_evolution, stream_capture)
 
 
 def _start_spark(console: Console) -> Any:

@@ -42,6 +42,7 @@ from fieldshift.table.capture_read import (
     read_source_file,
 )
 from fieldshift.table.on_write import WritePlan, plan_write
+from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.stream_commit import COMMIT_RETRIES, commit_marked
 from fieldshift.table.stream_log import captured_sources
 from fieldshift.table.stream_marks import CapturedFile, StreamMark
@@ -154,10 +155,16 @@ def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[lis
         parts = [(f, fit_inferred(data, types) if guessed else data)
                  for f, tables in zip(group, datas, strict=True) for data, guessed in tables]
         folded: set[pa.Schema] = set()  # a file schema folded in once changes nothing the second time
+        spec = table.spec
         for f, data in parts:
             if data.schema not in folded:
                 folded.add(data.schema)
                 wp = _plan(f, data, schema, on_incompatible, rules)
+                if wp.evolved:  # a partition key's type may change only where its transforms keep every key
+                    try:
+                        check_schema_change(spec, base, wp.schema, table=table.name)
+                    except SchemaEvolutionError as e:
+                        raise CaptureFileError(f"cannot capture {f.path}: {e}") from e
                 schema, changes = wp.schema, changes + list(wp.changes)
         if changes:  # one new schema version for the group, whatever number of steps led to it
             schema = Schema(schema.fields, schema_id=base.schema_id + 1,

@@ -20,6 +20,7 @@ from typing import Any
 from fieldshift.errors import CatalogFormatError, CommitConflictError, HistoryUnreadableError, TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
+from fieldshift.table.catalog_reads import load_file_stats, snapshot_row
 from fieldshift.table.catalog_sql import (
     DEFAULT_POLICY,
     FORMAT_VERSION,
@@ -202,18 +203,22 @@ class SqliteCatalog:
         return policy_of(row[0], parse_json(row[1], f"the properties of table {row[0]!r}"))
 
     # -- reads ----------------------------------------------------------------------------------
-    def snapshots(self, table_id: int, *, newest_only: bool = False) -> list[Snapshot]:
+    def snapshots(self, table_id: int) -> list[Snapshot]:
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation, summary "
-                "FROM fs_snapshot WHERE table_id = ? ORDER BY snapshot_id" + (" DESC LIMIT 1" if newest_only else ""),
-                (table_id,)).fetchall()
+                "FROM fs_snapshot WHERE table_id = ? ORDER BY snapshot_id", (table_id,)).fetchall()
         return [Snapshot(r[0], r[1], r[2], r[3], r[4], parse_json(r[5], f"the summary of snapshot {r[0]}"))
                 for r in rows]
 
     def head(self, table_id: int) -> Snapshot:
-        """The newest snapshot, in one indexed row (a long history costs a commit nothing)."""
-        return self.snapshots(table_id, newest_only=True)[0]
+        return self.snapshot(table_id, None) or self.snapshots(table_id)[-1]  # (every table has one)
+
+    def snapshot(self, table_id: int, snapshot_id: int | None) -> Snapshot | None:
+        """One snapshot (None: the head) without reading the others; None when there is no such snapshot."""
+        with self._connect() as conn:
+            r = snapshot_row(conn, table_id, snapshot_id)
+        return None if r is None else Snapshot(*r[:5], parse_json(r[5], f"the summary of snapshot {r[0]}"))
 
     def schemas(self, table_id: int) -> dict[int, Schema]:
         with self._connect() as conn:
@@ -256,6 +261,11 @@ class SqliteCatalog:
                     stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
         return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7], r[8],
                          decode_partition(r[9])) for r in rows]
+
+    def file_stats(self, file_ids: Sequence[int]) -> dict[int, dict[int, tuple[int, int, Any, Any]]]:
+        """Statistics of some files only (a scan loads them after partition pruning)."""
+        with self._connect() as conn:
+            return load_file_stats(conn, file_ids)
 
     def all_data_files(self, table_id: int) -> list[tuple[str, int]]:
         """(path, schema id) of every data file any snapshot references (delete files hold only key

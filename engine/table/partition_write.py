@@ -7,6 +7,7 @@ id and typed partition values, and no reader looks at paths.
 
 from __future__ import annotations
 
+import contextlib
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,17 +74,25 @@ def write_partitioned(location: Path, schema: Schema, spec: PartitionSpec, data:
                       max_rows: int = MAX_FILE_ROWS, *, keys: KeySpec | None = None,
                       content: str = "data") -> list[DataFile]:
     """Write ``data`` as files of at most ``max_rows`` rows per partition (and, for a keyed table, per
-    hidden key bucket within it); paths go to ``written`` as they land."""
+    hidden key bucket within it); paths go to ``written`` as they land (a failure midway removes this
+    call's files before raising)."""
     files: list[DataFile] = []
-    for partition, rows in split_by_spec(schema, spec, data):
-        directory = partition_directory(schema, spec, partition) if spec.fields else "data"
-        if keys is not None:
-            files += write_bucketed(location, schema, rows, keys, written, content=content, max_rows=max_rows,
-                                    spec_id=spec.spec_id, partition=partition, directory=directory)
-            continue
-        for start in range(0, rows.num_rows, max_rows):
-            f = write_data_file(location, schema, rows.slice(start, max_rows), spec_id=spec.spec_id,
-                                partition=partition, directory=directory)
-            written.append(f.path)
-            files.append(f)
+    first = len(written)
+    try:
+        for partition, rows in split_by_spec(schema, spec, data):
+            directory = partition_directory(schema, spec, partition) if spec.fields else "data"
+            if keys is not None:
+                files += write_bucketed(location, schema, rows, keys, written, content=content, max_rows=max_rows,
+                                        spec_id=spec.spec_id, partition=partition, directory=directory)
+                continue
+            for start in range(0, rows.num_rows, max_rows):
+                f = write_data_file(location, schema, rows.slice(start, max_rows), spec_id=spec.spec_id,
+                                    partition=partition, directory=directory)
+                written.append(f.path)
+                files.append(f)
+    except BaseException:
+        for path in written[first:]:  # nothing half-written stays behind, whoever the caller is
+            with contextlib.suppress(FileNotFoundError):
+                (location / path).unlink()
+        raise
     return files

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -46,17 +47,16 @@ class Scan:
                  policy: CastPolicy | None = None, batch_size: int = BATCH_SIZE) -> None:
         _check_arguments(columns, snapshot_id, schema_id)
         self.table = table
-        snapshots = {s.snapshot_id: s for s in table.history()}
-        if snapshot_id is None:
-            snapshot_id = max(snapshots)
-        if snapshot_id not in snapshots and isinstance(snapshot_id, int) and 0 <= snapshot_id < min(snapshots):
-            raise SnapshotExpiredError(f"snapshot {snapshot_id} of table {table.name!r} was expired "
-                                       f"(expire_snapshots); the oldest kept is {min(snapshots)}")
-        if snapshot_id not in snapshots:
-            raise SchemaEvolutionError(f"no snapshot {snapshot_id}; snapshots are {sorted(snapshots)}")
-        self.snapshot_id = snapshot_id
+        snap = table.catalog.snapshot(table.table_id, snapshot_id)  # one row, not the whole history
+        if snap is None:
+            known = sorted(s.snapshot_id for s in table.history())
+            if isinstance(snapshot_id, int) and known and 0 <= snapshot_id < min(known):
+                raise SnapshotExpiredError(f"snapshot {snapshot_id} of table {table.name!r} was expired "
+                                           f"(expire_snapshots); the oldest kept is {min(known)}")
+            raise SchemaEvolutionError(f"no snapshot {snapshot_id}; snapshots are {known}")
+        self.snapshot_id = snapshot_id = snap.snapshot_id
         schemas = table.schemas_by_id()
-        target_id = schema_id if schema_id is not None else snapshots[snapshot_id].schema_id
+        target_id = schema_id if schema_id is not None else snap.schema_id
         if target_id not in schemas:
             raise SchemaEvolutionError(f"no schema {target_id}; schema ids are {sorted(schemas)}")
         self.full_schema = schemas[target_id]
@@ -91,20 +91,22 @@ class Scan:
 
         Every live file's schema is planned first, so a scan that cannot read some file fails
         whatever the filter prunes: the answer never depends on the file layout."""
-        live = self.live_files(with_stats=bool(self.predicates))
+        live = self.live_files()
         for schema_id in sorted({f.schema_id for f in live}):
             self._plan_for(schema_id)
-        if self.predicates and self._partitions is None:  # every spec the table had prunes its own files
+        if not self.predicates or not self.prune:
+            return live
+        if self._partitions is None:  # every spec the table had prunes its own files
             specs = [s for s, _ in self.table.catalog.specs(self.table.table_id)]
             self._partitions = PartitionPruner(self.bound, specs, self._schemas)
-        return [f for f in live if self._may_match(f)]
+        live = [f for f in live if self._partitions.may_match(f)]  # before any statistics are loaded
+        stats = self.table.catalog.file_stats([f.file_id for f in live if f.file_id is not None])
+        return [f for f in (replace(f, stats=stats.get(f.file_id, {})) for f in live) if self._may_match(f)]
 
     def _may_match(self, f: DataFile) -> bool:
         """Stats rule a file out only through the plan's own casts (stats.may_match)."""
         if not self.prune:
             return True
-        if self._partitions is not None and not self._partitions.may_match(f):
-            return False  # by partition values first: no statistics needed
         file_schema = self._schemas[f.schema_id]
         nodes = None
         for p in self.bound:

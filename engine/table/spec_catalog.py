@@ -48,10 +48,15 @@ def load_specs(conn: sqlite3.Connection, table_id: int) -> list[tuple[PartitionS
 
 
 def encode_partition(values: tuple[Any, ...]) -> str | None:
-    return json.dumps([None if v is None else encode_value(v) for v in values]) if values else None
+    """A JSON list: integers (the keys of time transforms and buckets) as plain numbers, every other
+    value tagged as statistics are (so a bool, a date or a Decimal reads back as itself)."""
+    if not values:
+        return None
+    return json.dumps([v if type(v) is int or v is None else encode_value(v) for v in values])
 
 
 def decode_partition(text: str | None) -> tuple[Any, ...]:
     if text is None:
         return ()
-    return tuple(None if v is None else decode_value(v) for v in parse_json(text, "a data file's partition values"))
+    values = parse_json(text, "a data file's partition values")
+    return tuple(v if v is None or type(v) is int else decode_value(v) for v in values)

@@ -18,9 +18,10 @@ from fieldshift.errors import AlreadyCommittedError, CommitConflictError, Commit
 from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import Snapshot
+from fieldshift.table.catalog import DataFile, Snapshot
 from fieldshift.table.files import write_side_file
 from fieldshift.table.on_write import prepare_append
+from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import MAX_FILE_ROWS, AppendResult, Table
@@ -55,12 +56,14 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
     either way the files written here are removed first.
     """
     refuse_keyed(table, "a stream or capture")
+    spec = table.spec  # files are split by the table's current partition spec
     if evolved:
+        check_schema_change(spec, table.schemas_by_id()[base.schema_id], schema, table=table.name)
         check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), table.schemas_by_id(),
                      schema, table.policy, table=table.name, change=f"schema {schema.schema_id} (evolved by a stream)")
     written: list[str] = []
     try:
-        files = write_partitioned(table.location, schema, table.spec, data, written, MAX_FILE_ROWS)
+        files: list[DataFile] = write_partitioned(table.location, schema, spec, data, written, MAX_FILE_ROWS)
         quarantine = []
         for q in quarantined:
             if q.num_rows:

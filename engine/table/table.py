@@ -133,7 +133,7 @@ class Table:
                identifier_fields: Sequence[str] = (), properties: dict[str, str] | None = None,
                catalog: str | None = None, name: str | None = None,
                policy: CastPolicy | str | None = None, precombine: str | None = None,
-               buckets: int | None = None, partition_by: Sequence[Any] = ()) -> Table:
+               buckets: int | None = None, partition_by: Sequence[Any] | PartitionSpec = ()) -> Table:
         """Create a table at ``location`` (its own SQLite catalog unless ``catalog`` names a shared one).
 
         ``policy`` (default ``CastPolicy.onehouse()``) is the table's evolution policy: appends,
@@ -154,7 +154,7 @@ class Table:
                             highest_field_id=schema.highest_field_id, doc=schema.doc)
         _refuse_reserved(schema)
         props = {**(properties or {}), **key_properties(schema, identifier_fields, precombine, buckets)}
-        spec = build_spec(schema, list(partition_by))
+        spec = partition_by if isinstance(partition_by, PartitionSpec) else build_spec(schema, list(partition_by))
         table_policy = _resolve_policy(policy, props)
         props.pop(POLICY_PROPERTY, None)
         refuse_nested(loc, shared=bool(catalog))
@@ -464,7 +464,7 @@ class Table:
         """Delete files no commit references (left by crashed writers); returns their paths.
 
         Files younger than ``older_than`` are kept: a writer in another process may be about to
-        commit them. Only regular files directly under ``data/`` and ``quarantine/`` are considered;
+        commit them. Only regular files under ``data/`` (partition directories too) and ``quarantine/`` count;
         those of any other table of the catalog recorded at the same directory (older catalogs allowed
         it) are kept; directories, symlinks and other entries are left alone. Temporary catalogs of
         creates killed midway (that no live create holds) go too.

@@ -138,6 +138,7 @@ class ModelTable:
     next_id: int
     quarantined: int = 0
     file_schema_ids: set[int] = field(default_factory=set)
+    spec: dict[str, tuple[int, str]] = field(default_factory=dict)  # partition field name -> (source id, transform)
 
     @classmethod
     def create(cls, policy: str, cols: list[tuple[str, Any]]) -> ModelTable:
@@ -176,6 +177,7 @@ class ModelTable:
         """One snapshot: maybe a new schema version (checked against every file), maybe new rows."""
         sid = self.schema_id
         if schema != self.schema:
+            self._check_partition_sources(schema)
             self._check_readable(self.file_schema_ids, schema, None)
             sid = max(self.schemas) + 1
             self.schemas[sid] = schema
@@ -251,6 +253,34 @@ class ModelTable:
             if wider != current.kind:
                 out[names[name]] = replace(current, kind=wider, default=convert(current.default, current.kind, wider))
         return tuple(out)
+
+    # -- partitions (README: partitioned tables) ------------------------------------------------
+    def _check_partition_sources(self, schema: tuple[Col, ...]) -> None:
+        """A source column of the current spec may not be dropped, and only int -> long keeps its keys."""
+        old, new = by_id(self.schema), by_id(schema)
+        for name, (source, _) in self.spec.items():
+            if source not in new:
+                raise ModelError(f"partition field {name} uses the dropped column")
+            before, after = old[source].kind, new[source].kind
+            if before != after and (before, after) != ("int", "long"):
+                raise ModelError(f"partition field {name}: {before} -> {after} changes its keys")
+
+    def change_spec(self, remove: str | None, add: tuple[str, Path, str] | None) -> None:
+        """Remove a field by name and/or add ``(name, source path, transform)``; a commit of its own."""
+        spec = dict(self.spec)
+        if remove is not None:
+            spec.pop(remove)
+        if add is not None:
+            name, path, transform = add
+            c = self.col(path)
+            if c.kind == "struct" or (c.kind == "double" and transform != "identity"):
+                raise ModelError(f"{transform} is not defined for {c.kind}")
+            if (c.id, transform) in spec.values():
+                raise ModelError("the spec has that field already")
+            spec[name] = (c.id, transform)
+        if spec != self.spec:
+            self.spec = spec
+            self.snapshots[self.head + 1] = Snap(self.schema_id, self.snapshots[self.head].rows)
 
     # -- schema changes -------------------------------------------------------------------------
     def add_column(self, path: Path, kind: str, default: Any) -> None:

@@ -10,8 +10,12 @@ import datetime as dt
 import decimal
 import os
 import random
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -317,3 +321,62 @@ def test_transform_values_match_file_partitions_for_unit_changes() -> None:
     for kind in ("identity", "hour", "day", "month", "year", "bucket"):
         tr = Transform(kind, 7 if kind == "bucket" else None)
         assert tr.values(arr) == tr.values(arr.cast(pa.timestamp("ns")))
+
+
+def test_a_failure_midway_through_the_partitions_leaves_no_file(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([("region", pa.string()), ("ts", pa.timestamp("s"))]),
+                        partition_by=["region"])
+    far = 2**62  # seconds beyond what Parquet can store: refused when that partition's file is written
+    bad = pa.table({"region": ["a", "a", "b"], "ts": pa.array([0, 1, far], pa.timestamp("s"))})
+    with pytest.raises(fs.SchemaEvolutionError, match="Parquet cannot store"):
+        t.append(bad)
+    assert len(t.history()) == 1 and not list((t.location / "data").rglob("*.parquet"))
+    t.append(bad.slice(0, 2))
+    assert [f.partition for f in t.scan().files()] == [("a",)]
+
+
+def test_a_killed_partitioned_writer_loses_only_its_uncommitted_batch(tmp_path: Path) -> None:
+    """A real writer process (tests/table/writer_process.py) appending to a partitioned table, killed."""
+    schema = pa.schema([("writer", pa.int32()), ("batch", pa.int32()), ("value", pa.int64())])
+    t = fs.Table.create(tmp_path / "t", schema, partition_by=["batch", "bucket(4, value)"])
+    writer = Path(__file__).with_name("writer_process.py")
+    for seed in (1, 2):
+        proc = subprocess.Popen([sys.executable, str(writer), str(t.location), "--writer", str(seed), "--batches",
+                                 "40"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # one commit surely landed; kill somewhere in the following ones
+        time.sleep(random.Random(seed).uniform(0.0, 0.8))
+        proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate()
+        out = first + out
+        landed = {(seed, int(line.split()[2])) for line in out.splitlines() if line.startswith("appended")}
+        rows = fs.Table.open(t.location).scan().to_arrow()
+        per_batch = Counter(zip(rows.column("writer").to_pylist(), rows.column("batch").to_pylist(), strict=True))
+        assert all(n == 500 for n in per_batch.values()) and landed <= {k for k in per_batch if k[0] == seed}
+        assert landed, first
+    live = {f.path for f in t.scan().live_files()}
+    assert all(len(f.partition) == 2 for f in t.scan().live_files())
+    removed = t.vacuum(older_than=0)
+    assert not set(removed) & live and all(r.startswith("data/batch=") for r in removed)
+    assert t.scan().count() == rows.num_rows and all((t.location / p).exists() for p in live)
+
+
+def test_stream_appends_and_captures_split_by_the_spec(tmp_path: Path) -> None:
+    from fieldshift.table.stream_commit import append_once
+    from fieldshift.table.stream_marks import StreamMark
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int32()), ("region", pa.string())]),
+                        partition_by=["region", "truncate(10, id)"])
+    batch = pa.table({"id": pa.array([1, 15, 3], pa.int32()), "region": ["eu", "eu", "us"]})
+    assert append_once(t, batch, StreamMark("s", 0)) is not None
+    land = tmp_path / "land"
+    land.mkdir()
+    pq.write_table(pa.table({"id": pa.array([22], pa.int32()), "region": ["ap"]}), land / "a.parquet")
+    assert fs.capture(land, t).files == 1
+    assert sorted(f.partition for f in t.scan().files()) == [("ap", 20), ("eu", 0), ("eu", 10), ("us", 0)]
+    pq.write_table(pa.table({"id": [1.5], "region": ["eu"]}), land / "b.parquet")  # double into a truncated int
+    with pytest.raises(fs.CaptureFileError, match=r"b\.parquet.*partition field 'id_trunc_10'"):
+        fs.capture(land, t)
+    with pytest.raises(fs.PartitionKeyChangeError):
+        append_once(t, pa.table({"id": [2.5], "region": ["eu"]}), StreamMark("s", 1))
+    assert t.scan().count() == 4 and t.scan(filter=("region", "==", "ap")).files()[0].partition == ("ap", 20)

@@ -31,6 +31,7 @@ from typer.testing import CliRunner
 import fieldshift as fs
 from fieldshift.cli import app
 from fieldshift.schema import join_path
+from fieldshift.table.partition_write import source_column
 from fieldshift.table.stream_commit import append_once
 from fieldshift.table.stream_marks import StreamMark
 from tests.table.table_model import ARROW, Col, ModelError, ModelTable, arrow_type, canon_rows, leaves
@@ -269,6 +270,44 @@ class TableMachine(RuleBasedStateMachine):
         STATS["alter"] += 1
         self._check_state()
 
+    # -- partitions -----------------------------------------------------------------------------
+    @rule(data=st.data(), op=st.sampled_from(["add", "remove", "replace"]))
+    def partition(self, data: st.DataObject, op: str) -> None:
+        """Add, remove or replace a partition field (a spec of its own); appends then split by it."""
+        m = self.model
+        names = sorted(m.spec)
+        remove = data.draw(st.sampled_from(names), label="remove") if op != "add" and names else None
+        add = None
+        if op != "remove" or not names:
+            path = data.draw(st.sampled_from([p for p, c in leaves(m.schema) if c.kind != "struct"] or [()]))
+            if not path:
+                return
+            transform = data.draw(st.sampled_from(["identity", "bucket[3]", "bucket[16]", "truncate[2]",
+                                                   "truncate[10]"]), label="transform")
+            self.spec_names = getattr(self, "spec_names", 0) + 1
+            add = (f"p{self.spec_names}", path, transform)
+
+        def table_op(u: Any) -> Any:
+            if remove is not None:
+                u.remove_field(remove)
+            if add is not None:
+                u.add_field(join_path(add[1]), add[2], add[0])
+            return u.commit()
+        try:
+            m.change_spec(remove, add)
+        except ModelError:
+            before = self._state()
+            with pytest.raises(fs.PartitionSpecError):
+                table_op(self.table.update_spec())
+            assert self._state() == before
+            STATS["spec change refused"] += 1
+            return
+        table_op(self.table.update_spec())
+        STATS["spec change"] += 1
+        self._check_state()
+        spec = self.table.spec
+        assert {f.name: (f.source_id, str(f.transform)) for f in spec.fields} == m.spec
+
     # -- reads ----------------------------------------------------------------------------------
     @rule(data=st.data())
     def scans(self, data: st.DataObject) -> None:
@@ -397,8 +436,15 @@ class TableMachine(RuleBasedStateMachine):
     def _check_state(self) -> None:
         t, m = self.table, self.model
         schemas = t.schemas_by_id()
+        specs = {s.spec_id: s for s in t.specs()}
         for f in t.scan().live_files():  # every file holds exactly its schema's columns, in order
             assert pq.read_schema(t.location / f.path).names == schemas[f.schema_id].names, f
+            if specs[f.spec_id].fields:  # and one partition of its own spec
+                rows = pq.read_table(t.location / f.path)
+                for field, value in zip(specs[f.spec_id].fields, f.partition, strict=True):
+                    column = source_column(schemas[f.schema_id], rows, field.source_id)
+                    assert set(field.transform.values(column)) == {value}, (f, field)
+                STATS["partitioned files"] += 1
         assert t.current_snapshot.snapshot_id == m.head
         assert len(t.schemas()) == len(m.schemas)
         assert [(f.name, f.type) for f in t.schema.to_arrow()] == [(c.name, arrow_type(c)) for c in m.schema]
@@ -413,7 +459,8 @@ SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck),
                     phases=[p for p in Phase if p is not Phase.shrink or not os.environ.get("FS_NO_SHRINK")])
 EXERCISED = ("append", "append refused", "stream batch replayed", "file captured",
              "rows quarantined", "schema evolved on write", "alter", "alter refused",
-             "scan rows", "filtered scans", "time travel", "bad filters refused", "nested rows")
+             "scan rows", "filtered scans", "time travel", "bad filters refused", "nested rows", "spec change",
+             "spec change refused", "partitioned files")
 
 
 def run_machine(machine: type[TableMachine], examples: int, steps: int, derandomize: bool,
