@@ -8,15 +8,17 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 # Arrow's allocator returns idle pages late instead of re-faulting them on every batch.
 export MIMALLOC_PURGE_DELAY ?= -1
 
-.PHONY: help install demo test test-slow test-servers bench lint wheel-check clean
+.PHONY: help install demo test test-slow test-servers bench lint docs wheel-check clean
 
 help:  ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(STAMP): pyproject.toml
+	@echo "setting up $(VENV): fieldshift with Spark, test and docs tools (about a minute on a fresh machine)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/fieldshift warmup --quiet
 	touch $(STAMP)
 
 install: $(STAMP)  ## create .venv and install fieldshift with all extras
@@ -41,5 +43,8 @@ bench: $(STAMP)  ## benchmarks; writes benchmarks/README.md and the chart
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check .
 
+docs: $(STAMP)  ## API, CLI, concepts and architecture pages into docs/_build (any warning fails)
+	$(BIN)/python docs/build.py docs/_build
+
 clean:  ## remove the virtualenv and build output
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info docs/_build

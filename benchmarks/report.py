@@ -485,6 +485,9 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
     lines += table(["target", "measured (medians)", "goal", "status", "from minimums"], targets(r, others))
     lines += w1_section(r) + subset_section(r) + per_batch_section(r) + planning_section(r)
     lines += e2e_section(r) + series_section(r) + spark_section(r) + other_sections(r)
+    first_call = out_dir / "first_call.md"  # written by benchmarks/first_call.py (its own processes)
+    if first_call.exists():
+        lines += ["", first_call.read_text().rstrip()]
     text = "\n".join(lines).rstrip() + "\n"
     (out_dir / "README.md").write_text(text)
     return text

@@ -1,8 +1,10 @@
 """fieldshift: evolve data written under old table schemas into the current schema, by field id."""
 
 from fieldshift.errors import (
+    AlreadyCommittedError,
     AvroSchemaError,
     BatchTypeError,
+    CaptureFileError,
     CastValueError,
     CatalogConnectionError,
     CatalogFormatError,
@@ -11,6 +13,7 @@ from fieldshift.errors import (
     DataFileError,
     DDLSyntaxError,
     DuplicateFieldError,
+    DuplicateKeyError,
     FieldshiftError,
     HistoryUnreadableError,
     IdentifierFieldChangeError,
@@ -22,40 +25,53 @@ from fieldshift.errors import (
     InvalidOptionError,
     InvalidTypeError,
     JavaNotFoundError,
+    KeyDeclarationError,
     MissingFieldIdError,
     NameMappingError,
     NestingDepthError,
     NestingLevelMoveError,
+    NotKeyedError,
     NullabilityTighteningError,
     NullInRequiredFieldError,
+    PartitionKeyChangeError,
+    PartitionSpecError,
     RequiredFieldWithoutDefaultError,
     SchemaEvolutionError,
     SchemaJSONError,
     SchemaMismatchError,
+    SnapshotExpiredError,
+    SparkNotInstalledError,
+    StreamChangeCommitError,
+    StreamOffsetExpiredError,
     TableError,
+    TableExistsError,
     TypeChangeNotAllowedError,
     TypeSyntaxError,
     UnknownFieldError,
     UnsupportedSparkTypeError,
 )
-from fieldshift.evolution_plan import CastReport, EvolutionPlan
 from fieldshift.field import Field
-from fieldshift.front_door import evolve, plan
 from fieldshift.kernels.threads import get_threads, set_threads
+from fieldshift.kernels.warm import warm_up
 from fieldshift.name_mapping import NameMapping
+from fieldshift.planner import CastReport, EvolutionPlan, evolve, plan
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
+from fieldshift.table.capture import CaptureProgress, capture
 from fieldshift.types import ListType, MapType, StructType
 from fieldshift.widening import supertype
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AlreadyCommittedError",
     "AppendResult",
     "AvroSchemaError",
     "BatchTypeError",
+    "CaptureFileError",
+    "CaptureProgress",
     "CastKind",
     "CastPolicy",
     "CastReport",
@@ -67,6 +83,7 @@ __all__ = [
     "DDLSyntaxError",
     "DataFileError",
     "DuplicateFieldError",
+    "DuplicateKeyError",
     "EvolutionPlan",
     "Field",
     "FieldshiftError",
@@ -80,6 +97,7 @@ __all__ = [
     "InvalidOptionError",
     "InvalidTypeError",
     "JavaNotFoundError",
+    "KeyDeclarationError",
     "ListType",
     "MapType",
     "MissingFieldIdError",
@@ -87,24 +105,34 @@ __all__ = [
     "NameMappingError",
     "NestingDepthError",
     "NestingLevelMoveError",
+    "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
+    "PartitionKeyChangeError",
+    "PartitionSpecError",
     "RequiredFieldWithoutDefaultError",
     "Schema",
     "SchemaEvolutionError",
     "SchemaJSONError",
     "SchemaMismatchError",
     "SchemaUpdate",
+    "SnapshotExpiredError",
+    "SparkNotInstalledError",
+    "StreamChangeCommitError",
+    "StreamOffsetExpiredError",
     "StructType",
     "Table",
     "TableError",
+    "TableExistsError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
     "UnsupportedSparkTypeError",
+    "capture",
     "evolve",
     "get_threads",
     "plan",
     "set_threads",
     "supertype",
+    "warm_up",
 ]

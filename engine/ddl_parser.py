@@ -7,7 +7,10 @@ Both dialects (Hudi's and DuckLake's) go through one grammar; every refusal is a
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from fieldshift.ddl_changes import (
     AddColumn,
@@ -35,6 +38,7 @@ ACTIONS = ("ADD", "DROP", "RENAME", "ALTER")
 TYPE_HINT = ("a type such as int, bigint, varchar, double, decimal(10,2), date, timestamp, "
              "struct<a: int>, array<string> or map<string, int>")
 
+_T = TypeVar("_T")
 _STRING_TYPES = ("varchar", "char", "character", "nvarchar", "string", "text")
 
 
@@ -74,6 +78,29 @@ class DDLParser:
 
     def ended(self) -> bool:
         return self.peek().kind == "end"
+
+    def unless_misspelt(self, parse: Callable[[], _T], keywords: tuple[str, ...] = ("COLUMN", "COLUMNS")) -> _T:
+        """``parse()``, but when the word it starts on looks like a misspelt keyword and the parse then
+        stumbles on the very next word (``ADD COLUM x int`` read COLUM as the column and x as its
+        type), point at the misspelt word instead."""
+        tok, following = self.peek(), self.peek(1)
+        close = difflib.get_close_matches(tok.text.upper(), keywords, n=1, cutoff=0.7) \
+            if tok.kind == "word" and tok.text.upper() not in keywords else []
+
+        def misspelt() -> DDLSyntaxError:
+            hint = f" (did you mean {close[0]}?)" if len(keywords) > 1 else ""
+            return DDLSyntaxError(self.text, tok.pos, f"the keyword {' or '.join(keywords)}{hint}", tok.text,
+                                  tok.end)
+
+        try:
+            result = parse()
+        except DDLSyntaxError as e:
+            if close and following.pos <= e.position < max(following.end, following.pos + 1):
+                raise misspelt() from None
+            raise
+        if close and self.peek() is following and following.kind in ("word", "qident"):
+            raise misspelt()
+        return result
 
     # -- statements -----------------------------------------------------------------------------
     def script(self) -> list[Change]:
@@ -115,7 +142,11 @@ class DDLParser:
         raise self.error("ADD, DROP, RENAME or ALTER")
 
     def add(self) -> list[Change]:
-        self.accept("COLUMNS") or self.accept("COLUMN")
+        if not (self.accept("COLUMNS") or self.accept("COLUMN")):
+            return self.unless_misspelt(self.add_columns)
+        return self.add_columns()
+
+    def add_columns(self) -> list[Change]:
         if self.accept("("):
             specs = [self.column_spec()]
             while self.accept(","):
@@ -129,7 +160,11 @@ class DDLParser:
         return specs
 
     def drop(self) -> list[Change]:
-        self.accept("COLUMNS") or self.accept("COLUMN")
+        if not (self.accept("COLUMNS") or self.accept("COLUMN")):
+            return self.unless_misspelt(self.drop_columns)
+        return self.drop_columns()
+
+    def drop_columns(self) -> list[Change]:
         paren = self.accept("(")
         changes: list[Change] = [self.located(DropColumn, self.path("a column to drop"))]
         while self.at(",") and (paren or not self.at(*ACTIONS, k=1)):
@@ -153,7 +188,11 @@ class DDLParser:
         return RenameColumn(old, new_parts[-1], span=(start, self.toks[self.i - 1].end))
 
     def alter(self) -> list[Change]:
-        self.accept("COLUMN")
+        if not self.accept("COLUMN"):
+            return self.unless_misspelt(self.alter_column, ("COLUMN",))
+        return self.alter_column()
+
+    def alter_column(self) -> list[Change]:
         start = self.peek().pos
         path = self.path("a column to alter")
         changes: list[Change] = []

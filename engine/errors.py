@@ -12,8 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
+    "AlreadyCommittedError",
     "AvroSchemaError",
     "BatchTypeError",
+    "CaptureFileError",
     "CastValueError",
     "CatalogConnectionError",
     "CatalogFormatError",
@@ -22,6 +24,7 @@ __all__ = [
     "DDLSyntaxError",
     "DataFileError",
     "DuplicateFieldError",
+    "DuplicateKeyError",
     "FieldshiftError",
     "HistoryUnreadableError",
     "IdentifierFieldChangeError",
@@ -33,18 +36,27 @@ __all__ = [
     "InvalidOptionError",
     "InvalidTypeError",
     "JavaNotFoundError",
+    "KeyDeclarationError",
     "Mismatch",
     "MissingFieldIdError",
     "NameMappingError",
     "NestingDepthError",
     "NestingLevelMoveError",
+    "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
+    "PartitionKeyChangeError",
+    "PartitionSpecError",
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
     "SchemaJSONError",
     "SchemaMismatchError",
+    "SnapshotExpiredError",
+    "SparkNotInstalledError",
+    "StreamChangeCommitError",
+    "StreamOffsetExpiredError",
     "TableError",
+    "TableExistsError",
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
@@ -202,8 +214,35 @@ class TableError(FieldshiftError, RuntimeError):
     """Base of table-store failures (catalog, files, commits); the table is left as it was."""
 
 
+class TableExistsError(TableError):
+    """A create where a table already lives; ``location`` is that table's directory."""
+
+    def __init__(self, message: str, location: object = None) -> None:
+        super().__init__(message)
+        self.location = location
+
+
 class CommitConflictError(TableError):
     """Another writer committed first and this change cannot be replayed on top of it."""
+
+
+class KeyDeclarationError(SchemaEvolutionError):
+    """Primary-key columns, the precombine column or the bucket count of a keyed table cannot be used as
+    declared (a nullable, nested or floating key; a precombine that is no orderable primitive), or a
+    schema change would alter them."""
+
+
+class DuplicateKeyError(SchemaEvolutionError):
+    """An insert-only write (``append``) to a keyed table holds a key twice or a key the table has;
+    the message names the key. Use ``upsert`` to replace rows by key."""
+
+
+class NotKeyedError(TableError):
+    """``upsert`` or ``delete`` on a table created without primary-key (identifier) fields."""
+
+
+class SnapshotExpiredError(TableError):
+    """Time travel to a snapshot that ``expire_snapshots`` removed."""
 
 
 class DataFileError(TableError):
@@ -279,9 +318,45 @@ class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
     """A fieldshift/Arrow type (or a Spark type) with no counterpart on the other side."""
 
 
+class SparkNotInstalledError(FieldshiftError, ImportError):
+    """``fieldshift.spark`` used where PySpark is not installed; the message names the extra to install."""
+
+
 class JavaNotFoundError(FieldshiftError, RuntimeError):
     """No Java runtime to start Spark's JVM with (the environment, neither a schema nor a table)."""
 
 
 class InvalidOptionError(SchemaEvolutionError):
     """A string option (``on_error``, ``match``, ``on_incompatible``, ``route``, ...) outside its values."""
+
+
+class PartitionSpecError(SchemaEvolutionError):
+    """A partition spec, term or transform that cannot be used as given (unknown transform, a type the
+    transform is not defined for, a field that does not exist or is there already)."""
+
+
+class PartitionKeyChangeError(PartitionSpecError):
+    """A schema change to a column the table's current partition spec uses (drop, or a type change its
+    transforms would map differently)."""
+class AlreadyCommittedError(TableError):
+    """A stream's micro-batch (stream id, batch id) or a captured source file was committed before:
+    this commit records nothing (exactly once); ``snapshot_id`` is the earlier commit's snapshot."""
+
+    def __init__(self, message: str, snapshot_id: int) -> None:
+        self.snapshot_id = snapshot_id
+        super().__init__(message)
+
+
+class StreamChangeCommitError(TableError):
+    """A streaming read met a snapshot that changes or removes rows (overwrite, upsert, delete), which
+    an append-only stream cannot express; the message names the option that skips such snapshots."""
+
+
+class StreamOffsetExpiredError(TableError):
+    """A streaming read's offset points at a snapshot the table no longer has (expired); the message
+    says how to restart the query."""
+
+
+class CaptureFileError(SchemaEvolutionError):
+    """A landing-directory file a capture cannot take (with ``on_incompatible='fail'``): names the file
+    and why (the underlying refusal is the ``__cause__``); nothing of its commit group was written."""

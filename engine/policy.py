@@ -28,6 +28,8 @@ T = pa.types
 
 
 class CastKind(enum.Enum):
+    """What a policy's decision does to values: keep them, widen them losslessly, or cast each and check it."""
+
     IDENTITY = "identity"
     WIDEN = "widen"
     CHECKED = "checked"

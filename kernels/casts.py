@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
 from fieldshift.kernels.registry import kernel
 
-__all__ = ["arrow_can_cast", "arrow_cast", "checked_cast", "select_cast_kernel", "view_cast"]
+__all__ = ["arrow_can_cast", "arrow_cast", "bounded_checked_cast", "checked_cast", "select_cast_kernel", "view_cast"]
 
 _SMALLEST_BISECT = 32
 
@@ -56,8 +56,32 @@ def _cast(values: pa.Array, target: pa.DataType) -> pa.Array:
     return pc.cast(values, target, safe=True)
 
 
+class _OverBudget(Exception):
+    pass
+
+
+def bounded_checked_cast(values: pa.Array, target: pa.DataType, max_casts: int) -> CastOutcome | None:
+    """``checked_cast``, or None once finding the failing rows would take more than ``max_casts`` casts
+    (a few failing rows cost about 2·log2(n) casts each; a caller with a faster way gives up early)."""
+    try:
+        return CastOutcome(_cast(values, target))
+    except CAST_ERRORS:
+        pass
+    failed = np.zeros(len(values), dtype=bool)
+    pieces: list[pa.Array] = []
+    try:
+        _bisect(values, target, 0, len(values), failed, pieces, [max_casts])
+    except _OverBudget:
+        return None
+    return CastOutcome(pa.concat_arrays(pieces), failed)
+
+
 def _bisect(values: pa.Array, target: pa.DataType, lo: int, hi: int, failed: np.ndarray,
-            pieces: list[pa.Array]) -> None:
+            pieces: list[pa.Array], budget: list[int] | None = None) -> None:
+    if budget is not None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _OverBudget
     try:
         pieces.append(_cast(values.slice(lo, hi - lo), target))
         return
@@ -68,11 +92,11 @@ def _bisect(values: pa.Array, target: pa.DataType, lo: int, hi: int, failed: np.
         pieces.append(pa.nulls(1, type=target))
     elif hi - lo <= _SMALLEST_BISECT:
         for i in range(lo, hi):
-            _bisect(values, target, i, i + 1, failed, pieces)
+            _bisect(values, target, i, i + 1, failed, pieces, budget)
     else:
         mid = (lo + hi) // 2
-        _bisect(values, target, lo, mid, failed, pieces)
-        _bisect(values, target, mid, hi, failed, pieces)
+        _bisect(values, target, lo, mid, failed, pieces, budget)
+        _bisect(values, target, mid, hi, failed, pieces, budget)
 
 
 _VIEW_PLAIN = {pa.string_view(): pa.string(), pa.binary_view(): pa.binary()}

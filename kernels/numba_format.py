@@ -19,6 +19,7 @@ from fieldshift.kernels._buffers import primitive_view, validity_view
 from fieldshift.kernels.outcome import CastOutcome
 from fieldshift.kernels.registry import kernel
 from fieldshift.kernels.threads import run_parallel, split_range
+from fieldshift.kernels.warm import numba_ready
 
 __all__ = ["INT_TO_STRING", "int_to_string", "serves_int_to_string"]
 
@@ -70,8 +71,8 @@ def int_to_string(values: pa.Array, target: pa.DataType) -> CastOutcome:
     n = len(values)
     if n == 0 or values.null_count == n:
         return CastOutcome(pa.nulls(n, type=target))
-    if n < _ARROW_BELOW:
-        return CastOutcome(pc.cast(values, target))  # the same text; Arrow's call costs less on few rows
+    if n < _ARROW_BELOW or not numba_ready():  # the same text: Arrow costs less on few rows, and
+        return CastOutcome(pc.cast(values, target))  # answers while numba compiles (kernels.warm)
     nb = _nb()
     vals = _values(values)
     valid, voff, has_nulls = validity_view(values)

@@ -12,7 +12,11 @@ marked in ``CastOutcome.failed`` (``None`` when no row failed).
   out-of-range decimal text instead of raising.
 
 The output's validity reuses the input's bitmap when nothing failed (as in ``numba_format``, the
-output keeps the input's bit offset within its first byte). Numba loads on the first call.
+output keeps the input's bit offset within its first byte). Numba loads on the first call; until
+it has compiled (in the background, ``kernels.warm``) the integer, date, timestamp and float
+kernels answer arrays of up to 65,536 rows with Arrow's cast, which accepts the same text (failing
+rows found by bisection within 256 casts; beyond that numba answers).
+The decimal kernel always waits for numba: Arrow alone wraps some out-of-range decimal text.
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fieldshift.kernels._buffers import string_views, validity_view
-from fieldshift.kernels.casts import checked_cast
+from fieldshift.kernels.casts import bounded_checked_cast, checked_cast
 from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
 from fieldshift.kernels.registry import kernel
 from fieldshift.kernels.threads import run_parallel, split_range
+from fieldshift.kernels.warm import numba_ready
 
 __all__ = [
     "STRING_TO_DATE32",
@@ -54,6 +59,8 @@ STRING_TO_DECIMAL = "cast.masked.string_to_decimal"
 
 _MIN_CHUNK = 32_768
 _PROBE_ROWS = 4_096
+_ARROW_FIRST_ROWS = 65_536
+_BISECT_CASTS = 256
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
@@ -136,6 +143,17 @@ class _Text:
                                      null_count=nulls, offset=self.shift)
 
 
+def _arrow_meanwhile(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
+    """Arrow's answer while numba compiles (``kernels.warm``), or None: then numba answers.
+
+    Arrow casts the whole array in one call; when some rows fail it finds them by bisection, which
+    is quick for a few failing rows only, so past a budget of casts numba answers instead.
+    """
+    if len(values) > _ARROW_FIRST_ROWS or numba_ready():
+        return None
+    return bounded_checked_cast(values, target, _BISECT_CASTS)
+
+
 def _empty(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
     if len(values) == 0 or values.null_count == len(values):
         return CastOutcome(pa.nulls(len(values), type=target))
@@ -148,6 +166,9 @@ def string_to_int(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
+    meanwhile = _arrow_meanwhile(values, target)
+    if meanwhile is not None:
+        return meanwhile
     bits = target.bit_width
     signed = pa.types.is_signed_integer(target)
     max_pos = np.uint64(2 ** (bits - 1) - 1 if signed else 2**bits - 1)
@@ -168,6 +189,9 @@ def string_to_date32(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
+    meanwhile = _arrow_meanwhile(values, target)
+    if meanwhile is not None:
+        return meanwhile
     text = _Text(values)
     nb = _times()
 
@@ -183,6 +207,9 @@ def string_to_timestamp(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
+    meanwhile = _arrow_meanwhile(values, target)
+    if meanwhile is not None:
+        return meanwhile
     digits = _UNIT_DIGITS[target.unit]
     text = _Text(values)
     nb = _times()
@@ -234,6 +261,9 @@ def string_to_float(values: pa.Array, target: pa.DataType) -> CastOutcome:
     done = _empty(values, target)
     if done is not None:
         return done
+    meanwhile = _arrow_meanwhile(values, target)
+    if meanwhile is not None:
+        return meanwhile
     return _arrow_with_mask(values, target, lambda text, failed: text.run(_numbers().check_float_chunk, failed))
 
 
@@ -251,4 +281,6 @@ def string_to_decimal(values: pa.Array, target: pa.DataType) -> CastOutcome:
     def check(text: _Text, failed: np.ndarray) -> int:
         return text.run(_numbers().check_decimal_chunk, target.precision, target.scale, failed)
 
-    return _arrow_with_mask(values, target, check, trust_arrow=False)
+    outcome = _arrow_with_mask(values, target, check, trust_arrow=False)  # compiles its own check first,
+    numba_ready()  # then the other kernels compile in the background
+    return outcome

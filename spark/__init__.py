@@ -31,16 +31,45 @@ _LAZY: dict[str, str] = {
     "read": "table_read",
     "register": "datasource",
     "session": "local_session",
+    "write": "writer_helpers",
 }
 
 __all__ = sorted(_LAZY)
+
+
+def require_pyspark() -> None:
+    """Raise ``SparkNotInstalledError`` (naming the ``[spark]`` extra) unless PySpark can be imported."""
+    try:
+        importlib.import_module("pyspark")
+    except ModuleNotFoundError as e:
+        missing = spark_missing(e)
+        if missing is e:
+            raise
+        raise missing from None
+
+
+def spark_missing(error: ModuleNotFoundError) -> Exception:
+    """The error to raise for ``error``: one that says how to install Spark if PySpark is what is missing."""
+    from fieldshift.errors import SparkNotInstalledError
+
+    if (error.name or "").split(".")[0] not in ("pyspark", "py4j"):
+        return error
+    return SparkNotInstalledError(
+        f"fieldshift.spark needs PySpark, which is not installed ({error}); install it with "
+        "pip install 'fieldshift[spark]' (PySpark 4 and pandas; Spark also needs Java 17 or 21)")
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    try:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    except ModuleNotFoundError as e:
+        missing = spark_missing(e)
+        if missing is e:
+            raise
+        raise missing from None
     globals()[name] = value
     return value
 

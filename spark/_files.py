@@ -17,8 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fieldshift.errors import SchemaEvolutionError
-from fieldshift.evolution_plan import EvolutionPlan
-from fieldshift.planner import cached_plan
+from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer

@@ -29,10 +29,10 @@ name: ``lossless``, ``iceberg``, ``hudi``, ``onehouse``, ``onehouse-widen-to-str
 ``explicit-null``; default: the table's own policy, for reads and writes), ``batch_size`` (rows per Arrow batch,
 default 32768), ``split_size`` (bytes; bigger files are split by row groups), ``max_partitions``
 (pack the files into at most this many input partitions; by default they are packed like Spark's
-own file scans for the session's parallelism), ``schema_ids`` (read
-only files written with these schema ids), ``pushdown`` (``false`` to not implement
-``pushFilters``); for writes ``on_incompatible`` (``fail`` | ``quarantine``), ``evolve``
-(``true`` | ``false``).
+own file scans for the session's parallelism), ``schema_ids`` (read only files written with these
+schema ids), ``pushdown`` (``false`` to not implement ``pushFilters``); for writes
+``on_incompatible`` (``fail`` | ``quarantine``), ``evolve`` (``true`` | ``false``). Errors leave as
+one-line fieldshift exceptions, the last line of Spark's error (``errors_bridge``).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from fieldshift.errors import CommitOutcomeUnknownError, TableError
+from fieldshift.errors import CommitOutcomeUnknownError, InvalidOptionError, TableError
 from fieldshift.nullability import with_nullability
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
@@ -76,7 +76,9 @@ from fieldshift.spark._files import (
     plan_tasks,
     schema_plans,
 )
+from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.parallelism import default_parallelism
+from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file, write_side_file
@@ -98,9 +100,7 @@ __all__ = [
 FORMAT = "fieldshift"
 
 
-# ------------------------------------------------------------------------------------------------
-# options
-# ------------------------------------------------------------------------------------------------
+# -- options -------------------------------------------------------------------------------------
 def parse_policy(text: str | None) -> CastPolicy | None:
     """A cast policy from an option string (``CastPolicy.from_name``); None keeps the table's own."""
     if text is None or str(text).strip() == "":
@@ -115,7 +115,7 @@ def _int_option(options: Any, key: str) -> int | None:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(f"option {key!r} must be an integer, got {raw!r}") from None
+        raise InvalidOptionError(f"option {key!r} must be an integer, got {raw!r}") from None
 
 
 def _bool_option(options: Any, key: str, default: bool) -> bool:
@@ -127,7 +127,7 @@ def _bool_option(options: Any, key: str, default: bool) -> bool:
         return True
     if text in ("false", "0", "no"):
         return False
-    raise ValueError(f"option {key!r} must be true or false, got {raw!r}")
+    raise InvalidOptionError(f"option {key!r} must be true or false, got {raw!r}")
 
 
 def _list_option(options: Any, key: str) -> list[str] | None:
@@ -143,7 +143,7 @@ def _list_option(options: Any, key: str) -> list[str] | None:
 def _location(options: Any) -> str:
     path = options.get("path")
     if not path:
-        raise ValueError("give the table's location: spark.read.format('fieldshift').load(location)")
+        raise InvalidOptionError("give the table's location: spark.read.format('fieldshift').load(location)")
     return str(path)
 
 
@@ -176,10 +176,8 @@ def _resolve(options: Any) -> _ReadSpec:
                      tuple(int(i) for i in ids) if ids is not None else None)
 
 
-# ------------------------------------------------------------------------------------------------
-# the data source
-# ------------------------------------------------------------------------------------------------
-class FieldshiftDataSource(DataSource):
+# -- the data source -----------------------------------------------------------------------------
+class FieldshiftDataSource(StreamingMixin, DataSource):
     """``spark.read.format("fieldshift")`` / ``df.write.format("fieldshift")``."""
 
     parallelism: int | None = None  # the session's default parallelism, baked in by register()
@@ -361,9 +359,7 @@ def _predicate(f: Any, schema: Schema) -> Predicate | None:
     return Predicate(join_path(path), op, tuple(values) if op == "in" else values[0])
 
 
-# ------------------------------------------------------------------------------------------------
-# writing
-# ------------------------------------------------------------------------------------------------
+# -- writing -------------------------------------------------------------------------------------
 @dataclass
 class FieldshiftCommitMessage(WriterCommitMessage):
     """What one write task produced: data files (not yet committed) and quarantine files."""
@@ -483,6 +479,9 @@ def _remove(location: Path, paths: Sequence[str]) -> None:
             (location / p).unlink()
         except FileNotFoundError:
             pass
+
+
+one_line_errors(FieldshiftDataSource, _PlainReader, FieldshiftReader, FieldshiftWriter)
 
 
 def register(spark: Any) -> None:

@@ -58,14 +58,15 @@ def _java_available() -> bool:
     return shutil.which("java") is not None
 
 
-def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any) -> Any:
+def session(app_name: str = "fieldshift", master: str = "local[*]", *, verbose: bool = False, **conf: Any) -> Any:
     """Get or create a SparkSession ready for fieldshift, with the data source registered.
 
     Arrow is on (with output-schema validation where Spark has it), the UI is off, shuffles use few
     partitions, and Python workers run on this interpreter (``PYSPARK_PYTHON`` and
     ``PYSPARK_DRIVER_PYTHON`` are set before the JVM starts; on a cluster master an existing
     ``PYSPARK_PYTHON`` is kept). Extra Spark settings go in ``conf``, e.g.
-    ``session(**{"spark.driver.memory": "4g"})``; they override the defaults.
+    ``session(**{"spark.driver.memory": "4g"})``; they override the defaults. A new JVM starts quiet
+    (errors only, no start-up notices: ``quiet_jvm``); ``verbose=True`` keeps Spark's own logging.
 
     ``master="sc://host:port"`` connects to a Spark Connect server instead (no JVM here): the
     session-level SQL settings above are set on the remote session and the data source registered;
@@ -83,6 +84,10 @@ def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
+    from fieldshift.spark import require_pyspark
+
+    require_pyspark()
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     settings = dict(DEFAULT_CONF)
@@ -92,6 +97,10 @@ def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any)
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
+        if not verbose and SparkContext._active_spark_context is None and SparkContext._gateway is None:
+            from fieldshift.spark.quiet_jvm import quiet_context
+
+            quiet_context(app_name, master, settings)  # the builder below picks this context up
         spark = builder.getOrCreate()
     except Exception as e:  # the JVM did not start: say why in words, not a gateway trace
         if "JAVA_GATEWAY_EXITED" in str(e) or "Java gateway process exited" in str(e):
@@ -105,6 +114,8 @@ def session(app_name: str = "fieldshift", master: str = "local[*]", **conf: Any)
     from fieldshift.spark.datasource import register
 
     register(spark)
+    if not verbose:
+        spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 

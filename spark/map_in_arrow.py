@@ -18,12 +18,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.evolution_plan import EvolutionPlan
-from fieldshift.planner import cached_plan
+from fieldshift.errors import SchemaEvolutionError
+from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
 from fieldshift.spark.arrow_for_spark import schema_for_spark
+from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
 from fieldshift.spark.types import schema_to_spark
 
 __all__ = ["EvolveBatches", "evolve", "evolve_batch"]
@@ -94,8 +95,13 @@ def evolve(df: Any, file_schema: Schema, read_schema: Schema, policy: CastPolicy
     """
     missing = [f.name for f in file_schema.fields if f.name not in df.columns]
     if missing:
-        raise ValueError(f"the DataFrame lacks column(s) {missing} of the file schema; it has {df.columns}")
-    f = EvolveBatches(file_schema, read_schema, policy,
-                      timezone=df.sparkSession.conf.get("spark.sql.session.timeZone"))
-    selected = df.select(*[_quote(fld.name) for fld in file_schema.fields])
-    return selected.mapInArrow(f, f.output_schema)
+        raise SchemaEvolutionError(f"the DataFrame lacks column(s) {missing} of the file schema; it has "
+                                   f"{df.columns}")
+    with fieldshift_errors():
+        f = EvolveBatches(file_schema, read_schema, policy,
+                          timezone=df.sparkSession.conf.get("spark.sql.session.timeZone"))
+        selected = df.select(*[_quote(fld.name) for fld in file_schema.fields])
+        return selected.mapInArrow(f, f.output_schema)
+
+
+one_line_errors(EvolveBatches)  # a failing batch: the fieldshift message is Spark's last line

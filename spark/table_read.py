@@ -52,6 +52,7 @@ from fieldshift.spark._files import (
     plan_tasks,
     schema_plans,
 )
+from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
 from fieldshift.spark.native_scan import native_frame, native_scans
 from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.types import schema_to_spark
@@ -285,24 +286,25 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
     ``parquet.field.id``) and rename them with a projection, so the answer is the same whether
     ``spark.sql.parquet.fieldId.read.enabled`` is on or off when the DataFrame runs.
     """
-    check_option("via", via, ReadVia)
-    table = Table.open(location, catalog=catalog, name=name)
-    rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
-                   route=route)
-    spark_schema = schema_to_spark(rp.read_schema)
-    scans = native_scans(rp.table.location, rp.native_files, rp.schemas, rp.read_schema, spark_schema)
-    parts = [native_frame(spark, spark_schema, scan) for scan in scans]
-    if rp.arrow_files:
-        if via == "files":
-            parts.append(_files_frame(spark, rp, rp.policy, spark_schema, batch_size))
-        else:
-            parts.append(_datasource_frame(spark, rp, location, catalog, name, rp.policy, batch_size))
-    if not parts:
-        return spark.createDataFrame([], spark_schema)
-    df = parts[0]
-    for other in parts[1:]:
-        df = df.union(other)  # every part has the read schema's columns, in order
-    return df
+    with fieldshift_errors():  # a Spark error carrying a fieldshift error: raised as that error
+        check_option("via", via, ReadVia)
+        table = Table.open(location, catalog=catalog, name=name)
+        rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
+                       route=route)
+        spark_schema = schema_to_spark(rp.read_schema)
+        scans = native_scans(rp.table.location, rp.native_files, rp.schemas, rp.read_schema, spark_schema)
+        parts = [native_frame(spark, spark_schema, scan) for scan in scans]
+        if rp.arrow_files:
+            if via == "files":
+                parts.append(_files_frame(spark, rp, rp.policy, spark_schema, batch_size))
+            else:
+                parts.append(_datasource_frame(spark, rp, location, catalog, name, rp.policy, batch_size))
+        if not parts:
+            return spark.createDataFrame([], spark_schema)
+        df = parts[0]
+        for other in parts[1:]:
+            df = df.union(other)  # every part has the read schema's columns, in order
+        return df
 
 
 def _native_partitions(spark: Any, files: Sequence[DataFile]) -> int:
@@ -374,3 +376,6 @@ def _json_list(names: Sequence[str]) -> str:
     import json
 
     return json.dumps(list(names))
+
+
+one_line_errors(_TaskReader)

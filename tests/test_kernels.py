@@ -45,6 +45,14 @@ def threads(request: pytest.FixtureRequest) -> Iterator[int]:
     set_threads(before)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def numba_compiled() -> None:
+    """These tests check the numba code: compile it first, so no call is answered by Arrow meanwhile."""
+    from fieldshift.kernels.warm import warm_up
+
+    warm_up()
+
+
 @pytest.fixture(autouse=True)
 def numba_formats_small_arrays_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """int -> string hands arrays under ~1,000 rows to Arrow; here the numba code must see them all."""

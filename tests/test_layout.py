@@ -42,11 +42,26 @@ def test_no_module_is_shadowed_by_a_public_name() -> None:
     from types import ModuleType
 
     import fieldshift as fs
+    import fieldshift.planner as planner
 
-    shadowed = [n for n in fs.__all__
-                if not isinstance(getattr(fs, n), ModuleType) and importlib.util.find_spec(f"fieldshift.{n}")]
-    assert shadowed == []
-    modules = {"evolution_plan": "EvolutionPlan", "front_door": "evolve", "widening": "supertype"}
+    for package in (fs, planner):
+        shadowed = [n for n in package.__all__ if not isinstance(getattr(package, n), ModuleType)
+                    and importlib.util.find_spec(f"{package.__name__}.{n}")]
+        assert shadowed == []
+    modules = {"planner.evolution_plan": "EvolutionPlan", "planner.front_door": "evolve", "widening": "supertype"}
     for module, name in modules.items():
         m = importlib.import_module(f"fieldshift.{module}")
         assert isinstance(m, ModuleType) and getattr(m, name) is getattr(fs, name)
+
+
+def test_the_planner_layer_is_one_package() -> None:
+    """The planner's modules live in ``fieldshift.planner`` (layer 2), none at the old top-level paths."""
+    import importlib.util
+
+    old = ["planner", "evolution_plan", "front_door", "plan_nodes", "plan_cache", "strategy", "small_batches"]
+    assert [m for m in old if (ENGINE / f"{m}.py").exists()] == []
+    assert importlib.util.find_spec("fieldshift.planner").submodule_search_locations
+    import fieldshift.planner as planner
+
+    for name in ("cached_plan", "arrow_plan", "build_plan", "clear_plan_cache", "PLAN_CACHE", "EvolutionPlan"):
+        assert hasattr(planner, name)

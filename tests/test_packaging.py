@@ -13,9 +13,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_wheel_installs_and_imports_in_a_clean_venv(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(REPO)],
-                   check=True, capture_output=True, cwd=tmp_path)
+    built = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist),
+                            str(REPO)], check=True, capture_output=True, text=True, cwd=tmp_path)
+    assert "deprecated" not in (built.stdout + built.stderr).lower(), built.stdout + built.stderr  # quiet install
     wheel = next(dist.glob("fieldshift-*.whl"))
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.endswith("licenses/LICENSE") for n in names), names
     env_dir = tmp_path / "clean"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"

@@ -11,9 +11,9 @@ import pytest
 
 import fieldshift as fs
 from fieldshift import CastPolicy, Field, Schema
-from fieldshift.plan_cache import PlanCache
 from fieldshift.planner import PLAN_CACHE, build_plan, clear_plan_cache
-from fieldshift.strategy import BatchStrategy
+from fieldshift.planner.cache import PlanCache
+from fieldshift.planner.strategy import BatchStrategy
 
 V0 = Schema([Field(1, "a", pa.int32()), Field(2, "b", pa.string()), Field(3, "c", pa.int32())])
 RENAMED = Schema([Field(2, "b2", pa.string()), Field(1, "a", pa.int32())])

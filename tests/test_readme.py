@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 README = Path(__file__).parent.parent / "README.md"
@@ -32,3 +35,56 @@ def test_readme_python_and_table_store_tours_run_as_written(tmp_path: Path, monk
     assert quarantined.num_rows == 1 and "intToLong" in quarantined.column("_fieldshift_reason")[0].as_py()
     assert t.policy == fs.CastPolicy.hudi()
     assert t.to_arrow().num_rows == 2
+
+
+# -- every finite block ---------------------------------------------------------------------------------
+# A fence may be preceded by `<!-- readme-test: skip (why) -->` (make targets, never-ending or Spark-heavy
+# commands) or `<!-- readme-test: spark (...) -->` (run by tests/spark/test_spark_readme.py); every
+# other ```python and ```bash block runs here, in document order, in one directory and one scope.
+_FENCE = re.compile(r"(?:<!-- readme-test: (\w+)[^>]*-->\s*\n)?```(\w*)\n(.*?)```", re.S)
+
+
+def readme_blocks() -> list[tuple[str | None, str, str]]:
+    """(marker, language, code) of every fenced block of the README, in order."""
+    return [(m.group(1), m.group(2), m.group(3)) for m in _FENCE.finditer(README.read_text())]
+
+
+def _run_cli_line(line: str) -> None:
+    argv = shlex.split(line, comments=True)
+    if not argv:
+        return
+    assert argv[0] == "fieldshift", f"README bash line is not a fieldshift command (mark its block): {line}"
+    from typer.testing import CliRunner
+
+    from fieldshift.cli import app
+
+    # in-process (tests/test_cli.py runs the real console script); cwd is the test's directory
+    done = CliRunner().invoke(app, argv[1:], env={"COLUMNS": "200"})
+    assert done.exit_code == 0 and (done.exception is None or isinstance(done.exception, SystemExit)), \
+        f"{line}\n{done.stdout}\n{done.stderr}\n{done.exception!r}"
+
+
+def test_every_finite_readme_block_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("polars")
+    monkeypatch.chdir(tmp_path)
+    blocks = readme_blocks()
+    assert all(marker in (None, "skip", "spark") for marker, _, _ in blocks), [b[0] for b in blocks]
+    scope: dict[str, Any] = {}
+    ran = 0
+    for marker, language, code in blocks:
+        if marker is not None:
+            continue
+        if language == "python":
+            exec(compile(code, "README.md", "exec"), scope)
+        elif language == "bash":
+            for line in code.splitlines():
+                _run_cli_line(line)
+        else:
+            continue
+        ran += 1
+    assert ran >= 3
+    import fieldshift as fs
+
+    rides = fs.Table.open(tmp_path / "rides")  # made by the CLI block from the tour's trips
+    assert rides.schema.find("intToLong").type == pa.int64() and "note" in rides.schema.names
+    assert sorted(rides.to_arrow().column("rowId").to_pylist()) == ["r1", "r2"]

@@ -10,8 +10,8 @@ import pytest
 from oracle import oracle_evolve
 
 from fieldshift import CastPolicy, Field, ListType, MapType, Schema, StructType
-from fieldshift import small_batches as sb
 from fieldshift.planner import build_plan
+from fieldshift.planner import small_batches as sb
 
 I32, I64, STR, F32, F64 = pa.int32(), pa.int64(), pa.string(), pa.float32(), pa.float64()
 HUDI = CastPolicy.hudi()  # allows int -> string

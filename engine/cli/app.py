@@ -7,8 +7,20 @@ from typing import Annotated
 
 import typer
 
-from fieldshift.cli import alter_cmd, explain_cmd, policy_cmd, read_cmds, schema_cmds, write_cmds
+from fieldshift.cli import (
+    alter_cmd,
+    capture_cmd,
+    explain_cmd,
+    keyed_cmds,
+    maint_cmds,
+    policy_cmd,
+    read_cmds,
+    schema_cmds,
+    write_cmds,
+)
 from fieldshift.cli.catalog_opt import CATALOG_HELP, TABLE_HELP, choose
+from fieldshift.cli.console import set_quiet
+from fieldshift.cli.help_style import PlainHelpGroup
 
 __all__ = ["app", "main"]
 
@@ -19,13 +31,31 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=PlainHelpGroup,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from fieldshift import __version__
+
+        typer.echo(f"fieldshift {__version__}")
+        raise typer.Exit()
+
+
+def _set_quiet(value: bool) -> None:
+    if value:
+        set_quiet(True)
 
 
 @app.callback()
 def _root(
     catalog: Annotated[str | None, typer.Option("--catalog", envvar="FIELDSHIFT_CATALOG", help=CATALOG_HELP)] = None,
     table: Annotated[str | None, typer.Option("--table", help=TABLE_HELP)] = None,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", callback=_set_quiet, help="No progress bars (results and errors still print).")] = False,
 ) -> None:
     """fieldshift: schema history, DDL, explain and reads for fieldshift tables."""
     choose(catalog, table)
@@ -51,6 +81,13 @@ app.command("append")(write_cmds.append)
 app.command("quarantine")(read_cmds.quarantine)
 app.command("create")(write_cmds.create)
 app.command("policy")(policy_cmd.policy)
+app.command("upsert")(keyed_cmds.upsert)
+app.command("delete")(keyed_cmds.delete)
+app.command("compact")(keyed_cmds.compact)
+app.command("expire")(keyed_cmds.expire)
+app.command("capture")(capture_cmd.capture_command)
+app.command("vacuum")(maint_cmds.vacuum)
+app.command("warmup")(maint_cmds.warmup)
 
 
 def main() -> None:

@@ -34,18 +34,28 @@ __all__ = [
     "POLICY_HELP",
     "UsageError",
     "cli_errors",
+    "cli_terms",
     "err_console",
     "fail",
     "open_table",
     "out_console",
     "parse_policy",
     "progress",
+    "set_quiet",
     "stdout_is_tty",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 POLICY_HELP = ("Cast policy (default: the table's own): " + ", ".join(POLICY_NAMES) + ".")
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+_QUIET = {"on": False}
+
+
+def set_quiet(quiet: bool) -> None:
+    """``--quiet``: no progress bars for the rest of this process."""
+    _QUIET["on"] = quiet
 
 
 class UsageError(ValueError):
@@ -73,11 +83,32 @@ def err_console() -> Console:
     return _console(sys.stderr)
 
 
+# Advice the library gives in Python terms, and what the same advice is on the command line.
+_CLI_TERMS = (
+    ("append with on_incompatible='quarantine'", "append with --quarantine"),
+    ("on_incompatible='quarantine'", "--quarantine"),
+    ("pass evolve=True", "append without --no-evolve"),
+    ("table.update_schema().set_write_default(...)", "`fieldshift alter LOCATION \"ALTER COLUMN c SET DEFAULT ...\"`"),
+    ("table.update_schema()", "`fieldshift alter`"),
+    ("open it with Table.open() or pick another name", "pick another name"),
+    ("open it with Table.open()", "see it with `fieldshift schema show`, or pick another location"),
+    ("run Table.create() again", "run `fieldshift create` again"),
+    ("create it with Table.create()", "make one with `fieldshift create LOCATION --schema ...`"),
+)
+
+
+def cli_terms(message: str) -> str:
+    """``message`` with the library's Python advice (``on_incompatible='quarantine'``) in CLI terms."""
+    for python, cli in _CLI_TERMS:
+        message = message.replace(python, cli)
+    return message
+
+
 def fail(message: str, code: int = EXIT_FAILED, *, notes: list[str] | None = None) -> NoReturn:
     console = err_console()
-    console.print(Text("error: ", style="bold red") + Text(message))
+    console.print(Text("error: ", style="bold red") + Text(cli_terms(message)))
     for note in notes or ():
-        console.print(Text(note, style="dim"))
+        console.print(Text(cli_terms(note), style="dim"))
     raise typer.Exit(code)
 
 
@@ -97,6 +128,13 @@ def cli_errors(fn: F) -> F:
             raise typer.Exit(EXIT_OK) from None
         except (OSError, pa.ArrowException) as e:
             fail(str(e), EXIT_FAILED)
+        except Exception as e:  # a Spark error (the demo) that carries a fieldshift error: say that one
+            if not type(e).__module__.startswith(("pyspark", "py4j")):
+                raise
+            from fieldshift.spark.errors_bridge import from_spark_error
+
+            cause = from_spark_error(e)
+            fail(str(cause) if cause is not None else str(e).splitlines()[0], EXIT_FAILED)
 
     return wrapper  # type: ignore[return-value]
 
@@ -126,14 +164,18 @@ def open_table(location: str) -> Any:
 
 
 @contextmanager
-def progress(description: str, total: int | None = None, *,
-             show: bool = True) -> Iterator[Callable[[int], None]]:
-    """Yield ``advance(n)``; a transient bar on stderr only when stdout is a terminal."""
-    if not (show and stdout_is_tty()):
+def progress(description: str, total: int | None = None, *, show: bool = True,
+             unit: str = "rows") -> Iterator[Callable[[int], None]]:
+    """Yield ``advance(n)``: a transient bar on stderr when stdout is a terminal and ``--quiet`` is off.
+
+    Every command whose work can take more than a second wraps it in this (reading, appending,
+    vacuum); ``total`` None shows a spinner with a running count of ``unit``.
+    """
+    if not (show and stdout_is_tty()) or _QUIET["on"]:
         yield lambda n: None
         return
     bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                   TextColumn("{task.completed:,} rows"), TimeElapsedColumn(),
+                   TextColumn("{task.completed:,} " + unit), TimeElapsedColumn(),
                    console=err_console(), transient=True)
     with bar:
         task = bar.add_task(description, total=total)

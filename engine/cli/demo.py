@@ -17,8 +17,11 @@ from typing import Any
 import pyarrow as pa
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text
 
 import fieldshift as fs
+from fieldshift.cli.console import out_console
+from fieldshift.cli.demo_stream import stream_capture
 
 __all__ = ["run_demo"]
 
@@ -39,7 +42,11 @@ class _Demo:
 
     # -- output ---------------------------------------------------------------------------------
     def scenario(self, title: str, source: str) -> None:
-        self.console.rule(f"[bold]{title}[/bold]  [dim]({source})[/dim]")
+        """The title on a line of its own (wrapped, never cut); a rule above it only on a terminal."""
+        self.console.print()
+        if self.console.is_terminal:
+            self.console.rule()
+        self.console.print(Text(title, style="bold") + Text(f"  ({source})", style="dim"))
 
     def step(self, text: str) -> None:
         self.console.print(f"[cyan]▶[/cyan] {text}")
@@ -113,16 +120,19 @@ class _Demo:
 # -- the seed scenarios -----------------------------------------------------------------------------
 
 def _hudi_trips(d: _Demo) -> None:
-    d.scenario("Hudi: the trips example — add newField, promote intToLong", "hudi-schema-evolution")
-    schema = pa.schema([("rowId", pa.string()), ("partitionId", pa.string()), ("preComb", pa.int64()),
+    d.scenario("Hudi: the trips example — upsert by key, add newField, promote intToLong", "hudi-schema-evolution")
+    schema = pa.schema([pa.field("rowId", pa.string(), nullable=False),
+                        pa.field("partitionId", pa.string(), nullable=False), ("preComb", pa.int64()),
                         ("name", pa.string()), ("versionId", pa.string()), ("intToLong", pa.int32())])
-    t = fs.Table.create(d.root / "hudi_trips_cow", schema)
+    d.step("create with record key rowId (+ partition path partitionId) and precombine field preComb")
+    t = fs.Table.create(d.root / "hudi_trips_cow", schema, identifier_fields=["rowId", "partitionId"],
+                        precombine="preComb")
     d.step("write three rows with intToLong as int")
-    t.append(pa.table({"rowId": ["row_1", "row_2", "row_3"], "partitionId": ["part_0"] * 3, "preComb": [0, 0, 0],
+    t.upsert(pa.table({"rowId": ["row_1", "row_2", "row_3"], "partitionId": ["part_0"] * 3, "preComb": [0, 0, 0],
                        "name": ["bob", "john", "tom"], "versionId": ["v_0"] * 3,
                        "intToLong": pa.array([0, 0, 0], pa.int32())}, schema=schema))
-    d.step("write rows whose intToLong is long and that carry a new newField (on-write evolution)")
-    r = t.append(pa.table({"rowId": ["row_2", "row_5", "row_9"], "partitionId": ["part_0"] * 3,
+    d.step("upsert rows whose intToLong is long and that carry a new newField (on-write evolution)")
+    r = t.upsert(pa.table({"rowId": ["row_2", "row_5", "row_9"], "partitionId": ["part_0"] * 3,
                            "preComb": [5, 5, 5], "name": ["john", "maroon", "michael"],
                            "versionId": ["v_3", "v_2", "v_2"], "intToLong": pa.array([3, 2, 2], pa.int64()),
                            "newField": ["newField_1"] * 3}))
@@ -130,12 +140,16 @@ def _hudi_trips(d: _Demo) -> None:
     d.check("intToLong widened to long and newField appended",
             t.schema.find("intToLong").type == pa.int64() and t.schema.names[-1] == "newField")
     old = [{"rowId": f"row_{i}", "partitionId": "part_0", "preComb": 0, "name": n, "versionId": "v_0",
-            "intToLong": 0, "newField": None} for i, n in ((1, "bob"), (2, "john"), (3, "tom"))]
+            "intToLong": 0, "newField": None} for i, n in ((1, "bob"), (3, "tom"))]
     new = [{"rowId": k, "partitionId": "part_0", "preComb": 5, "name": n, "versionId": v, "intToLong": x,
             "newField": "newField_1"} for k, n, v, x in (("row_2", "john", "v_3", 3), ("row_5", "maroon", "v_2", 2),
                                                          ("row_9", "michael", "v_2", 2))]
-    d.console.print("  [dim](fieldshift tables are append-only: Hudi's upsert of row_2 shows as two rows)[/dim]")
     d.read_and_check(t, old + new)
+    d.step("compact: every bucket rewritten into the current schema, the merge applied")
+    t.compact()
+    d.check("after compaction every live file has the current schema and the rows are the same",
+            {f.schema_id for f in t.scan().live_files()} == {t.schema.schema_id}
+            and _sorted(t.to_arrow().to_pylist()) == _sorted(old + new))
 
 
 def _table_store(d: _Demo) -> None:
@@ -241,7 +255,7 @@ def _rename_drop_readd(d: _Demo) -> None:
 
 
 SCENARIOS: tuple[Callable[[_Demo], None], ...] = (_hudi_trips, _table_store, _ducklake, _onehouse,
-                                                   _rename_drop_readd)
+                                                   _rename_drop_readd, stream_capture)
 
 
 def _start_spark(console: Console) -> Any:
@@ -258,7 +272,7 @@ def _start_spark(console: Console) -> Any:
 
 def run_demo(directory: Path | None, *, keep: bool = False, use_spark: bool = True) -> int:
     """Run every scenario; returns the exit code (0 when every check passed)."""
-    console = Console(highlight=False)
+    console = out_console()
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="fieldshift-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -278,7 +292,8 @@ def run_demo(directory: Path | None, *, keep: bool = False, use_spark: bool = Tr
         if not keep and directory is None:
             shutil.rmtree(root, ignore_errors=True)
     elapsed = time.perf_counter() - started
-    console.rule("[bold]summary[/bold]")
+    console.print()
+    console.print(Text("summary", style="bold"))
     console.print(f"{demo.passed} checks passed, {len(demo.failed)} failed in {elapsed:.1f} s"
                   + (f" — tables kept in {root}" if keep or directory else ""))
     for name in demo.failed:

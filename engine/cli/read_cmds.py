@@ -127,7 +127,7 @@ def quarantine(
     per row (the row's own columns plus the reason, time and snapshot); csv and parquet have one
     uniform table with each row's values as JSON text in ``_fieldshift_row``.
     """
-    from fieldshift.evolution_plan import REASON_COLUMN
+    from fieldshift.planner import REASON_COLUMN
     from fieldshift.table.on_write import QUARANTINED_AT_COLUMN, SOURCE_SCHEMA_COLUMN
     from fieldshift.table.quarantine import ROW_COLUMN, SNAPSHOT_COLUMN
 

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console
 from fieldshift.cli.diff import diff_schemas
+from fieldshift.cli.partition_view import spec_history
 from fieldshift.cli.render import schema_tree, simple_table
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ def show(
         return
     current = " (current)" if schema.schema_id == table.schema.schema_id else ""
     console.print(schema_tree(schema, f"schema {schema.schema_id}{current}"))
+    console.print(spec_history(table, schema))
 
 
 @app.command("log")

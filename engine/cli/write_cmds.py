@@ -11,9 +11,9 @@ import pyarrow.compute as pc
 import typer
 from rich.text import Text
 
-from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console, parse_policy, progress
+from fieldshift.cli.console import UsageError, cli_errors, fail, open_table, out_console, parse_policy, progress
 from fieldshift.cli.render import schema_tree, simple_table
-from fieldshift.errors import SchemaEvolutionError
+from fieldshift.errors import SchemaEvolutionError, TableExistsError
 from fieldshift.policy import POLICY_NAMES
 from fieldshift.schema import Schema
 
@@ -160,10 +160,18 @@ def create(
         "--schema", "-s", help="Iceberg schema JSON, a file holding it, or columns: \"id bigint NOT NULL, "
         "name string\".")],
     identifier: Annotated[str | None, typer.Option(
-        "--identifier", help="Comma-separated identifier (primary-key) columns.")] = None,
+        "--key", "--identifier", help="Comma-separated primary-key columns: the table becomes keyed "
+        "(upsert, delete, merge-on-read).")] = None,
+    precombine: Annotated[str | None, typer.Option(
+        "--precombine", help="A keyed table's ordering column: of two rows of one key the higher wins.")] = None,
+    buckets: Annotated[int | None, typer.Option(
+        "--buckets", help="A keyed table's hidden key buckets (fixed at create; default 4).")] = None,
     policy: Annotated[str | None, typer.Option(
         "--policy", help="The table's evolution policy (default onehouse): " + ", ".join(POLICY_NAMES) + ".")
     ] = None,
+    partition_by: Annotated[list[str] | None, typer.Option(
+        "--partition-by", help="A partition term, repeatable: a column, days(ts), hours(ts), bucket(16, id), "
+        "truncate(4, name).")] = None,
 ) -> None:
     """Create an empty table (SQLite catalog + Parquet files) with the given schema."""
     from fieldshift.cli.catalog_opt import chosen
@@ -171,7 +179,14 @@ def create(
 
     parsed = _load_schema(schema)
     keys = [k.strip() for k in identifier.split(",") if k.strip()] if identifier else ()
-    table = Table.create(location, parsed, identifier_fields=keys, policy=parse_policy(policy),
-                         catalog=chosen().catalog, name=chosen().table)
+    try:
+        table = Table.create(location, parsed, identifier_fields=keys, policy=parse_policy(policy),
+                             precombine=precombine, buckets=buckets, partition_by=partition_by or (),
+                             catalog=chosen().catalog, name=chosen().table)
+    except TableExistsError:
+        fail(f"a table already exists at {location}; see it with `fieldshift schema show {location}`, "
+             "or pick another location")
     title = f"created {table.location} with schema {table.schema.schema_id}, policy {table.policy.option_name}"
     out_console().print(schema_tree(table.schema, title))
+    if partition_by:
+        out_console().print(Text(f"partitioned by {table.spec.describe(table.schema)}"))

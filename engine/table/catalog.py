@@ -32,7 +32,11 @@ from fieldshift.table.catalog_sql import (
     policy_of,
     upgrade,
 )
+from fieldshift.table.partition_evolution import check_schema_change
+from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
+from fieldshift.table.spec_catalog import decode_partition, encode_partition, insert_spec, load_specs
+from fieldshift.table.stream_marks import StreamMark, captured_sources, check_unrecorded, record, stream_batches
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
            "open_catalog", "redact_uri"]
@@ -57,6 +61,12 @@ class DataFile:
     file_size: int
     stats: dict[int, tuple[int, int, Any, Any]] = field(default_factory=dict)
     file_id: int | None = None
+    content: str = "data"  # "deletes": a file of keys removed from a keyed table
+    sequence: int | None = None  # the data sequence number (read back: the begin snapshot unless set)
+    bucket: int | None = None  # the hidden key bucket (None for unkeyed tables)
+    spec_id: int = 0
+    partition: tuple[Any, ...] = ()
+    """The file's partition values, one per field of its spec, as ``Transform.value`` gives them."""
 
 
 def _now() -> str:
@@ -144,7 +154,7 @@ class SqliteCatalog:
 
     # -- tables ---------------------------------------------------------------------------------
     def create_table(self, name: str, location: str, schema: Schema, properties: dict[str, str],
-                     policy: CastPolicy | None = None) -> int:
+                     policy: CastPolicy | None = None, spec: PartitionSpec | None = None) -> int:
         """Add a table; its location may neither be nor nest with another table's of this catalog."""
         props = {**properties, POLICY_PROPERTY: (policy or DEFAULT_POLICY).option_name}
         with self._transaction() as conn:
@@ -165,6 +175,8 @@ class SqliteCatalog:
             table_id = int(cur.lastrowid)
             self._insert_snapshot(conn, table_id, 0, None, schema.schema_id, "create", {})
             self._insert_schema(conn, table_id, schema, 0)
+            if spec is not None:
+                insert_spec(conn, table_id, spec, 0)
         return table_id
 
     def table_id(self, name: str) -> tuple[int, str, dict[str, str]]:
@@ -219,10 +231,16 @@ class SqliteCatalog:
                 f"({type(e).__name__}: {e}); restore the catalog from a backup"
             ) from None
 
+    def specs(self, table_id: int) -> list[tuple[PartitionSpec, int]]:
+        """(partition spec, snapshot that committed it) of every spec the table had, oldest first."""
+        with self._connect() as conn:
+            return load_specs(conn, table_id)
+
     def data_files(self, table_id: int, snapshot_id: int, with_stats: bool = True) -> list[DataFile]:
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT file_id, path, schema_id, record_count, file_size FROM fs_data_file "
+                "SELECT file_id, path, schema_id, record_count, file_size, content, "
+                "COALESCE(sequence, begin_snapshot), bucket, spec_id, partition_values FROM fs_data_file "
                 "WHERE table_id = ? AND begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?) "
                 "ORDER BY file_id", (table_id, snapshot_id, snapshot_id)).fetchall()
             stats: dict[int, dict[int, tuple[int, int, Any, Any]]] = {}
@@ -232,13 +250,15 @@ class SqliteCatalog:
                     "FROM fs_file_column_stats s JOIN fs_data_file f ON f.file_id = s.file_id "
                     "WHERE f.table_id = ?", (table_id,)):
                     stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
-        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0]) for r in rows]
+        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7], r[8],
+                         decode_partition(r[9])) for r in rows]
 
     def all_data_files(self, table_id: int) -> list[tuple[str, int]]:
-        """(path, schema id) of every data file any snapshot references."""
+        """(path, schema id) of every data file any snapshot references (delete files hold only key
+        columns, whose types never change, so value checks skip them)."""
         with self._connect() as conn:
-            rows = conn.execute("SELECT path, schema_id FROM fs_data_file WHERE table_id = ? ORDER BY file_id",
-                                (table_id,)).fetchall()
+            rows = conn.execute("SELECT path, schema_id FROM fs_data_file WHERE table_id = ? AND content = 'data' "
+                                "ORDER BY file_id", (table_id,)).fetchall()
         return [(r[0], int(r[1])) for r in rows]
 
     def all_paths(self, table_id: int) -> set[str]:
@@ -256,6 +276,29 @@ class SqliteCatalog:
                                 "ORDER BY file_id", (table_id,)).fetchall()
         return [(r[0], int(r[1])) for r in rows]
 
+    def files_added(self, table_id: int, first_snapshot: int, last_snapshot: int) -> list[tuple[int, DataFile]]:
+        """(snapshot id, file) of every data file snapshots ``first..last`` added, in commit order."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT begin_snapshot, file_id, path, schema_id, record_count, file_size FROM fs_data_file "
+                "WHERE table_id = ? AND begin_snapshot BETWEEN ? AND ? ORDER BY begin_snapshot, file_id",
+                (table_id, first_snapshot, last_snapshot)).fetchall()
+        return [(int(r[0]), DataFile(r[2], int(r[3]), int(r[4]), int(r[5]), {}, int(r[1]))) for r in rows]
+
+    def stream_commit(self, table_id: int, stream_id: str, batch_id: int) -> int | None:
+        """The snapshot that committed batch ``batch_id`` of ``stream_id``, or None."""
+        return self.stream_batches(table_id, stream_id, batch_id).get(batch_id)
+
+    def stream_batches(self, table_id: int, stream_id: str, batch_id: int | None = None) -> dict[int, int]:
+        """batch id -> snapshot id of the micro-batches of ``stream_id`` committed to the table."""
+        with self._connect() as conn:
+            return stream_batches(conn, table_id, stream_id, batch_id)
+
+    def captured_sources(self, table_id: int) -> dict[str, int]:
+        """source file -> snapshot id of every file a capture committed to the table."""
+        with self._connect() as conn:
+            return captured_sources(conn, table_id)
+
     # -- commits --------------------------------------------------------------------------------
     def commit(
         self,
@@ -271,6 +314,10 @@ class SqliteCatalog:
         summary: dict[str, Any] | None = None,
         compatible: Any = None,
         policy: CastPolicy | None = None,
+        remove_files: Sequence[int] = (),
+        exclusive: bool = False,
+        spec: PartitionSpec | None = None,
+        stream: StreamMark | None = None,
     ) -> Snapshot:
         """Commit atomically on top of ``base_snapshot_id``.
 
@@ -279,8 +326,15 @@ class SqliteCatalog:
         head's schema under the table's policy (``compatible(head_schema)`` may check more).
         Inside the same transaction, a new schema or ``policy`` is checked against every data file
         any snapshot references (:func:`check_readable`), so concurrent writers cannot get past it.
+        ``remove_files`` (file ids) end in this snapshot; one another commit already ended conflicts
+        (a concurrent compaction). ``exclusive`` conflicts on any concurrent commit (an insert-only
+        append to a keyed table checked its keys against ``base_snapshot_id``).
+        ``stream`` (a micro-batch id, captured source files) is recorded in the same transaction; one
+        recorded before raises :class:`AlreadyCommittedError` and nothing is committed.
         """
         with self._transaction() as conn:
+            if stream is not None:
+                check_unrecorded(conn, table_id, stream)
             head_id, head_schema_id = conn.execute(
                 "SELECT snapshot_id, schema_id FROM fs_snapshot WHERE table_id = ? "
                 "ORDER BY snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
@@ -289,7 +343,7 @@ class SqliteCatalog:
             props = parse_json(props, f"the properties of table {name!r}")
             table_policy = policy or policy_of(name, props)
             if head_id != base_snapshot_id:
-                if schema is not None or replace_all or policy is not None:
+                if schema is not None or replace_all or policy is not None or exclusive or spec is not None:
                     raise CommitConflictError(
                         f"another writer committed snapshot {head_id} after snapshot {base_snapshot_id}, "
                         f"on which this {operation} was based; reload the table and retry"
@@ -299,23 +353,31 @@ class SqliteCatalog:
                                        compatible)
             new_id = head_id + 1
             schema_id = schema.schema_id if schema is not None else head_schema_id
+            if schema is not None:  # a dropped or retyped partition source is refused (partition_evolution)
+                check_schema_change(load_specs(conn, table_id)[-1][0], self._schemas(conn, table_id)[head_schema_id],
+                                    schema, table=name)
             if schema is not None or policy is not None:
                 self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
                                     operation)
             if policy is not None:
                 props[POLICY_PROPERTY] = policy.option_name
                 conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
+            self._end_files(conn, table_id, remove_files, new_id)
             if replace_all:
                 conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND "
                              "end_snapshot IS NULL", (new_id, table_id))
             self._insert_snapshot(conn, table_id, new_id, head_id, schema_id, operation, summary or {})
             if schema is not None:
                 self._insert_schema(conn, table_id, schema, new_id)
+            if spec is not None:
+                insert_spec(conn, table_id, spec, new_id)
             for f in add_files:
                 cur = conn.execute(
                     "INSERT INTO fs_data_file (table_id, path, schema_id, record_count, file_size, "
-                    "begin_snapshot) VALUES (?, ?, ?, ?, ?, ?)",
-                    (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id))
+                    "begin_snapshot, content, sequence, bucket, spec_id, partition_values) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id, f.content, f.sequence,
+                     f.bucket, f.spec_id, encode_partition(f.partition)))
                 conn.executemany(
                     "INSERT INTO fs_file_column_stats VALUES (?, ?, ?, ?, ?, ?)",
                     [(cur.lastrowid, cid, vc, nc, dump_value(lo), dump_value(hi))
@@ -323,7 +385,37 @@ class SqliteCatalog:
             conn.executemany(
                 "INSERT INTO fs_quarantine_file (table_id, path, snapshot_id, record_count) VALUES (?, ?, ?, ?)",
                 [(table_id, path, new_id, n) for path, n in quarantine])
+            if stream is not None:
+                record(conn, table_id, stream, new_id)
         return Snapshot(new_id, head_id, schema_id, _now(), operation, summary or {})
+
+    @staticmethod
+    def _end_files(conn: sqlite3.Connection, table_id: int, file_ids: Sequence[int], snapshot_id: int) -> None:
+        for fid in file_ids:
+            cur = conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
+                               "AND end_snapshot IS NULL", (snapshot_id, table_id, fid))
+            if cur.rowcount != 1:
+                raise CommitConflictError(f"data file {fid} was removed by a concurrent commit (a compaction or "
+                                          "an overwrite); reload the table and retry")
+
+    def expire(self, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
+        """Remove snapshot rows, then the rows of files no remaining snapshot references (one transaction);
+        returns those files' paths. The head is never removed."""
+        with self._transaction() as conn:
+            head = conn.execute("SELECT MAX(snapshot_id) FROM fs_snapshot WHERE table_id = ?",
+                                (table_id,)).fetchone()[0]
+            if head in snapshot_ids:
+                raise TableError(f"snapshot {head} is the table's head and cannot be expired")
+            conn.executemany("DELETE FROM fs_snapshot WHERE table_id = ? AND snapshot_id = ?",
+                             [(table_id, s) for s in snapshot_ids])
+            kept = [r[0] for r in conn.execute("SELECT snapshot_id FROM fs_snapshot WHERE table_id = ?", (table_id,))]
+            gone = [(fid, path) for fid, path, begin, end in conn.execute(
+                "SELECT file_id, path, begin_snapshot, end_snapshot FROM fs_data_file WHERE table_id = ? "
+                "AND end_snapshot IS NOT NULL", (table_id,)).fetchall()
+                if not any(begin <= s < end for s in kept)]
+            conn.executemany("DELETE FROM fs_file_column_stats WHERE file_id = ?", [(fid,) for fid, _ in gone])
+            conn.executemany("DELETE FROM fs_data_file WHERE file_id = ?", [(fid,) for fid, _ in gone])
+        return [path for _, path in gone]
 
     def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
                       head_schema_id: int, policy: CastPolicy, compatible: Any) -> None:

@@ -16,7 +16,7 @@ from fieldshift.types import type_name
 __all__ = ["ADDED_COLUMNS", "DDL", "DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "column_rows",
            "dump_value", "load_value", "locations_overlap", "parse_json", "policy_of", "upgrade"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files);
 :meth:`SqliteCatalog.check_version` upgrades older catalogs in place and refuses newer ones."""
 POLICY_PROPERTY = "fieldshift.policy"
@@ -51,9 +51,24 @@ CREATE TABLE IF NOT EXISTS fs_file_column_stats (
 CREATE TABLE IF NOT EXISTS fs_quarantine_file (
     file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
     snapshot_id INTEGER NOT NULL, record_count INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS fs_partition_spec (
+    table_id INTEGER NOT NULL, spec_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
+    spec_json TEXT NOT NULL, PRIMARY KEY (table_id, spec_id));
+CREATE TABLE IF NOT EXISTS fs_stream_commit (
+    table_id INTEGER NOT NULL, stream_id TEXT NOT NULL, batch_id INTEGER NOT NULL,
+    snapshot_id INTEGER NOT NULL, PRIMARY KEY (table_id, stream_id, batch_id));
+CREATE TABLE IF NOT EXISTS fs_captured_file (
+    table_id INTEGER NOT NULL, source TEXT NOT NULL, file_size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    record_count INTEGER NOT NULL, snapshot_id INTEGER NOT NULL, PRIMARY KEY (table_id, source));
 """
 
-ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = ()
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("fs_data_file", "content", "TEXT NOT NULL DEFAULT 'data'"),  # 'data' | 'deletes' (keys removed)
+    ("fs_data_file", "sequence", "INTEGER"),  # the data sequence number; NULL: its begin_snapshot
+    ("fs_data_file", "bucket", "INTEGER"),  # the hidden key bucket; NULL for unkeyed tables
+    ("fs_data_file", "spec_id", "INTEGER NOT NULL DEFAULT 0"),
+    ("fs_data_file", "partition_values", "TEXT"),
+)
 """(table, column, declaration) added after format 1; :func:`upgrade` adds the missing ones in place."""
 
 

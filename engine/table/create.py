@@ -17,10 +17,11 @@ import sqlite3
 import uuid
 from pathlib import Path
 
-from fieldshift.errors import TableError
+from fieldshift.errors import TableError, TableExistsError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog, redact_uri
+from fieldshift.table.partitioning import PartitionSpec
 
 __all__ = [
     "CATALOG_FILE",
@@ -94,16 +95,16 @@ def refuse_nested(location: Path, *, shared: bool) -> None:
 
 
 def create_own_catalog(location: Path, name: str, schema: Schema, properties: dict[str, str],
-                       policy: CastPolicy) -> tuple[SqliteCatalog, int]:
+                       policy: CastPolicy, spec: PartitionSpec | None = None) -> tuple[SqliteCatalog, int]:
     """Build the table's catalog under a temporary name, then link it into place (never overwriting)."""
     final = location / CATALOG_FILE
     if final.exists() and not _is_empty_catalog(final):
-        raise TableError(f"a table already exists at {location}; open it with Table.open()")
+        raise TableExistsError(f"a table already exists at {location}; open it with Table.open()", location)
     location.mkdir(parents=True, exist_ok=True)
     if final.exists():  # an interrupted create of an older fieldshift: catalog tables but no table row
         cat = SqliteCatalog(final)
         cat.initialize()
-        return cat, cat.create_table(name, str(location), schema, properties, policy)
+        return cat, cat.create_table(name, str(location), schema, properties, policy, spec)
     tmp = location / f"{_TMP_PREFIX}{uuid.uuid4().hex}{_TMP_SUFFIX}"
     # held while building: a later create removes only temporary catalogs nobody holds (killed creates)
     lock = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
@@ -111,13 +112,13 @@ def create_own_catalog(location: Path, name: str, schema: Schema, properties: di
         fcntl.flock(lock, fcntl.LOCK_EX)
         building = SqliteCatalog(tmp)
         building.initialize()
-        table_id = building.create_table(name, str(location), schema, properties, policy)
+        table_id = building.create_table(name, str(location), schema, properties, policy, spec)
         os.fsync(lock)
         try:
             os.link(tmp, final)
         except FileExistsError:
-            raise TableError(f"a table already exists at {location} (created concurrently); "
-                             "open it with Table.open()") from None
+            raise TableExistsError(f"a table already exists at {location} (created concurrently); "
+                                   "open it with Table.open()", location) from None
         _fsync(location)
     finally:
         _remove_catalog_file(tmp)

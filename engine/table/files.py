@@ -7,6 +7,7 @@ import os
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -49,16 +50,21 @@ def _far_seconds(table: pa.Table) -> list[str]:
     return far
 
 
-def write_data_file(location: Path, schema: Schema, table: pa.Table) -> DataFile:
-    """Write ``table`` (already in ``schema``'s Arrow form, ids in field metadata) as a data file."""
+def write_data_file(location: Path, schema: Schema, table: pa.Table, *, spec_id: int = 0,
+                    partition: tuple[Any, ...] = (), directory: str = "data") -> DataFile:
+    """Write ``table`` (already in ``schema``'s Arrow form, ids in field metadata) as a data file.
+
+    ``directory`` (under the table) only helps people browsing; the catalog records ``spec_id`` and
+    ``partition`` and is the only truth about them."""
     far = _far_seconds(table)
     if far:
         raise SchemaEvolutionError(
             f"column(s) {far} hold timestamp[s] values beyond year 292,000,000, which Parquet cannot store (it "
             "keeps seconds as milliseconds); nothing was written. Drop or fix those values.")
-    rel = f"data/{uuid.uuid4().hex}.parquet"
+    rel = f"{directory}/{uuid.uuid4().hex}.parquet"
     size = _atomic_write(table, location / rel)
-    return DataFile(rel, schema.schema_id, table.num_rows, size, compute_stats(schema, table))
+    return DataFile(rel, schema.schema_id, table.num_rows, size, compute_stats(schema, table), spec_id=spec_id,
+                    partition=partition)
 
 
 def write_side_file(location: Path, folder: str, table: pa.Table) -> str:

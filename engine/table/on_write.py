@@ -27,14 +27,13 @@ from fieldshift.errors import (
     SchemaEvolutionError,
     SchemaMismatchError,
 )
-from fieldshift.evolution_plan import REASON_COLUMN, EvolutionPlan
 from fieldshift.field import Field
 from fieldshift.file_schema import file_schema_of
 from fieldshift.kernels.layout import take_rows
 from fieldshift.kernels.valid_nulls import has_required_descendant, valid_hidden_nulls
 from fieldshift.nullability import with_nullability
 from fieldshift.options import OnIncompatible, check_option
-from fieldshift.planner import cached_plan
+from fieldshift.planner import REASON_COLUMN, EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
 from fieldshift.types import ListType, MapType, StructType, check_arrow_depth, logical_type

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fieldshift.evolution_plan import REASON_COLUMN
+from fieldshift.planner import REASON_COLUMN
 from fieldshift.table.files import data_file_errors
 from fieldshift.table.on_write import QUARANTINED_AT_COLUMN, SOURCE_SCHEMA_COLUMN
 

@@ -9,14 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from fieldshift.errors import SchemaEvolutionError
-from fieldshift.evolution_plan import EvolutionPlan
-from fieldshift.planner import cached_plan
+from fieldshift.errors import SchemaEvolutionError, SnapshotExpiredError
+from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import iter_file_batches, name_data_file
 from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_filter
+from fieldshift.table.keys import key_spec
+from fieldshift.table.merge import merged_arrow, merged_batches, merged_count
+from fieldshift.table.partition_prune import PartitionPruner
 from fieldshift.table.stats import leaf_node, may_match
 
 if TYPE_CHECKING:
@@ -47,6 +49,9 @@ class Scan:
         snapshots = {s.snapshot_id: s for s in table.history()}
         if snapshot_id is None:
             snapshot_id = max(snapshots)
+        if snapshot_id not in snapshots and isinstance(snapshot_id, int) and 0 <= snapshot_id < min(snapshots):
+            raise SnapshotExpiredError(f"snapshot {snapshot_id} of table {table.name!r} was expired "
+                                       f"(expire_snapshots); the oldest kept is {min(snapshots)}")
         if snapshot_id not in snapshots:
             raise SchemaEvolutionError(f"no snapshot {snapshot_id}; snapshots are {sorted(snapshots)}")
         self.snapshot_id = snapshot_id
@@ -60,13 +65,16 @@ class Scan:
         self._row_filter = row_filter(self.bound)
         self.prune = True  # False reads every live file (tests compare the two)
         self.columns = list(columns) if columns is not None else self.full_schema.names
-        wanted = list(dict.fromkeys([*self.columns, *(p.path[0] for p in self.bound)]))
+        self.keys = key_spec(table.properties, self.full_schema)  # a keyed table merges on read
+        extra = self.keys.merge_columns if self.keys is not None else ()
+        wanted = list(dict.fromkeys([*self.columns, *(p.path[0] for p in self.bound), *extra]))
         self.read_schema = self.full_schema.select(wanted)
         self.output_schema = self.full_schema.select(self.columns).to_arrow()
         self.policy = policy if policy is not None else table.policy  # the table's own rules by default
         self.batch_size = batch_size
         self._schemas = schemas
         self._plans: dict[int, tuple[list[str], EvolutionPlan]] = {}
+        self._partitions: PartitionPruner | None = None
 
     # -- planning -------------------------------------------------------------------------------
     @property
@@ -86,15 +94,22 @@ class Scan:
         live = self.live_files(with_stats=bool(self.predicates))
         for schema_id in sorted({f.schema_id for f in live}):
             self._plan_for(schema_id)
+        if self.predicates and self._partitions is None:  # every spec the table had prunes its own files
+            specs = [s for s, _ in self.table.catalog.specs(self.table.table_id)]
+            self._partitions = PartitionPruner(self.bound, specs, self._schemas)
         return [f for f in live if self._may_match(f)]
 
     def _may_match(self, f: DataFile) -> bool:
         """Stats rule a file out only through the plan's own casts (stats.may_match)."""
         if not self.prune:
             return True
+        if self._partitions is not None and not self._partitions.may_match(f):
+            return False  # by partition values first: no statistics needed
         file_schema = self._schemas[f.schema_id]
         nodes = None
         for p in self.bound:
+            if self.keys is not None and p.field_id not in self.keys.key_ids:
+                continue  # only key values are shared by every version of a row: others could resurrect one
             present = file_schema.has_field(p.field_id)
             if p.op != "false" and (not present or f.stats.get(p.field_id) is None):
                 continue  # a constant in this file, or no stats: cannot prune on it
@@ -107,6 +122,11 @@ class Scan:
         return True
 
     def _file_batches(self, f: DataFile) -> Iterator[pa.RecordBatch]:
+        for batch in self.evolved_batches(f):
+            yield self.finish(batch)
+
+    def evolved_batches(self, f: DataFile) -> Iterator[pa.RecordBatch]:
+        """A data file's batches in the read schema, before the row filter."""
         names, plan = self._plan_for(f.schema_id)
         path = self.table.location / f.path
         expected = self._schemas[f.schema_id].select(names).to_arrow()
@@ -116,7 +136,7 @@ class Scan:
             except SchemaEvolutionError as e:
                 name_data_file(e, path, f.schema_id)
                 raise
-            yield self._finish(out)
+            yield out
 
     def check(self) -> None:
         """Plan every schema version of the files to read now, so a plan-time refusal comes before
@@ -133,14 +153,18 @@ class Scan:
             self._plans[schema_id] = (names, cached_plan(file_schema.select(names), self.read_schema, self.policy))
         return self._plans[schema_id]
 
-    def _finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+    def finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         if self._row_filter is not None:
             batch = batch.filter(self._row_filter)
         return batch.select(self.output_schema.names)
 
     # -- results --------------------------------------------------------------------------------
     def to_batches(self) -> Iterator[pa.RecordBatch]:
-        """Stream evolved batches file by file (memory stays bounded by one batch per file)."""
+        """Stream evolved batches file by file (memory stays bounded by one batch per file; a keyed
+        table's by one merge group)."""
+        if self.keys is not None:
+            yield from merged_batches(self)
+            return
         for f in self.files():
             for batch in self._file_batches(f):
                 if batch.num_rows:
@@ -151,6 +175,8 @@ class Scan:
 
     def to_arrow(self) -> pa.Table:
         """The whole result as one Table; files are read in parallel."""
+        if self.keys is not None:
+            return merged_arrow(self, os.cpu_count() or 1)
         files = self.files()
 
         def read(f: DataFile) -> list[pa.RecordBatch]:
@@ -163,6 +189,8 @@ class Scan:
 
     def count(self) -> int:
         """Row count; answered from the catalog alone when there is no filter."""
+        if self.keys is not None:
+            return merged_count(self)
         if not self.predicates:
             return sum(f.record_count for f in self.table.catalog.data_files(
                 self.table.table_id, self.snapshot_id, with_stats=False))

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fieldshift.kernels import get_kernel
-from fieldshift.plan_nodes import CastNode, Node, StructNode, Take
+from fieldshift.planner.nodes import CastNode, Node, StructNode, Take
 from fieldshift.schema import Schema, join_path
 from fieldshift.table.filters import BoundPredicate, sort_keys
 from fieldshift.types import StructType

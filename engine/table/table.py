@@ -7,18 +7,24 @@ import os
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, overload
 
 import pyarrow as pa
 
-from fieldshift.errors import CommitConflictError, CommitOutcomeUnknownError, SchemaEvolutionError, TableError
+from fieldshift.errors import (
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    NotKeyedError,
+    SchemaEvolutionError,
+    TableError,
+)
 from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
-from fieldshift.table.catalog import POLICY_PROPERTY, DataFile, Snapshot, SqliteCatalog, open_catalog
+from fieldshift.table.catalog import POLICY_PROPERTY, Snapshot, SqliteCatalog, open_catalog
 from fieldshift.table.create import (
     CATALOG_FILE,
     TABLE_MARKER,
@@ -30,13 +36,20 @@ from fieldshift.table.create import (
     remove_abandoned_catalogs,
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
-from fieldshift.table.files import TMP_SUFFIX, write_data_file, write_side_file
-from fieldshift.table.on_write import prepare_append
+from fieldshift.table.files import TMP_SUFFIX, write_side_file
+from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only
+from fieldshift.table.keys import KeySpec, check_key_change, dedupe_latest, key_properties, key_spec
+from fieldshift.table.maintenance import CompactResult, ExpireResult, compact, expire_snapshots
+from fieldshift.table.on_write import PreparedAppend, prepare_append
+from fieldshift.table.partition_evolution import check_schema_change
+from fieldshift.table.partition_write import write_partitioned
+from fieldshift.table.partitioning import PartitionSpec, build_spec
 from fieldshift.table.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.scan import Scan
+from fieldshift.table.spec_update import UpdateSpec
 from fieldshift.table.value_check import check_values
 
-__all__ = ["CATALOG_FILE", "AppendResult", "Table"]
+__all__ = ["CATALOG_FILE", "AppendResult", "CompactResult", "DeleteResult", "ExpireResult", "Table"]
 
 MAX_FILE_ROWS = 1_048_576
 COMMIT_RETRIES = 8
@@ -52,6 +65,14 @@ class AppendResult:
     schema_evolved: bool
     snapshot_id: int
     changes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    """What one delete did: how many keys its delete files hold (0: nothing matched, nothing committed)."""
+
+    keys_deleted: int
+    snapshot_id: int
 
 
 def _as_table(data: Any) -> pa.Table:
@@ -86,6 +107,15 @@ def _refuse_reserved(schema: Schema) -> None:
                                    "reserves for the columns it adds (quarantine reasons, sources); rename them")
 
 
+def _files_under(folder: Path) -> list[Path]:
+    """Every entry below ``folder``, partition directories included, without following symlinks."""
+    found = []
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        found += [Path(root) / n for n in sorted([*names, *(d for d in dirs if (Path(root) / d).is_symlink())])]
+    return found
+
+
 class Table:
     """A fieldshift table: schema history forever, each data file tagged with its schema id."""
 
@@ -102,12 +132,18 @@ class Table:
     def create(cls, location: str | os.PathLike[str], schema: Schema | pa.Schema, *,
                identifier_fields: Sequence[str] = (), properties: dict[str, str] | None = None,
                catalog: str | None = None, name: str | None = None,
-               policy: CastPolicy | str | None = None) -> Table:
+               policy: CastPolicy | str | None = None, precombine: str | None = None,
+               buckets: int | None = None, partition_by: Sequence[Any] = ()) -> Table:
         """Create a table at ``location`` (its own SQLite catalog unless ``catalog`` names a shared one).
 
         ``policy`` (default ``CastPolicy.onehouse()``) is the table's evolution policy: appends,
         scans, the CLI and Spark use it unless told otherwise, and no commit may leave a data file
         unreadable under it. Creating is atomic: a crash leaves no table or a whole one.
+
+        ``identifier_fields`` make the table *keyed* (merge-on-read, see ``upsert``): required top-level
+        key columns, ``precombine`` the column ordering versions of a row (the highest wins, the latest
+        commit on ties), ``buckets`` the fixed number of hidden key buckets (default 4).
+        ``partition_by`` takes Iceberg's Spark SQL terms (``["days(ts)", "bucket(16, id)", "region"]``).
         """
         loc = Path(location).resolve()
         if isinstance(schema, pa.Schema):
@@ -117,7 +153,8 @@ class Table:
                             identifier_field_ids=[schema.find(p).id for p in identifier_fields],
                             highest_field_id=schema.highest_field_id, doc=schema.doc)
         _refuse_reserved(schema)
-        props = dict(properties or {})
+        props = {**(properties or {}), **key_properties(schema, identifier_fields, precombine, buckets)}
+        spec = build_spec(schema, list(partition_by))
         table_policy = _resolve_policy(policy, props)
         props.pop(POLICY_PROPERTY, None)
         refuse_nested(loc, shared=bool(catalog))
@@ -129,11 +166,11 @@ class Table:
             cat.initialize()
             name = name or str(loc)
             loc.mkdir(parents=True, exist_ok=True)
-            table_id = cat.create_table(name, str(loc), schema, props, table_policy)
+            table_id = cat.create_table(name, str(loc), schema, props, table_policy, spec)
             mark_table_directory(loc, catalog, name)
         else:
             name = name or str(loc)
-            cat, table_id = create_own_catalog(loc, name, schema, props, table_policy)
+            cat, table_id = create_own_catalog(loc, name, schema, props, table_policy, spec)
         return cls(cat, table_id, name, loc, cat.table_id(name)[2])
 
     @classmethod
@@ -200,6 +237,27 @@ class Table:
     def current_snapshot(self) -> Snapshot:
         return self.catalog.head(self.table_id)
 
+    # -- partitioning ---------------------------------------------------------------------------
+    @property
+    def spec(self) -> PartitionSpec:
+        """The current partition spec (new files are written with it)."""
+        return self.catalog.specs(self.table_id)[-1][0]
+
+    def specs(self) -> list[PartitionSpec]:
+        """Every partition spec the table has had, oldest first (old files keep theirs)."""
+        return [s for s, _ in self.catalog.specs(self.table_id)]
+
+    def update_spec(self) -> UpdateSpec:
+        """A partition spec builder; ``.commit()`` records a new spec in a commit of its own."""
+        head = self.catalog.head(self.table_id)
+        history = self.specs()
+
+        def commit(spec: PartitionSpec, changes: list[str]) -> None:
+            self.catalog.commit(self.table_id, head.snapshot_id, operation="partition-spec", spec=spec,
+                                summary={"spec_id": spec.spec_id, "changes": changes})
+
+        return UpdateSpec(self.schemas_by_id()[head.schema_id], history[-1], history, commit)
+
     def update_schema(self, *, policy: CastPolicy | None = None) -> SchemaUpdate:
         """A schema builder; ``.commit()`` records the new version atomically.
 
@@ -213,6 +271,7 @@ class Table:
         def commit(new: Schema) -> Schema:
             if new.fields == base.fields and new.identifier_field_ids == base.identifier_field_ids:
                 return base  # no schema version, no snapshot for a no-op
+            check_key_change(self.keys, new)
             _refuse_reserved(new)
             self._check_values(new, self.policy, f"schema {new.schema_id}")
             self.catalog.commit(self.table_id, head.snapshot_id, operation="schema", schema=new,
@@ -232,24 +291,97 @@ class Table:
         """
         return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False)
 
+    @property
+    def keys(self) -> KeySpec | None:
+        """The primary key of a keyed table (None: unkeyed, append-only)."""
+        return key_spec(self.properties, self.schema)
+
+    def upsert(self, data: Any, *, evolve: bool = True, on_incompatible: OnIncompatible = "fail",
+               policy: CastPolicy | None = None) -> AppendResult:
+        """Insert or replace rows by key (a keyed table only), with on-write evolution as ``append``.
+
+        Of several rows of one key in ``data`` the highest precombine value wins (the later row on
+        ties); against the table, the row with the highest (precombine, commit) wins when read.
+        """
+        return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False, upsert=True)
+
+    def delete(self, keys: Any = None, *, filter: Any = None) -> DeleteResult:
+        """Remove rows by key (``keys``: Arrow data or a dict of the key columns, or plain values of a
+        one-column key) or by ``filter`` (evaluated on the current merged rows); a later upsert of a
+        key brings it back. A delete matching nothing commits nothing."""
+        spec = self._require_keys("delete")
+        if (keys is None) == (filter is None):
+            raise TypeError("delete() takes keys or filter=, exactly one of them")
+        for attempt in range(COMMIT_RETRIES):
+            head = self.catalog.head(self.table_id)
+            schema = self.schemas_by_id()[head.schema_id]
+            if filter is not None:
+                rows = self.scan(columns=list(spec.key_names), filter=filter, snapshot_id=head.snapshot_id).to_arrow()
+            else:
+                rows = key_rows(keys, schema, spec)
+            if not rows.num_rows:
+                return DeleteResult(0, head.snapshot_id)
+            written: list[str] = []
+            try:
+                files = write_partitioned(self.location, schema, self.spec, rows, written, keys=spec,
+                                          content="deletes")
+                snap = self.catalog.commit(self.table_id, head.snapshot_id, operation="delete", add_files=files,
+                                           write_schema_id=schema.schema_id, exclusive=filter is not None,
+                                           summary={"keys": rows.num_rows})
+            except CommitConflictError:
+                self._remove(written)
+                if attempt == COMMIT_RETRIES - 1:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+                continue
+            except BaseException:
+                self._remove(written)
+                raise
+            return DeleteResult(rows.num_rows, snap.snapshot_id)
+        raise AssertionError("unreachable")
+
+    def compact(self) -> CompactResult:
+        """Rewrite small files, files of older schemas and (keyed) merge groups with several files or
+        deletes into files of the current schema, in one atomic commit (see ``maintenance``)."""
+        return compact(self, MAX_FILE_ROWS)
+
+    def expire_snapshots(self, older_than: dt.timedelta | float = dt.timedelta(days=5),
+                         retain_last: int = 1) -> ExpireResult:
+        """Forget snapshots committed more than ``older_than`` ago (seconds or a timedelta), keeping the
+        newest ``retain_last``; ``vacuum()`` then deletes the files only they referenced."""
+        return expire_snapshots(self, older_than, retain_last)
+
+    def _require_keys(self, what: str) -> KeySpec:
+        spec = self.keys
+        if spec is None:
+            raise NotKeyedError(f"{what} needs a keyed table, and table {self.name!r} has no primary key; create "
+                                "it with Table.create(..., identifier_fields=[...]) (fieldshift create --key)")
+        return spec
+
     def overwrite(self, data: Any, *, evolve: bool = True, on_incompatible: OnIncompatible = "fail",
                   policy: CastPolicy | None = None) -> AppendResult:
         """Replace the table's rows with ``data`` in one snapshot (old snapshots still read the old rows)."""
         return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=True)
 
     def _write(self, incoming: pa.Table, evolve: bool, on_incompatible: OnIncompatible, policy: CastPolicy | None,
-               replace_all: bool) -> AppendResult:
+               replace_all: bool, upsert: bool = False) -> AppendResult:
+        keys = self._require_keys("upsert") if upsert else self.keys
         for attempt in range(COMMIT_RETRIES):
             head = self.catalog.head(self.table_id)
             base = self.schemas_by_id()[head.schema_id]
             prepared = prepare_append(incoming, base, evolve=evolve, on_incompatible=on_incompatible,
                                       policy=policy or self.policy)
-            if prepared.evolved:
+            if keys is not None:
+                prepared = self._keyed_rows(prepared, keys, upsert, replace_all, head.snapshot_id)
+            pspec = self.spec
+            if prepared.evolved:  # before writing: the spec's transforms must still apply to its sources
+                check_schema_change(pspec, base, prepared.schema, table=self.name)
                 self._check_values(prepared.schema, self.policy, f"schema {prepared.schema.schema_id} (evolved by "
                                    f"an {'overwrite' if replace_all else 'append'})")
             written: list[str] = []
             try:
-                files = self._write_files(prepared.schema, prepared.data, written)
+                files = write_partitioned(self.location, prepared.schema, pspec, prepared.data, written,
+                                          MAX_FILE_ROWS, keys=keys)
                 quarantine = []
                 if prepared.quarantined is not None and prepared.quarantined.num_rows:
                     path = write_side_file(self.location, "quarantine", prepared.quarantined)
@@ -257,7 +389,8 @@ class Table:
                     quarantine.append((path, prepared.quarantined.num_rows))
                 snap = self.catalog.commit(
                     self.table_id, head.snapshot_id,
-                    operation="overwrite" if replace_all else "append",
+                    operation="overwrite" if replace_all else "upsert" if upsert else "append",
+                    exclusive=keys is not None and not upsert and not replace_all,
                     schema=prepared.schema if prepared.evolved else None,
                     write_schema_id=prepared.schema.schema_id, add_files=files, quarantine=quarantine,
                     replace_all=replace_all,
@@ -280,13 +413,16 @@ class Table:
                                 prepared.schema.schema_id, prepared.evolved, snap.snapshot_id, prepared.changes)
         raise AssertionError("unreachable")
 
-    def _write_files(self, schema: Schema, data: pa.Table, written: list[str]) -> list[DataFile]:
-        files = []
-        for start in range(0, data.num_rows, MAX_FILE_ROWS):
-            f = write_data_file(self.location, schema, data.slice(start, MAX_FILE_ROWS))
-            written.append(f.path)
-            files.append(f)
-        return files
+    def _keyed_rows(self, prepared: PreparedAppend, spec: KeySpec, upsert: bool, replace_all: bool,
+                    snapshot_id: int) -> PreparedAppend:
+        """One row per key: an upsert keeps the latest, an insert-only append refuses repeats."""
+        if upsert:
+            return replace(prepared, data=dedupe_latest(prepared.data, spec))
+        check_unique(prepared.data, spec)
+        if not replace_all and prepared.data.num_rows:
+            new_keys_only(prepared.data, self.scan(columns=list(spec.key_names), snapshot_id=snapshot_id).to_arrow(),
+                          spec)
+        return prepared
 
     def _remove(self, paths: Iterable[str]) -> None:
         for p in paths:
@@ -344,8 +480,8 @@ class Table:
         cutoff = time.time() - older_than.total_seconds()
         removed = []
         for folder in ("data", "quarantine"):
-            for path in sorted((self.location / folder).glob("*")):
-                rel = f"{folder}/{path.name}"
+            for path in _files_under(self.location / folder):
+                rel = path.relative_to(self.location).as_posix()
                 is_tmp = path.name.endswith(TMP_SUFFIX)
                 if path.is_symlink() or not path.is_file() or not _OWN_FILE.fullmatch(path.name):
                     continue  # directories and files fieldshift did not name are not ours to delete

@@ -31,6 +31,8 @@ from typer.testing import CliRunner
 import fieldshift as fs
 from fieldshift.cli import app
 from fieldshift.schema import join_path
+from fieldshift.table.stream_commit import append_once
+from fieldshift.table.stream_marks import StreamMark
 from tests.table.table_model import ARROW, Col, ModelError, ModelTable, arrow_type, canon_rows, leaves
 
 POLICIES = {
@@ -102,6 +104,7 @@ class TableMachine(RuleBasedStateMachine):
         self.catalog = str(self.root / "shared.db")
         self.table: fs.Table | None = None
         self.model: ModelTable | None = None
+        self.batches = 0  # the next micro-batch id of the model's stream
 
     def teardown(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -124,6 +127,19 @@ class TableMachine(RuleBasedStateMachine):
     # -- writes ---------------------------------------------------------------------------------
     @rule(data=st.data(), quarantine=st.booleans(), overwrite=st.integers(0, 9))
     def append(self, data: st.DataObject, quarantine: bool, overwrite: int) -> None:
+        self._append(data, quarantine, overwrite)
+
+    @rule(data=st.data(), quarantine=st.booleans())
+    def stream_batch(self, data: st.DataObject, quarantine: bool) -> None:
+        """A micro-batch committed with its (stream, batch) id, then replayed: the replay commits nothing."""
+        self._append(data, quarantine, 1, stream="stream")
+
+    @rule(data=st.data(), quarantine=st.booleans())
+    def capture_file(self, data: st.DataObject, quarantine: bool) -> None:
+        """The batch lands as a Parquet file and is captured; capturing again takes nothing."""
+        self._append(data, quarantine, 1, stream="capture")
+
+    def _append(self, data: st.DataObject, quarantine: bool, overwrite: int, stream: str = "") -> None:
         m = self.model
         n = data.draw(st.integers(0, 10), label="rows")
         existing = data.draw(st.lists(st.sampled_from([c.name for c in m.schema]), unique=True, max_size=4))
@@ -155,11 +171,11 @@ class TableMachine(RuleBasedStateMachine):
         except ModelError:
             before = self._state()
             with pytest.raises((fs.SchemaEvolutionError, fs.TableError)):
-                self._write(batch, quarantine, replace_all)
+                self._write(batch, quarantine, replace_all, stream)
             assert self._state() == before
             STATS["append refused"] += 1
             return
-        result = self._write(batch, quarantine, replace_all)
+        result = self._write(batch, quarantine, replace_all, stream)
         assert result.rows_written == expected
         STATS["append"] += 1
         STATS["rows quarantined"] += result.rows_quarantined
@@ -175,11 +191,40 @@ class TableMachine(RuleBasedStateMachine):
             return values_of(kind, bad=True)
         return small_values(kind, table_kind == "double")
 
-    def _write(self, batch: pa.Table, quarantine: bool, replace_all: bool) -> fs.AppendResult:
+    def _write(self, batch: pa.Table, quarantine: bool, replace_all: bool, stream: str = "") -> fs.AppendResult:
         mode = "quarantine" if quarantine else "fail"
+        if stream == "capture":
+            return self._capture(batch, mode)
+        if stream:
+            mark = StreamMark("model-stream", self.batches)
+            result = append_once(self.table, batch, mark, on_incompatible=mode)
+            assert result is not None
+            self.batches += 1
+            before = self._state()
+            assert append_once(self.table, batch, mark, on_incompatible=mode) is None  # the replay
+            assert self._state() == before
+            STATS["stream batch replayed"] += 1
+            return result
         if replace_all:
             return self.table.overwrite(batch, on_incompatible=mode)
         return self.table.append(batch, on_incompatible=mode)
+
+    def _capture(self, batch: pa.Table, mode: Any) -> fs.AppendResult:
+        land = self.root / "land"
+        land.mkdir(exist_ok=True)
+        path = land / f"f{self.batches:05}.parquet"
+        self.batches += 1
+        pq.write_table(batch, path)
+        try:
+            done = fs.capture(land, self.table, on_incompatible=mode)
+        except fs.CaptureFileError:
+            path.unlink()  # refused: it would be refused again by the next capture
+            raise
+        before = self._state()
+        assert fs.capture(land, self.table).files == 0 and self._state() == before
+        STATS["file captured"] += 1
+        return fs.AppendResult(done.rows, done.quarantined, self.table.schema.schema_id, bool(done.schema_changes),
+                               self.table.current_snapshot.snapshot_id)
 
     # -- schema changes -------------------------------------------------------------------------
     @rule(data=st.data(), op=st.sampled_from(["add", "rename", "drop", "retype"]))
@@ -366,7 +411,8 @@ class TableMachine(RuleBasedStateMachine):
 
 SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck),
                     phases=[p for p in Phase if p is not Phase.shrink or not os.environ.get("FS_NO_SHRINK")])
-EXERCISED = ("append", "append refused", "rows quarantined", "schema evolved on write", "alter", "alter refused",
+EXERCISED = ("append", "append refused", "stream batch replayed", "file captured",
+             "rows quarantined", "schema evolved on write", "alter", "alter refused",
              "scan rows", "filtered scans", "time travel", "bad filters refused", "nested rows")
 
 

@@ -2,6 +2,7 @@
 
 Appends batches tagged (writer, batch) with BATCH_ROWS rows each and, with --alter, also changes
 the schema between appends. Prints one line per commit so the parent can tell what surely landed.
+With --keyed, runs KEYED_STEPS on a keyed table instead (upserts, deletes, compactions, expiries).
 """
 
 from __future__ import annotations
@@ -14,6 +15,38 @@ import pyarrow as pa
 import fieldshift as fs
 
 BATCH_ROWS = 500
+SLOTS = 50
+KEYED_STEPS = ("upsert", "upsert", "delete", "compact", "upsert", "delete", "upsert", "expire")
+
+
+def keyed_state(steps: int) -> dict[int, int]:
+    """slot -> batch of one writer's rows after its first ``steps`` keyed steps (what the table must hold)."""
+    state: dict[int, int] = {}
+    for b in range(steps):
+        kind = KEYED_STEPS[b % len(KEYED_STEPS)]
+        if kind == "upsert":
+            state.update(dict.fromkeys(range(SLOTS), b))
+        elif kind == "delete":
+            for slot in [s for s in state if s % 5 == b % 5]:
+                del state[slot]
+    return state
+
+
+def keyed_step(table: fs.Table, writer: int, b: int) -> None:
+    from fieldshift.table.maintenance import remove_expired_files
+
+    kind = KEYED_STEPS[b % len(KEYED_STEPS)]
+    if kind == "upsert":
+        table.upsert(pa.table({"writer": pa.array([writer] * SLOTS, pa.int32()),
+                               "slot": pa.array(range(SLOTS), pa.int32()), "batch": pa.array([b] * SLOTS, pa.int32()),
+                               "value": pa.array([writer * 1000 + b] * SLOTS, pa.int64())}))
+    elif kind == "delete":
+        slots = [s for s in range(SLOTS) if s % 5 == b % 5]
+        table.delete({"writer": [writer] * len(slots), "slot": slots})
+    elif kind == "compact":
+        table.compact()
+    else:
+        remove_expired_files(table, table.expire_snapshots(older_than=0, retain_last=3))
 
 
 def main() -> None:
@@ -22,8 +55,14 @@ def main() -> None:
     ap.add_argument("--writer", type=int, default=0)
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--alter", action="store_true")
+    ap.add_argument("--keyed", action="store_true")
     args = ap.parse_args()
     table = fs.Table.open(args.location)
+    if args.keyed:
+        for b in range(args.batches):
+            keyed_step(table, args.writer, b)
+            print(f"step {args.writer} {b}", flush=True)
+        sys.exit(0)
     for b in range(args.batches):
         rows = pa.table({
             "writer": pa.array([args.writer] * BATCH_ROWS, pa.int32()),

@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.evolution_plan import EvolutionPlan
 from fieldshift.options import MatchMode
+from fieldshift.planner.evolution_plan import EvolutionPlan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from fieldshift.kernels.numba_format import INT_TO_STRING
 from fieldshift.kernels.widen import NUMPY_WIDEN
-from fieldshift.plan_nodes import (
+from fieldshift.planner.nodes import (
     ROOT_ROWS,
     CastNode,
     ConstantNode,

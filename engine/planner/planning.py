@@ -13,18 +13,18 @@ import pyarrow as pa
 
 from fieldshift.defaults import default_scalar
 from fieldshift.errors import Mismatch, SchemaMismatchError
-from fieldshift.evolution_plan import EvolutionPlan
 from fieldshift.field import Field
 from fieldshift.file_schema import file_schema_of
 from fieldshift.kernels import select_cast_kernel
 from fieldshift.kernels.constants import clear_constant_cache
 from fieldshift.options import MatchMode
 from fieldshift.partner_visitor import PartnerVisitor, visit_level
-from fieldshift.plan_cache import PlanCache, plan_key, value_key
-from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
+from fieldshift.planner.cache import PlanCache, plan_key, value_key
+from fieldshift.planner.evolution_plan import EvolutionPlan
+from fieldshift.planner.nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
+from fieldshift.planner.strategy import choose_strategy
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.strategy import choose_strategy
 from fieldshift.types import type_name
 
 __all__ = ["PLAN_CACHE", "arrow_plan", "build_plan", "cached_plan", "clear_plan_cache", "plan_key", "value_key"]

@@ -7,11 +7,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.evolution_plan import EvolutionPlan
 from fieldshift.file_schema import has_field_ids
 from fieldshift.name_mapping import NameMapping
 from fieldshift.options import MatchMode
-from fieldshift.planner import arrow_plan, cached_plan
+from fieldshift.planner.evolution_plan import EvolutionPlan
+from fieldshift.planner.planning import arrow_plan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 

@@ -15,7 +15,7 @@ from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFiel
 from fieldshift.kernels.layout import conform, same_child_names, same_values, take_rows
 from fieldshift.kernels.threads import get_threads, run_parallel
 from fieldshift.options import CastMode
-from fieldshift.plan_nodes import (
+from fieldshift.planner.nodes import (
     ROOT_ROWS,
     ConstantNode,
     ListNode,
@@ -26,9 +26,9 @@ from fieldshift.plan_nodes import (
     StructNode,
     Take,
 )
+from fieldshift.planner.small_batches import SMALL_BATCH_ROWS, evaluate_small, shared_shapes
+from fieldshift.planner.strategy import BatchSteps, BatchStrategy
 from fieldshift.policy import CastPolicy
-from fieldshift.small_batches import SMALL_BATCH_ROWS, evaluate_small, shared_shapes
-from fieldshift.strategy import BatchSteps, BatchStrategy
 
 __all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
 

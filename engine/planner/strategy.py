@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.kernels.layout import names_like, same_child_names
-from fieldshift.plan_nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
+from fieldshift.planner.nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
 from fieldshift.schema import Schema
 from fieldshift.types import ListType, MapType, StructType
 

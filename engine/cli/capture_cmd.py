@@ -1,0 +1,106 @@
+"""``fieldshift capture SOURCE_DIR TABLE``: land every new file of a directory in a table, exactly once,
+with a live display of files, rows, schema changes and quarantined rows (on a terminal)."""
+
+from __future__ import annotations
+
+import threading
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.live import Live
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from fieldshift.cli.console import POLICY_HELP, UsageError, cli_errors, err_console, out_console, parse_policy
+from fieldshift.cli.render import simple_table
+from fieldshift.table.capture import CaptureProgress, capture
+
+__all__ = ["CaptureFormatOption", "capture_command"]
+
+
+class CaptureFormatOption(StrEnum):
+    auto = "auto"
+    json = "json"
+    csv = "csv"
+    parquet = "parquet"
+    avro = "avro"
+
+
+def _view(p: CaptureProgress, source: Path, watching: bool) -> RichTable:
+    grid = RichTable.grid(padding=(0, 2))
+    grid.add_row(Text(f"capturing {source}" + (" (watching; Ctrl-C stops)" if watching else ""), style="bold"))
+    grid.add_row(f"files {p.files:,}   rows {p.rows:,}   quarantined {p.quarantined:,}   commits {p.commits:,}"
+                 f"   waiting {p.pending:,}")
+    for change in p.schema_changes[-5:]:
+        grid.add_row(Text(f"schema: {change}", style="cyan"))
+    return grid
+
+
+@cli_errors
+def capture_command(
+    source: Annotated[Path, typer.Argument(help="The landing directory to read new files from.")],
+    location: Annotated[str, typer.Argument(help="Table directory (created from the first file if absent).")],
+    fmt: Annotated[CaptureFormatOption, typer.Option(
+        "--format", help="Source format (default: each file's suffix; JSON is one object per line).")
+    ] = CaptureFormatOption.auto,
+    watch: Annotated[bool, typer.Option(
+        "--watch/--once", help="Keep watching the directory (until Ctrl-C or --idle-timeout), or take what is "
+        "there now and stop (the default).")] = False,
+    quarantine: Annotated[bool, typer.Option(
+        "--quarantine", help="Set incompatible records aside (with the file name and reason) instead of "
+        "failing.")] = False,
+    policy: Annotated[str | None, typer.Option("--policy", help=POLICY_HELP)] = None,
+    files_per_commit: Annotated[int, typer.Option("--files-per-commit", help="Files per commit.")] = 100,
+    interval: Annotated[float, typer.Option("--interval", help="Seconds between listings with --watch.")] = 1.0,
+    idle_timeout: Annotated[float | None, typer.Option(
+        "--idle-timeout", help="With --watch: stop after this many seconds without new files.")] = None,
+) -> None:
+    """Capture a landing directory: each new file read with its own schema, the table evolving on write."""
+    if not source.is_dir():
+        raise UsageError(f"no such directory: {source}")
+    if files_per_commit < 1:
+        raise UsageError("--files-per-commit must be at least 1")
+    chosen = None if fmt is CaptureFormatOption.auto else fmt.value
+    stop = threading.Event()
+    console = err_console()
+    live_on = console.is_terminal
+    state = CaptureProgress()
+    with Live(_view(state, source, watch), console=console, transient=False, auto_refresh=False) if live_on \
+            else _NoLive() as live:
+        def report(p: CaptureProgress) -> None:
+            if live_on:
+                live.update(_view(p, source, watch), refresh=True)
+            elif watch:
+                console.print(f"captured {p.files:,} files, {p.rows:,} rows, {p.quarantined:,} quarantined")
+
+        try:
+            state = capture(source, location, format=chosen, watch=watch,  # type: ignore[arg-type]
+                            on_incompatible="quarantine" if quarantine else "fail", policy=parse_policy(policy),
+                            files_per_commit=files_per_commit, interval=interval, idle_timeout=idle_timeout,
+                            stop=stop, on_progress=report)
+        except KeyboardInterrupt:
+            stop.set()
+    rows = [("files", state.files), ("rows written", state.rows), ("rows quarantined", state.quarantined),
+            ("commits", state.commits)]
+    rows += [("schema change", c) for c in state.schema_changes]
+    out = out_console()
+    out.print(Text(f"captured {source} into {location}", style="bold"))
+    out.print(simple_table(["", ""], rows, show_header=False))
+    if state.quarantined:
+        out.print(Text(f"{state.quarantined} record(s) quarantined: see `fieldshift quarantine {location}`",
+                       style="yellow"))
+
+
+class _NoLive:
+    """Stands in for rich's Live when stderr is not a terminal."""
+
+    def __enter__(self) -> _NoLive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, *args: object, **kwargs: object) -> None:
+        return None

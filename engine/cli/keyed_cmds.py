@@ -1,0 +1,104 @@
+"""``fieldshift upsert``, ``delete``, ``compact`` and ``expire``: keyed writes and table maintenance."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console, progress
+from fieldshift.cli.read_cmds import parse_where
+from fieldshift.cli.render import simple_table
+from fieldshift.cli.write_cmds import InputFormat, read_input
+from fieldshift.errors import SchemaEvolutionError
+
+__all__ = ["compact", "delete", "expire", "upsert"]
+
+
+@cli_errors
+def upsert(
+    location: Annotated[str, typer.Argument(help="Table directory (a keyed table).")],
+    file: Annotated[Path, typer.Argument(help="A .parquet, .csv or .json/.jsonl (an object per line) file.")],
+    quarantine: Annotated[bool, typer.Option(
+        "--quarantine", help="Set incompatible rows aside with a reason instead of failing.")] = False,
+    evolve: Annotated[bool, typer.Option(
+        "--evolve/--no-evolve", help="Let new columns and wider types change the table schema.")] = True,
+    fmt: Annotated[InputFormat, typer.Option("--format", help="Input format (default: from the suffix).")
+                   ] = InputFormat.auto,
+) -> None:
+    """Insert or replace rows by primary key (the highest precombine value wins), evolving on write."""
+    table = open_table(location)
+    data = read_input(file, fmt, table.schema)
+    with progress("upserting", None):
+        try:
+            result = table.upsert(data, evolve=evolve, on_incompatible="quarantine" if quarantine else "fail")
+        except SchemaEvolutionError as e:
+            e.add_note("nothing was written. On the command line: --quarantine sets incompatible rows aside; "
+                       "--evolve (the default) lets new columns and wider types change the schema.")
+            raise
+    rows = [("rows upserted", result.rows_written), ("rows quarantined", result.rows_quarantined),
+            ("snapshot", result.snapshot_id), ("schema", result.schema_id),
+            ("schema evolved", "yes" if result.schema_evolved else "no")]
+    rows += [("change", c) for c in result.changes]
+    console = out_console()
+    console.print(Text(f"upserted {file.name} into {table.location}", style="bold"))
+    console.print(simple_table(["", ""], rows, show_header=False))
+
+
+@cli_errors
+def delete(
+    location: Annotated[str, typer.Argument(help="Table directory (a keyed table).")],
+    where: Annotated[list[str], typer.Option(
+        "--where", "-w", help="A condition the rows to delete meet, e.g. \"rowId = 'row_1'\" (repeat: AND).")],
+) -> None:
+    """Delete the rows (of the current merged table) that meet every --where condition."""
+    table = open_table(location)
+    if not where:
+        raise UsageError("delete needs at least one --where condition")
+    predicates = [parse_where(w, table.schema) for w in where]
+    result = table.delete(filter=predicates)
+    if not result.keys_deleted:
+        out_console().print("no row matched: nothing was deleted (no snapshot)")
+        return
+    out_console().print(f"deleted {result.keys_deleted} row(s) from {table.location} in snapshot "
+                        f"{result.snapshot_id}")
+
+
+@cli_errors
+def compact(location: Annotated[str, typer.Argument(help="Table directory.")]) -> None:
+    """Rewrite small files, files of older schemas and merged buckets into the current schema."""
+    table = open_table(location)
+    result = table.compact()
+    if result.snapshot_id is None:
+        out_console().print("nothing to compact: every bucket is one file in the current schema")
+        return
+    out_console().print(f"compacted {result.files_removed} file(s) into {result.files_written} "
+                        f"({result.rows_written} rows) in snapshot {result.snapshot_id}")
+
+
+@cli_errors
+def expire(
+    location: Annotated[str, typer.Argument(help="Table directory.")],
+    older_than: Annotated[float, typer.Option(
+        "--older-than", min=0, help="Expire snapshots committed more than this many hours ago.")] = 120.0,
+    retain_last: Annotated[int, typer.Option("--retain-last", min=1, help="Always keep this many newest.")] = 1,
+    vacuum: Annotated[bool, typer.Option(
+        "--vacuum/--no-vacuum", help="Then delete the files only expired snapshots used.")] = True,
+) -> None:
+    """Forget old snapshots (time travel to them ends) and, with --vacuum, delete the files only they used."""
+    table = open_table(location)
+    result = table.expire_snapshots(older_than=dt.timedelta(hours=older_than), retain_last=retain_last)
+    console = out_console()
+    if not result.expired_snapshots:
+        console.print("no snapshot is old enough: nothing expired")
+        return
+    console.print(f"expired {len(result.expired_snapshots)} snapshot(s) "
+                  f"({result.expired_snapshots[0]}..{result.expired_snapshots[-1]})")
+    if vacuum:
+        from fieldshift.table.maintenance import remove_expired_files
+
+        removed = remove_expired_files(table, result)
+        console.print(f"deleted {len(removed)} file(s) no snapshot references")

@@ -1,0 +1,210 @@
+"""Capture from a landing directory (Onehouse's Stream Captures): every new file into a table, once.
+
+Each file is read with its own schema (capture_read.py), files are committed in groups: the group's
+schemas are folded into one table schema by the on-write evolution (supertype, new nullable columns,
+missing columns null or their write default), every file's rows are fitted to it, rows that cannot
+fit go to quarantine with the file name and the reason, and the commit records the files it captured
+in the same transaction (stream_marks.py). A restart lists the directory again and takes exactly the
+files no commit recorded: a killed capture neither skips nor repeats a file.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fieldshift.errors import (
+    AlreadyCommittedError,
+    CaptureFileError,
+    CommitConflictError,
+    SchemaEvolutionError,
+    TableError,
+)
+from fieldshift.options import OnIncompatible, check_option
+from fieldshift.planner import REASON_COLUMN
+from fieldshift.policy import CastPolicy
+from fieldshift.schema import Schema
+from fieldshift.table.capture_read import (
+    INFERRED,
+    CaptureFormat,
+    SourceFile,
+    fit_inferred,
+    format_of,
+    list_source_files,
+    read_source_file,
+)
+from fieldshift.table.on_write import WritePlan, plan_write
+from fieldshift.table.stream_commit import COMMIT_RETRIES, commit_marked
+from fieldshift.table.stream_marks import CapturedFile, StreamMark
+from fieldshift.table.table import Table
+
+__all__ = ["CaptureProgress", "capture"]
+
+
+@dataclass
+class CaptureProgress:
+    """What a capture has done so far (handed to ``on_progress`` after every commit, returned at the end)."""
+
+    files: int = 0
+    rows: int = 0
+    quarantined: int = 0
+    commits: int = 0
+    skipped: int = 0
+    schema_changes: list[str] = field(default_factory=list)
+    pending: int = 0
+    last_file: str = ""
+
+
+def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str], *,
+            format: CaptureFormat | None = None, watch: bool = False, on_incompatible: OnIncompatible = "fail",
+            policy: CastPolicy | str | None = None, files_per_commit: int = 100, workers: int | None = None,
+            interval: float = 1.0, idle_timeout: float | None = None, stop: threading.Event | None = None,
+            on_progress: Callable[[CaptureProgress], None] | None = None) -> CaptureProgress:
+    """Capture every file of ``source`` no earlier capture committed into ``table`` (a Table or a location;
+    a location with no table gets one, created from the first file's schema).
+
+    ``format`` (default: each file's extension) is json (newline-delimited), csv, parquet or avro.
+    ``watch`` keeps listing the directory every ``interval`` seconds until ``stop`` is set or nothing new
+    arrived for ``idle_timeout`` seconds. Files are read on ``workers`` threads and committed
+    ``files_per_commit`` at a time. Land files atomically (write under a name starting with '.' or
+    '_', then rename): a file is read once, when first listed.
+    """
+    check_option("on_incompatible", on_incompatible, OnIncompatible)
+    if format is not None:
+        check_option("format", format, CaptureFormat)
+    if files_per_commit < 1:
+        raise SchemaEvolutionError(f"files_per_commit must be at least 1, got {files_per_commit}")
+    folder = Path(source).resolve()
+    resolved = CastPolicy.from_name(policy) if isinstance(policy, str) else policy
+    target = table if isinstance(table, Table) else _open(Path(table))
+    location = None if isinstance(table, Table) else Path(table)
+    progress = CaptureProgress()
+    idle_since = time.monotonic()
+    with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
+        while True:
+            done = target.catalog.captured_sources(target.table_id) if target is not None else {}
+            new = [f for f in list_source_files(folder, format) if str(f.path) not in done]
+            progress.pending = len(new)
+            for start in range(0, len(new), files_per_commit):
+                if stop is not None and stop.is_set():
+                    return progress
+                group = new[start:start + files_per_commit]
+                datas = list(pool.map(lambda f: _read(f, format), group))
+                if target is None:
+                    assert location is not None
+                    target = _create(location, datas[0][0][0], resolved)
+                _commit_group(target, group, datas, on_incompatible, resolved, progress)
+                progress.pending = max(0, len(new) - start - len(group))
+                if on_progress is not None:
+                    on_progress(progress)
+            if new:
+                idle_since = time.monotonic()
+            if not watch or (stop is not None and stop.is_set()):
+                return progress
+            if idle_timeout is not None and time.monotonic() - idle_since >= idle_timeout:
+                return progress
+            if stop is not None:
+                stop.wait(interval)
+            else:
+                time.sleep(interval)
+
+
+def _read(f: SourceFile, fmt: CaptureFormat | None) -> list[tuple[pa.Table, bool]]:
+    """The file's tables, each with whether its types were guessed (JSON, CSV)."""
+    kind = fmt or format_of(f.path)
+    return [(t, kind in INFERRED) for t in read_source_file(f.path, kind)]
+
+
+def _open(location: Path) -> Table | None:
+    try:
+        return Table.open(location)
+    except TableError:
+        if (location / "fieldshift.db").exists() or (location / ".fieldshift-table").exists():
+            raise
+        return None
+
+
+def _create(location: Path, first: pa.Table, policy: CastPolicy | None) -> Table:
+    """A new table from the first file's columns, all nullable (later files may lack any of them)."""
+    schema = pa.schema([f.with_nullable(True) for f in first.schema])
+    try:
+        return Table.create(location, schema, policy=policy)
+    except TableError:
+        return Table.open(location)  # another capture created it meanwhile
+
+
+def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[list[tuple[pa.Table, bool]]],
+                  on_incompatible: OnIncompatible, policy: CastPolicy | None, progress: CaptureProgress) -> None:
+    """Fold the group's schemas into the table's, fit every file to it, commit once with the files' marks."""
+    for attempt in range(COMMIT_RETRIES):
+        head = table.current_snapshot
+        base = table.schemas_by_id()[head.schema_id]
+        rules = policy or table.policy
+        schema, changes = base, []
+        types = {f.name: f.type for f in base.fields if isinstance(f.type, pa.DataType)}
+        parts = [(f, fit_inferred(data, types) if guessed else data)
+                 for f, tables in zip(group, datas, strict=True) for data, guessed in tables]
+        for f, data in parts:
+            wp = _plan(f, data, schema, on_incompatible, rules)
+            schema, changes = wp.schema, changes + list(wp.changes)
+        if changes:  # one new schema version for the group, whatever number of steps led to it
+            schema = Schema(schema.fields, schema_id=base.schema_id + 1,
+                            identifier_field_ids=schema.identifier_field_ids,
+                            highest_field_id=schema.highest_field_id, doc=schema.doc)
+        goods, bads = [], []
+        for f, data in parts:
+            wp = _plan(f, data, schema, on_incompatible, rules)
+            try:
+                good, bad = wp.split(data)
+            except SchemaEvolutionError as e:
+                raise CaptureFileError(f"cannot capture {f.path}: {e}") from e
+            goods.append(good.cast(schema.to_arrow()) if good.num_rows else good)
+            if bad is not None and bad.num_rows:
+                bads.append(_tagged(bad, f.path.name))
+        rows = [g for g in goods if g.num_rows]
+        data = pa.concat_tables(rows) if rows else schema.to_arrow().empty_table()
+        mark = StreamMark(captured=tuple(CapturedFile(str(f.path), f.size, f.mtime_ns, sum(t.num_rows for t, _ in d))
+                                         for f, d in zip(group, datas, strict=True)))
+        try:
+            commit_marked(table, head, schema, bool(changes), data, bads, mark,
+                          {"changes": changes, "writer": "capture", "files": len(group)})
+        except AlreadyCommittedError:  # another capture took some of these files: list again
+            progress.skipped += len(group)
+            return
+        except CommitConflictError:
+            if attempt == COMMIT_RETRIES - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+            continue
+        progress.files += len(group)
+        progress.rows += data.num_rows
+        progress.quarantined += sum(b.num_rows for b in bads)
+        progress.commits += 1
+        progress.schema_changes += changes
+        progress.last_file = group[-1].path.name
+        return
+    raise AssertionError("unreachable")
+
+
+def _plan(f: SourceFile, data: pa.Table, schema: Schema, on_incompatible: OnIncompatible,
+          policy: CastPolicy) -> WritePlan:
+    try:
+        return plan_write(data.schema, schema, evolve=True, on_incompatible=on_incompatible, policy=policy)
+    except SchemaEvolutionError as e:
+        raise CaptureFileError(f"cannot capture {f.path}: {str(e).rstrip('.')}. Nothing of its group was "
+                               "committed; move the file out, or capture with on_incompatible='quarantine'") from e
+
+
+def _tagged(bad: pa.Table, name: str) -> pa.Table:
+    """Quarantined rows with the source file's name before each reason."""
+    i = bad.schema.get_field_index(REASON_COLUMN)
+    reasons = pc.binary_join_element_wise(pa.scalar(f"[{name}] "), bad.column(i), "")
+    return bad.set_column(i, REASON_COLUMN, reasons)

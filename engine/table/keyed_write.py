@@ -1,0 +1,122 @@
+"""Writing keyed tables: rows and deleted keys go to one file per hidden bucket.
+
+``upsert`` keeps, of several rows of one key in a batch, the one with the highest precombine value
+(the later on ties); an insert-only ``append`` refuses a key given twice or already in the table
+(:class:`DuplicateKeyError`); ``delete`` writes *delete files*: the key columns of the removed rows,
+tagged with the commit's sequence number, which the merge applies to every older row of those keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fieldshift.errors import CastValueError, DuplicateKeyError, SchemaEvolutionError
+from fieldshift.schema import Schema
+from fieldshift.table.catalog import DataFile
+from fieldshift.table.files import write_data_file
+from fieldshift.table.keys import KeySpec, bucket_of
+
+__all__ = ["check_unique", "key_rows", "new_keys_only", "write_bucketed"]
+
+
+def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec, written: list[str], *,
+                   content: str = "data", max_rows: int = 1 << 20, spec_id: int = 0,
+                   partition: tuple[Any, ...] = (), directory: str = "data") -> list[DataFile]:
+    """Write ``data`` (rows of one partition) as one file per bucket it touches (more when a bucket
+    exceeds ``max_rows``)."""
+    files = []
+    if not data.num_rows:
+        return files
+    buckets = bucket_of(data, spec)
+    order = np.argsort(buckets, kind="stable")
+    sorted_buckets = buckets[order]
+    starts = np.flatnonzero(np.r_[True, sorted_buckets[1:] != sorted_buckets[:-1]])
+    ends = np.r_[starts[1:], len(order)]
+    for start, end in zip(starts, ends, strict=True):
+        part = data.take(pa.array(order[start:end]))
+        for offset in range(0, part.num_rows, max_rows):
+            f = write_data_file(location, schema.select(part.column_names), part.slice(offset, max_rows),
+                                spec_id=spec_id, partition=partition, directory=directory)
+            written.append(f.path)
+            files.append(replace(f, content=content, bucket=int(sorted_buckets[start])))
+    return files
+
+
+def _shown(data: pa.Table, i: int, spec: KeySpec) -> str:
+    return ", ".join(f"{n}={data.column(n)[i].as_py()!r}" for n in spec.key_names)
+
+
+def check_unique(data: pa.Table, spec: KeySpec) -> None:
+    """An insert-only batch may not hold one key twice."""
+    if data.num_rows < 2:
+        return
+    counted = data.select(list(spec.key_names)).group_by(list(spec.key_names)).aggregate([([], "count_all")])
+    dup = np.flatnonzero(counted.column("count_all").to_numpy() > 1)
+    if len(dup):
+        raise DuplicateKeyError(f"the rows to append hold key ({_shown(counted, int(dup[0]), spec)}) more than once "
+                                f"({len(dup)} duplicated key(s)); append is insert-only on a keyed table: nothing "
+                                "was written. Use table.upsert() to keep the latest row per key.")
+
+
+def new_keys_only(data: pa.Table, existing: pa.Table, spec: KeySpec) -> None:
+    """Refuse rows whose key the table already holds (``existing``: the live key columns)."""
+    if not data.num_rows or not existing.num_rows:
+        return
+    keys = list(spec.key_names)
+    if len(keys) == 1:
+        hit = pc.is_in(data.column(keys[0]), value_set=existing.column(keys[0]).combine_chunks())
+        found = np.flatnonzero(hit.to_numpy(zero_copy_only=False))
+    else:
+        rows = data.select(keys).append_column("__fs_row", pa.array(np.arange(data.num_rows)))
+        found = np.sort(rows.join(existing.select(keys), keys, join_type="left semi").column("__fs_row").to_numpy())
+    if len(found):
+        raise DuplicateKeyError(f"key ({_shown(data, int(found[0]), spec)}) is already in the table ({len(found)} "
+                                "row(s) of the batch have keys the table holds); append is insert-only on a keyed "
+                                "table: nothing was written. Use table.upsert() to replace rows by key.")
+
+
+def key_rows(keys: Any, schema: Schema, spec: KeySpec) -> pa.Table:
+    """The key columns of ``keys`` (Arrow data, a dict of lists, a list of dicts, or plain values for a
+    one-column key) cast exactly to the key types, one row per key."""
+    names = list(spec.key_names)
+    if isinstance(keys, (list, tuple)) and keys and not isinstance(keys[0], dict) and len(names) == 1:
+        keys = {names[0]: list(keys)}
+    if isinstance(keys, dict):
+        table = pa.table({n: keys[n] for n in keys})
+    elif isinstance(keys, list):
+        table = pa.Table.from_pylist(keys)
+    elif isinstance(keys, pa.RecordBatch):
+        table = pa.Table.from_batches([keys])
+    elif isinstance(keys, pa.Table):
+        table = keys
+    else:
+        raise TypeError(f"keys must be Arrow data, a dict of lists or a list of dicts, not {type(keys).__name__}")
+    missing = [n for n in names if n not in table.column_names]
+    if missing:
+        raise SchemaEvolutionError(f"the keys to delete lack key column(s) {missing}; the key is {names}")
+    out = {}
+    for n in names:
+        target = schema.find(n).type
+        column = table.column(n)
+        if column.null_count:
+            raise SchemaEvolutionError(f"key column {n!r} of the keys to delete holds nulls; keys are never null")
+        try:
+            out[n] = column.cast(target, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise CastValueError(n, 0, None, str(column.type), str(target),
+                                 f"The keys to delete do not fit the key column ({e}); nothing was deleted.") from None
+    result = pa.table(out, schema=schema.select(names).to_arrow())
+    return _distinct(result, names)
+
+
+def _distinct(table: pa.Table, names: Sequence[str]) -> pa.Table:
+    if table.num_rows < 2:
+        return table
+    return table.group_by(list(names), use_threads=False).aggregate([]).cast(table.schema)
+

@@ -1,0 +1,57 @@
+"""The catalog rows of partitioning: ``fs_partition_spec`` (one row per spec) and each data file's
+``spec_id`` and ``partition_values`` (a JSON list, values encoded as the catalog encodes statistics).
+
+A table whose catalog holds no spec row (created before partitioning existed) has spec 0,
+unpartitioned, and every file it has is recorded with spec 0 and no partition values.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from fieldshift.errors import CatalogFormatError, CommitConflictError
+from fieldshift.table.catalog_sql import parse_json
+from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec
+from fieldshift.table.stats import decode_value, encode_value
+
+__all__ = ["decode_partition", "encode_partition", "insert_spec", "load_specs"]
+
+
+def insert_spec(conn: sqlite3.Connection, table_id: int, spec: PartitionSpec, snapshot_id: int) -> None:
+    """Record ``spec`` as of ``snapshot_id``; a spec id taken by a concurrent writer is a conflict."""
+    if conn.execute("SELECT 1 FROM fs_partition_spec WHERE table_id = ? AND spec_id = ?",
+                    (table_id, spec.spec_id)).fetchone():
+        raise CommitConflictError(f"partition spec id {spec.spec_id} already exists; reload the table and retry")
+    if spec.spec_id != 0 and not conn.execute("SELECT 1 FROM fs_partition_spec WHERE table_id = ?",
+                                               (table_id,)).fetchone():
+        conn.execute("INSERT INTO fs_partition_spec VALUES (?, 0, 0, ?)", (table_id, UNPARTITIONED.to_json()))
+    conn.execute("INSERT INTO fs_partition_spec VALUES (?, ?, ?, ?)",
+                 (table_id, spec.spec_id, snapshot_id, spec.to_json()))
+
+
+def load_specs(conn: sqlite3.Connection, table_id: int) -> list[tuple[PartitionSpec, int]]:
+    """(spec, snapshot it was committed in) of every spec, oldest first; spec 0 unpartitioned if none."""
+    rows = conn.execute("SELECT spec_id, begin_snapshot, spec_json FROM fs_partition_spec WHERE table_id = ? "
+                        "ORDER BY spec_id", (table_id,)).fetchall()
+    if not rows:
+        return [(UNPARTITIONED, 0)]
+    out = []
+    for spec_id, begin, text in rows:
+        try:
+            out.append((PartitionSpec.from_json(parse_json(text, f"partition spec {spec_id}")), int(begin)))
+        except (KeyError, TypeError, ValueError) as e:
+            raise CatalogFormatError(f"partition spec {spec_id} in the catalog is corrupt ({e}); restore the "
+                                     "catalog from a backup") from None
+    return out
+
+
+def encode_partition(values: tuple[Any, ...]) -> str | None:
+    return json.dumps([None if v is None else encode_value(v) for v in values]) if values else None
+
+
+def decode_partition(text: str | None) -> tuple[Any, ...]:
+    if text is None:
+        return ()
+    return tuple(None if v is None else decode_value(v) for v in parse_json(text, "a data file's partition values"))

@@ -1,0 +1,97 @@
+"""Appends that record what they came from (a micro-batch id, source files) in their own commit.
+
+The table's ordinary append keeps no record of its input, so a writer that crashes after committing
+cannot tell on restart whether to write again. These appends pass a :class:`StreamMark` to the
+catalog commit, which refuses (``AlreadyCommittedError``) a mark recorded before, inside the same
+transaction as the snapshot: a batch or a file lands exactly once, whoever retries it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from fieldshift.errors import AlreadyCommittedError, CommitConflictError
+from fieldshift.options import OnIncompatible
+from fieldshift.policy import CastPolicy
+from fieldshift.schema import Schema
+from fieldshift.table.catalog import DataFile, Snapshot
+from fieldshift.table.files import write_data_file, write_side_file
+from fieldshift.table.on_write import prepare_append
+from fieldshift.table.stream_marks import StreamMark
+from fieldshift.table.table import MAX_FILE_ROWS, AppendResult, Table
+from fieldshift.table.value_check import check_values
+
+__all__ = ["COMMIT_RETRIES", "append_once", "commit_marked", "remove_files"]
+
+COMMIT_RETRIES = 8
+
+
+def remove_files(table: Table, paths: Sequence[str]) -> None:
+    """Delete files this writer wrote and did not commit (vacuum would get them later anyway)."""
+    for p in paths:
+        try:
+            (table.location / p).unlink()
+        except FileNotFoundError:
+            pass
+
+
+def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, data: pa.Table,
+                  quarantined: Sequence[pa.Table], mark: StreamMark, summary: dict[str, Any]) -> Snapshot:
+    """Write ``data`` (in ``schema``) and the quarantined rows, then commit them with ``mark`` on ``base``.
+
+    Raises ``CommitConflictError`` (retry on the new head) or ``AlreadyCommittedError`` (nothing to do);
+    either way the files written here are removed first.
+    """
+    if evolved:
+        check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), table.schemas_by_id(),
+                     schema, table.policy, table=table.name, change=f"schema {schema.schema_id} (evolved by a stream)")
+    written: list[str] = []
+    try:
+        files: list[DataFile] = []
+        for start in range(0, data.num_rows, MAX_FILE_ROWS):
+            f = write_data_file(table.location, schema, data.slice(start, MAX_FILE_ROWS))
+            written.append(f.path)
+            files.append(f)
+        quarantine = []
+        for q in quarantined:
+            if q.num_rows:
+                path = write_side_file(table.location, "quarantine", q)
+                written.append(path)
+                quarantine.append((path, q.num_rows))
+        return table.catalog.commit(
+            table.table_id, base.snapshot_id, operation="append", schema=schema if evolved else None,
+            write_schema_id=schema.schema_id, add_files=files, quarantine=quarantine, stream=mark,
+            summary={"rows": data.num_rows, "quarantined": sum(n for _, n in quarantine), **summary})
+    except BaseException:
+        remove_files(table, written)
+        raise
+
+
+def append_once(table: Table, data: pa.Table, mark: StreamMark, *, on_incompatible: OnIncompatible = "fail",
+                policy: CastPolicy | None = None) -> AppendResult | None:
+    """Append ``data`` evolving the table on write, recording ``mark``; None if ``mark`` was committed before
+    (a replayed micro-batch or an already captured file: nothing is written)."""
+    for attempt in range(COMMIT_RETRIES):
+        head = table.current_snapshot
+        base = table.schemas_by_id()[head.schema_id]
+        prepared = prepare_append(data, base, evolve=True, on_incompatible=on_incompatible,
+                                  policy=policy or table.policy)
+        quarantined = [prepared.quarantined] if prepared.quarantined is not None else []
+        try:
+            snap = commit_marked(table, head, prepared.schema, prepared.evolved, prepared.data, quarantined, mark,
+                                 {"changes": list(prepared.changes), "stream": mark.stream_id,
+                                  "batch": mark.batch_id})
+        except AlreadyCommittedError:
+            return None
+        except CommitConflictError:
+            if attempt == COMMIT_RETRIES - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+            continue
+        return AppendResult(prepared.data.num_rows, sum(q.num_rows for q in quarantined), prepared.schema.schema_id,
+                            prepared.evolved, snap.snapshot_id, prepared.changes)
+    raise AssertionError("unreachable")

@@ -1,0 +1,78 @@
+"""What a stream commit records beside its snapshot, in the same catalog transaction: exactly once.
+
+A streaming sink's micro-batch is identified by (stream id, batch id) and a landing-directory capture's
+input by its source file; both are recorded with the snapshot that holds their rows, inside
+``SqliteCatalog.commit``'s transaction, so a replayed batch or a re-read file commits nothing, however
+the writer was killed. The SQL tables are ``fs_stream_commit`` and ``fs_captured_file`` (catalog_sql.DDL).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from fieldshift.errors import AlreadyCommittedError
+
+__all__ = ["CapturedFile", "StreamMark", "captured_sources", "check_unrecorded", "record", "stream_batches"]
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedFile:
+    """A source file a capture read: its absolute path, size and modification time when read, rows."""
+
+    source: str
+    size: int
+    mtime_ns: int
+    rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class StreamMark:
+    """Recorded with a commit: a micro-batch ``(stream_id, batch_id)`` and/or the source files captured."""
+
+    stream_id: str | None = None
+    batch_id: int | None = None
+    captured: tuple[CapturedFile, ...] = ()
+
+
+def check_unrecorded(conn: sqlite3.Connection, table_id: int, mark: StreamMark) -> None:
+    """Raise :class:`AlreadyCommittedError` if the batch or any of the files was committed before."""
+    if mark.stream_id is not None:
+        row = conn.execute("SELECT snapshot_id FROM fs_stream_commit WHERE table_id = ? AND stream_id = ? "
+                           "AND batch_id = ?", (table_id, mark.stream_id, mark.batch_id)).fetchone()
+        if row is not None:
+            raise AlreadyCommittedError(
+                f"batch {mark.batch_id} of stream {mark.stream_id!r} was committed as snapshot {row[0]}; "
+                "this replay commits nothing", int(row[0]))
+    for f in mark.captured:
+        row = conn.execute("SELECT snapshot_id FROM fs_captured_file WHERE table_id = ? AND source = ?",
+                           (table_id, f.source)).fetchone()
+        if row is not None:
+            raise AlreadyCommittedError(
+                f"source file {f.source} was captured in snapshot {row[0]}; this commit records nothing",
+                int(row[0]))
+
+
+def record(conn: sqlite3.Connection, table_id: int, mark: StreamMark, snapshot_id: int) -> None:
+    """Record the batch and the files as committed by ``snapshot_id`` (inside the commit's transaction)."""
+    if mark.stream_id is not None:
+        conn.execute("INSERT INTO fs_stream_commit VALUES (?, ?, ?, ?)",
+                     (table_id, mark.stream_id, mark.batch_id, snapshot_id))
+    conn.executemany("INSERT INTO fs_captured_file VALUES (?, ?, ?, ?, ?, ?)",
+                     [(table_id, f.source, f.size, f.mtime_ns, f.rows, snapshot_id) for f in mark.captured])
+
+
+def stream_batches(conn: sqlite3.Connection, table_id: int, stream_id: str,
+                   batch_id: int | None = None) -> dict[int, int]:
+    """batch id -> snapshot id of every committed micro-batch of ``stream_id`` (or just ``batch_id``)."""
+    sql = "SELECT batch_id, snapshot_id FROM fs_stream_commit WHERE table_id = ? AND stream_id = ?"
+    args: tuple[object, ...] = (table_id, stream_id)
+    if batch_id is not None:
+        sql, args = sql + " AND batch_id = ?", (*args, batch_id)
+    return {int(b): int(s) for b, s in conn.execute(sql, args)}
+
+
+def captured_sources(conn: sqlite3.Connection, table_id: int) -> dict[str, int]:
+    """source path -> snapshot id of every file captured into the table."""
+    return {s: int(n) for s, n in conn.execute(
+        "SELECT source, snapshot_id FROM fs_captured_file WHERE table_id = ?", (table_id,))}

@@ -1,0 +1,186 @@
+"""The Structured Streaming sink: ``df.writeStream.format("fieldshift")``, exactly once per micro-batch.
+
+PySpark creates a writer on the driver for every micro-batch (pickled to the executors, which write
+Parquet files) and another for every commit, and hands ``commit`` only the batch id. So nothing is
+kept between commits: each writer plans against the table's head when it is made (on-write evolution
+per micro-batch), the executors' commit messages say which schema their files were written with, and
+the commit records (stream id, batch id) in the catalog in the same transaction as the snapshot. The
+stream id is the query id in the checkpoint's ``metadata`` file (a new checkpoint is a new stream),
+else the checkpoint's absolute path. A replayed batch commits nothing and deletes its files; an empty
+micro-batch still records its batch id.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql.datasource import DataSourceStreamArrowWriter
+from pyspark.sql.types import StructType
+
+from fieldshift.errors import AlreadyCommittedError, CommitConflictError, InvalidOptionError, TableError
+from fieldshift.options import check_option
+from fieldshift.schema import Schema
+from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWriter
+from fieldshift.table.catalog import DataFile
+from fieldshift.table.files import write_data_file
+from fieldshift.table.on_write import prepare_append
+from fieldshift.table.stream_marks import StreamMark
+from fieldshift.table.table import Table
+from fieldshift.table.value_check import check_values
+
+__all__ = ["FieldshiftStreamWriter", "SinkOperation", "StreamCommitMessage", "stream_id_of"]
+
+SinkOperation = Literal["append", "upsert"]
+"""What each micro-batch does to the table (``upsert`` needs key tables, which this build lacks)."""
+COMMIT_RETRIES = 8
+
+
+def stream_id_of(options: Any) -> str:
+    """The stream's identity: the query id in ``checkpointLocation``/metadata, else that path, absolute."""
+    raw = options.get("checkpointLocation")
+    if not raw or not str(raw).strip():
+        raise InvalidOptionError(
+            "the fieldshift streaming sink needs a checkpoint to commit each micro-batch exactly once: "
+            "add .option('checkpointLocation', '/some/dir') to writeStream")
+    text = str(raw).strip()
+    if text.startswith("file:"):
+        text = text[len("file:"):]
+        while text.startswith("//"):
+            text = text[1:]
+    path = Path(text).resolve()
+    try:
+        first = (path / "metadata").read_text().splitlines()[0]
+        return f"query:{json.loads(first)['id']}"
+    except (OSError, IndexError, ValueError, KeyError, TypeError):
+        return f"path:{path}"
+
+
+@dataclass
+class StreamCommitMessage(FieldshiftCommitMessage):
+    """A task's files, and the table state its writer planned against (commit keeps no state)."""
+
+    base_snapshot_id: int = 0
+    schema_json: str = ""
+
+
+class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
+    """One micro-batch: plan against the head (driver), write files (executors), commit once (driver)."""
+
+    def __init__(self, options: Any, schema: StructType, overwrite: bool) -> None:
+        self.stream_id = stream_id_of(options)
+        operation = str(options.get("operation", "append")).strip().lower()
+        check_option("operation", operation, SinkOperation)
+        if operation == "upsert" and not hasattr(Table, "upsert"):
+            raise InvalidOptionError(
+                "operation 'upsert' needs tables with identifier (key) columns and Table.upsert, which this "
+                "fieldshift does not have yet; stream with operation 'append'")
+        if overwrite:
+            raise InvalidOptionError("the fieldshift streaming sink appends; use outputMode('append'), "
+                                     "not 'complete'")
+        super().__init__(options, schema, overwrite=False)
+
+    # -- executors ------------------------------------------------------------------------------
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
+        done = super().write(iterator)
+        return StreamCommitMessage(done.files, done.quarantine, done.rows, self.base_snapshot_id,
+                                   self.plan.schema.to_json())
+
+    # -- driver ---------------------------------------------------------------------------------
+    def commit(self, messages: Sequence[FieldshiftCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+        done = [m for m in messages if m is not None]
+        files = [f for m in done for f in m.files]
+        quarantine = [q for m in done for q in m.quarantine]
+        written = [f.path for f in files] + [p for p, _ in quarantine]
+        plan_schema = self._planned_schema(done)
+        location = Path(self.table_location)
+        mark = StreamMark(self.stream_id, int(batchId))
+        try:
+            table = self._table(plan_schema)
+            if table.catalog.stream_commit(table.table_id, self.stream_id, int(batchId)) is not None:
+                _remove(location, written)  # a replay after a crash or restart: already in the table
+                return
+            new_files = self._commit(table, plan_schema, files, quarantine, mark, sum(m.rows for m in done))
+            if new_files is not files:
+                _remove(location, [f.path for f in files])
+        except AlreadyCommittedError:
+            _remove(location, written)
+        except BaseException:
+            _remove(location, written)
+            raise
+
+    def abort(self, messages: Sequence[FieldshiftCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+        super().abort(list(messages))
+
+    def _planned_schema(self, done: Sequence[FieldshiftCommitMessage]) -> Schema:
+        for m in done:
+            if isinstance(m, StreamCommitMessage) and m.schema_json:
+                return Schema.from_json(m.schema_json)
+        return self.plan.schema  # no task reported (an empty micro-batch): this writer's own plan
+
+    def _table(self, plan_schema: Schema) -> Table:
+        try:
+            return Table.open(self.location, catalog=self.catalog, name=self.name)
+        except TableError:
+            if self.new_schema is None:
+                raise
+        try:
+            return Table.create(self.location, plan_schema, catalog=self.catalog, name=self.name,
+                                policy=self.policy)
+        except TableError:  # created meanwhile (a replay of the first batch)
+            return Table.open(self.location, catalog=self.catalog, name=self.name)
+
+    def _commit(self, table: Table, plan_schema: Schema, files: list[DataFile], quarantine: list[tuple[str, int]],
+                mark: StreamMark, rows: int) -> list[DataFile]:
+        """Commit on the current head, evolving the table to ``plan_schema`` if no one has; files whose
+        schema id now means another schema (a concurrent change) are rewritten for the head first."""
+        current = files
+        for attempt in range(COMMIT_RETRIES):
+            head = table.current_snapshot
+            schemas = table.schemas_by_id()
+            known = schemas.get(plan_schema.schema_id)
+            if known is not None and known.fields != plan_schema.fields:
+                current, plan_schema = self._rebase(table, current, plan_schema, schemas[head.schema_id])
+                continue
+            evolve = known is None
+            if evolve and current:
+                check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), schemas,
+                             plan_schema, table.policy, table=table.name,
+                             change=f"schema {plan_schema.schema_id} (evolved by a stream)")
+            try:
+                table.catalog.commit(
+                    table.table_id, head.snapshot_id, operation="append",
+                    schema=plan_schema if evolve else None, write_schema_id=plan_schema.schema_id,
+                    add_files=current, quarantine=quarantine, stream=mark,
+                    summary={"rows": rows, "quarantined": sum(n for _, n in quarantine),
+                             "changes": list(self.plan.changes) if evolve else [], "writer": "spark-stream",
+                             "stream": mark.stream_id, "batch": mark.batch_id})
+                return current
+            except CommitConflictError:
+                if attempt == COMMIT_RETRIES - 1:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _rebase(self, table: Table, files: list[DataFile], written: Schema,
+                head_schema: Schema) -> tuple[list[DataFile], Schema]:
+        """Rewrite files written as ``written`` for the head schema (on-write evolution by name)."""
+        if not files:
+            return [], head_schema
+        data = pa.concat_tables([pq.read_table(table.location / f.path) for f in files])
+        prepared = prepare_append(data, head_schema, evolve=True, on_incompatible="fail", policy=table.policy)
+        return [write_data_file(table.location, prepared.schema, prepared.data)], prepared.schema
+
+
+def _remove(location: Path, paths: Sequence[str]) -> None:
+    for p in paths:
+        try:
+            (location / p).unlink()
+        except FileNotFoundError:
+            pass
