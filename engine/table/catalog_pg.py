@@ -92,6 +92,11 @@ class _Cursor:
         self._cur = cur
         self.lastrowid = lastrowid
 
+    @property
+    def rowcount(self) -> int:
+        """Rows the statement changed (or returned), as sqlite3's cursor says."""
+        return int(self._cur.rowcount)
+
     def fetchone(self) -> Any:
         return self._cur.fetchone() if self._cur.description else None
 
