@@ -26,8 +26,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from fieldshift.errors import CatalogConnectionError, CommitOutcomeUnknownError, TableError
-from fieldshift.table.catalog import Snapshot, SqliteCatalog, redact_uri
-from fieldshift.table.catalog_sql import DDL
+from fieldshift.table.catalog import Snapshot, SqliteCatalog
+from fieldshift.table.catalog_sql import DDL, redact_uri
 
 try:
     import psycopg

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from fieldshift.schema import Schema
 from fieldshift.types import type_name
 
 __all__ = ["ADDED_COLUMNS", "DDL", "DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "column_rows",
-           "dump_value", "load_value", "locations_overlap", "parse_json", "policy_of", "upgrade"]
+           "dump_value", "load_value", "locations_overlap", "parse_json", "policy_of", "redact_uri", "upgrade"]
 
 FORMAT_VERSION = 2
 """Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files);
@@ -96,6 +97,11 @@ def locations_overlap(a: str, b: str) -> bool:
     """Whether two table locations are the same directory or one lies inside the other."""
     pa_, pb = Path(a).resolve(), Path(b).resolve()
     return pa_ == pb or pa_ in pb.parents or pb in pa_.parents
+
+
+def redact_uri(uri: str) -> str:
+    """A catalog URI without its password: for messages and for the markers left in table directories."""
+    return re.sub(r"(://[^:/@?]*):[^@/?]*@", r"\1@", uri)
 
 
 def parse_json(text: str, what: str) -> Any:
