@@ -129,7 +129,14 @@ def dump_value(value: Any) -> str | None:
     return None if value is None else json.dumps(encode_value(value))
 
 
+_INT_PREFIX = '{"int": "'  # how dump_value writes an integer: read back without a JSON parse (scan planning)
+
+
 def load_value(text: str | None) -> Any:
     from fieldshift.table.stats import decode_value
 
-    return None if text is None else decode_value(json.loads(text))
+    if text is None:
+        return None
+    if text.startswith(_INT_PREFIX) and text.endswith('"}'):
+        return int(text[len(_INT_PREFIX):-2])
+    return decode_value(json.loads(text))
