@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from fieldshift.table.spec_catalog import decode_partition, encode_partition, in
 from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
-           "open_catalog", "redact_uri"]
+           "open_catalog"]
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
@@ -79,8 +78,7 @@ def _now() -> str:
 class SqliteCatalog:
     """One SQLite database holding one or many tables."""
 
-    _format_errors: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
-    """What reading the format version raises when the database holds no fieldshift catalog."""
+    _format_errors: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)  # a database holding no catalog
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -461,14 +459,8 @@ class SqliteCatalog:
                              (table_id, cid, snapshot_id, *row))
 
 
-def redact_uri(uri: str) -> str:
-    """A catalog URI without its password: for messages and for the markers left in table directories."""
-    return re.sub(r"(://[^:/@?]*):[^@/?]*@", r"\1@", uri)
-
-
 def open_catalog(uri_or_path: str | Path) -> SqliteCatalog:
-    """``sqlite:///abs/path.db``, ``sqlite://rel/path.db``, a plain path, or ``postgresql://...``
-    (a libpq URI; the catalog then lives in that PostgreSQL database, see :mod:`catalog_pg`)."""
+    """``sqlite:///abs/path.db``, ``sqlite://rel/path.db``, a plain path, or a ``postgresql://`` URI."""
     text = str(uri_or_path)
     if text.startswith(("postgresql://", "postgres://")):
         from fieldshift.table.catalog_pg import PostgresCatalog

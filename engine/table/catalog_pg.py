@@ -26,8 +26,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from fieldshift.errors import CatalogConnectionError, CommitOutcomeUnknownError, TableError
-from fieldshift.table.catalog import Snapshot, SqliteCatalog, redact_uri
-from fieldshift.table.catalog_sql import DDL
+from fieldshift.table.catalog import Snapshot, SqliteCatalog
+from fieldshift.table.catalog_sql import DDL, redact_uri
 
 try:
     import psycopg
@@ -91,6 +91,11 @@ class _Cursor:
     def __init__(self, cur: Any, lastrowid: int | None = None) -> None:
         self._cur = cur
         self.lastrowid = lastrowid
+
+    @property
+    def rowcount(self) -> int:
+        """Rows the statement changed (or returned), as sqlite3's cursor says."""
+        return int(self._cur.rowcount)
 
     def fetchone(self) -> Any:
         return self._cur.fetchone() if self._cur.description else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ __all__ = [
     "locations_overlap",
     "parse_json",
     "policy_of",
+    "redact_uri",
     "upgrade",
 ]
 
@@ -112,6 +114,11 @@ def locations_overlap(a: str, b: str) -> bool:
     return pa_ == pb or pa_ in pb.parents or pb in pa_.parents
 
 
+def redact_uri(uri: str) -> str:
+    """A catalog URI without its password: for messages and for the markers left in table directories."""
+    return re.sub(r"(://[^:/@?]*):[^@/?]*@", r"\1@", uri)
+
+
 def parse_json(text: str, what: str) -> Any:
     """Parse a JSON text the catalog stores; a corrupt one is a CatalogFormatError saying which."""
     try:
@@ -137,10 +144,17 @@ def dump_value(value: Any) -> str | None:
     return None if value is None else json.dumps(encode_value(value))
 
 
+_INT_PREFIX = '{"int": "'  # how dump_value writes an integer: read back without a JSON parse (scan planning)
+
+
 def load_value(text: str | None) -> Any:
     from fieldshift.table.stats import decode_value
 
-    return None if text is None else decode_value(json.loads(text))
+    if text is None:
+        return None
+    if text.startswith(_INT_PREFIX) and text.endswith('"}'):
+        return int(text[len(_INT_PREFIX):-2])
+    return decode_value(json.loads(text))
 
 
 def end_files(conn: Any, table_id: int, file_ids: Sequence[int], snapshot_id: int) -> None:

@@ -189,6 +189,11 @@ def read_bounds(node: Node, file_type: pa.DataType, lo: Any, hi: Any) -> tuple[A
     """
     if lo is None or hi is None:
         return None
+    if isinstance(node, Take) and node.target == file_type and pa.types.is_integer(file_type) \
+            and type(lo) is int and type(hi) is int:  # integers read as themselves: their own sort keys
+        bits = file_type.bit_width - pa.types.is_signed_integer(file_type)
+        low = -(1 << bits) if pa.types.is_signed_integer(file_type) else 0
+        return (lo, hi) if low <= lo < (1 << bits) and low <= hi < (1 << bits) else None
     try:
         source = _bounds_array(lo, hi, file_type)
         if isinstance(node, Take):

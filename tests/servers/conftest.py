@@ -4,9 +4,9 @@ self-contained PostgreSQL in a temporary directory). Every test here is marked `
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 SERVERS_DIR = Path(__file__).parent
-_schemas = itertools.count()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -43,7 +42,7 @@ def fresh_catalog_uri(server: Any) -> str:
     """A catalog URI of an empty schema of its own (cheaper than a database per test)."""
     import psycopg
 
-    name = f"fs_test_{next(_schemas)}"
+    name = f"fs_test_{uuid.uuid4().hex[:12]}"  # unique however often this module is imported
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}")
     return f"{server.get_uri()}&options=-csearch_path%3D{name}"
