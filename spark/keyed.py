@@ -28,9 +28,11 @@ from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only, write_bucketed
+from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only
 from fieldshift.table.keys import KeySpec, dedupe_latest
 from fieldshift.table.merge import group_files, read_group
+from fieldshift.table.partition_write import write_partitioned
+from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec
 from fieldshift.table.scan import Scan
 from fieldshift.table.table import Table
 
@@ -136,10 +138,12 @@ class KeyedReader(DataSourceReader):
 
 @dataclass
 class KeyedWrites:
-    """Executor side of ``operation=upsert|delete``: bucket files for one partition's rows."""
+    """Executor side of ``operation=upsert|delete``: a task's rows as files per table partition and
+    hidden key bucket (the partition spec is fixed on the driver)."""
 
     operation: str
     spec: KeySpec
+    partition_spec: PartitionSpec = UNPARTITIONED
 
     @classmethod
     def of(cls, operation: str, table: Table | None) -> KeyedWrites:
@@ -147,15 +151,15 @@ class KeyedWrites:
         if spec is None:
             raise TableError(f"operation={operation!r} needs an existing keyed table (created with "
                              "identifier_fields=[...]); an unkeyed or missing table has no primary key")
-        return cls(operation, spec)
+        return cls(operation, spec, table.spec)
 
     def files(self, location: Path, schema: Any, good: pa.Table, written: list[str]) -> list[DataFile]:
         if self.operation == "delete":
             keys = key_rows(good.select(list(self.spec.key_names)), schema, self.spec)
-            return write_bucketed(location, schema, keys, self.spec, written, content="deletes")
-        if self.operation == "append":
-            return write_bucketed(location, schema, good, self.spec, written)
-        return write_bucketed(location, schema, dedupe_latest(good, self.spec), self.spec, written)
+            return write_partitioned(location, schema, self.partition_spec, keys, written, keys=self.spec,
+                                     content="deletes")
+        rows = good if self.operation == "append" else dedupe_latest(good, self.spec)
+        return write_partitioned(location, schema, self.partition_spec, rows, written, keys=self.spec)
 
     def check_new(self, table: Table, snapshot_id: int, files: Sequence[DataFile]) -> None:
         """An insert-only append's keys are unique and new to the table (checked on the driver)."""

@@ -63,3 +63,22 @@ def test_spark_upserts_deletes_and_insert_only_appends(spark: Any, tmp_path: Pat
     spark.createDataFrame([(40, 0, "new", None)], "id int, pre long, x string, n long").write \
         .format("fieldshift").mode("append").save(str(t.location))
     assert fs.Table.open(t.location).scan().count() == len(want) + 1
+
+
+def test_spark_keyed_writes_to_a_partitioned_table_land_in_its_partitions(spark: Any, tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "kp", SCHEMA, identifier_fields=["id"], precombine="pre", buckets=2,
+                        partition_by=["bucket(3, id)"])
+    t.upsert(pa.table({"id": pa.array(range(12), pa.int32()), "pre": [1] * 12, "x": ["a"] * 12}))
+    spark.createDataFrame([(i, 2, "spark") for i in (1, 5, 9)], "id int, pre long, x string").write \
+        .format("fieldshift").mode("append").option("operation", "upsert").save(str(t.location))
+    spark.createDataFrame([(2,), (7,)], "id int").write.format("fieldshift").mode("append") \
+        .option("operation", "delete").save(str(t.location))
+    t = fs.Table.open(t.location)
+    files = t.scan().live_files()
+    assert {f.spec_id for f in files} == {t.spec.spec_id} and all(len(f.partition) == 1 for f in files)
+    got = {r["id"]: r["x"] for r in t.to_arrow().to_pylist()}
+    assert got == {i: "spark" if i in (1, 5, 9) else "a" for i in range(12) if i not in (2, 7)}
+    pruned = t.scan(filter=[("id", "==", 5)])
+    assert [r["x"] for r in pruned.to_arrow().to_pylist()] == ["spark"]
+    assert len(pruned.files()) < len(files)  # the other partitions are pruned by the key's bucket
+    assert_same(read(spark, t.location), t.to_arrow(), t.schema, exact_nullability=False)
