@@ -7,11 +7,13 @@ already carries the ids, and a table written from ``to_arrow()`` stores them in 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 
 from fieldshift.errors import InvalidFieldIdError, MissingFieldIdError
 from fieldshift.field import Field
+from fieldshift.type_visitor import TypeVisitor, visit_field, visit_type
 from fieldshift.types import FieldType, ListType, MapType, StructType
 
 __all__ = ["FIELD_ID_KEY", "arrow_field_id", "field_from_arrow", "field_to_arrow", "type_to_arrow"]
@@ -39,30 +41,53 @@ def _parse_id(raw: bytes, path: str) -> int:
     return fid
 
 
-def type_to_arrow(t: FieldType) -> pa.DataType:
-    if isinstance(t, StructType):
-        return pa.struct([field_to_arrow(f) for f in t.fields])
-    if isinstance(t, ListType):
-        element = field_to_arrow(t.element)
+class _ToArrow(TypeVisitor[Any]):
+    """Types to Arrow types, fields to ``pa.Field`` with the id in their metadata."""
+
+    def struct(self, t: StructType, fields: list[pa.Field]) -> pa.DataType:
+        return pa.struct(fields)
+
+    def field(self, f: Field, result: pa.DataType) -> pa.Field:
+        if f.doc is None:
+            meta = _ID_METADATA.get(f.id)
+            if meta is None:
+                meta = pa.KeyValueMetadata({FIELD_ID_KEY: str(f.id).encode()})
+                if len(_ID_METADATA) < 65_536:
+                    _ID_METADATA[f.id] = meta
+        else:
+            meta = pa.KeyValueMetadata({FIELD_ID_KEY: str(f.id).encode(), b"doc": f.doc.encode()})
+        return pa.field(f.name, result, nullable=f.nullable, metadata=meta)
+
+    def list(self, t: ListType, element: pa.DataType) -> pa.DataType:
+        item = self.field(t.element, element)
         if t.variant == "large_list":
-            return pa.large_list(element)
+            return pa.large_list(item)
         if t.variant == "list_view":
-            return pa.list_view(element)
+            return pa.list_view(item)
         if t.variant == "large_list_view":
-            return pa.large_list_view(element)
+            return pa.large_list_view(item)
         if t.variant == "fixed_size_list":
-            return pa.list_(element, t.size)
-        return pa.list_(element)
-    if isinstance(t, MapType):
-        return pa.map_(field_to_arrow(t.key), field_to_arrow(t.value), keys_sorted=t.keys_sorted)
-    return t
+            return pa.list_(item, t.size)
+        return pa.list_(item)
+
+    def map(self, t: MapType, key: pa.DataType, value: pa.DataType) -> pa.DataType:
+        return pa.map_(self.field(t.key, key), self.field(t.value, value), keys_sorted=t.keys_sorted)
+
+    def primitive(self, t: pa.DataType) -> pa.DataType:
+        return t
+
+
+_TO_ARROW = _ToArrow()
+_ID_METADATA: dict[int, pa.KeyValueMetadata] = {}
+"""The metadata of a field without a doc, by id: built once, as pyarrow converts a dict on every call."""
+
+
+def type_to_arrow(t: FieldType) -> pa.DataType:
+    return visit_type(t, _TO_ARROW)
 
 
 def field_to_arrow(f: Field) -> pa.Field:
-    meta = {FIELD_ID_KEY: str(f.id).encode()}
-    if f.doc is not None:
-        meta[b"doc"] = f.doc.encode()
-    return pa.field(f.name, type_to_arrow(f.type), nullable=f.nullable, metadata=meta)
+    return visit_field(f, _TO_ARROW)
 
 
 IdSource = Callable[[str], int]

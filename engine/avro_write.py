@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import decimal
+import functools
 from typing import Any
 
 import pyarrow as pa
@@ -21,6 +22,7 @@ from fieldshift._avro_shared import (
 from fieldshift.errors import AvroSchemaError
 from fieldshift.field import Field
 from fieldshift.schema import Schema
+from fieldshift.type_visitor import TypeVisitor, visit_fields
 from fieldshift.types import FieldType, ListType, MapType, StructType, logical_type
 
 __all__ = ["schema_to_avro"]
@@ -38,57 +40,70 @@ def schema_to_avro(schema: Schema, name: str = "record") -> dict[str, Any]:
     out: dict[str, Any] = {"type": "record", "name": name}
     if schema.doc:
         out["doc"] = schema.doc
-    out["fields"] = [_field_to_avro(f) for f in schema.fields]
+    out["fields"] = visit_fields(schema.fields, _TO_AVRO)
     return out
 
 
-def _field_to_avro(f: Field) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": avro_name(f.name)}
-    if out["name"] != f.name:
-        out[FIELD_NAME_PROP] = f.name
-    base = _type_to_avro(f.type, f.id)
-    default = _default_to_avro(f.initial_default, f.type)
-    if f.nullable and not _is_null(f.type):  # the default must match the union's first branch
-        base = ["null", base] if default is None else [base, "null"]
-    out["type"] = base
-    if f.nullable or default is not None:
-        out["default"] = default
-    if f.doc:
-        out["doc"] = f.doc
-    out[FIELD_ID] = f.id
-    return out
+class _ToAvro(TypeVisitor[Any]):
+    """Types to Avro schemas. A named type (a record, a fixed) takes the id of the field that owns it:
+    the type leaves its name empty and the owner's callback fills it in (see ``_owned``)."""
+
+    def field(self, f: Field, result: Any) -> dict[str, Any]:
+        result = _owned(result, f.id)
+        out: dict[str, Any] = {"name": avro_name(f.name)}
+        if out["name"] != f.name:
+            out[FIELD_NAME_PROP] = f.name
+        default = _default_to_avro(f.initial_default, f.type)
+        if f.nullable and not _is_null(f.type):  # the default must match the union's first branch
+            result = ["null", result] if default is None else [result, "null"]
+        out["type"] = result
+        if f.nullable or default is not None:
+            out["default"] = default
+        if f.doc:
+            out["doc"] = f.doc
+        out[FIELD_ID] = f.id
+        return out
+
+    def struct(self, t: StructType, fields: list[dict[str, Any]]) -> Any:
+        return {"type": "record", "name": None, "fields": fields}
+
+    def list(self, t: ListType, element: Any) -> Any:
+        return {"type": "array", "items": _child_to_avro(t.element, element), ELEMENT_ID: t.element.id}
+
+    def map(self, t: MapType, key: Any, value: Any) -> Any:
+        if logical_type(t.key.type) == pa.string():
+            return {"type": "map", "values": _child_to_avro(t.value, value), KEY_ID: t.key.id, VALUE_ID: t.value.id}
+        record = {
+            "type": "record",
+            "name": f"k{t.key.id}_v{t.value.id}",
+            "fields": [self.field(t.key, key), self.field(t.value, value)],
+        }
+        return {"type": "array", "logicalType": "map", "items": record}
+
+    def primitive(self, t: pa.DataType) -> Any:
+        return _primitive_to_avro(t)
 
 
-def _child_to_avro(f: Field) -> Any:
+_TO_AVRO = _ToAvro()
+
+
+def _owned(avro_type: Any, owner_id: int) -> Any:
+    """Name a record or fixed type after the field that owns it (``r<id>``, ``fixed_<id>``)."""
+    if avro_type.__class__ is dict and avro_type.get("name", "") is None:
+        prefix = "r" if avro_type["type"] == "record" else "fixed_"
+        avro_type["name"] = f"{prefix}{owner_id}"
+    return avro_type
+
+
+def _child_to_avro(f: Field, avro_type: Any) -> Any:
     """A list element or map value: nullable becomes ``["null", T]`` (they have no defaults)."""
-    t = _type_to_avro(f.type, f.id)
-    return ["null", t] if f.nullable and not _is_null(f.type) else t
+    avro_type = _owned(avro_type, f.id)
+    return ["null", avro_type] if f.nullable and not _is_null(f.type) else avro_type
 
 
-def _type_to_avro(t: FieldType, owner_id: int) -> Any:
-    if isinstance(t, StructType):
-        return {"type": "record", "name": f"r{owner_id}", "fields": [_field_to_avro(c) for c in t.fields]}
-    if isinstance(t, ListType):
-        return {"type": "array", "items": _child_to_avro(t.element), ELEMENT_ID: t.element.id}
-    if isinstance(t, MapType):
-        return _map_to_avro(t)
-    return _primitive_to_avro(t, owner_id)
-
-
-def _map_to_avro(t: MapType) -> dict[str, Any]:
-    if logical_type(t.key.type) == pa.string():
-        return {"type": "map", "values": _child_to_avro(t.value), KEY_ID: t.key.id, VALUE_ID: t.value.id}
-    record = {
-        "type": "record",
-        "name": f"k{t.key.id}_v{t.value.id}",
-        "fields": [_field_to_avro(t.key), _field_to_avro(t.value)],
-    }
-    return {"type": "array", "logicalType": "map", "items": record}
-
-
-def _primitive_to_avro(t: pa.DataType, owner_id: int) -> Any:
+def _primitive_to_avro(t: pa.DataType) -> Any:
     if pa.types.is_fixed_size_binary(t):
-        return {"type": "fixed", "name": f"fixed_{owner_id}", "size": t.byte_width}
+        return {"type": "fixed", "name": None, "size": t.byte_width}  # named by its owner (_owned)
     avro = _avro_equivalent(t)
     if avro is None:
         raise AvroSchemaError(f"fieldshift has no Avro type for {t}")
@@ -102,8 +117,9 @@ def _primitive_to_avro(t: pa.DataType, owner_id: int) -> Any:
     return out
 
 
+@functools.lru_cache(maxsize=1024)
 def _avro_equivalent(t: pa.DataType) -> tuple[str, str | None, pa.DataType | None] | None:
-    """(Avro type, logical type, the Arrow type whose integers Avro stores) for a primitive."""
+    """(Avro type, logical type, the Arrow type whose integers Avro stores) for a primitive (once per type)."""
     if pa.types.is_integer(t):
         return _integer_equivalent(t)
     if pa.types.is_decimal(t):

@@ -19,61 +19,78 @@ from fieldshift.errors import InvalidTypeError, NestingDepthError, SchemaJSONErr
 from fieldshift.field import Field
 from fieldshift.schema import Schema
 from fieldshift.type_names import parse_primitive, primitive_name
+from fieldshift.type_visitor import TypeVisitor, visit_fields, visit_type
 from fieldshift.types import MAX_NESTING_DEPTH, FieldType, ListType, MapType, StructType, container_depth_guard
 
 __all__ = ["schema_from_json", "schema_to_dict", "schema_to_json", "type_from_json", "type_to_json"]
 
 
-def type_to_json(t: FieldType, include_ids: bool = True) -> Any:
-    if isinstance(t, StructType):
-        return {"type": "struct", "fields": [_field_to_json(f, include_ids) for f in t.fields]}
-    if isinstance(t, ListType):
+class _ToJson(TypeVisitor[Any]):
+    """Types to Iceberg's JSON (ids left null when ``include_ids`` is off, as for a fingerprint)."""
+
+    def __init__(self, include_ids: bool) -> None:
+        self.include_ids = include_ids
+
+    def struct(self, t: StructType, fields: list[dict[str, Any]]) -> Any:
+        return {"type": "struct", "fields": fields}
+
+    def field(self, f: Field, result: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": f.id if self.include_ids else None,
+            "name": f.name,
+            "required": not f.nullable,
+            "type": result,
+        }
+        if f.doc is not None:
+            out["doc"] = f.doc
+        if f.initial_default is not None:
+            out["initial-default"] = default_to_json(f.initial_default, f.type)
+        if f.write_default is not None:
+            out["write-default"] = default_to_json(f.write_default, f.type)
+        return out
+
+    def list(self, t: ListType, element: Any) -> Any:
         out: dict[str, Any] = {
             "type": "list",
-            "element-id": t.element.id if include_ids else None,
-            "element": type_to_json(t.element.type, include_ids),
+            "element-id": t.element.id if self.include_ids else None,
+            "element": element,
             "element-required": not t.element.nullable,
         }
         if t.size is not None:
             out["size"] = t.size
         return out
-    if isinstance(t, MapType):
+
+    def map(self, t: MapType, key: Any, value: Any) -> Any:
+        ids = self.include_ids
         out = {
             "type": "map",
-            "key-id": t.key.id if include_ids else None,
-            "key": type_to_json(t.key.type, include_ids),
-            "value-id": t.value.id if include_ids else None,
-            "value": type_to_json(t.value.type, include_ids),
+            "key-id": t.key.id if ids else None,
+            "key": key,
+            "value-id": t.value.id if ids else None,
+            "value": value,
             "value-required": not t.value.nullable,
         }
         if t.keys_sorted:
             out["keys-sorted"] = True
         return out
-    assert isinstance(t, pa.DataType)
-    return primitive_name(t)
+
+    def primitive(self, t: pa.DataType) -> Any:
+        assert isinstance(t, pa.DataType)
+        return primitive_name(t)
 
 
-def _field_to_json(f: Field, include_ids: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": f.id if include_ids else None,
-        "name": f.name,
-        "required": not f.nullable,
-        "type": type_to_json(f.type, include_ids),
-    }
-    if f.doc is not None:
-        out["doc"] = f.doc
-    if f.initial_default is not None:
-        out["initial-default"] = default_to_json(f.initial_default, f.type)
-    if f.write_default is not None:
-        out["write-default"] = default_to_json(f.write_default, f.type)
-    return out
+_WITH_IDS, _WITHOUT_IDS = _ToJson(True), _ToJson(False)
+
+
+def type_to_json(t: FieldType, include_ids: bool = True) -> Any:
+    return visit_type(t, _WITH_IDS if include_ids else _WITHOUT_IDS)
 
 
 def schema_to_dict(schema: Schema, include_ids: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {
         "type": "struct",
         "schema-id": schema.schema_id,
-        "fields": [_field_to_json(f, include_ids) for f in schema.fields],
+        "fields": visit_fields(schema.fields, _WITH_IDS if include_ids else _WITHOUT_IDS),
     }
     if schema.identifier_field_ids:
         out["identifier-field-ids"] = list(schema.identifier_field_ids)

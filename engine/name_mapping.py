@@ -25,7 +25,8 @@ from fieldshift.arrow_conversion import FIELD_ID_KEY
 from fieldshift.errors import NameMappingError
 from fieldshift.field import Field
 from fieldshift.schema import Schema
-from fieldshift.types import FieldType, ListType, MapType, StructType
+from fieldshift.type_visitor import TypeVisitor, visit_field
+from fieldshift.types import ListType, MapType, StructType
 
 __all__ = ["MappedField", "NameMapping", "NameMappingError"]
 
@@ -196,18 +197,31 @@ def _by_id(fields: Sequence[MappedField]) -> Iterator[tuple[int, MappedField]]:
 
 
 # -- building helpers -----------------------------------------------------------------------------
-def _mapped(f: Field, name: str | None = None) -> MappedField:
-    return MappedField(f.id, (name or f.name,), _nested(f.type))
+class _Mapping(TypeVisitor[Any]):
+    """A field's mapping entry: its id, its current name, the entries of its children."""
+
+    def field(self, f: Field, result: tuple[MappedField, ...]) -> MappedField:
+        return MappedField(f.id, (f.name,), result)
+
+    def struct(self, t: StructType, fields: list[MappedField]) -> tuple[MappedField, ...]:
+        return tuple(fields)
+
+    def list(self, t: ListType, element: tuple[MappedField, ...]) -> tuple[MappedField, ...]:
+        return (self.field(t.element, element),)
+
+    def map(self, t: MapType, key: tuple[MappedField, ...],
+            value: tuple[MappedField, ...]) -> tuple[MappedField, ...]:
+        return self.field(t.key, key), self.field(t.value, value)
+
+    def primitive(self, t: pa.DataType) -> tuple[MappedField, ...]:
+        return ()
 
 
-def _nested(t: FieldType) -> tuple[MappedField, ...]:
-    if isinstance(t, StructType):
-        return tuple(_mapped(c) for c in t.fields)
-    if isinstance(t, ListType):
-        return (_mapped(t.element, "element"),)
-    if isinstance(t, MapType):
-        return _mapped(t.key, "key"), _mapped(t.value, "value")
-    return ()
+_MAPPING = _Mapping()
+
+
+def _mapped(f: Field) -> MappedField:
+    return visit_field(f, _MAPPING)
 
 
 class _Updater:

@@ -27,6 +27,7 @@ from fieldshift.errors import (
 from fieldshift.field import Field
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema, join_path, split_path
+from fieldshift.type_visitor import TypeVisitor, visit_type
 from fieldshift.types import FieldType, ListType, MapType, StructType, is_nested, type_name
 
 __all__ = ["SchemaUpdate"]
@@ -287,17 +288,7 @@ class SchemaUpdate:
 
     def _fresh_type(self, t: FieldType) -> FieldType:
         """Renumber every nested field of a new type with fresh ids (parents before children)."""
-        if isinstance(t, StructType):
-            return StructType(tuple(self._fresh_field(f) for f in t.fields))
-        if isinstance(t, ListType):
-            return ListType(self._fresh_field(t.element), t.variant, t.size)
-        if isinstance(t, MapType):
-            return MapType(self._fresh_field(t.key), self._fresh_field(t.value), t.keys_sorted)
-        return t
-
-    def _fresh_field(self, f: Field) -> Field:
-        fid = self._take_id()
-        return f.with_(id=fid, type=self._fresh_type(f.type))
+        return visit_type(t, _FreshIds(self._take_id))
 
     def _struct_at(self, parent_parts: tuple[str, ...], full: str) -> StructType | None:
         if not parent_parts:
@@ -465,3 +456,32 @@ def _require_child_defaults(t: FieldType, path: str) -> None:
             )
         if child.initial_default == {}:
             _require_child_defaults(child.type, f"{path}.{child.name}")
+
+
+class _FreshIds(TypeVisitor[Any]):
+    """A type with fresh ids for every nested field, handed out before the field's own children."""
+
+    def __init__(self, take_id: Callable[[], int]) -> None:
+        self.take_id = take_id
+        self.ids: dict[int, int] = {}  # id(field) -> its new id, from before_field until it is rebuilt
+
+    def before_field(self, f: Field) -> None:
+        self.ids[id(f)] = self.take_id()
+
+    def renumbered(self, f: Field, t: FieldType) -> Field:
+        return f.with_(id=self.ids.pop(id(f)), type=t)
+
+    def struct(self, t: StructType, fields: list[Field]) -> FieldType:
+        return StructType(tuple(fields))
+
+    def field(self, f: Field, result: FieldType) -> Field:
+        return self.renumbered(f, result)
+
+    def list(self, t: ListType, element: FieldType) -> FieldType:
+        return ListType(self.renumbered(t.element, element), t.variant, t.size)
+
+    def map(self, t: MapType, key: FieldType, value: FieldType) -> FieldType:
+        return MapType(self.renumbered(t.key, key), self.renumbered(t.value, value), t.keys_sorted)
+
+    def primitive(self, t: pa.DataType) -> FieldType:
+        return t

@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from fieldshift.errors import UnsupportedSparkTypeError
 from fieldshift.field import Field
 from fieldshift.schema import Schema
 from fieldshift.spark.types import (
@@ -22,6 +23,7 @@ from fieldshift.spark.types import (
     primitive_to_spark,
     spark_time_type,
 )
+from fieldshift.type_visitor import TypeVisitor, visit_fields
 from fieldshift.types import FieldType, ListType, MapType, StructType
 
 __all__ = ["arrow_type_for_spark", "schema_for_spark"]
@@ -95,7 +97,7 @@ def schema_for_spark(schema: Schema) -> Schema:
     truncated to microseconds, as Spark would).
     """
     return Schema(
-        [_field_for_spark(f, child_path("", f.name)) for f in schema.fields],
+        _fields_for_spark(schema.fields),
         schema_id=schema.schema_id,
         identifier_field_ids=schema.identifier_field_ids,
         highest_field_id=schema.highest_field_id,
@@ -103,26 +105,53 @@ def schema_for_spark(schema: Schema) -> Schema:
     )
 
 
-def _field_for_spark(f: Field, path: str) -> Field:
-    new_type = _type_for_spark(f.type, path)
-    if new_type == f.type:
-        return f
-    return f.with_(
-        type=new_type,
-        initial_default=_recast_default(f.initial_default, f.type, new_type),
-        write_default=_recast_default(f.write_default, f.type, new_type),
-    )
+class _ForSpark(TypeVisitor[Any]):
+    """Every type Spark-compatible: lists become plain lists, maps lose ``keys_sorted``; a field whose
+    type changes gets its defaults converted. Paths only name a column in errors: this walk keeps
+    none, and a walk that fails is repeated by ``_NamingForSpark``, which does."""
+
+    paths: list[str] | tuple[str, ...] = ("",)  # no path kept: errors name no column
+
+    def field(self, f: Field, result: FieldType) -> Field:
+        if result == f.type:
+            return f
+        return f.with_(
+            type=result,
+            initial_default=_recast_default(f.initial_default, f.type, result),
+            write_default=_recast_default(f.write_default, f.type, result),
+        )
+
+    def struct(self, t: StructType, fields: list[Field]) -> FieldType:
+        return StructType(tuple(fields))
+
+    def list(self, t: ListType, element: FieldType) -> FieldType:
+        return ListType(self.field(t.element, element))
+
+    def map(self, t: MapType, key: FieldType, value: FieldType) -> FieldType:
+        return MapType(self.field(t.key, key), self.field(t.value, value))
+
+    def primitive(self, t: pa.DataType) -> FieldType:
+        return arrow_type_for_spark(t, path=self.paths[-1])
 
 
-def _type_for_spark(t: FieldType, path: str) -> FieldType:
-    if isinstance(t, StructType):
-        return StructType(tuple(_field_for_spark(c, child_path(path, c.name)) for c in t.fields))
-    if isinstance(t, ListType):
-        return ListType(_field_for_spark(t.element, child_path(path, "element")))
-    if isinstance(t, MapType):
-        return MapType(_field_for_spark(t.key, child_path(path, "key")),
-                       _field_for_spark(t.value, child_path(path, "value")))
-    return arrow_type_for_spark(t, path=path)
+class _NamingForSpark(_ForSpark):
+    """The same walk, keeping the dotted path of the field being visited for its errors."""
+
+    def __init__(self) -> None:
+        self.paths = [""]
+
+    def before_field(self, f: Field) -> None:
+        self.paths.append(child_path(self.paths[-1], f.name))
+
+    def after_field(self, f: Field) -> None:
+        self.paths.pop()
+
+
+def _fields_for_spark(fields: tuple[Field, ...]) -> list[Field]:
+    try:
+        return visit_fields(fields, _ForSpark())
+    except UnsupportedSparkTypeError:
+        return visit_fields(fields, _NamingForSpark())  # the same error, naming its column
 
 
 def _recast_default(value: Any, old: FieldType, new: FieldType) -> Any:

@@ -7,32 +7,28 @@ Reading::
     spark.read.format("fieldshift").option("schema_id", 1).load(location)     # as an older schema
     spark.read.format("fieldshift").option("columns", "a,b").load(location)   # column pruning
 
-One input partition per data file (or row-group range of a big file). Executors read with pyarrow
-and evolve with plans built on the driver, yielding Arrow batches in exactly the schema Spark
-expects. Spark's Python data source API (4.x) has no column-pruning hook, so prune with the
-``columns`` option (``fieldshift.spark.read`` does it for you); pushed filters prune whole files by
-their exact statistics, and Spark still evaluates every filter on the rows that are read.
+One input partition per data file (or row-group range of a big file); executors read with pyarrow and evolve with
+plans built on the driver into exactly the schema Spark expects. Spark 4's Python data source API has no column-
+pruning hook: prune with the ``columns`` option (``fieldshift.spark.read`` does); pushed filters prune whole files by
+their exact statistics, and Spark still evaluates every filter.
 
 Writing::
 
     df.write.format("fieldshift").mode("append").save(location)
     df.write.format("fieldshift").mode("overwrite").option("on_incompatible", "quarantine").save(location)
 
-The driver decides the write plan once (on-write evolution: widening, new nullable columns,
-write defaults), executors write Parquet files with field ids and return what they wrote, and the
-driver commits them all in one catalog transaction. A failed job commits nothing and deletes the
-files its tasks wrote. Writing to a location with no table creates it from the DataFrame's schema.
+The driver decides the write plan once (on-write evolution: widening, new nullable columns, write defaults), executors
+write Parquet files with field ids, the driver commits them in one catalog transaction; a failed job commits nothing
+and deletes its files. Writing where no table is creates one from the DataFrame's schema.
 
-Options: ``snapshot_id``, ``schema_id``, ``columns`` (comma-separated or a JSON list), ``catalog``
-and ``table`` (a shared catalog and the table's name in it), ``policy`` (a ``CastPolicy.from_name``
-name: ``lossless``, ``iceberg``, ``hudi``, ``onehouse``, ``onehouse-widen-to-string``, ``explicit``,
-``explicit-null``; default: the table's own policy, for reads and writes), ``batch_size`` (rows per Arrow batch,
-default 32768), ``split_size`` (bytes; bigger files are split by row groups), ``max_partitions``
-(pack the files into at most this many input partitions; by default they are packed like Spark's
-own file scans for the session's parallelism), ``schema_ids`` (read only files written with these
-schema ids), ``pushdown`` (``false`` to not implement ``pushFilters``); for writes
-``on_incompatible`` (``fail`` | ``quarantine``), ``evolve`` (``true`` | ``false``). Errors leave as
-one-line fieldshift exceptions, the last line of Spark's error (``errors_bridge``).
+Options: ``snapshot_id``, ``schema_id``, ``columns`` (comma-separated or a JSON list), ``catalog`` and ``table`` (a
+shared catalog and the table's name in it), ``policy`` (a ``CastPolicy.from_name`` name; default: the table's own
+policy, for reads and writes), ``batch_size`` (rows per Arrow batch, default 32768), ``split_size`` (bytes; bigger
+files are split by row groups), ``max_partitions`` (at most this many input partitions; by default packed like Spark's
+own file scans), ``schema_ids`` (read only files written with these schema ids), ``pushdown`` (``false``: no
+``pushFilters``); for writes ``on_incompatible`` (``fail`` | ``quarantine``), ``evolve`` (``true`` | ``false``),
+``operation`` (``upsert`` | ``delete``: keyed tables). Errors leave as one-line fieldshift exceptions, the last line
+of Spark's error (``errors_bridge``).
 """
 
 from __future__ import annotations
@@ -77,6 +73,7 @@ from fieldshift.spark._files import (
     schema_plans,
 )
 from fieldshift.spark.errors_bridge import one_line_errors
+from fieldshift.spark.keyed import KeyedReader
 from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.partitioned_write import write_partition_files, writer_spec
 from fieldshift.spark.streaming import StreamingMixin
@@ -157,6 +154,7 @@ class _ReadSpec:
     read_schema: Schema
     policy: CastPolicy | None
     schema_ids: tuple[int, ...] | None
+    keyed: bool = False  # merge groups are read by keyed.KeyedReader
 
 
 def _resolve(options: Any) -> _ReadSpec:
@@ -166,8 +164,8 @@ def _resolve(options: Any) -> _ReadSpec:
                 _int_option(options, "schema_id"), policy)
     ids = _list_option(options, "schema_ids")
     return _ReadSpec(_location(options), options.get("catalog"), options.get("table"), scan.snapshot_id,
-                     _int_option(options, "schema_id"), scan.read_schema, policy,
-                     tuple(int(i) for i in ids) if ids is not None else None)
+                     _int_option(options, "schema_id"), scan.full_schema.select(scan.columns), policy,
+                     tuple(int(i) for i in ids) if ids is not None else None, scan.keys is not None)
 
 
 # -- the data source -----------------------------------------------------------------------------
@@ -192,6 +190,8 @@ class FieldshiftDataSource(StreamingMixin, DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         spec = self._spec()
+        if spec.keyed:
+            return KeyedReader(spec, _project(spec, schema), spark_arrow_schema(schema))
         cls = FieldshiftReader if _bool_option(self.options, "pushdown", True) else _PlainReader
         return cls(spec, schema, batch_size=_int_option(self.options, "batch_size") or DEFAULT_BATCH_SIZE,
                    split_bytes=_int_option(self.options, "split_size") or DEFAULT_SPLIT_BYTES,
@@ -199,7 +199,9 @@ class FieldshiftDataSource(StreamingMixin, DataSource):
                    parallelism=self.parallelism)
 
     def writer(self, schema: StructType, overwrite: bool) -> FieldshiftWriter:
-        return FieldshiftWriter(self.options, schema, overwrite)
+        from fieldshift.spark.keyed_writer import writer_for  # it subclasses FieldshiftWriter
+
+        return writer_for(self.options, schema, overwrite)
 
 
 class FilePartition(InputPartition):

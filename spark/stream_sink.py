@@ -24,13 +24,21 @@ import pyarrow.parquet as pq
 from pyspark.sql.datasource import DataSourceStreamArrowWriter
 from pyspark.sql.types import StructType
 
-from fieldshift.errors import AlreadyCommittedError, CommitConflictError, InvalidOptionError, TableError
+from fieldshift.errors import (
+    AlreadyCommittedError,
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    InvalidOptionError,
+    TableError,
+)
 from fieldshift.options import check_option
 from fieldshift.schema import Schema
 from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file
 from fieldshift.table.on_write import prepare_append
+from fieldshift.table.stream_commit import refuse_keyed
+from fieldshift.table.stream_log import stream_commit
 from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import Table
 from fieldshift.table.value_check import check_values
@@ -77,10 +85,10 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         self.stream_id = stream_id_of(options)
         operation = str(options.get("operation", "append")).strip().lower()
         check_option("operation", operation, SinkOperation)
-        if operation == "upsert" and not hasattr(Table, "upsert"):
+        if operation == "upsert":
             raise InvalidOptionError(
-                "operation 'upsert' needs tables with identifier (key) columns and Table.upsert, which this "
-                "fieldshift does not have yet; stream with operation 'append'")
+                "operation 'upsert' needs tables with identifier (key) columns and an upsert commit, which the "
+                "streaming sink does not have yet; stream with operation 'append'")
         if overwrite:
             raise InvalidOptionError("the fieldshift streaming sink appends; use outputMode('append'), "
                                      "not 'complete'")
@@ -103,7 +111,8 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         mark = StreamMark(self.stream_id, int(batchId))
         try:
             table = self._table(plan_schema)
-            if table.catalog.stream_commit(table.table_id, self.stream_id, int(batchId)) is not None:
+            refuse_keyed(table, "the streaming sink")  # before anything commits; files removed
+            if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
                 _remove(location, written)  # a replay after a crash or restart: already in the table
                 return
             new_files = self._commit(table, plan_schema, files, quarantine, mark, sum(m.rows for m in done))
@@ -111,6 +120,8 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
                 _remove(location, [f.path for f in files])
         except AlreadyCommittedError:
             _remove(location, written)
+        except CommitOutcomeUnknownError:
+            raise  # the commit may have landed: its files stay (the replay finds the batch recorded, or vacuum)
         except BaseException:
             _remove(location, written)
             raise

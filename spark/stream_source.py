@@ -46,13 +46,14 @@ from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark._files import DEFAULT_BATCH_SIZE, FileReader, FileTask, plan_tasks, schema_plans
 from fieldshift.spark.datasource import parse_policy
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.stream_log import files_added
 from fieldshift.table.table import Table
 
 __all__ = ["APPEND_OPERATIONS", "NO_ROW_OPERATIONS", "FieldshiftStreamReader", "StreamPartition"]
 
 APPEND_OPERATIONS = frozenset({"append"})
 """Snapshot operations whose files are new rows, emitted by the source."""
-NO_ROW_OPERATIONS = frozenset({"create", "schema", "policy", "compact"})
+NO_ROW_OPERATIONS = frozenset({"create", "schema", "policy", "partition-spec", "compact"})
 """Snapshot operations that add no new rows (a compaction rewrites rows already emitted)."""
 
 
@@ -175,7 +176,7 @@ class FieldshiftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         if first > last:
             return []
         added: dict[int, list[DataFile]] = {}
-        for sid, f in table.catalog.files_added(table.table_id, first, last):
+        for sid, f in files_added(table.catalog, table.table_id, first, last):
             added.setdefault(sid, []).append(f)
         out = []
         for snap in snapshots:

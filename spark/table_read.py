@@ -36,6 +36,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from fieldshift.errors import InvalidOptionError
 from fieldshift.field import Field
 from fieldshift.options import ReadRoute, ReadVia, check_option
 from fieldshift.partner_visitor import PartnerVisitor, visit_level
@@ -53,6 +54,7 @@ from fieldshift.spark._files import (
     schema_plans,
 )
 from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
+from fieldshift.spark.keyed import keyed_reader_parts, split_groups
 from fieldshift.spark.native_scan import native_frame, native_scans
 from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.read_filter import spark_condition
@@ -230,6 +232,7 @@ class ReadPlan:
     reasons: dict[int, str | None]  # schema id -> None (native) or why not
     schemas: dict[int, Schema]  # the table's schemas by id, read from the catalog once
     policy: CastPolicy | None = None  # the policy the plans were checked under (the table's by default)
+    merge_groups: tuple[tuple[str, ...], ...] = ()  # a keyed table's groups needing a merge (file paths)
     bound: tuple[Any, ...] = ()  # the filter's bound predicates (rows are filtered by spark_condition)
 
     def explain(self) -> str:
@@ -250,6 +253,13 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
     files = scan.files()  # pruned on the driver: partitions through every spec, then statistics
     schemas = scan.schemas
     read_schema = scan.read_schema
+    groups: list[tuple[str, ...]] = []
+    if scan.keys is not None:  # groups that need a merge are merged on executors (keyed.py)
+        if scan.bound:
+            raise InvalidOptionError(f"fieldshift.spark.read(filter=...) on keyed table {table.name!r} is not "
+                                     "supported (merged rows cannot be pruned by file); filter the DataFrame instead")
+        files, groups = split_groups(files)
+        read_schema = scan.full_schema.select(scan.columns)
     reasons: dict[int, str | None] = {}
     wanted = {f.id for f in read_schema.all_fields()}
     for sid in sorted({f.schema_id for f in files}):
@@ -264,7 +274,8 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
             raise ValueError(f"schema {sid} cannot be read natively: {reasons[sid]}")
     native = tuple(f for f in files if reasons[f.schema_id] is None)
     other = tuple(f for f in files if reasons[f.schema_id] is not None)
-    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy, scan.bound)
+    return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy, tuple(groups),
+                    scan.bound)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -311,6 +322,10 @@ def _read_frame(spark: Any, rp: ReadPlan, location: str | Path, catalog: str | N
             parts.append(_files_frame(spark, rp, rp.policy, spark_schema, batch_size))
         else:
             parts.append(_datasource_frame(spark, rp, location, catalog, name, rp.policy, batch_size))
+    if rp.merge_groups:
+        target = spark_arrow_schema(spark_schema, spark.conf.get("spark.sql.session.timeZone"))
+        parts.append(keyed_reader_parts(spark, rp.table, rp.snapshot_id, rp.read_schema, rp.policy, target,
+                                        spark_schema, list(rp.merge_groups), batch_size))
     if not parts:
         return spark.createDataFrame([], spark_schema)
     df = parts[0]

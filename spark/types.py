@@ -52,7 +52,7 @@ set of rules.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -61,6 +61,7 @@ from fieldshift.errors import MissingFieldIdError, SchemaEvolutionError, Unsuppo
 from fieldshift.field import Field
 from fieldshift.schema import Schema, join_path
 from fieldshift.spark.sql_literals import coerce_default, default_literal, parse_spark_literal, render_literal
+from fieldshift.type_visitor import TypeVisitor, visit_field, visit_fields, visit_type
 from fieldshift.types import FieldType, ListType, MapType, StructType, type_name
 
 try:
@@ -106,29 +107,17 @@ def _where(path: str) -> str:
 # ================================================================================================
 def schema_to_spark(schema: Schema) -> st.StructType:
     """A ``StructType`` with ids, defaults and docs in each field's metadata (see module docs)."""
-    return st.StructType([_field_to_spark(f, child_path("", f.name)) for f in schema.fields])
+    return _naming_errors(lambda v: st.StructType(visit_fields(schema.fields, v)), "")
 
 
 def field_to_spark(field: Field) -> st.StructField:
     """One fieldshift field as a ``StructField`` (id in ``parquet.field.id``)."""
-    return _field_to_spark(field, child_path("", field.name))
+    return _naming_errors(lambda v: visit_field(field, v), "")
 
 
 def type_to_spark(t: FieldType | pa.DataType, *, path: str = "") -> st.DataType:
     """The Spark type holding values of ``t``; raises :class:`UnsupportedSparkTypeError` if none."""
-    if isinstance(t, pa.DataType) and _is_arrow_nested(t):
-        return _arrow_nested_to_spark(t, path)
-    if isinstance(t, StructType):
-        return st.StructType([_field_to_spark(f, child_path(path, f.name)) for f in t.fields])
-    if isinstance(t, ListType):
-        element = t.element
-        return st.ArrayType(type_to_spark(element.type, path=child_path(path, "element")),
-                            containsNull=element.nullable)
-    if isinstance(t, MapType):
-        return st.MapType(type_to_spark(t.key.type, path=child_path(path, "key")),
-                          type_to_spark(t.value.type, path=child_path(path, "value")),
-                          valueContainsNull=t.value.nullable)
-    return primitive_to_spark(t, path=path)
+    return _naming_errors(lambda v: visit_type(t, v), path)
 
 
 def child_path(path: str, name: str) -> str:
@@ -136,16 +125,60 @@ def child_path(path: str, name: str) -> str:
     return f"{path}.{join_path([name])}" if path else join_path([name])
 
 
-def _field_to_spark(f: Field, path: str) -> st.StructField:
-    spark_type = type_to_spark(f.type, path=path)
-    meta: dict[str, Any] = {SPARK_FIELD_ID_KEY: f.id}
-    if f.doc is not None:
-        meta[COMMENT_KEY] = f.doc
-    if f.initial_default is not None:
-        meta[EXISTS_DEFAULT_KEY] = default_literal(f, "initial", spark_type)
-    if f.write_default is not None:
-        meta[CURRENT_DEFAULT_KEY] = default_literal(f, "write", spark_type)
-    return st.StructField(f.name, spark_type, nullable=f.nullable, metadata=meta)
+class _ToSpark(TypeVisitor[Any]):
+    """fieldshift types to Spark types. Paths only name a column in errors, so this walk keeps none;
+    ``_naming_errors`` repeats a walk that failed with ``_NamingToSpark``, which does."""
+
+    paths: list[str] | tuple[str, ...] = ("",)  # no path kept: errors name no column
+
+    def field(self, f: Field, result: st.DataType) -> st.StructField:
+        meta: dict[str, Any] = {SPARK_FIELD_ID_KEY: f.id}
+        if f.doc is not None:
+            meta[COMMENT_KEY] = f.doc
+        if f.initial_default is not None:
+            meta[EXISTS_DEFAULT_KEY] = default_literal(f, "initial", result)
+        if f.write_default is not None:
+            meta[CURRENT_DEFAULT_KEY] = default_literal(f, "write", result)
+        return st.StructField(f.name, result, nullable=f.nullable, metadata=meta)
+
+    def struct(self, t: StructType, fields: list[st.StructField]) -> st.DataType:
+        return st.StructType(fields)
+
+    def list(self, t: ListType, element: st.DataType) -> st.DataType:
+        return st.ArrayType(element, containsNull=t.element.nullable)
+
+    def map(self, t: MapType, key: st.DataType, value: st.DataType) -> st.DataType:
+        return st.MapType(key, value, valueContainsNull=t.value.nullable)
+
+    def primitive(self, t: pa.DataType) -> st.DataType:
+        if _is_arrow_nested(t):
+            return _arrow_nested_to_spark(t, self.paths[-1])
+        return primitive_to_spark(t, path=self.paths[-1])
+
+
+class _NamingToSpark(_ToSpark):
+    """The same walk, keeping the dotted path of the field being visited for its errors."""
+
+    def __init__(self, path: str) -> None:
+        self.paths = [path]
+
+    def before_field(self, f: Field) -> None:
+        self.paths.append(child_path(self.paths[-1], f.name))
+
+    def after_field(self, f: Field) -> None:
+        self.paths.pop()
+
+
+_TO_SPARK = _ToSpark()
+
+
+def _naming_errors(walk: Callable[[_ToSpark], Any], path: str) -> Any:
+    """Run ``walk`` without paths; if it fails, again with them (starting at ``path``), so the same
+    error names its column."""
+    try:
+        return walk(_TO_SPARK)
+    except UnsupportedSparkTypeError:
+        return walk(_NamingToSpark(path))
 
 
 _SIMPLE_TO_SPARK: dict[pa.DataType, Any] = {

@@ -67,9 +67,11 @@ def capture_command(
     console = err_console()
     live_on = console.is_terminal
     state = CaptureProgress()
+    latest = [state]  # the progress so far, kept when Ctrl-C ends a watch
     with Live(_view(state, source, watch), console=console, transient=False, auto_refresh=False) if live_on \
             else _NoLive() as live:
         def report(p: CaptureProgress) -> None:
+            latest[0] = p
             if live_on:
                 live.update(_view(p, source, watch), refresh=True)
             elif watch:
@@ -82,6 +84,7 @@ def capture_command(
                             stop=stop, on_progress=report)
         except KeyboardInterrupt:
             stop.set()
+            state = latest[0]
     rows = [("files", state.files), ("rows written", state.rows), ("rows quarantined", state.quarantined),
             ("commits", state.commits)]
     rows += [("schema change", c) for c in state.schema_changes]

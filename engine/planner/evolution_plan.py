@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
+from fieldshift.arrow_conversion import FIELD_ID_KEY
 from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFieldError, SchemaEvolutionError
 from fieldshift.kernels.layout import conform, same_child_names, same_values, take_rows
 from fieldshift.kernels.threads import get_threads, run_parallel
@@ -119,6 +120,8 @@ class EvolutionPlan:
     input_schema: pa.Schema  # the file schema as Arrow: batches of exactly it skip checks
     policy: CastPolicy
     steps: BatchSteps
+    # what planning decided per read field id, for explain() only (nodes carry what apply needs)
+    notes: tuple[tuple[int, str], ...] = ()
     # nodes doing the same work on different columns, found on the first small batch (planning does
     # not pay for it): one evaluation of their concatenation there (small_batches.py)
     _shared: list[tuple[tuple[Node, tuple[int, ...]], ...]] = field(default_factory=list, compare=False,
@@ -293,7 +296,7 @@ class EvolutionPlan:
             head = "rename only: the same buffers under the read schema"
         else:
             head = f"evolves {self.input_width} file column(s) into {len(self.nodes)} read column(s)"
-        lines = [head, *_explain(self.nodes, "  ")]
+        lines = [head, *_explain(self.nodes, list(self.output_schema), dict(self.notes), "  ")]
         return "\n".join(lines)
 
     def needed_input_columns(self) -> list[str]:
@@ -323,19 +326,23 @@ class _Columns:
         return self._batch.num_columns
 
 
-def _explain(nodes: tuple[Node, ...], indent: str) -> list[str]:
+def _explain(nodes: tuple[Node, ...], fields: list[pa.Field], notes: dict[int, str], indent: str) -> list[str]:
+    """One line per node; its note is found by the id of the read field it produces (``fields``: the
+    output's Arrow fields beside the nodes, ids in their metadata)."""
     lines: list[str] = []
-    for n in nodes:
+    for n, f in zip(nodes, fields, strict=True):
         checked = isinstance(n, NullCheck)
         if checked:
             n = n.inner
-        lines.append(f"{indent}{n.path}: {n.note}{'; checked for nulls' if checked else ''}")
+        note = notes.get(int(f.metadata[FIELD_ID_KEY]), "")
+        lines.append(f"{indent}{n.path}: {note}{'; checked for nulls' if checked else ''}")
+        t = f.type
         if isinstance(n, StructNode):
-            lines.extend(_explain(n.children, indent + "  "))
+            lines.extend(_explain(n.children, list(t), notes, indent + "  "))
         elif isinstance(n, ListNode):
-            lines.extend(_explain((n.element,), indent + "  "))
+            lines.extend(_explain((n.element,), [t.value_field], notes, indent + "  "))
         elif isinstance(n, MapNode):
-            lines.extend(_explain((n.key, n.value), indent + "  "))
+            lines.extend(_explain((n.key, n.value), [t.key_field, t.item_field], notes, indent + "  "))
     return [line for line in lines if not line.endswith(": as is") or indent == "  "]
 
 

@@ -1,5 +1,8 @@
 """Plan nodes: plain frozen data (ints, names, Arrow types, scalars, kernel keys) that pickle.
 
+A node holds only what applying it needs; the path stays for error messages. What planning decided
+and why (``explain()``'s notes) is kept by the plan, by the id of the read field a node produces.
+
 Each node turns the arrays of one nesting level (top-level columns, a struct's children, a list's
 values, a map's keys and items) into one output array of its ``target`` type. Values are touched
 only through kernels, looked up by name when the node runs.
@@ -51,7 +54,6 @@ class Take:
     index: int
     target: pa.DataType
     path: str
-    note: str = "as is"
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
         return conform(inputs[self.index], self.target)
@@ -67,7 +69,6 @@ class CastNode:
     source_name: str
     target_name: str
     path: str
-    note: str = ""
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
         source = decoded(inputs[self.index])  # dictionary, run-end encoded, extension: their values
@@ -84,10 +85,9 @@ class ConstantNode:
 
     value: pa.Scalar
     path: str
-    note: str = "null"
 
     def __hash__(self) -> int:
-        return hash((self.path, self.note, str(self.value.type), repr(self.value.as_py())))
+        return hash((self.path, str(self.value.type), repr(self.value.as_py())))
 
     @property
     def target(self) -> pa.DataType:
@@ -105,7 +105,6 @@ class StructNode:
     children: tuple[Node, ...]
     target: pa.DataType
     path: str
-    note: str = "struct"
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
         source = decoded(inputs[self.index])
@@ -126,7 +125,6 @@ class ListNode:
     element: Node
     target: pa.DataType
     path: str
-    note: str = "list"
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
         source = _same_list_layout(decoded(inputs[self.index]), self.target)
@@ -145,7 +143,6 @@ class MapNode:
     value: Node
     target: pa.DataType
     path: str
-    note: str = "map"
 
     def evaluate(self, inputs: Sequence[pa.Array], length: int, sink: FailureSink, rows: RowMap) -> pa.Array:
         source = decoded(inputs[self.index])
@@ -167,7 +164,6 @@ class NullCheck:
 
     inner: Node
     path: str
-    note: str = "checked for nulls"
 
     @property
     def index(self) -> int:

@@ -42,6 +42,7 @@ class _Planner(PartnerVisitor[_Context, Node]):
         self.mismatches: list[Mismatch] = []
         self._decisions: dict[tuple[int, int, bool], tuple[Any, Any, tuple[str, str, str, str] | CastKind | str]] = {}
         self._defaults: dict[tuple[Any, ...], pa.Scalar] = {}
+        self.notes: dict[int, str] = {}  # read field id -> what its node does (for explain())
 
     # -- the walk (engine/partner_visitor.py): context, then one callback per kind of pair --------
     def field_contexts(self, ctx: _Context, read_fields: tuple[Field, ...]) -> list[_Context]:
@@ -68,13 +69,16 @@ class _Planner(PartnerVisitor[_Context, Node]):
                 self._mismatch(path, "(constant)", rf, f"the constant does not fit: {e}",
                                "pass a constant of the column's type")
                 value = pa.scalar(None, type=target)
-            return ConstantNode(value, path, f"constant {value.as_py()!r}")
+            self.notes[rf.id] = f"constant {value.as_py()!r}"
+            return ConstantNode(value, path)
         if rf.initial_default is not None:
-            return ConstantNode(self._default(rf, target), path, f"initial default {rf.initial_default!r}")
+            self.notes[rf.id] = f"initial default {rf.initial_default!r}"
+            return ConstantNode(self._default(rf, target), path)
         if not rf.nullable:
             self._mismatch(path, "(missing)", rf, "required, not in the file and has no initial default",
                            "give it an initial default, or make it optional")
-        return ConstantNode(pa.scalar(None, type=target), path, "null (not in the file)")
+        self.notes[rf.id] = "null (not in the file)"
+        return ConstantNode(pa.scalar(None, type=target), path)
 
     def _default(self, rf: Field, target: pa.DataType) -> pa.Scalar:
         """The field's initial default as a scalar; fields with equal type and default share one."""
@@ -91,31 +95,39 @@ class _Planner(PartnerVisitor[_Context, Node]):
         path, target, _ = ctx
         ft = ff.type
         if isinstance(ft, pa.DataType) and pa.types.is_null(ft) and rf.nullable:  # an all-null column
-            return ConstantNode(pa.scalar(None, type=target), path, "null (a null-typed column)")
+            self.notes[rf.id] = "null (a null-typed column)"
+            return ConstantNode(pa.scalar(None, type=target), path)
         self._mismatch(path, ff, rf, "a nested type cannot change shape (struct, list, map, primitive)",
                        "add a new column of the new shape instead")
-        return ConstantNode(pa.scalar(None, type=target), path, "unreadable")
+        self.notes[rf.id] = "unreadable"
+        return ConstantNode(pa.scalar(None, type=target), path)
 
     def struct(self, rf: Field, ff: Field | None, index: int, ctx: _Context, children: list[Node]) -> Node:
         path, target, _ = ctx
         renamed = _renamed(ff, rf)
         if _passes_through(children, len(ff.type.fields)):
-            return _null_checked(Take(index, target, path, renamed or "as is"), ff, rf)
-        return _null_checked(StructNode(index, tuple(children), target, path, renamed or "struct"), ff, rf)
+            self._collapsed(rf.type.fields, rf, renamed)
+            return _null_checked(Take(index, target, path), ff, rf)
+        self.notes[rf.id] = renamed or "struct"
+        return _null_checked(StructNode(index, tuple(children), target, path), ff, rf)
 
     def list(self, rf: Field, ff: Field | None, index: int, ctx: _Context, element: Node) -> Node:
         path, target, _ = ctx
         renamed = _renamed(ff, rf)
         if isinstance(element, Take):
-            return _null_checked(Take(index, target, path, renamed or "as is"), ff, rf)
-        return _null_checked(ListNode(index, element, target, path, renamed or "list"), ff, rf)
+            self._collapsed((rf.type.element,), rf, renamed)
+            return _null_checked(Take(index, target, path), ff, rf)
+        self.notes[rf.id] = renamed or "list"
+        return _null_checked(ListNode(index, element, target, path), ff, rf)
 
     def map(self, rf: Field, ff: Field | None, index: int, ctx: _Context, key: Node, value: Node) -> Node:
         path, target, _ = ctx
         renamed = _renamed(ff, rf)
         if isinstance(key, Take) and isinstance(value, Take):
-            return _null_checked(Take(index, target, path, renamed or "as is"), ff, rf)
-        return _null_checked(MapNode(index, key, value, target, path, renamed or "map"), ff, rf)
+            self._collapsed((rf.type.key, rf.type.value), rf, renamed)
+            return _null_checked(Take(index, target, path), ff, rf)
+        self.notes[rf.id] = renamed or "map"
+        return _null_checked(MapNode(index, key, value, target, path), ff, rf)
 
     def primitive(self, rf: Field, ff: Field | None, index: int, ctx: _Context) -> Node:
         path, target, key = ctx
@@ -124,16 +136,24 @@ class _Planner(PartnerVisitor[_Context, Node]):
         if isinstance(decision, tuple):
             kernel, source_name, target_name, how = decision
             renamed = _renamed(ff, rf)
-            node: Node = CastNode(index, target, kernel, source_name, target_name, path,
-                                  f"{renamed}; {how}" if renamed else how)
+            node: Node = CastNode(index, target, kernel, source_name, target_name, path)
+            self.notes[rf.id] = f"{renamed}; {how}" if renamed else how
         elif decision is CastKind.IDENTITY:
-            node = Take(index, target, path, "as is" if ff.name == rf.name else _renamed(ff, rf) or "as is")
+            node = Take(index, target, path)
+            self.notes[rf.id] = "as is" if ff.name == rf.name else _renamed(ff, rf) or "as is"
         else:
             self._refuse(decision, ft, rf, path)
             node = Take(index, target, path)
         if ff.nullable and not rf.nullable:  # inline: the common case (no narrowing) calls nothing
             return NullCheck(node, path)
         return node
+
+    def _collapsed(self, children: tuple[Field, ...], rf: Field, renamed: str) -> None:
+        """A subtree that passes through as one Take: its children's notes go (theirs went when they
+        collapsed), its own says it is taken as is."""
+        for c in children:
+            self.notes.pop(c.id, None)
+        self.notes[rf.id] = renamed or "as is"
 
     def _refuse(self, decision: str, ft: pa.DataType, rf: Field, path: str) -> None:
         if decision == "key":
@@ -213,7 +233,7 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
     file_arrow = file_schema.to_arrow() if file_arrow is None else file_arrow
     strategy, steps = choose_strategy(nodes, read_schema, file_arrow, output)
     return EvolutionPlan(strategy=strategy, nodes=nodes, output_schema=output, input_schema=file_arrow,
-                         policy=policy, steps=steps)
+                         policy=policy, steps=steps, notes=tuple(planner.notes.items()))
 
 
 PLAN_CACHE = PlanCache()

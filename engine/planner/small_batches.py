@@ -77,7 +77,7 @@ def _never_fails(node: Node) -> bool:
 
 
 def _work(node: Node, top: bool = False) -> tuple[object, ...]:
-    """What ``node`` does, without paths and notes (and which input it reads at the top)."""
+    """What ``node`` does, without its path (and which input it reads at the top)."""
     index = 0 if top or isinstance(node, ConstantNode) else node.index
     if isinstance(node, CastNode):
         return ("cast", index, node.target, node.kernel)

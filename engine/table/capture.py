@@ -44,6 +44,7 @@ from fieldshift.table.capture_read import (
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.stream_commit import COMMIT_RETRIES, commit_marked
+from fieldshift.table.stream_log import captured_sources
 from fieldshift.table.stream_marks import CapturedFile, StreamMark
 from fieldshift.table.table import Table
 
@@ -91,7 +92,7 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
     idle_since = time.monotonic()
     with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
         while True:
-            done = target.catalog.captured_sources(target.table_id) if target is not None else {}
+            done = captured_sources(target.catalog, target.table_id) if target is not None else {}
             new = [f for f in list_source_files(folder, format) if str(f.path) not in done]
             progress.pending = len(new)
             for start in range(0, len(new), files_per_commit):
@@ -153,22 +154,26 @@ def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[lis
         types = {f.name: f.type for f in base.fields if isinstance(f.type, pa.DataType)}
         parts = [(f, fit_inferred(data, types) if guessed else data)
                  for f, tables in zip(group, datas, strict=True) for data, guessed in tables]
+        folded: set[pa.Schema] = set()  # a file schema folded in once changes nothing the second time
         spec = table.spec
         for f, data in parts:
-            wp = _plan(f, data, schema, on_incompatible, rules)
-            if wp.evolved:  # a partition key's type may change only where its transforms keep every key
-                try:
-                    check_schema_change(spec, base, wp.schema, table=table.name)
-                except SchemaEvolutionError as e:
-                    raise CaptureFileError(f"cannot capture {f.path}: {e}") from e
-            schema, changes = wp.schema, changes + list(wp.changes)
+            if data.schema not in folded:
+                folded.add(data.schema)
+                wp = _plan(f, data, schema, on_incompatible, rules)
+                if wp.evolved:  # a partition key's type may change only where its transforms keep every key
+                    try:
+                        check_schema_change(spec, base, wp.schema, table=table.name)
+                    except SchemaEvolutionError as e:
+                        raise CaptureFileError(f"cannot capture {f.path}: {e}") from e
+                schema, changes = wp.schema, changes + list(wp.changes)
         if changes:  # one new schema version for the group, whatever number of steps led to it
             schema = Schema(schema.fields, schema_id=base.schema_id + 1,
                             identifier_field_ids=schema.identifier_field_ids,
                             highest_field_id=schema.highest_field_id, doc=schema.doc)
         goods, bads = [], []
+        plans: dict[pa.Schema, WritePlan] = {}  # one write plan per file schema
         for f, data in parts:
-            wp = _plan(f, data, schema, on_incompatible, rules)
+            wp = plans.get(data.schema) or plans.setdefault(data.schema, _plan(f, data, schema, on_incompatible, rules))
             try:
                 good, bad = wp.split(data)
             except SchemaEvolutionError as e:

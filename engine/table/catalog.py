@@ -27,6 +27,8 @@ from fieldshift.table.catalog_sql import (
     POLICY_PROPERTY,
     column_rows,
     dump_value,
+    end_files,
+    expire_rows,
     load_value,
     locations_overlap,
     parse_json,
@@ -37,7 +39,7 @@ from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
 from fieldshift.table.spec_catalog import decode_partition, encode_partition, insert_spec, load_specs
-from fieldshift.table.stream_marks import StreamMark, captured_sources, check_unrecorded, record, stream_batches
+from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
            "open_catalog", "redact_uri"]
@@ -201,16 +203,18 @@ class SqliteCatalog:
         return policy_of(row[0], parse_json(row[1], f"the properties of table {row[0]!r}"))
 
     # -- reads ----------------------------------------------------------------------------------
-    def snapshots(self, table_id: int) -> list[Snapshot]:
+    def snapshots(self, table_id: int, *, newest_only: bool = False) -> list[Snapshot]:
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation, summary "
-                "FROM fs_snapshot WHERE table_id = ? ORDER BY snapshot_id", (table_id,)).fetchall()
+                "FROM fs_snapshot WHERE table_id = ? ORDER BY snapshot_id" + (" DESC LIMIT 1" if newest_only else ""),
+                (table_id,)).fetchall()
         return [Snapshot(r[0], r[1], r[2], r[3], r[4], parse_json(r[5], f"the summary of snapshot {r[0]}"))
                 for r in rows]
 
     def head(self, table_id: int) -> Snapshot:
-        return self.snapshot(table_id, None) or self.snapshots(table_id)[-1]  # (every table has one)
+        """The newest snapshot, in one indexed row (a long history costs a commit nothing)."""
+        return self.snapshots(table_id, newest_only=True)[0]
 
     def snapshot(self, table_id: int, snapshot_id: int | None) -> Snapshot | None:
         """One snapshot (None: the head) without reading the others; None when there is no such snapshot."""
@@ -288,28 +292,10 @@ class SqliteCatalog:
                                 "ORDER BY file_id", (table_id,)).fetchall()
         return [(r[0], int(r[1])) for r in rows]
 
-    def files_added(self, table_id: int, first_snapshot: int, last_snapshot: int) -> list[tuple[int, DataFile]]:
-        """(snapshot id, file) of every data file snapshots ``first..last`` added, in commit order."""
+    def run_read(self, fn: Any) -> Any:
+        """``fn(connection)`` on a connection of this catalog (read helpers kept in their own modules)."""
         with self._connect() as conn:
-            rows = conn.execute(
-                "SELECT begin_snapshot, file_id, path, schema_id, record_count, file_size FROM fs_data_file "
-                "WHERE table_id = ? AND begin_snapshot BETWEEN ? AND ? ORDER BY begin_snapshot, file_id",
-                (table_id, first_snapshot, last_snapshot)).fetchall()
-        return [(int(r[0]), DataFile(r[2], int(r[3]), int(r[4]), int(r[5]), {}, int(r[1]))) for r in rows]
-
-    def stream_commit(self, table_id: int, stream_id: str, batch_id: int) -> int | None:
-        """The snapshot that committed batch ``batch_id`` of ``stream_id``, or None."""
-        return self.stream_batches(table_id, stream_id, batch_id).get(batch_id)
-
-    def stream_batches(self, table_id: int, stream_id: str, batch_id: int | None = None) -> dict[int, int]:
-        """batch id -> snapshot id of the micro-batches of ``stream_id`` committed to the table."""
-        with self._connect() as conn:
-            return stream_batches(conn, table_id, stream_id, batch_id)
-
-    def captured_sources(self, table_id: int) -> dict[str, int]:
-        """source file -> snapshot id of every file a capture committed to the table."""
-        with self._connect() as conn:
-            return captured_sources(conn, table_id)
+            return fn(conn)
 
     # -- commits --------------------------------------------------------------------------------
     def commit(
@@ -374,7 +360,7 @@ class SqliteCatalog:
             if policy is not None:
                 props[POLICY_PROPERTY] = policy.option_name
                 conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
-            self._end_files(conn, table_id, remove_files, new_id)
+            end_files(conn, table_id, remove_files, new_id)
             if replace_all:
                 conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND "
                              "end_snapshot IS NULL", (new_id, table_id))
@@ -401,33 +387,11 @@ class SqliteCatalog:
                 record(conn, table_id, stream, new_id)
         return Snapshot(new_id, head_id, schema_id, _now(), operation, summary or {})
 
-    @staticmethod
-    def _end_files(conn: sqlite3.Connection, table_id: int, file_ids: Sequence[int], snapshot_id: int) -> None:
-        for fid in file_ids:
-            cur = conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
-                               "AND end_snapshot IS NULL", (snapshot_id, table_id, fid))
-            if cur.rowcount != 1:
-                raise CommitConflictError(f"data file {fid} was removed by a concurrent commit (a compaction or "
-                                          "an overwrite); reload the table and retry")
-
     def expire(self, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
-        """Remove snapshot rows, then the rows of files no remaining snapshot references (one transaction);
+        """Remove snapshot rows and the rows of files no remaining snapshot references (one transaction);
         returns those files' paths. The head is never removed."""
         with self._transaction() as conn:
-            head = conn.execute("SELECT MAX(snapshot_id) FROM fs_snapshot WHERE table_id = ?",
-                                (table_id,)).fetchone()[0]
-            if head in snapshot_ids:
-                raise TableError(f"snapshot {head} is the table's head and cannot be expired")
-            conn.executemany("DELETE FROM fs_snapshot WHERE table_id = ? AND snapshot_id = ?",
-                             [(table_id, s) for s in snapshot_ids])
-            kept = [r[0] for r in conn.execute("SELECT snapshot_id FROM fs_snapshot WHERE table_id = ?", (table_id,))]
-            gone = [(fid, path) for fid, path, begin, end in conn.execute(
-                "SELECT file_id, path, begin_snapshot, end_snapshot FROM fs_data_file WHERE table_id = ? "
-                "AND end_snapshot IS NOT NULL", (table_id,)).fetchall()
-                if not any(begin <= s < end for s in kept)]
-            conn.executemany("DELETE FROM fs_file_column_stats WHERE file_id = ?", [(fid,) for fid, _ in gone])
-            conn.executemany("DELETE FROM fs_data_file WHERE file_id = ?", [(fid,) for fid, _ in gone])
-        return [path for _, path in gone]
+            return expire_rows(conn, table_id, snapshot_ids)
 
     def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
                       head_schema_id: int, policy: CastPolicy, compatible: Any) -> None:

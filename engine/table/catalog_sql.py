@@ -4,17 +4,31 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from fieldshift.errors import CatalogFormatError
+from fieldshift.errors import CatalogFormatError, CommitConflictError, TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.types import type_name
 
-__all__ = ["ADDED_COLUMNS", "DDL", "DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "column_rows",
-           "dump_value", "load_value", "locations_overlap", "parse_json", "policy_of", "upgrade"]
+__all__ = [
+    "ADDED_COLUMNS",
+    "DDL",
+    "DEFAULT_POLICY",
+    "FORMAT_VERSION",
+    "POLICY_PROPERTY",
+    "column_rows",
+    "dump_value",
+    "end_files",
+    "expire_rows",
+    "load_value",
+    "locations_overlap",
+    "parse_json",
+    "policy_of",
+    "upgrade",
+]
 
 FORMAT_VERSION = 2
 """Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files);
@@ -127,3 +141,29 @@ def load_value(text: str | None) -> Any:
     from fieldshift.table.stats import decode_value
 
     return None if text is None else decode_value(json.loads(text))
+
+
+def end_files(conn: Any, table_id: int, file_ids: Sequence[int], snapshot_id: int) -> None:
+    """End ``file_ids`` in ``snapshot_id``; a file another commit already ended is a conflict."""
+    for fid in file_ids:
+        cur = conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
+                           "AND end_snapshot IS NULL", (snapshot_id, table_id, fid))
+        if cur.rowcount != 1:
+            raise CommitConflictError(f"data file {fid} was removed by a concurrent commit (a compaction or "
+                                      "an overwrite); reload the table and retry")
+
+
+def expire_rows(conn: Any, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
+    """Delete snapshot rows (never the head's), then the rows of files no kept snapshot references."""
+    head = conn.execute("SELECT MAX(snapshot_id) FROM fs_snapshot WHERE table_id = ?", (table_id,)).fetchone()[0]
+    if head in snapshot_ids:
+        raise TableError(f"snapshot {head} is the table's head and cannot be expired")
+    conn.executemany("DELETE FROM fs_snapshot WHERE table_id = ? AND snapshot_id = ?",
+                     [(table_id, s) for s in snapshot_ids])
+    gone = conn.execute(
+        "SELECT file_id, path FROM fs_data_file f WHERE table_id = ? AND end_snapshot IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM fs_snapshot s WHERE s.table_id = f.table_id "
+        "AND s.snapshot_id >= f.begin_snapshot AND s.snapshot_id < f.end_snapshot)", (table_id,)).fetchall()
+    conn.executemany("DELETE FROM fs_file_column_stats WHERE file_id = ?", [(fid,) for fid, _ in gone])
+    conn.executemany("DELETE FROM fs_data_file WHERE file_id = ?", [(fid,) for fid, _ in gone])
+    return [path for _, path in gone]

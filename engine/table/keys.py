@@ -157,13 +157,29 @@ def dedupe_latest(data: pa.Table, spec: KeySpec) -> pa.Table:
 
 def sort_versions(table: pa.Table, precombine: pa.ChunkedArray | None, spec: KeySpec,
                   then: Sequence[str]) -> pa.Array:
-    """Indices ordering ``table`` by key, then precombine (null lowest), then the columns ``then``."""
-    order = [(n, "ascending") for n in spec.key_names]
+    """Indices ordering ``table`` by key, then precombine (null lowest), then the columns ``then``.
+
+    Every sort column becomes a numpy array of ranks or values and ``np.lexsort`` orders them (a
+    multi-column Arrow sort was several times slower on merge candidates)."""
+    columns = [table.column(n) for n in spec.key_names]
     if precombine is not None:
-        table = table.append_column("__pre_valid", pc.is_valid(precombine)).append_column("__pre", precombine)
-        order += [("__pre_valid", "ascending"), ("__pre", "ascending")]
-    order += [(n, "ascending") for n in then]
-    return pc.sort_indices(table, sort_keys=order)
+        columns += [pc.is_valid(precombine), precombine]
+    columns += [table.column(n) for n in then]
+    arrays = [_sortable(c) for c in columns]
+    return pa.array(np.lexsort(arrays[::-1]))
+
+
+def _sortable(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A numpy array ordering like ``column`` (nulls anywhere: callers order them by a validity column)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    t = column.type
+    if column.null_count == 0:
+        if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
+            return column.to_numpy(zero_copy_only=False)
+        if pa.types.is_temporal(t) and not pa.types.is_interval(t):
+            return column.cast(pa.int64() if t.bit_width == 64 else pa.int32()).to_numpy(zero_copy_only=False)
+    return pc.rank(column, sort_keys="ascending", tiebreaker="dense").to_numpy()
 
 
 def last_of_runs(sorted_keys: pa.Table, idx: pa.Array) -> pa.Array:

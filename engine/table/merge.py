@@ -4,8 +4,8 @@ Every file of a group is first evolved to the scan's read schema (which always h
 precombine columns), so a base file in schema 1 and an update in schema 2 merge as equals. Then, per
 key: a delete file with sequence ``s`` removes that key's rows of sequence ``< s`` whatever their
 precombine value; of the rows left, the one with the highest (precombine, sequence, position) wins.
-Rows of the group's largest data file whose key appears in no other file of the group pass straight
-through (``pc.is_in``); only the others are sorted. A group of one data file and no deletes is a
+Rows whose key occurs once in the whole group (data and delete files) pass straight through; only
+keys with several versions are ranked. A group of one data file and no deletes is a
 plain read. Filters on non-key columns are applied to the merged rows only (``Scan.finish``), so a
 filter can never bring back an older version of a row.
 """
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["group_files", "merge_rows", "merged_arrow", "merged_batches", "merged_count", "read_group"]
 
-_SEQ, _ORD, _ROW = "__fs_seq", "__fs_ord", "__fs_row"
+_SEQ, _ORD, _ROW, _SRC = "__fs_seq", "__fs_ord", "__fs_row", "__fs_src"
 
 
 def group_files(files: list[DataFile]) -> list[list[DataFile]]:
@@ -46,46 +46,81 @@ def _keys_table(t: pa.Table, spec: KeySpec) -> pa.Table:
     return t.select(list(spec.key_names))
 
 
-def _in_others(big: pa.Table, others: list[pa.Table], spec: KeySpec) -> np.ndarray:
-    """Per row of ``big``: whether its key appears in any of ``others`` (key-only tables)."""
-    if not others or not any(o.num_rows for o in others):
-        return np.zeros(big.num_rows, dtype=bool)
-    if len(spec.key_names) == 1:
-        name = spec.key_names[0]
-        values = pa.chunked_array([o.column(name) for o in others]).combine_chunks()
-        return pc.is_in(big.column(name), value_set=values).to_numpy(zero_copy_only=False)
-    other = pa.concat_tables(others).group_by(list(spec.key_names)).aggregate([])
-    mine = _keys_table(big, spec).append_column(_ROW, pa.array(np.arange(big.num_rows)))
-    hit = mine.join(other, list(spec.key_names), join_type="left semi").column(_ROW).to_numpy()
-    mask = np.zeros(big.num_rows, dtype=bool)
-    mask[hit] = True
-    return mask
+def _shared(tables: list[pa.Table], spec: KeySpec) -> list[np.ndarray]:
+    """Per table: which rows hold a key that occurs more than once across all ``tables`` (data files
+    and delete files of one group). Only those rows need ranking; every other row is its key's only
+    version and passes straight through."""
+    names = list(spec.key_names)
+    if len(names) == 1 and all(pa.types.is_integer(t.schema.field(names[0]).type) for t in tables):
+        columns = [t.column(names[0]).combine_chunks().cast(pa.int64()) for t in tables]
+        if not any(c.null_count for c in columns):  # key columns are required: no nulls in practice
+            return _shared_ints([c.to_numpy() for c in columns])
+    keyed = [t.select(names).append_column(_SRC, pa.array(np.full(t.num_rows, i, dtype=np.int32)))
+             .append_column(_ROW, pa.array(np.arange(t.num_rows, dtype=np.int64))) for i, t in enumerate(tables)]
+    every = pa.concat_tables(keyed, promote_options="permissive")
+    counted = every.select(names).group_by(names).aggregate([([], "count_all")])
+    repeated_keys = counted.filter(pc.greater(counted.column("count_all"), 1)).select(names)
+    hits = every.join(repeated_keys, names, join_type="left semi")
+    src, row = hits.column(_SRC).to_numpy(), hits.column(_ROW).to_numpy()
+    masks = [np.zeros(t.num_rows, dtype=bool) for t in tables]
+    for i, mask in enumerate(masks):
+        mask[row[src == i]] = True
+    return masks
+
+
+def _shared_ints(columns: list[np.ndarray]) -> list[np.ndarray]:
+    """``_shared`` for one integer key column: counted in a table indexed by value when the keys are
+    dense (most generated ids are), else found by sorting."""
+    every = np.concatenate(columns)
+    if not len(every):
+        return [np.zeros(0, dtype=bool) for _ in columns]
+    lo, hi = int(every.min()), int(every.max())
+    if hi - lo < 4 * len(every) + 1024:
+        counts = np.bincount(every - lo, minlength=hi - lo + 1)
+        return [counts[c - lo] > 1 for c in columns]
+    ordered = np.sort(every)
+    repeated = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    return [np.isin(c, repeated, assume_unique=False) if len(repeated) else np.zeros(len(c), dtype=bool)
+            for c in columns]
 
 
 def merge_rows(data: list[tuple[int, pa.Table]], deletes: list[tuple[int, pa.Table]], spec: KeySpec) -> pa.Table:
     """The merged rows of one group: ``data`` (sequence, rows in the read schema), oldest first, and
-    ``deletes`` (sequence, key columns)."""
+    ``deletes`` (sequence, key columns).
+
+    Versions are ranked on narrow tables (key, precombine, sequence, ordinal, source file, row) holding
+    only the rows whose key occurs more than once in the group; the wide rows are copied once: each
+    file's unique-key rows by one mask, the winners taken.
+    """
     if len(data) == 1 and not deletes:
         return data[0][1]
-    big = max(range(len(data)), key=lambda i: data[i][1].num_rows)
-    others = [_keys_table(t, spec) for i, (_, t) in enumerate(data) if i != big] + [t for _, t in deletes]
-    touched = _in_others(data[big][1], others, spec)
-    passing = data[big][1].filter(pa.array(~touched))
+    masks = _shared([t for _, t in data] + [t for _, t in deletes], spec)[:len(data)]
+    narrow = list(spec.merge_columns)
     parts = []
     ordinal = 0
     for i, (seq, t) in enumerate(data):
-        part = t.filter(pa.array(touched)) if i == big else t
+        rows = np.flatnonzero(masks[i])
+        part = t.select(narrow).take(pa.array(rows))
         n = part.num_rows
         parts.append(part.append_column(_SEQ, pa.array(np.full(n, seq, dtype=np.int64)))
-                     .append_column(_ORD, pa.array(np.arange(ordinal, ordinal + n, dtype=np.int64))))
+                     .append_column(_ORD, pa.array(np.arange(ordinal, ordinal + n, dtype=np.int64)))
+                     .append_column(_SRC, pa.array(np.full(n, i, dtype=np.int32)))
+                     .append_column(_ROW, pa.array(rows.astype(np.int64))))
         ordinal += n
     cand = pa.concat_tables(parts)
     if deletes and cand.num_rows:
         cand = _apply_deletes(cand, deletes, spec)
     pre = cand.column(spec.precombine_name) if spec.precombine_name is not None else None
-    idx = sort_versions(cand.select([*spec.key_names, _SEQ, _ORD]), pre, spec, [_SEQ, _ORD])
-    winners = cand.take(last_of_runs(_keys_table(cand, spec).take(idx), idx)).drop_columns([_SEQ, _ORD])
-    return pa.concat_tables([passing, winners]) if passing.num_rows else winners
+    idx = sort_versions(cand.select([*spec.key_names, _ORD]), pre, spec, [_ORD])  # ordinals follow sequences
+    won = cand.take(last_of_runs(_keys_table(cand, spec).take(idx), idx))
+    src = won.column(_SRC).to_numpy()
+    row = won.column(_ROW).to_numpy()
+    out = []
+    for i, (_, t) in enumerate(data):
+        keep = ~masks[i]
+        keep[row[src == i]] = True
+        out.append(t if keep.all() else t.filter(pa.array(keep)))
+    return pa.concat_tables(out)
 
 
 def _apply_deletes(cand: pa.Table, deletes: list[tuple[int, pa.Table]], spec: KeySpec) -> pa.Table:
@@ -122,6 +157,8 @@ def read_group(scan: Scan, files: list[DataFile]) -> pa.Table:
 
 
 def _finished(scan: Scan, merged: pa.Table) -> pa.Table:
+    if not scan.predicates:
+        return merged.select(scan.output_schema.names)
     return pa.Table.from_batches([scan.finish(b) for b in merged.to_batches(scan.batch_size)], scan.output_schema)
 
 

@@ -191,8 +191,11 @@ class Scan:
 
     def count(self) -> int:
         """Row count; answered from the catalog alone when there is no filter."""
-        if self.keys is not None:
-            return merged_count(self)
+        if self.keys is not None:  # merged on the key (and filter) columns only
+            narrow = Scan(self.table, list(self.keys.key_names), self.predicates or None, self.snapshot_id,
+                          self.full_schema.schema_id, self.policy, self.batch_size)
+            narrow.prune = self.prune
+            return merged_count(narrow)
         if not self.predicates:
             return sum(f.record_count for f in self.table.catalog.data_files(
                 self.table.table_id, self.snapshot_id, with_stats=False))

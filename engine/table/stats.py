@@ -274,7 +274,7 @@ def leaf_node(nodes: tuple[Node, ...], fields: tuple[Any, ...], path: tuple[str,
             target = node.target
             for name in path[i + 1:]:
                 target = target.field(name).type
-            return Take(node.index, target, join_path(path), node.note)
+            return Take(node.index, target, join_path(path))
         if not isinstance(node, StructNode) or not isinstance(fields[idx].type, StructType):
             return None
         nodes, fields = node.children, fields[idx].type.fields

@@ -14,11 +14,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.errors import AlreadyCommittedError, CommitConflictError
+from fieldshift.errors import AlreadyCommittedError, CommitConflictError, CommitOutcomeUnknownError, TableError
 from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DataFile, Snapshot
+from fieldshift.table.catalog import Snapshot
 from fieldshift.table.files import write_side_file
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_evolution import check_schema_change
@@ -27,7 +27,7 @@ from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import MAX_FILE_ROWS, AppendResult, Table
 from fieldshift.table.value_check import check_values
 
-__all__ = ["COMMIT_RETRIES", "append_once", "commit_marked", "remove_files"]
+__all__ = ["COMMIT_RETRIES", "append_once", "commit_marked", "refuse_keyed", "remove_files"]
 
 COMMIT_RETRIES = 8
 
@@ -41,6 +41,13 @@ def remove_files(table: Table, paths: Sequence[str]) -> None:
             pass
 
 
+def refuse_keyed(table: Table, what: str) -> None:
+    """Keyed tables need insert-only checks or upsert commits, which streams and captures do not make yet."""
+    if table.keys is not None:
+        raise TableError(f"{what} cannot write table {table.name!r}: it has a primary key, and streams append "
+                         "without the key's insert-only check; append or upsert with Table.append/Table.upsert")
+
+
 def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, data: pa.Table,
                   quarantined: Sequence[pa.Table], mark: StreamMark, summary: dict[str, Any]) -> Snapshot:
     """Write ``data`` (in ``schema``) and the quarantined rows, then commit them with ``mark`` on ``base``.
@@ -48,14 +55,15 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
     Raises ``CommitConflictError`` (retry on the new head) or ``AlreadyCommittedError`` (nothing to do);
     either way the files written here are removed first.
     """
-    spec = table.spec  # files are split by the table's current partition spec
-    if evolved:
+    refuse_keyed(table, "a stream or capture")
+    spec = table.spec
+    if evolved:  # before writing: the spec's transforms must still apply to its source columns
         check_schema_change(spec, table.schemas_by_id()[base.schema_id], schema, table=table.name)
         check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), table.schemas_by_id(),
                      schema, table.policy, table=table.name, change=f"schema {schema.schema_id} (evolved by a stream)")
     written: list[str] = []
     try:
-        files: list[DataFile] = write_partitioned(table.location, schema, spec, data, written, MAX_FILE_ROWS)
+        files = write_partitioned(table.location, schema, spec, data, written, MAX_FILE_ROWS)
         quarantine = []
         for q in quarantined:
             if q.num_rows:
@@ -66,6 +74,8 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
             table.table_id, base.snapshot_id, operation="append", schema=schema if evolved else None,
             write_schema_id=schema.schema_id, add_files=files, quarantine=quarantine, stream=mark,
             summary={"rows": data.num_rows, "quarantined": sum(n for _, n in quarantine), **summary})
+    except CommitOutcomeUnknownError:
+        raise  # the commit may have landed: its files stay (a retry finds the mark recorded, or vacuum)
     except BaseException:
         remove_files(table, written)
         raise

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from fieldshift.errors import AlreadyCommittedError
 
-__all__ = ["CapturedFile", "StreamMark", "captured_sources", "check_unrecorded", "record", "stream_batches"]
+__all__ = ["CapturedFile", "StreamMark", "check_unrecorded", "record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,19 +60,3 @@ def record(conn: sqlite3.Connection, table_id: int, mark: StreamMark, snapshot_i
                      (table_id, mark.stream_id, mark.batch_id, snapshot_id))
     conn.executemany("INSERT INTO fs_captured_file VALUES (?, ?, ?, ?, ?, ?)",
                      [(table_id, f.source, f.size, f.mtime_ns, f.rows, snapshot_id) for f in mark.captured])
-
-
-def stream_batches(conn: sqlite3.Connection, table_id: int, stream_id: str,
-                   batch_id: int | None = None) -> dict[int, int]:
-    """batch id -> snapshot id of every committed micro-batch of ``stream_id`` (or just ``batch_id``)."""
-    sql = "SELECT batch_id, snapshot_id FROM fs_stream_commit WHERE table_id = ? AND stream_id = ?"
-    args: tuple[object, ...] = (table_id, stream_id)
-    if batch_id is not None:
-        sql, args = sql + " AND batch_id = ?", (*args, batch_id)
-    return {int(b): int(s) for b, s in conn.execute(sql, args)}
-
-
-def captured_sources(conn: sqlite3.Connection, table_id: int) -> dict[str, int]:
-    """source path -> snapshot id of every file captured into the table."""
-    return {s: int(n) for s, n in conn.execute(
-        "SELECT source, snapshot_id FROM fs_captured_file WHERE table_id = ?", (table_id,))}

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import fieldshift as fs
+from fieldshift.table.stream_log import stream_batches
 
 pytestmark = pytest.mark.spark
 
@@ -68,7 +69,7 @@ def test_micro_batches_commit_once_and_restart_continues(spark: Any, tmp_path: P
     t = fs.Table.open(target)
     assert sorted(t.to_arrow().column("id").to_pylist()) == list(range(350))
     stream = _stream_snapshots(t)[0].summary["stream"]
-    assert stream.startswith("query:") and sorted(t.catalog.stream_batches(t.table_id, stream)) == [0, 1, 2, 3]
+    assert stream.startswith("query:") and sorted(stream_batches(t.catalog, t.table_id, stream)) == [0, 1, 2, 3]
 
 
 def test_replayed_batch_commits_nothing(spark: Any, tmp_path: Path) -> None:
@@ -117,7 +118,6 @@ def test_drifted_stream_evolves_on_first_batch_and_quarantines(spark: Any, tmp_p
 def test_empty_micro_batch_records_its_id(spark: Any, tmp_path: Path) -> None:
     t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]))
     ckpt = tmp_path / "ckpt"
-    df = spark.createDataFrame([], "id long")
     q = (spark.readStream.format("rate").option("rowsPerSecond", 1).load().limit(0).selectExpr("value AS id")
          .writeStream.format("fieldshift").option("checkpointLocation", str(ckpt))
          .trigger(processingTime="500 milliseconds").start(str(t.location)))
@@ -125,7 +125,6 @@ def test_empty_micro_batch_records_its_id(spark: Any, tmp_path: Path) -> None:
     while time.time() < deadline and not _committed(t.location):
         time.sleep(0.5)
     q.stop()
-    del df
     snaps = _stream_snapshots(fs.Table.open(t.location))
     assert snaps and all(s.summary["rows"] == 0 for s in snaps)
     assert fs.Table.open(t.location).schema.names == ["id"]

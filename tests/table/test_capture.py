@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 import fieldshift as fs
 from fieldshift.cli import app
+from fieldshift.table.stream_log import captured_sources
 
 
 def _land_json(folder: Path, name: str, records: list[dict], at: int) -> Path:
@@ -65,7 +66,7 @@ def test_twenty_variants_evolve_once_per_file_and_restart_takes_only_new(tmp_pat
     rows = {r["id"]: r for r in t.to_arrow().to_pylist()}
     assert rows[3001]["extra3"] == "x1" and rows[3001]["score"] == 1.0 and rows[0]["extra0"] is None  # missing: null
     assert rows[12003]["score"] == 3.5 and rows[12003]["nested"] == {"a": 3, "b": "y"}
-    assert len(t.catalog.captured_sources(t.table_id)) == 60
+    assert len(captured_sources(t.catalog, t.table_id)) == 60
 
     again = fs.capture(land, loc)
     assert again.files == 0 and len(fs.Table.open(loc).history()) == len(t.history())
@@ -170,7 +171,7 @@ def test_killed_capture_restarts_with_every_record_exactly_once(tmp_path: Path) 
     t = fs.Table.open(loc)
     ids = _ids(t)
     assert len(ids) == len(set(ids)) == n * 20  # none lost, none twice
-    assert len(t.catalog.captured_sources(t.table_id)) == n
+    assert len(captured_sources(t.catalog, t.table_id)) == n
     t.vacuum(older_than=__import__("datetime").timedelta(0))  # orphans of the killed commits go
     assert {p.name for p in (loc / "data").glob("*.parquet")} == {Path(f.path).name for f in t.scan().files()}
 
@@ -189,3 +190,44 @@ def test_cli_capture_once_and_refusals(tmp_path: Path) -> None:
     assert r.exit_code == 2
     with pytest.raises(fs.InvalidOptionError):
         fs.capture(land, loc, format="xml")  # type: ignore[arg-type]
+
+
+def test_cli_watch_stops_on_ctrl_c_with_a_summary(tmp_path: Path) -> None:
+    land, loc = tmp_path / "land", tmp_path / "t"
+    _land_json(land, "a.json", [{"id": 1}], 1)
+    proc = subprocess.Popen([sys.executable, "-m", "fieldshift.cli", "capture", str(land), str(loc), "--watch",
+                             "--interval", "0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "NO_COLOR": "1"})
+    assert proc.stderr is not None
+    assert proc.stderr.readline().startswith("captured 1 files")  # one line per commit off a terminal
+    _land_json(land, "b.json", [{"id": 2, "late": "x"}], 2)
+    assert proc.stderr.readline().startswith("captured 2 files")
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "rows written" in out and "add late string" in out
+    assert sorted(_ids(fs.Table.open(loc))) == [1, 2]
+
+
+def test_keyed_targets_are_refused_untouched(tmp_path: Path) -> None:
+    land = tmp_path / "land"
+    _land_json(land, "a.json", [{"id": 1, "col1": 1}], 1)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("col1", pa.int64())])
+    keyed = fs.Table.create(tmp_path / "keyed", schema, identifier_fields=["id"])
+    before = keyed.history()
+    with pytest.raises(fs.TableError, match="primary key"):
+        fs.capture(land, keyed)
+    assert keyed.history() == before and captured_sources(keyed.catalog, keyed.table_id) == {}
+
+
+def test_partitioned_targets_get_one_file_per_partition(tmp_path: Path) -> None:
+    land = tmp_path / "land"
+    _land_json(land, "a.json", [{"id": i, "col1": i % 3} for i in range(9)], 1)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("col1", pa.int64())])
+    parted = fs.Table.create(tmp_path / "parted", schema, partition_by=["col1"])
+    fs.capture(land, parted)
+    files = parted.scan().live_files()
+    assert sorted(f.partition for f in files) == [(0,), (1,), (2,)]
+    assert all(f.spec_id == parted.spec.spec_id for f in files)
+    assert sorted(_ids(parted)) == list(range(9))
+    pruned = parted.scan(filter=[("col1", "==", 1)])
+    assert len(pruned.files()) == 1 and sorted(r["id"] for r in pruned.to_arrow().to_pylist()) == [1, 4, 7]

@@ -252,3 +252,53 @@ def test_a_format_1_catalog_upgrades_in_place_and_reads_the_same_rows(tmp_path: 
         assert conn.execute("SELECT content, sequence, bucket FROM fs_data_file").fetchall() == [("data", None, None)]
     reopened.append(batch([3], [1], ["c"]))
     assert reopened.scan().count() == 3 and reopened.compact().files_removed == 2
+
+
+def test_readme_primary_key_block_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (Path(__file__).parents[2] / "README.md").read_text()
+    start = text.index("```python", text.index("### Primary-key tables")) + len("```python")
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {"fs": fs, "pa": pa}
+    exec(compile(text[start:text.index("```", start)], "README.md (Primary-key tables)", "exec"), scope)
+    k = scope["k"]
+    assert k.to_arrow().to_pylist() == [{"rowId": "row_2", "preComb": 5, "name": "john", "intToLong": 3,
+                                         "newField": "newField_1"}]
+    assert len(k.history()) == 2
+
+
+def test_upsert_quarantines_like_append_and_overwrite_stays_keyed(keyed: fs.Table) -> None:
+    keyed.upsert(batch([1, 2], [1, 1], ["a", "b"]))
+    result = keyed.upsert(pa.table({"id": pa.array([2, 3], pa.int32()), "pre": pa.array([5, 5], pa.int64()),
+                                    "n": ["not a number", None]}), on_incompatible="quarantine")
+    assert result.rows_written == 1 and result.rows_quarantined == 1
+    assert keyed.quarantine().num_rows == 1 and [r["id"] for r in rows(keyed)] == [1, 2, 3]
+    assert rows(keyed)[1]["x"] == "b"  # the set-aside row did not replace key 2
+    with pytest.raises(fs.DuplicateKeyError):
+        keyed.overwrite(batch([7, 7], [1, 1], ["x", "y"]))
+    keyed.overwrite(batch([7, 8], [1, 1], ["x", "y"]))
+    assert [r["id"] for r in rows(keyed)] == [7, 8]
+    assert all(f.bucket is not None for f in keyed.scan().live_files())
+
+
+def test_no_precombine_composite_string_keys_and_bad_delete_keys(tmp_path: Path) -> None:
+    schema = pa.schema([pa.field("k", pa.string(), nullable=False), pa.field("p", pa.string(), nullable=False),
+                        ("v", pa.int32())])
+    t = fs.Table.create(tmp_path / "c", schema, identifier_fields=["k", "p"], buckets=3)
+    t.upsert({"k": ["a", "a", "b"], "p": ["x", "y", "x"], "v": [1, 2, 3]})
+    t.upsert({"k": ["a", "a"], "p": ["x", "x"], "v": [10, 11]})  # no precombine: the later row, the later commit
+    t.delete({"k": ["b", "zz"], "p": ["x", "x"]})
+    t.upsert({"k": ["b"], "p": ["x"], "v": [30]})  # back after its delete
+    t.delete([{"k": "a", "p": "y"}])
+    got = sorted((r["k"], r["p"], r["v"]) for r in t.to_arrow().to_pylist())
+    assert got == [("a", "x", 11), ("b", "x", 30)]
+    head = t.current_snapshot.snapshot_id
+    with pytest.raises(fs.SchemaEvolutionError, match="lack key"):
+        t.delete({"k": ["a"]})
+    with pytest.raises(fs.SchemaEvolutionError, match="nulls"):
+        t.delete({"k": ["a", None], "p": ["x", "x"]})
+    ints = fs.Table.create(tmp_path / "i", SCHEMA, identifier_fields=["id"])
+    with pytest.raises(fs.CastValueError):
+        ints.delete([2**40])
+    assert t.current_snapshot.snapshot_id == head and ints.current_snapshot.snapshot_id == 0
+    t.compact()
+    assert sorted((r["k"], r["p"], r["v"]) for r in t.to_arrow().to_pylist()) == got

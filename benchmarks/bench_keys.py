@@ -1,0 +1,171 @@
+"""Keyed tables (issue 14): merge-on-read vs a compacted read, upserts vs deltalake's merge, compaction.
+
+Rows: ``FIELDSHIFT_KEYS_ROWS`` (default 4,000,000; 200,000 with ``FIELDSHIFT_BENCH_SCALE=small``).
+
+- read: a keyed table of N live rows whose 10% of keys were updated in 5 later commits under 2 newer
+  schema versions (1.1 N physical rows), read merged; the same table after ``compact()``; an unkeyed
+  table holding the same N rows. Targets: merged <= 1.5x compacted; compacted ~ unkeyed.
+- upsert: 100,000 rows (half existing keys, half new) into the N-row table, against deltalake's
+  ``merge`` (when matched update all, when not matched insert all) on a Delta table of the same rows.
+- compaction: N rows written under 3 schema versions, compacted, against pyarrow reading and writing
+  the same rows (zstd, the same row groups) without evolution. Target: <= 2x.
+
+Each test times both sides in the same run and records them (and the ratio) in ``extra_info``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import workloads as w
+
+import fieldshift as fs
+
+pytestmark = [pytest.mark.bench, pytest.mark.slow]
+
+ROWS = int(os.environ.get("FIELDSHIFT_KEYS_ROWS", 200_000 if w.SMALL else 4_000_000))
+UPSERT_ROWS = min(100_000, ROWS // 4)
+BUCKETS = 4
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.int64()), ("a", pa.int32()),
+                    ("s", pa.string()), ("x", pa.float64())])
+
+
+def _rows(ids: np.ndarray, pre: int, wide: bool = False, extra: bool = False) -> pa.Table:
+    rng = np.random.default_rng(int(ids[0]) + pre)
+    a = rng.integers(-1000, 1000, len(ids))
+    cols: dict[str, Any] = {
+        "id": pa.array(ids, pa.int64()), "pre": pa.array(np.full(len(ids), pre), pa.int64()),
+        "a": pa.array(a * (2**33 if wide else 1), pa.int64() if wide else pa.int32()),
+        "s": pa.array([f"s{v}" for v in a % 97]).cast(pa.string()), "x": pa.array(rng.random(len(ids))),
+    }
+    if extra:
+        cols["e"] = pa.array(a % 7, pa.int32())
+    return pa.table(cols)
+
+
+def _best(*fns: Callable[[], Any], rounds: int = 5) -> list[float]:
+    """The fastest of ``rounds`` runs of each function, the runs interleaved (a shared machine's load
+    then weighs on every side alike)."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - start)
+    return [min(t) for t in times]
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, fs.Table]:
+    root = tmp_path_factory.mktemp("keys")
+    merged = fs.Table.create(root / "merged", SCHEMA, identifier_fields=["id"], precombine="pre", buckets=BUCKETS)
+    for start in range(0, ROWS, 1_000_000):
+        merged.upsert(_rows(np.arange(start, min(ROWS, start + 1_000_000)), 0))
+    rng = np.random.default_rng(w.SEED)
+    updated = rng.choice(ROWS, ROWS // 10, replace=False)
+    for i, part in enumerate(np.array_split(updated, 5)):  # 5 commits; schema 1 after the 2nd, 2 after the 4th
+        merged.upsert(_rows(np.sort(part), i + 1, wide=i >= 2, extra=i >= 4))
+    assert len(merged.schemas()) == 3
+    shutil.copytree(root / "merged", root / "compacted")
+    compacted = fs.Table.open(root / "compacted")
+    compacted.compact()
+    plain = fs.Table.create(root / "plain", compacted.schema.to_arrow())
+    for batch in compacted.to_arrow().to_batches(1_000_000):
+        plain.append(pa.Table.from_batches([batch]))
+    return {"merged": merged, "compacted": compacted, "plain": plain}
+
+
+def test_merged_read_vs_compacted_and_unkeyed(benchmark: Any, tables: dict[str, fs.Table]) -> None:
+    merged, compacted, plain = tables["merged"], tables["compacted"], tables["plain"]
+    assert merged.scan().count() == ROWS
+    result = benchmark.pedantic(merged.to_arrow, rounds=3, iterations=1)
+    assert result.num_rows == ROWS
+    t_merged, t_compacted, t_plain = _best(merged.to_arrow, compacted.to_arrow, plain.to_arrow)
+    benchmark.extra_info.update({"rows": ROWS, "merged_s": t_merged, "compacted_s": t_compacted,
+                                 "unkeyed_s": t_plain, "merged_over_compacted": t_merged / t_compacted,
+                                 "compacted_over_unkeyed": t_compacted / t_plain})
+    print(f"\nread {ROWS:,} rows: merged {t_merged:.3f}s, compacted {t_compacted:.3f}s, unkeyed {t_plain:.3f}s "
+          f"-> {t_merged / t_compacted:.2f}x, {t_compacted / t_plain:.2f}x")
+
+
+def test_upsert_vs_deltalake_merge(benchmark: Any, tables: dict[str, fs.Table],
+                                   tmp_path_factory: pytest.TempPathFactory) -> None:
+    deltalake = pytest.importorskip("deltalake")
+    root = tmp_path_factory.mktemp("upsert")
+    source = tables["compacted"]
+    rows = source.to_arrow()
+    rng = np.random.default_rng(w.SEED + 1)
+    ids = np.concatenate([rng.choice(ROWS, UPSERT_ROWS // 2, replace=False),
+                          np.arange(ROWS, ROWS + UPSERT_ROWS - UPSERT_ROWS // 2)])
+    batch = _rows(np.sort(ids), 9, wide=True, extra=True)
+    counter = iter(range(100))
+
+    def fresh() -> tuple[tuple[fs.Table], dict]:
+        dest = root / f"t{next(counter)}"
+        shutil.copytree(source.location, dest)
+        return (fs.Table.open(dest),), {}
+
+    benchmark.pedantic(lambda t: t.upsert(batch), setup=fresh, rounds=3, iterations=1)
+    t_fs = min(benchmark.stats.stats.data) if benchmark.stats else 0.0
+
+    delta_times = []
+    for r in range(3):
+        path = str(root / f"delta{r}")
+        deltalake.write_deltalake(path, rows)
+        table = deltalake.DeltaTable(path)
+        start = time.perf_counter()
+        (table.merge(batch, predicate="t.id = s.id", source_alias="s", target_alias="t")
+         .when_matched_update_all().when_not_matched_insert_all().execute())
+        delta_times.append(time.perf_counter() - start)
+        assert deltalake.DeltaTable(path).to_pyarrow_table(columns=["id"]).num_rows == ROWS + UPSERT_ROWS // 2
+    t_delta = min(delta_times)
+    benchmark.extra_info.update({"rows": ROWS, "upsert_rows": UPSERT_ROWS, "fieldshift_s": t_fs,
+                                 "deltalake_s": t_delta,
+                                 "fieldshift_rows_per_s": UPSERT_ROWS / t_fs if t_fs else None,
+                                 "deltalake_rows_per_s": UPSERT_ROWS / t_delta})
+    print(f"\nupsert {UPSERT_ROWS:,} into {ROWS:,}: fieldshift {t_fs:.3f}s "
+          f"({UPSERT_ROWS / max(t_fs, 1e-9):,.0f} rows/s), "
+          f"deltalake merge {t_delta:.3f}s ({UPSERT_ROWS / t_delta:,.0f} rows/s)")
+
+
+def test_compaction_vs_pyarrow_read_write(benchmark: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("compact")
+    base = fs.Table.create(root / "base", SCHEMA, identifier_fields=["id"], precombine="pre", buckets=BUCKETS)
+    thirds = np.array_split(np.arange(ROWS), 3)  # three schema versions: as written, a widened, e added
+    base.upsert(_rows(thirds[0], 0))
+    base.upsert(_rows(thirds[1], 0, wide=True))
+    base.upsert(_rows(thirds[2], 0, wide=True, extra=True))
+    assert len(base.schemas()) == 3
+    counter = iter(range(100))
+
+    def fresh() -> tuple[tuple[fs.Table], dict]:
+        dest = root / f"c{next(counter)}"
+        shutil.copytree(base.location, dest)
+        return (fs.Table.open(dest),), {}
+
+    results = []
+    benchmark.pedantic(lambda t: results.append(t.compact()), setup=fresh, rounds=3, iterations=1)
+    assert results[-1].rows_written == ROWS
+    t_compact = min(benchmark.stats.stats.data) if benchmark.stats else 0.0
+    done = fs.Table.open(root / f"c{2}")
+    paths = [done.location / f.path for f in done.scan().live_files()]
+    out = root / "pyarrow"
+    out.mkdir()
+
+    def read_write() -> None:
+        for i, p in enumerate(paths):
+            pq.write_table(pq.read_table(p), out / f"{i}.parquet", row_group_size=131_072, compression="zstd")
+
+    t_pyarrow, = _best(read_write, rounds=3)
+    benchmark.extra_info.update({"rows": ROWS, "compact_s": t_compact, "pyarrow_read_write_s": t_pyarrow,
+                                 "ratio": t_compact / t_pyarrow if t_compact else None})
+    print(f"\ncompact {ROWS:,} rows over 3 schemas: {t_compact:.3f}s; pyarrow read+write {t_pyarrow:.3f}s "
+          f"-> {t_compact / t_pyarrow:.2f}x")

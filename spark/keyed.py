@@ -1,0 +1,169 @@
+"""Keyed tables on Spark: merge groups (buckets) merged on the executors, upserts and deletes written there.
+
+Reads: a merge group holding one data file and no deletes needs no merge, so its file takes the
+usual routes (Spark's native scan where exact, else pyarrow); every other group becomes one task that
+opens the table on an executor, evolves the group's files to the read schema and merges them by key
+(``fieldshift.table.merge``) — the answer equals ``Table.scan().to_arrow()``.
+
+Writes: ``df.write.format("fieldshift").option("operation", "upsert" | "delete")``: executors write
+bucket files (upserts keep the latest row per key of their partition; deletes write the key
+columns), the driver commits once. Rows of one key in two partitions are merged on read like any
+two rows of one commit: the higher precombine wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+
+from fieldshift.errors import TableError
+from fieldshift.policy import CastPolicy
+from fieldshift.schema import Schema
+from fieldshift.spark._arrow import BatchConformer
+from fieldshift.spark.errors_bridge import one_line_errors
+from fieldshift.table.catalog import DataFile
+from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only, write_bucketed
+from fieldshift.table.keys import KeySpec, dedupe_latest
+from fieldshift.table.merge import group_files, read_group
+from fieldshift.table.scan import Scan
+from fieldshift.table.table import Table
+
+__all__ = ["OPERATIONS", "GroupPartition", "GroupReader", "KeyedReader", "KeyedWrites", "keyed_reader_parts",
+           "merge_frame", "split_groups"]
+
+OPERATIONS = ("append", "upsert", "delete")
+
+
+def split_groups(files: Sequence[DataFile]) -> tuple[list[DataFile], list[tuple[str, ...]]]:
+    """(files readable on their own, the paths of every group that needs a merge)."""
+    single, merged = [], []
+    for group in group_files(list(files)):
+        if len(group) == 1 and group[0].content == "data":
+            single.append(group[0])
+        else:
+            merged.append(tuple(f.path for f in group))
+    return single, merged
+
+
+@dataclass
+class GroupReader:
+    """Picklable: reads and merges one group of a pinned snapshot on an executor."""
+
+    location: str
+    catalog: str | None
+    name: str | None
+    snapshot_id: int
+    schema_id: int | None
+    columns: tuple[str, ...]
+    policy: str | None
+    target: pa.Schema
+    batch_size: int = 32_768
+
+    def scan(self) -> Scan:
+        table = Table.open(self.location, catalog=self.catalog, name=self.name)
+        policy = CastPolicy.from_name(self.policy) if self.policy else None
+        return Scan(table, list(self.columns), None, self.snapshot_id, self.schema_id, policy)
+
+    def read(self, paths: Sequence[str]) -> Iterator[pa.RecordBatch]:
+        scan = self.scan()
+        by_path = {f.path: f for f in scan.live_files()}
+        merged = read_group(scan, [by_path[p] for p in paths]).select(list(self.columns))
+        conform = BatchConformer(self.target)
+        for batch in merged.to_batches(self.batch_size):
+            if batch.num_rows:
+                yield conform(batch)
+
+
+class _GroupTasks:
+    """mapInArrow function: each input row is a group index."""
+
+    def __init__(self, reader: GroupReader, groups: list[tuple[str, ...]]) -> None:
+        self.reader = reader
+        self.groups = groups
+
+    def __call__(self, batches: Any) -> Any:
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                yield from self.reader.read(self.groups[i])
+
+
+def merge_frame(spark: Any, reader: GroupReader, groups: list[tuple[str, ...]], spark_schema: Any) -> Any:
+    """A DataFrame of the merged groups, one Spark task per group (as many partitions as groups)."""
+    ids = spark.range(0, len(groups), 1, numPartitions=max(1, len(groups)))
+    return ids.mapInArrow(_GroupTasks(reader, groups), spark_schema)
+
+
+def keyed_reader_parts(spark: Any, table: Table, snapshot_id: int, read_schema: Schema, policy: CastPolicy | None,
+                       target: pa.Schema, spark_schema: Any, groups: list[tuple[str, ...]], batch_size: int) -> Any:
+    """The merge part of ``fieldshift.spark.read`` for a keyed table."""
+    reader = GroupReader(str(table.location), None, None, snapshot_id, read_schema.schema_id,
+                         tuple(read_schema.names), policy.option_name if policy else None, target, batch_size)
+    if table.catalog.path.parent != table.location:  # a shared catalog: executors open it by name
+        reader.catalog, reader.name = str(table.catalog.path), table.name
+    return merge_frame(spark, reader, groups, spark_schema)
+
+
+class GroupPartition(InputPartition):
+    """The paths of one merge group's files."""
+
+    def __init__(self, paths: tuple[str, ...]) -> None:
+        super().__init__(paths)
+        self.paths = paths
+
+
+class KeyedReader(DataSourceReader):
+    """The data source's reader for a keyed table: one input partition per merge group."""
+
+    def __init__(self, spec: Any, read_schema: Schema, target: pa.Schema) -> None:
+        policy = spec.policy.option_name if spec.policy is not None else None
+        self.reader = GroupReader(spec.location, spec.catalog, spec.name, spec.snapshot_id, spec.schema_id,
+                                  tuple(read_schema.names), policy, target)
+
+    def partitions(self) -> list[InputPartition]:
+        return [GroupPartition(tuple(f.path for f in g)) for g in group_files(self.reader.scan().files())]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, GroupPartition):
+            return iter(())
+        return self.reader.read(partition.paths)
+
+
+@dataclass
+class KeyedWrites:
+    """Executor side of ``operation=upsert|delete``: bucket files for one partition's rows."""
+
+    operation: str
+    spec: KeySpec
+
+    @classmethod
+    def of(cls, operation: str, table: Table | None) -> KeyedWrites:
+        spec = table.keys if table is not None else None
+        if spec is None:
+            raise TableError(f"operation={operation!r} needs an existing keyed table (created with "
+                             "identifier_fields=[...]); an unkeyed or missing table has no primary key")
+        return cls(operation, spec)
+
+    def files(self, location: Path, schema: Any, good: pa.Table, written: list[str]) -> list[DataFile]:
+        if self.operation == "delete":
+            keys = key_rows(good.select(list(self.spec.key_names)), schema, self.spec)
+            return write_bucketed(location, schema, keys, self.spec, written, content="deletes")
+        if self.operation == "append":
+            return write_bucketed(location, schema, good, self.spec, written)
+        return write_bucketed(location, schema, dedupe_latest(good, self.spec), self.spec, written)
+
+    def check_new(self, table: Table, snapshot_id: int, files: Sequence[DataFile]) -> None:
+        """An insert-only append's keys are unique and new to the table (checked on the driver)."""
+        names = list(self.spec.key_names)
+        parts = [pq.read_table(table.location / f.path, columns=names) for f in files]
+        incoming = pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
+        check_unique(incoming, self.spec)
+        new_keys_only(incoming, table.scan(columns=names, snapshot_id=snapshot_id).to_arrow(), self.spec)
+
+
+one_line_errors(_GroupTasks, KeyedReader)  # a failing merge: the fieldshift message is Spark's last line
