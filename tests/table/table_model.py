@@ -340,9 +340,12 @@ def _incoming(incoming: dict[str, tuple[Any, list[Any]]], name: str, r: int) -> 
 
 
 def _write_value(c: Col, kind: Any, value: Any, present: bool, bad: list[Path], path: Path) -> Any:
-    """The value stored for table column ``c`` from an incoming value (absent: the write default)."""
-    if not present or path in bad:
+    """The value stored for table column ``c`` from an incoming value (absent: the write default; an explicit
+    null in a column of an incompatible type is kept as null: the row holds no value to quarantine)."""
+    if not present:
         return c.default if c.kind != "struct" else None
+    if path in bad:
+        return None
     if c.kind != "struct":
         return convert(value, kind, c.kind)
     if value is None:

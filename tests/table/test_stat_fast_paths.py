@@ -41,4 +41,4 @@ def test_integer_bounds_read_as_arrow_reads_them(t: pa.DataType, lo: int, hi: in
         expected = tuple(sort_keys(pa.array([lo, hi], t)))
     except (pa.ArrowException, OverflowError, TypeError, ValueError):
         expected = None
-    assert read_bounds(Take(0, t, "x", ""), t, lo, hi) == expected
+    assert read_bounds(Take(0, t, "x"), t, lo, hi) == expected

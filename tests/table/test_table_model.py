@@ -305,8 +305,10 @@ class TableMachine(RuleBasedStateMachine):
         table_op(self.table.update_spec())
         STATS["spec change"] += 1
         self._check_state()
-        spec = self.table.spec
-        assert {f.name: (f.source_id, str(f.transform)) for f in spec.fields} == m.spec
+        spec, schema = self.table.spec, self.table.schema
+        paths = {c.id: path for path, c in leaves(m.schema)}  # the model numbers ids on its own: compare paths
+        assert {f.name: (schema.path_of(f.source_id), str(f.transform)) for f in spec.fields} == \
+            {name: (join_path(paths[source]), transform) for name, (source, transform) in m.spec.items()}
 
     # -- reads ----------------------------------------------------------------------------------
     @rule(data=st.data())
