@@ -36,7 +36,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.errors import InvalidOptionError
 from fieldshift.field import Field
 from fieldshift.options import ReadRoute, ReadVia, check_option
 from fieldshift.partner_visitor import PartnerVisitor, visit_level
@@ -255,11 +254,9 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
     read_schema = scan.read_schema
     groups: list[tuple[str, ...]] = []
     if scan.keys is not None:  # groups that need a merge are merged on executors (keyed.py)
-        if scan.bound:
-            raise InvalidOptionError(f"fieldshift.spark.read(filter=...) on keyed table {table.name!r} is not "
-                                     "supported (merged rows cannot be pruned by file); filter the DataFrame instead")
-        files, groups = split_groups(files)
-        read_schema = scan.full_schema.select(scan.columns)
+        files, groups = split_groups(files)  # (a keyed scan prunes files by key predicates only)
+        # the filter's columns are read too: Spark applies it to the merged rows, never to a file's versions
+        read_schema = scan.full_schema.select(list(dict.fromkeys([*scan.columns, *(p.path[0] for p in scan.bound)])))
     reasons: dict[int, str | None] = {}
     wanted = {f.id for f in read_schema.all_fields()}
     for sid in sorted({f.schema_id for f in files}):

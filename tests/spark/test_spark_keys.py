@@ -82,3 +82,14 @@ def test_spark_keyed_writes_to_a_partitioned_table_land_in_its_partitions(spark:
     assert [r["x"] for r in pruned.to_arrow().to_pylist()] == ["spark"]
     assert len(pruned.files()) < len(files)  # the other partitions are pruned by the key's bucket
     assert_same(read(spark, t.location), t.to_arrow(), t.schema, exact_nullability=False)
+
+
+def test_spark_read_filters_keyed_tables_after_the_merge(spark: Any, tmp_path: Path) -> None:
+    t = _keyed(tmp_path)
+    for flt, columns in (([("x", "==", "v1")], None), ([("x", "==", "new")], ["id"]), ([("id", "<", 4)], ["x"])):
+        want = t.scan(columns=columns, filter=flt).to_arrow()
+        got = read(spark, t.location, columns=columns, filter=flt)
+        assert got.columns == want.column_names
+        assert sorted(map(tuple, (r.asDict().values() for r in got.collect()))) == \
+            sorted(tuple(r.values()) for r in want.to_pylist())
+    assert read(spark, t.location, filter=[("x", "==", "v1")]).count() == 0  # key 1's old version stays gone
