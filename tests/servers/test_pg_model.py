@@ -33,4 +33,4 @@ class PgTableMachine(TableMachine):
 
 def test_table_against_model_on_postgresql(pg_server: Any) -> None:
     PgTableMachine.server = pg_server
-    run_machine(PgTableMachine, examples=15, steps=25, derandomize=True)
+    run_machine(PgTableMachine, examples=40, steps=30, derandomize=True)
