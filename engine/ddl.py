@@ -27,8 +27,7 @@ from fieldshift.ddl_changes import (
     coerce_literal,
 )
 from fieldshift.ddl_parser import DDLParser
-from fieldshift.ddl_tokens import DDLSyntaxError, pointer
-from fieldshift.errors import SchemaEvolutionError
+from fieldshift.ddl_tokens import DDLSyntaxError, apply_changes, pointer
 from fieldshift.field import Field
 from fieldshift.schema import Schema, split_path
 from fieldshift.schema_update import SchemaUpdate
@@ -63,15 +62,7 @@ def parse_alter(statement: str) -> list[Change]:
 
 def apply_alter(update: SchemaUpdate, statement: str | Sequence[Change]) -> SchemaUpdate:
     """Apply a statement's changes to ``update`` in order; a refusal gets a note pointing at the change."""
-    changes = parse_alter(statement) if isinstance(statement, str) else list(statement)
-    for change in changes:
-        try:
-            change.apply(update)
-        except SchemaEvolutionError as e:
-            if isinstance(statement, str) and change.span != (0, 0):
-                e.add_note(f"while applying {change}:\n{pointer(statement, *change.span)}")
-            raise
-    return update
+    return apply_changes(update, statement, parse_alter(statement) if isinstance(statement, str) else statement)
 
 
 def parse_columns(text: str) -> Schema:

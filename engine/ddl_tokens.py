@@ -7,11 +7,28 @@ Shared by the statement parser (:mod:`fieldshift.ddl_parser`) and the public fac
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from fieldshift.errors import DDLSyntaxError, pointer
+from fieldshift.errors import DDLSyntaxError, SchemaEvolutionError, pointer
 
-__all__ = ["DDLSyntaxError", "Token", "pointer", "tokenize"]
+U = TypeVar("U")
+
+
+def apply_changes(update: U, statement: str | Sequence[Any], changes: Sequence[Any]) -> U:
+    """Apply parsed changes to a builder in order; a refusal gets a note pointing at its change in
+    ``statement`` (when the changes were parsed from that text)."""
+    for change in changes:
+        try:
+            change.apply(update)
+        except SchemaEvolutionError as e:
+            if isinstance(statement, str) and change.span != (0, 0):
+                e.add_note(f"while applying {change}:\n{pointer(statement, *change.span)}")
+            raise
+    return update
+
+__all__ = ["DDLSyntaxError", "Token", "apply_changes", "pointer", "tokenize"]
 
 
 # -- tokens --------------------------------------------------------------------------------------

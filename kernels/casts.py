@@ -39,13 +39,19 @@ def arrow_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
 @kernel("cast.checked")
 def checked_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """A cast that may fail per value: failing rows become null and are marked in ``failed``."""
+    return _checked(values, target, None)
+
+
+def _checked(values: pa.Array, target: pa.DataType, budget: list[int] | None) -> CastOutcome:
+    """One safe cast; if it fails, the failing rows found by bisection (raises ``_OverBudget`` when the
+    casts ``budget`` allows run out)."""
     try:
         return CastOutcome(_cast(values, target))
     except CAST_ERRORS:
         pass
     failed = np.zeros(len(values), dtype=bool)
     pieces: list[pa.Array] = []
-    _bisect(values, target, 0, len(values), failed, pieces)
+    _bisect(values, target, 0, len(values), failed, pieces, budget)
     return CastOutcome(pa.concat_arrays(pieces), failed)
 
 
@@ -64,16 +70,9 @@ def bounded_checked_cast(values: pa.Array, target: pa.DataType, max_casts: int) 
     """``checked_cast``, or None once finding the failing rows would take more than ``max_casts`` casts
     (a few failing rows cost about 2·log2(n) casts each; a caller with a faster way gives up early)."""
     try:
-        return CastOutcome(_cast(values, target))
-    except CAST_ERRORS:
-        pass
-    failed = np.zeros(len(values), dtype=bool)
-    pieces: list[pa.Array] = []
-    try:
-        _bisect(values, target, 0, len(values), failed, pieces, [max_casts])
+        return _checked(values, target, [max_casts])
     except _OverBudget:
         return None
-    return CastOutcome(pa.concat_arrays(pieces), failed)
 
 
 def _bisect(values: pa.Array, target: pa.DataType, lo: int, hi: int, failed: np.ndarray,

@@ -79,7 +79,7 @@ from fieldshift.spark.partitioned_write import write_partition_files, writer_spe
 from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import write_side_file
+from fieldshift.table.files import remove_files, write_side_file
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.scan import Predicate, Scan
 from fieldshift.table.table import MAX_FILE_ROWS, Table
@@ -419,7 +419,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
             if buffered:
                 self._flush(buffered, location, message)
         except BaseException:
-            _remove(location, _paths(message))
+            remove_files(location, _paths(message))
             raise
         return message
 
@@ -458,25 +458,17 @@ class FieldshiftWriter(DataSourceArrowWriter):
         except CommitOutcomeUnknownError:
             raise  # the commit may have landed: its files stay (vacuum removes them if it did not)
         except BaseException:
-            _remove(location, [f.path for f in files] + [p for p, _ in quarantine])
+            remove_files(location, [f.path for f in files] + [p for p, _ in quarantine])
             raise
 
     def abort(self, messages: list[FieldshiftCommitMessage | None]) -> None:
         for m in messages:
             if m is not None:
-                _remove(Path(self.table_location), _paths(m))
+                remove_files(Path(self.table_location), _paths(m))
 
 
 def _paths(message: FieldshiftCommitMessage) -> list[str]:
     return [f.path for f in message.files] + [p for p, _ in message.quarantine]
-
-
-def _remove(location: Path, paths: Sequence[str]) -> None:
-    for p in paths:
-        try:
-            (location / p).unlink()
-        except FileNotFoundError:
-            pass
 
 
 one_line_errors(FieldshiftDataSource, _PlainReader, FieldshiftReader, FieldshiftWriter)

@@ -18,7 +18,7 @@ from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import OPERATIONS, KeyedWrites
-from fieldshift.table.files import write_side_file
+from fieldshift.table.files import remove_files, write_side_file
 from fieldshift.table.table import Table
 
 __all__ = ["KeyedWriter", "writer_for"]
@@ -77,8 +77,7 @@ class KeyedWriter(FieldshiftWriter):
                 if bad is not None and bad.num_rows:
                     message.quarantine.append((write_side_file(location, "quarantine", bad), bad.num_rows))
         except BaseException:
-            for p in written:
-                (location / p).unlink(missing_ok=True)
+            remove_files(location, written)
             raise
         message.files.extend(files)
         message.rows += sum(f.record_count for f in files)
@@ -101,8 +100,7 @@ class KeyedWriter(FieldshiftWriter):
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
                          "changes": list(self.plan.changes) if upsert else [], "writer": "spark"})
         except BaseException:
-            for p in [f.path for f in files] + [p for p, _ in quarantine]:
-                (Path(self.table_location) / p).unlink(missing_ok=True)
+            remove_files(Path(self.table_location), [f.path for f in files] + [p for p, _ in quarantine])
             raise
 
 

@@ -21,18 +21,12 @@ import re
 from typing import Any
 
 import pyarrow as pa
+import pyspark.sql.types as st  # missing: fieldshift.spark's loader raises SparkNotInstalledError
 
 from fieldshift.arrow_conversion import type_to_arrow
 from fieldshift.errors import InvalidDefaultError
 from fieldshift.field import Field
 from fieldshift.types import FieldType, ListType, MapType, StructType
-
-try:
-    import pyspark.sql.types as st
-except ImportError as _e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "fieldshift.spark needs PySpark: pip install 'fieldshift[spark]'"
-    ) from _e
 
 __all__ = [
     "coerce_default",

@@ -35,7 +35,7 @@ from fieldshift.options import check_option
 from fieldshift.schema import Schema
 from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import write_data_file
+from fieldshift.table.files import remove_files, write_data_file
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.stream_commit import refuse_keyed
 from fieldshift.table.stream_log import stream_commit
@@ -113,17 +113,17 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             table = self._table(plan_schema)
             refuse_keyed(table, "the streaming sink")  # before anything commits; files removed
             if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
-                _remove(location, written)  # a replay after a crash or restart: already in the table
+                remove_files(location, written)  # a replay after a crash or restart: already in the table
                 return
             new_files = self._commit(table, plan_schema, files, quarantine, mark, sum(m.rows for m in done))
             if new_files is not files:
-                _remove(location, [f.path for f in files])
+                remove_files(location, [f.path for f in files])
         except AlreadyCommittedError:
-            _remove(location, written)
+            remove_files(location, written)
         except CommitOutcomeUnknownError:
             raise  # the commit may have landed: its files stay (the replay finds the batch recorded, or vacuum)
         except BaseException:
-            _remove(location, written)
+            remove_files(location, written)
             raise
 
     def abort(self, messages: Sequence[FieldshiftCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
@@ -189,9 +189,3 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         return [write_data_file(table.location, prepared.schema, prepared.data)], prepared.schema
 
 
-def _remove(location: Path, paths: Sequence[str]) -> None:
-    for p in paths:
-        try:
-            (location / p).unlink()
-        except FileNotFoundError:
-            pass

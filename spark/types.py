@@ -56,6 +56,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyspark.sql.types as st  # missing: fieldshift.spark's loader raises SparkNotInstalledError
 
 from fieldshift.errors import MissingFieldIdError, SchemaEvolutionError, UnsupportedSparkTypeError
 from fieldshift.field import Field
@@ -63,13 +64,6 @@ from fieldshift.schema import Schema, join_path
 from fieldshift.spark.sql_literals import coerce_default, default_literal, parse_spark_literal, render_literal
 from fieldshift.type_visitor import TypeVisitor, visit_field, visit_fields, visit_type
 from fieldshift.types import FieldType, ListType, MapType, StructType, type_name
-
-try:
-    import pyspark.sql.types as st
-except ImportError as _e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "fieldshift.spark needs PySpark: pip install 'fieldshift[spark]'"
-    ) from _e
 
 __all__ = [
     "COMMENT_KEY",

@@ -7,13 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
-from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console, progress
+from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console
 from fieldshift.cli.read_cmds import parse_where
-from fieldshift.cli.render import simple_table
-from fieldshift.cli.write_cmds import InputFormat, read_input
-from fieldshift.errors import SchemaEvolutionError
+from fieldshift.cli.write_cmds import InputFormat, write_file
 
 __all__ = ["compact", "delete", "expire", "upsert"]
 
@@ -30,22 +27,7 @@ def upsert(
                    ] = InputFormat.auto,
 ) -> None:
     """Insert or replace rows by primary key (the highest precombine value wins), evolving on write."""
-    table = open_table(location)
-    data = read_input(file, fmt, table.schema)
-    with progress("upserting", None):
-        try:
-            result = table.upsert(data, evolve=evolve, on_incompatible="quarantine" if quarantine else "fail")
-        except SchemaEvolutionError as e:
-            e.add_note("nothing was written. On the command line: --quarantine sets incompatible rows aside; "
-                       "--evolve (the default) lets new columns and wider types change the schema.")
-            raise
-    rows = [("rows upserted", result.rows_written), ("rows quarantined", result.rows_quarantined),
-            ("snapshot", result.snapshot_id), ("schema", result.schema_id),
-            ("schema evolved", "yes" if result.schema_evolved else "no")]
-    rows += [("change", c) for c in result.changes]
-    console = out_console()
-    console.print(Text(f"upserted {file.name} into {table.location}", style="bold"))
-    console.print(simple_table(["", ""], rows, show_header=False))
+    write_file(location, file, quarantine=quarantine, evolve=evolve, fmt=fmt, upsert=True)
 
 
 @cli_errors

@@ -17,7 +17,7 @@ from fieldshift.errors import SchemaEvolutionError, TableExistsError
 from fieldshift.policy import POLICY_NAMES
 from fieldshift.schema import Schema
 
-__all__ = ["InputFormat", "append", "create", "read_input"]
+__all__ = ["InputFormat", "append", "create", "read_input", "write_file"]
 
 
 class InputFormat(StrEnum):
@@ -117,22 +117,30 @@ def append(
                    ] = InputFormat.auto,
 ) -> None:
     """Append a file's rows all-or-nothing, evolving the table schema on write (Onehouse rules)."""
+    write_file(location, file, quarantine=quarantine, evolve=evolve, fmt=fmt, upsert=False)
+
+
+def write_file(location: str, file: Path, *, quarantine: bool, evolve: bool, fmt: InputFormat, upsert: bool) -> None:
+    """``append`` or ``upsert`` a file's rows and print what the write did."""
     table = open_table(location)
     data = read_input(file, fmt, table.schema)
-    with progress("appending", None) as advance:
+    write = table.upsert if upsert else table.append
+    with progress("upserting" if upsert else "appending", None) as advance:
         try:
-            result = table.append(data, evolve=evolve, on_incompatible="quarantine" if quarantine else "fail")
+            result = write(data, evolve=evolve, on_incompatible="quarantine" if quarantine else "fail")
         except SchemaEvolutionError as e:
             e.add_note("nothing was written. On the command line: --quarantine sets incompatible rows aside; "
                        "--evolve (the default) lets new columns and wider types change the schema.")
             raise
         advance(result.rows_written)
-    rows = [("rows written", result.rows_written), ("rows quarantined", result.rows_quarantined),
+    rows = [("rows upserted" if upsert else "rows written", result.rows_written),
+            ("rows quarantined", result.rows_quarantined),
             ("snapshot", result.snapshot_id), ("schema", result.schema_id),
             ("schema evolved", "yes" if result.schema_evolved else "no")]
     rows += [("change", c) for c in result.changes]
     console = out_console()
-    console.print(Text(f"appended {file.name} to {table.location}", style="bold"))
+    title = f"upserted {file.name} into" if upsert else f"appended {file.name} to"
+    console.print(Text(f"{title} {table.location}", style="bold"))
     console.print(simple_table(["", ""], rows, show_header=False))
     if result.rows_quarantined:
         console.print(Text(f"{result.rows_quarantined} row(s) quarantined: see "

@@ -210,7 +210,12 @@ class SqliteCatalog:
                 for r in rows]
 
     def head(self, table_id: int) -> Snapshot:
-        return self.snapshot(table_id, None) or self.snapshots(table_id)[-1]  # (every table has one)
+        """The newest snapshot, in one indexed row (a long history costs a commit nothing)."""
+        head = self.snapshot(table_id, None)
+        if head is None:
+            raise CatalogFormatError(f"catalog {self.path}: table {table_id} has no snapshot; restore the catalog "
+                                     "from a backup")
+        return head
 
     def snapshot(self, table_id: int, snapshot_id: int | None) -> Snapshot | None:
         """One snapshot (None: the head) without reading the others; None when there is no such snapshot."""

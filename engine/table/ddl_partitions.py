@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fieldshift.ddl_parser import DDLParser
-from fieldshift.ddl_tokens import DDLSyntaxError, pointer, tokenize
+from fieldshift.ddl_tokens import DDLSyntaxError, apply_changes, tokenize
 from fieldshift.errors import SchemaEvolutionError
 from fieldshift.table.partitioning import PartitionTerm
 from fieldshift.table.spec_update import UpdateSpec
@@ -165,12 +165,5 @@ def parse_partition_alter(statement: str) -> list[PartitionChange]:
 
 def apply_partition_alter(update: UpdateSpec, statement: str | Sequence[PartitionChange]) -> UpdateSpec:
     """Apply a statement's partition changes to ``update`` in order; a refusal points at the change."""
-    changes = parse_partition_alter(statement) if isinstance(statement, str) else list(statement)
-    for change in changes:
-        try:
-            change.apply(update)
-        except SchemaEvolutionError as e:
-            if isinstance(statement, str):
-                e.add_note(f"while applying {change}:\n{pointer(statement, *change.span)}")
-            raise
-    return update
+    changes = parse_partition_alter(statement) if isinstance(statement, str) else statement
+    return apply_changes(update, statement, changes)

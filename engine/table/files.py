@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from fieldshift.table.catalog import DataFile
 from fieldshift.table.stats import compute_stats
 
 __all__ = ["TMP_SUFFIX", "check_file_columns", "data_file_errors", "iter_file_batches", "name_data_file",
-           "read_columns", "write_data_file", "write_side_file"]
+           "read_columns", "remove_files", "write_data_file", "write_side_file"]
 
 TMP_SUFFIX = ".tmp"
 ROW_GROUP_SIZE = 131_072
@@ -184,3 +184,9 @@ def data_file_errors(path: Path | str) -> Iterator[None]:
         ) from None
     except (pa.ArrowInvalid, OSError) as e:
         raise DataFileError(f"data file {path} is unreadable (corrupt or not Parquet): {e}") from None
+
+
+def remove_files(location: Path, paths: Iterable[str]) -> None:
+    """Delete files a writer wrote and did not commit (one already gone is fine: vacuum may have run)."""
+    for p in paths:
+        (Path(location) / p).unlink(missing_ok=True)

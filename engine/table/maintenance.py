@@ -13,17 +13,16 @@ stays newer; a concurrent compaction of the same files conflicts and this one re
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from fieldshift.errors import CommitConflictError, DataFileError
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.files import remove_files
 from fieldshift.table.merge import group_files, read_group
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.scan import Scan
@@ -55,12 +54,6 @@ class ExpireResult:
 
     expired_snapshots: tuple[int, ...]
     unreferenced_files: tuple[str, ...]
-
-
-def _unlink(location: Path, paths: list[str]) -> None:
-    for p in paths:
-        with contextlib.suppress(FileNotFoundError):
-            (location / p).unlink()
 
 
 def _keyed_groups(files: list[DataFile], schema_id: int, spec_id: int) -> list[list[DataFile]]:
@@ -115,7 +108,7 @@ def prepare_compaction(table: Table, max_file_rows: int) -> PendingCompaction | 
                                       keys=scan.keys)
             pending.add += [replace(f, sequence=seq) for f in files]
     except BaseException:
-        _unlink(table.location, pending.written)
+        remove_files(table.location, pending.written)
         raise
     return pending
 
@@ -129,7 +122,7 @@ def commit_compaction(table: Table, pending: PendingCompaction) -> int:
             summary={"files_removed": len(pending.remove), "files_written": len(pending.add),
                      "rows": sum(f.record_count for f in pending.add)})
     except BaseException:
-        _unlink(table.location, pending.written)
+        remove_files(table.location, pending.written)
         raise
     return snap.snapshot_id
 

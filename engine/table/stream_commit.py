@@ -19,7 +19,7 @@ from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot
-from fieldshift.table.files import write_side_file
+from fieldshift.table.files import remove_files, write_side_file
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partition_write import write_partitioned
@@ -27,18 +27,9 @@ from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import MAX_FILE_ROWS, AppendResult, Table
 from fieldshift.table.value_check import check_values
 
-__all__ = ["COMMIT_RETRIES", "append_once", "commit_marked", "refuse_keyed", "remove_files"]
+__all__ = ["COMMIT_RETRIES", "append_once", "commit_marked", "refuse_keyed"]
 
 COMMIT_RETRIES = 8
-
-
-def remove_files(table: Table, paths: Sequence[str]) -> None:
-    """Delete files this writer wrote and did not commit (vacuum would get them later anyway)."""
-    for p in paths:
-        try:
-            (table.location / p).unlink()
-        except FileNotFoundError:
-            pass
 
 
 def refuse_keyed(table: Table, what: str) -> None:
@@ -58,8 +49,9 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
     refuse_keyed(table, "a stream or capture")
     spec = table.spec  # files are split by the table's current partition spec
     if evolved:
-        check_schema_change(spec, table.schemas_by_id()[base.schema_id], schema, table=table.name)
-        check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), table.schemas_by_id(),
+        schemas = table.schemas_by_id()
+        check_schema_change(spec, schemas[base.schema_id], schema, table=table.name)
+        check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), schemas,
                      schema, table.policy, table=table.name, change=f"schema {schema.schema_id} (evolved by a stream)")
     written: list[str] = []
     try:
@@ -77,7 +69,7 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
     except CommitOutcomeUnknownError:
         raise  # the commit may have landed: its files stay (a retry finds the mark recorded, or vacuum)
     except BaseException:
-        remove_files(table, written)
+        remove_files(table.location, written)
         raise
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 import os
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -36,7 +36,7 @@ from fieldshift.table.create import (
     remove_abandoned_catalogs,
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
-from fieldshift.table.files import TMP_SUFFIX, write_side_file
+from fieldshift.table.files import TMP_SUFFIX, remove_files, write_side_file
 from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only
 from fieldshift.table.keys import KeySpec, check_key_change, dedupe_latest, key_properties, key_spec
 from fieldshift.table.maintenance import CompactResult, ExpireResult, compact, expire_snapshots
@@ -329,13 +329,13 @@ class Table:
                                            write_schema_id=schema.schema_id, exclusive=filter is not None,
                                            summary={"keys": rows.num_rows})
             except CommitConflictError:
-                self._remove(written)
+                remove_files(self.location, written)
                 if attempt == COMMIT_RETRIES - 1:
                     raise
                 time.sleep(0.01 * (attempt + 1))
                 continue
             except BaseException:
-                self._remove(written)
+                remove_files(self.location, written)
                 raise
             return DeleteResult(rows.num_rows, snap.snapshot_id)
         raise AssertionError("unreachable")
@@ -399,7 +399,7 @@ class Table:
                              "changes": list(prepared.changes)},
                 )
             except CommitConflictError:
-                self._remove(written)
+                remove_files(self.location, written)
                 if attempt == COMMIT_RETRIES - 1:
                     raise
                 time.sleep(0.01 * (attempt + 1))
@@ -407,7 +407,7 @@ class Table:
             except CommitOutcomeUnknownError:
                 raise  # the commit may have landed, so its files stay (vacuum removes them if it did not)
             except BaseException:
-                self._remove(written)
+                remove_files(self.location, written)
                 raise
             return AppendResult(prepared.data.num_rows, sum(n for _, n in quarantine),
                                 prepared.schema.schema_id, prepared.evolved, snap.snapshot_id, prepared.changes)
@@ -423,13 +423,6 @@ class Table:
             new_keys_only(prepared.data, self.scan(columns=list(spec.key_names), snapshot_id=snapshot_id).to_arrow(),
                           spec)
         return prepared
-
-    def _remove(self, paths: Iterable[str]) -> None:
-        for p in paths:
-            try:
-                (self.location / p).unlink()
-            except FileNotFoundError:
-                pass
 
     # -- reading --------------------------------------------------------------------------------
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None,

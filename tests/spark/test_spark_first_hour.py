@@ -120,3 +120,14 @@ def test_without_pyspark_the_error_says_which_extra_to_install(tmp_path: Path) -
     lines = done.stdout.splitlines()
     assert len(lines) == 3 and all("pip install 'fieldshift[spark]'" in line for line in lines), lines
     assert lines[0].startswith("SparkNotInstalledError")
+
+
+def test_without_pyspark_type_conversions_name_the_extra_too(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text(_HIDE_PYSPARK)
+    code = ("import fieldshift.spark as fss\n"
+            "for name in ('schema_to_spark', 'parse_spark_literal'):\n"
+            "    try:\n        getattr(fss, name)\n    except ImportError as e:\n        print(type(e).__name__)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["SparkNotInstalledError", "SparkNotInstalledError"]
