@@ -156,5 +156,5 @@ def _iter_batches(task: FileTask, names: Sequence[str], expected: pa.Schema | No
         if expected is not None:
             check_file_columns(task.path, pf.schema_arrow, expected)
         # with no columns (every read column is a constant in this file) batches still count rows
-        yield from read_columns(pf, names, batch_size, task.row_groups)
+        yield from read_columns(pf, names, batch_size, task.row_groups, restore=expected)
 

@@ -84,12 +84,17 @@ def iter_file_batches(path: Path, expected: pa.Schema, batch_size: int) -> Itera
     with data_file_errors(path):
         pf = pq.ParquetFile(path)
         check_file_columns(path, pf.schema_arrow, expected)
-        yield from read_columns(pf, expected.names, batch_size)
+        yield from read_columns(pf, expected.names, batch_size, restore=expected)
 
 
 def read_columns(pf: pq.ParquetFile, names: Sequence[str], batch_size: int,
-                 row_groups: Sequence[int] | None = None) -> Iterator[pa.RecordBatch]:
+                 row_groups: Sequence[int] | None = None,
+                 restore: pa.Schema | None = None) -> Iterator[pa.RecordBatch]:
     """Batches of exactly the top-level columns ``names``, in that order.
+
+    ``restore`` gives the columns' recorded types: Parquet has no 64-bit date, so pyarrow reads a
+    ``date64`` column (also inside structs, lists and maps) back as ``date32``; such columns are cast
+    back, exactly, to the type the catalog recorded.
 
     Selected by leaf column index, never by name: pyarrow reads a name with a dot as a path, so
     selecting a column named ``a.b`` would also bring struct ``a``'s child ``b`` (and the columns come
@@ -102,8 +107,19 @@ def read_columns(pf: pq.ParquetFile, names: Sequence[str], batch_size: int,
         start += count
     indices = [i for name in names for i in leaves[name]]
     groups = range(pf.metadata.num_row_groups) if row_groups is None else list(row_groups)
+    wanted = None if restore is None else [restore.field(n).type for n in names]
     for batch in pf.reader.iter_batches(batch_size, row_groups=groups, column_indices=indices, use_threads=True):
-        yield batch.select(list(names)) if batch.schema.names != list(names) else batch
+        batch = batch.select(list(names)) if batch.schema.names != list(names) else batch
+        yield batch if wanted is None else _restore_types(batch, wanted)
+
+
+def _restore_types(batch: pa.RecordBatch, types: Sequence[pa.DataType]) -> pa.RecordBatch:
+    """Cast the columns Parquet could not keep in their written layout back to it (date32 -> date64)."""
+    for i, want in enumerate(types):
+        if not batch.schema.field(i).type.equals(want):
+            field = batch.schema.field(i)
+            batch = batch.set_column(i, field.with_type(want), batch.column(i).cast(want))
+    return batch
 
 
 def _leaf_count(t: pa.DataType) -> int:
