@@ -20,10 +20,16 @@ __all__ = ["decode_partition", "encode_partition", "insert_spec", "load_specs"]
 
 
 def insert_spec(conn: sqlite3.Connection, table_id: int, spec: PartitionSpec, snapshot_id: int) -> None:
-    """Record ``spec`` as of ``snapshot_id``; a spec id taken by a concurrent writer is a conflict."""
-    if conn.execute("SELECT 1 FROM fs_partition_spec WHERE table_id = ? AND spec_id = ?",
-                    (table_id, spec.spec_id)).fetchone():
-        raise CommitConflictError(f"partition spec id {spec.spec_id} already exists; reload the table and retry")
+    """Make ``spec`` current as of ``snapshot_id``. An older spec made current again keeps its id (its row
+    moves to this snapshot); a spec id a concurrent writer took for other fields is a conflict."""
+    row = conn.execute("SELECT spec_json FROM fs_partition_spec WHERE table_id = ? AND spec_id = ?",
+                       (table_id, spec.spec_id)).fetchone()
+    if row is not None:
+        if PartitionSpec.from_json(parse_json(row[0], f"partition spec {spec.spec_id}")) != spec:
+            raise CommitConflictError(f"partition spec id {spec.spec_id} already exists; reload the table and retry")
+        conn.execute("UPDATE fs_partition_spec SET begin_snapshot = ? WHERE table_id = ? AND spec_id = ?",
+                     (snapshot_id, table_id, spec.spec_id))
+        return
     if spec.spec_id != 0 and not conn.execute("SELECT 1 FROM fs_partition_spec WHERE table_id = ?",
                                                (table_id,)).fetchone():
         conn.execute("INSERT INTO fs_partition_spec VALUES (?, 0, 0, ?)", (table_id, UNPARTITIONED.to_json()))
@@ -32,9 +38,10 @@ def insert_spec(conn: sqlite3.Connection, table_id: int, spec: PartitionSpec, sn
 
 
 def load_specs(conn: sqlite3.Connection, table_id: int) -> list[tuple[PartitionSpec, int]]:
-    """(spec, snapshot it was committed in) of every spec, oldest first; spec 0 unpartitioned if none."""
+    """(spec, snapshot that last made it current) of every spec, in that order: the last is the current
+    spec; spec 0 unpartitioned if none."""
     rows = conn.execute("SELECT spec_id, begin_snapshot, spec_json FROM fs_partition_spec WHERE table_id = ? "
-                        "ORDER BY spec_id", (table_id,)).fetchall()
+                        "ORDER BY begin_snapshot, spec_id", (table_id,)).fetchall()
     if not rows:
         return [(UNPARTITIONED, 0)]
     out = []

@@ -97,10 +97,12 @@ class UpdateSpec:
 
     def apply(self) -> PartitionSpec:
         """The resulting spec (the current one if nothing changed); checked against the schema."""
-        if tuple(self._fields) == self._base.fields:
+        fields = tuple(self._fields)
+        if fields == self._base.fields:
             return self._base
-        spec_id = max(s.spec_id for s in (*self._history, self._base)) + 1
-        spec = PartitionSpec(spec_id, tuple(self._fields))
+        same = [s.spec_id for s in self._history if s.fields == fields]  # Iceberg reuses an identical spec's id
+        spec_id = same[0] if same else max(s.spec_id for s in (*self._history, self._base)) + 1
+        spec = PartitionSpec(spec_id, fields)
         check_spec(spec, self._schema)
         return spec
 

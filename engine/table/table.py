@@ -244,7 +244,8 @@ class Table:
         return self.catalog.specs(self.table_id)[-1][0]
 
     def specs(self) -> list[PartitionSpec]:
-        """Every partition spec the table has had, oldest first (old files keep theirs)."""
+        """Every partition spec the table has had, in the order they were last made current (the last is
+        current; an older spec made current again keeps its id); old files keep theirs."""
         return [s for s, _ in self.catalog.specs(self.table_id)]
 
     def update_spec(self) -> UpdateSpec:

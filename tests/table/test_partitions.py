@@ -304,6 +304,27 @@ def test_spec_commit_conflicts_with_a_concurrent_spec_change(tmp_path: Path) -> 
     assert [len(s.fields) for s in t.specs()] == [0, 1]
 
 
+def test_an_identical_spec_reuses_its_id(tmp_path: Path) -> None:
+    """Iceberg's rule: day -> hour -> day makes spec 0 current again instead of a spec 2 equal to it."""
+    t = fs.Table.create(tmp_path / "t", SCHEMA, partition_by=["days(ts)"])
+    rows = _rows(random.Random(10), 60)
+    t.append(rows.slice(0, 20))
+    assert t.update_spec().replace_field("ts_day", "hours(ts)").commit().spec_id == 1
+    t.append(rows.slice(20, 20))
+    again = t.update_spec().replace_field("ts_hour", "days(ts)").commit()
+    assert (again.spec_id, t.spec.spec_id) == (0, 0)
+    assert sorted(s.spec_id for s in t.specs()) == [0, 1]
+    before = {f.path for f in t.scan().live_files()}
+    t.append(rows.slice(40, 20))
+    assert {f.spec_id for f in t.scan().live_files() if f.path not in before} == {0}
+    assert {f.spec_id for f in t.scan().live_files()} == {0, 1}
+    flt = ("ts", "<", BASE)
+    assert sorted(t.scan(filter=flt).to_arrow().to_pylist(), key=repr) == _python_filter(rows.to_pylist(), [flt])
+    assert t.update_spec().replace_field("ts_day", "hours(ts)").commit().spec_id == 1
+    assert t.update_spec().remove_field("ts_hour").commit().spec_id == 2  # never seen: a new id
+    assert t.update_spec().add_field("days(ts)").commit().spec_id == 0
+
+
 def test_time_travel_prunes_with_the_files_own_specs(tmp_path: Path) -> None:
     t = fs.Table.create(tmp_path / "t", SCHEMA, partition_by=["days(ts)"])
     first = _rows(random.Random(8), 100)
