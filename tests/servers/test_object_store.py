@@ -163,10 +163,12 @@ def test_a_sigkilled_writer_leaves_no_partial_object(s3_location: str, tmp_path:
         time.sleep(1.5 + seed * 0.7)  # inside the append loop: mid-upload or mid-commit
         proc.send_signal(signal.SIGKILL)
         out, _ = proc.communicate()
+        assert proc.returncode == -signal.SIGKILL  # killed inside its loop, not after it
         acknowledged = {(int(w), int(b)) for _, w, b in (ln.split() for ln in out.splitlines()
                                                          if ln.startswith("appended"))}
         landed = set(_check_whole_batches(fs.Table.open(s3_location)))
         assert acknowledged <= landed and len(landed - acknowledged - committed) <= 1
+        assert len(landed) < 40 * (seed + 1)
         committed = landed
         store = table.storage
         for rel in _objects(s3_location):  # every visible object is whole: no partial upload shows
