@@ -191,3 +191,19 @@ def test_concurrent_writer_processes_with_a_postgresql_catalog_lose_no_commit(s3
     for snap in table.history():
         table.scan(snapshot_id=snap.snapshot_id).to_arrow()
     assert table.vacuum(older_than=dt.timedelta(0)) == []  # no commit lost, no orphan left
+
+
+def test_storage_options_and_a_given_filesystem(s3_server: str, s3_location: str, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without AWS_ENDPOINT_URL in the environment the endpoint comes from PyIceberg-style storage_options,
+    or from a ready pyarrow filesystem."""
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    options = {"s3.endpoint": s3_server, "s3.access-key-id": "testing", "s3.secret-access-key": "testing",
+               "s3.region": "us-east-1"}
+    t = fs.Table.create(s3_location, SCHEMA, catalog=str(tmp_path / "c.db"), storage_options=options)
+    t.append(pa.table({"writer": pa.array([1], pa.int32()), "batch": pa.array([0], pa.int32()),
+                       "value": pa.array([9], pa.int64())}))
+    given = pafs.S3FileSystem(endpoint_override=s3_server, access_key="testing", secret_key="testing",
+                              region="us-east-1")
+    assert fs.Table.open(s3_location, filesystem=given).to_arrow().column("value").to_pylist() == [9]
+    assert fs.Table.open(s3_location, storage_options=options).scan().files()[0].record_count == 1
