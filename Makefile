@@ -32,7 +32,7 @@ test: $(STAMP)  ## the default test suite (< 10 min on 2 cores)
 test-slow: $(STAMP)  ## only the slow tests (many crash iterations, big property runs)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow
 
-test-servers: $(STAMP)  ## tests against servers they start: PostgreSQL, a Spark cluster, Spark Connect
+test-servers: $(STAMP)  ## tests against servers they start: PostgreSQL, S3 (moto), a Spark cluster, Spark Connect
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m servers tests/servers
 
 bench: $(STAMP)  ## benchmarks; writes benchmarks/README.md and the chart

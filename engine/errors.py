@@ -53,6 +53,7 @@ __all__ = [
     "SchemaMismatchError",
     "SnapshotExpiredError",
     "SparkNotInstalledError",
+    "StorageLocationError",
     "StreamChangeCommitError",
     "StreamOffsetExpiredError",
     "TableError",
@@ -247,6 +248,11 @@ class SnapshotExpiredError(TableError):
 
 class DataFileError(TableError):
     """A data file the catalog references is missing or unreadable; the message names the file."""
+
+
+class StorageLocationError(TableError):
+    """A table location that cannot be used as given: an object-store location without a catalog
+    elsewhere, or a URI whose filesystem cannot be opened (the message says what to pass)."""
 
 
 class CatalogFormatError(TableError):

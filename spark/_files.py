@@ -23,6 +23,7 @@ from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import check_file_columns, data_file_errors, name_data_file, read_columns
+from fieldshift.table.storage import TableStorage, open_storage
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -43,40 +44,50 @@ OPEN_COST = 4 * 1024 * 1024  # Spark's spark.sql.files.openCostInBytes default
 
 @dataclass(frozen=True, slots=True)
 class FileTask:
-    """One unit of executor work: a data file (absolute path), or some of its row groups."""
+    """One unit of executor work: a data file (absolute path, or its URI on an object store), or some of
+    its row groups."""
 
     path: str
     schema_id: int
     rows: int
     row_groups: tuple[int, ...] | None = None
     size: int = 0  # bytes on disk (the row groups' share of the file for a range)
+    storage: TableStorage | None = None  # an object store's (the executor opens its filesystem), else None
+    rel: str = ""
+
+    def open(self) -> pq.ParquetFile:
+        if self.storage is None:
+            return pq.ParquetFile(self.path, pre_buffer=True)
+        return self.storage.parquet_file(self.rel, pre_buffer=True)
 
 
-def plan_tasks(location: Path, files: Iterable[DataFile],
+def plan_tasks(location: TableStorage | Path, files: Iterable[DataFile],
                split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[FileTask]:
     """One task per file; files bigger than ``split_bytes`` are split into row-group ranges.
 
     Only the footers of big files are read (on the driver), to find their row groups.
     """
     tasks = []
+    storage = open_storage(location)
+    remote = None if storage.is_local else storage
     for f in files:
-        path = str(Path(location) / f.path)
+        path = storage.display(f.path)
         if f.file_size <= split_bytes:
-            tasks.append(FileTask(path, f.schema_id, f.record_count, None, f.file_size))
+            tasks.append(FileTask(path, f.schema_id, f.record_count, None, f.file_size, remote, f.path))
             continue
-        meta = pq.ParquetFile(path).metadata
+        meta = storage.parquet_file(f.path).metadata
         group: list[int] = []
         size = rows = 0
         for i in range(meta.num_row_groups):
             rg = meta.row_group(i)
             if group and size + rg.total_byte_size > split_bytes:
-                tasks.append(FileTask(path, f.schema_id, rows, tuple(group), size))
+                tasks.append(FileTask(path, f.schema_id, rows, tuple(group), size, remote, f.path))
                 group, size, rows = [], 0, 0
             group.append(i)
             size += rg.total_byte_size
             rows += rg.num_rows
         if group or not tasks:
-            tasks.append(FileTask(path, f.schema_id, rows, tuple(group), size))
+            tasks.append(FileTask(path, f.schema_id, rows, tuple(group), size, remote, f.path))
     return tasks
 
 
@@ -152,7 +163,7 @@ class FileReader:
 
 def _iter_batches(task: FileTask, names: Sequence[str], expected: pa.Schema | None,
                   batch_size: int) -> Iterator[pa.RecordBatch]:
-    with data_file_errors(task.path), pq.ParquetFile(task.path, pre_buffer=True) as pf:
+    with data_file_errors(task.path), task.open() as pf:
         if expected is not None:
             check_file_columns(task.path, pf.schema_arrow, expected)
         # with no columns (every read column is a constant in this file) batches still count rows

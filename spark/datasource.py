@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -57,7 +56,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from fieldshift.errors import CommitOutcomeUnknownError, InvalidOptionError, TableError
+from fieldshift.errors import CommitOutcomeUnknownError, InvalidOptionError, StorageLocationError, TableError
 from fieldshift.nullability import with_nullability
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
@@ -82,6 +81,7 @@ from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import remove_files, write_side_file
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.scan import Predicate, Scan
+from fieldshift.table.storage import TableStorage, location_key, open_storage
 from fieldshift.table.table import MAX_FILE_ROWS, Table
 from fieldshift.types import StructType as FsStructType
 
@@ -295,7 +295,7 @@ class _PlainReader(DataSourceReader):
         if self.spec.schema_ids is not None:
             keep = set(self.spec.schema_ids)
             files = [f for f in files if f.schema_id in keep]
-        tasks = plan_tasks(table.location, files, self.split_bytes)
+        tasks = plan_tasks(table.storage, files, self.split_bytes)
         return [FilePartition(group)
                 for group in _pack(tasks, self.max_partitions, self.parallelism, self.split_bytes)]
 
@@ -380,13 +380,15 @@ class FieldshiftWriter(DataSourceArrowWriter):
         self.incoming = spark_arrow_schema(schema)
         try:
             table = Table.open(self.location, catalog=self.catalog, name=self.name)
+        except StorageLocationError:
+            raise  # an object-store location without a catalog: say so before any task writes
         except TableError:
             table = None
         if table is None:
             # a new table's columns are all nullable: Spark's non-null flags describe one query, not the table
             self.new_schema: Schema | None = with_nullability(spark_to_schema(schema, assign_ids=True),
                                                                   lambda _f: True)
-            self.table_location = str(Path(self.location).resolve())
+            self.table_location = str(location_key(self.location))
             self.base_snapshot_id = 0
             base = self.new_schema
         else:
@@ -403,7 +405,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
     # -- executors ------------------------------------------------------------------------------
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FieldshiftCommitMessage:
         message = FieldshiftCommitMessage()
-        location = Path(self.table_location)
+        location = open_storage(self.table_location)
         conform = BatchConformer(self.incoming)
         buffered: list[pa.RecordBatch] = []
         count = 0
@@ -423,7 +425,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
             raise
         return message
 
-    def _flush(self, batches: Sequence[pa.RecordBatch], location: Path,
+    def _flush(self, batches: Sequence[pa.RecordBatch], location: TableStorage,
                message: FieldshiftCommitMessage) -> None:
         data = pa.Table.from_batches(batches, schema=self.incoming)
         good, bad = self.plan.split(data)
@@ -438,7 +440,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
         done = [m for m in messages if m is not None]
         files = [f for m in done for f in m.files]
         quarantine = [q for m in done for q in m.quarantine]
-        location = Path(self.table_location)
+        location = open_storage(self.table_location)
         try:
             if self.new_schema is not None:
                 table = Table.create(self.location, self.new_schema, catalog=self.catalog, name=self.name,
@@ -464,7 +466,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
     def abort(self, messages: list[FieldshiftCommitMessage | None]) -> None:
         for m in messages:
             if m is not None:
-                remove_files(Path(self.table_location), _paths(m))
+                remove_files(open_storage(self.table_location), _paths(m))
 
 
 def _paths(message: FieldshiftCommitMessage) -> list[str]:

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from fieldshift.errors import TableError
@@ -34,6 +32,7 @@ from fieldshift.table.merge import group_files, read_group
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec
 from fieldshift.table.scan import Scan
+from fieldshift.table.storage import TableStorage
 from fieldshift.table.table import Table
 
 __all__ = ["OPERATIONS", "GroupPartition", "GroupReader", "KeyedReader", "KeyedWrites", "keyed_reader_parts",
@@ -153,7 +152,7 @@ class KeyedWrites:
                              "identifier_fields=[...]); an unkeyed or missing table has no primary key")
         return cls(operation, spec, table.spec)
 
-    def files(self, location: Path, schema: Any, good: pa.Table, written: list[str]) -> list[DataFile]:
+    def files(self, location: TableStorage, schema: Any, good: pa.Table, written: list[str]) -> list[DataFile]:
         if self.operation == "delete":
             keys = key_rows(good.select(list(self.spec.key_names)), schema, self.spec)
             return write_partitioned(location, schema, self.partition_spec, keys, written, keys=self.spec,
@@ -164,7 +163,7 @@ class KeyedWrites:
     def check_new(self, table: Table, snapshot_id: int, files: Sequence[DataFile]) -> None:
         """An insert-only append's keys are unique and new to the table (checked on the driver)."""
         names = list(self.spec.key_names)
-        parts = [pq.read_table(table.location / f.path, columns=names) for f in files]
+        parts = [table.storage.read_table(f.path, columns=names) for f in files]
         incoming = pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
         check_unique(incoming, self.spec)
         new_keys_only(incoming, table.scan(columns=names, snapshot_id=snapshot_id).to_arrow(), self.spec)

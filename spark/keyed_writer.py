@@ -8,7 +8,6 @@ operation ``upsert`` or ``delete``. An upsert evolves the table on write exactly
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -19,6 +18,7 @@ from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWrite
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import OPERATIONS, KeyedWrites
 from fieldshift.table.files import remove_files, write_side_file
+from fieldshift.table.storage import TableStorage, open_storage
 from fieldshift.table.table import Table
 
 __all__ = ["KeyedWriter", "writer_for"]
@@ -65,7 +65,8 @@ class KeyedWriter(FieldshiftWriter):
         self.table_location = str(table.location)
         self.base_snapshot_id = table.current_snapshot.snapshot_id
 
-    def _flush(self, batches: Sequence[pa.RecordBatch], location: Path, message: FieldshiftCommitMessage) -> None:
+    def _flush(self, batches: Sequence[pa.RecordBatch], location: TableStorage,
+               message: FieldshiftCommitMessage) -> None:
         data = pa.Table.from_batches(batches, schema=self.incoming)
         written: list[str] = []
         try:
@@ -100,7 +101,7 @@ class KeyedWriter(FieldshiftWriter):
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
                          "changes": list(self.plan.changes) if upsert else [], "writer": "spark"})
         except BaseException:
-            remove_files(Path(self.table_location), [f.path for f in files] + [p for p, _ in quarantine])
+            remove_files(open_storage(self.table_location), [f.path for f in files] + [p for p, _ in quarantine])
             raise
 
 

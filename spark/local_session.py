@@ -6,9 +6,9 @@ the job (``spark-submit --archives env.tar.gz#env`` with ``PYSPARK_PYTHON=./env/
 ``pip install`` the wheel on the executors' Python. Nothing else is needed there: the data source,
 the ``mapInArrow`` functions and the plans they carry are plain picklable Python (not tested here
 beyond one machine: ``make test-servers`` runs them on a standalone cluster of separate processes and
-over Spark Connect). Table locations must be paths every executor can read and write (a shared
-filesystem); the catalog (SQLite or PostgreSQL) is opened on the driver, or where the data source's
-writer commits.
+over Spark Connect). Table locations must be reachable from every executor (a shared filesystem, or
+an object store opened from its URI and the executor's environment); the catalog (SQLite or
+PostgreSQL) is opened on the driver, or where the data source's writer commits.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ by Spark takes its spec from the ``partition_by`` option: terms separated by ``;
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -19,6 +18,7 @@ from fieldshift.table.on_write import WritePlan
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec, build_spec
+from fieldshift.table.storage import TableStorage
 from fieldshift.table.table import MAX_FILE_ROWS, Table
 
 __all__ = ["split_terms", "write_partition_files", "writer_spec"]
@@ -50,6 +50,7 @@ def writer_spec(table: Table | None, base: Schema, plan: WritePlan, options: Any
     return spec
 
 
-def write_partition_files(location: Path, plan: WritePlan, spec: PartitionSpec, good: pa.Table) -> list[DataFile]:
+def write_partition_files(location: TableStorage, plan: WritePlan, spec: PartitionSpec,
+                          good: pa.Table) -> list[DataFile]:
     """Write a task's rows split by ``spec``; a failure removes the files this call wrote."""
     return write_partitioned(location, plan.schema, spec, good, [], MAX_FILE_ROWS)

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql.datasource import DataSourceStreamArrowWriter
 from pyspark.sql.types import StructType
 
@@ -37,6 +36,7 @@ from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWrite
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import remove_files, write_data_file
 from fieldshift.table.on_write import prepare_append
+from fieldshift.table.storage import open_storage
 from fieldshift.table.stream_commit import refuse_keyed
 from fieldshift.table.stream_log import stream_commit
 from fieldshift.table.stream_marks import StreamMark
@@ -107,7 +107,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         quarantine = [q for m in done for q in m.quarantine]
         written = [f.path for f in files] + [p for p, _ in quarantine]
         plan_schema = self._planned_schema(done)
-        location = Path(self.table_location)
+        location = open_storage(self.table_location)
         mark = StreamMark(self.stream_id, int(batchId))
         try:
             table = self._table(plan_schema)
@@ -161,7 +161,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
                 continue
             evolve = known is None
             if evolve and current:
-                check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), schemas,
+                check_values(table.storage, lambda: table.catalog.all_data_files(table.table_id), schemas,
                              plan_schema, table.policy, table=table.name,
                              change=f"schema {plan_schema.schema_id} (evolved by a stream)")
             try:
@@ -184,8 +184,8 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         """Rewrite files written as ``written`` for the head schema (on-write evolution by name)."""
         if not files:
             return [], head_schema
-        data = pa.concat_tables([pq.read_table(table.location / f.path) for f in files])
+        data = pa.concat_tables([table.storage.read_table(f.path) for f in files])
         prepared = prepare_append(data, head_schema, evolve=True, on_incompatible="fail", policy=table.policy)
-        return [write_data_file(table.location, prepared.schema, prepared.data)], prepared.schema
+        return [write_data_file(table.storage, prepared.schema, prepared.data)], prepared.schema
 
 

@@ -206,7 +206,7 @@ class FieldshiftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             return []
         plans = self._plans(table, {f.schema_id for f in files})
         reader = FileReader(plans, self.target, self.batch_size)
-        tasks = plan_tasks(table.location, files)
+        tasks = plan_tasks(table.storage, files)
         n = max(1, min(len(tasks), os.cpu_count() or 1))
         bins: list[list[FileTask]] = [[] for _ in range(n)]
         for i, t in enumerate(tasks):

@@ -29,6 +29,7 @@ executor-side route, so the answer always equals ``fieldshift.Table.open(locatio
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,9 @@ from fieldshift.table.table import Table
 __all__ = ["ReadPlan", "native_reason", "plan_read", "read"]
 
 T = pa.types
+log = logging.getLogger("fieldshift")
+# pyspark ships no Hadoop S3 (or GCS, Azure) connector, so Spark's own Parquet scan cannot open these files
+OBJECT_STORE_REASON = "object-store location (Spark's native Parquet scan needs a Hadoop connector pyspark lacks)"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -265,10 +269,15 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
         cached_plan(file_schema.select(names), read_schema, policy)  # raises like the engine would
         if route == "arrow":
             reasons[sid] = "route='arrow'"
+        elif not table.storage.is_local:
+            reasons[sid] = OBJECT_STORE_REASON
         else:
             reasons[sid] = native_reason(file_schema, read_schema)
         if route == "native" and reasons[sid] is not None:
             raise ValueError(f"schema {sid} cannot be read natively: {reasons[sid]}")
+    if not table.storage.is_local and files and route != "arrow":
+        log.warning("fieldshift.spark.read of %s: %s, so its %d file(s) go via pyarrow on the executors",
+                    table.storage.display(), OBJECT_STORE_REASON, len(files))
     native = tuple(f for f in files if reasons[f.schema_id] is None)
     other = tuple(f for f in files if reasons[f.schema_id] is not None)
     return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy, tuple(groups),
@@ -312,7 +321,7 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
 def _read_frame(spark: Any, rp: ReadPlan, location: str | Path, catalog: str | None, name: str | None,
                 via: ReadVia, batch_size: int) -> Any:
     spark_schema = schema_to_spark(rp.read_schema)
-    scans = native_scans(rp.table.location, rp.native_files, rp.schemas, rp.read_schema, spark_schema)
+    scans = native_scans(rp.table.storage.location, rp.native_files, rp.schemas, rp.read_schema, spark_schema)
     parts = [native_frame(spark, spark_schema, scan) for scan in scans]
     if rp.arrow_files:
         if via == "files":
@@ -353,7 +362,7 @@ def _bytes(text: str) -> int:
 
 def _files_frame(spark: Any, rp: ReadPlan, policy: CastPolicy | None, spark_schema: Any,
                  batch_size: int) -> Any:
-    tasks = plan_tasks(rp.table.location, rp.arrow_files, DEFAULT_SPLIT_BYTES)
+    tasks = plan_tasks(rp.table.storage, rp.arrow_files, DEFAULT_SPLIT_BYTES)
     schema_ids = {f.schema_id for f in rp.arrow_files}
     plans = schema_plans(rp.schemas, schema_ids, rp.read_schema, policy)
     tz = spark.conf.get("spark.sql.session.timeZone")

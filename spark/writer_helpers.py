@@ -13,6 +13,7 @@ from typing import Any, Literal
 from fieldshift.options import OnIncompatible, check_option
 from fieldshift.policy import CastPolicy
 from fieldshift.spark.errors_bridge import fieldshift_errors
+from fieldshift.table.storage import location_key
 
 __all__ = ["write"]
 
@@ -43,4 +44,4 @@ def write(df: Any, location: str | Path, *, mode: Literal["append", "overwrite"]
     if table is not None:
         writer = writer.option("table", table)
     with fieldshift_errors():
-        writer.save(str(Path(location).resolve()))
+        writer.save(str(location_key(location)))

@@ -157,6 +157,10 @@ def open_table(location: str) -> Any:
 
     if chosen().catalog:  # --catalog: the table is found by name (default: its location) in that catalog
         return Table.open(location, catalog=chosen().catalog, name=chosen().table)
+    from fieldshift.table.storage import is_object_store
+
+    if is_object_store(location):  # its marker object names the catalog, or the error says to pass one
+        return Table.open(location)
     if not any((Path(location) / marker).exists() for marker in (CATALOG_FILE, TABLE_MARKER)):
         fail(f"no fieldshift table at {location} (no {CATALOG_FILE}); make one with `fieldshift create "
              f"{location} --schema ...`")

@@ -93,7 +93,7 @@ def read(
     scan = table.scan(columns=cols, filter=predicates, snapshot_id=as_of, schema_id=schema_id,
                       policy=parse_policy(policy))
     scan.check()  # refuse before the first line of output
-    title = f"{table.location.name} @ snapshot {scan.snapshot_id}, schema {sid}"
+    title = f"{Path(str(table.location)).name} @ snapshot {scan.snapshot_id}, schema {sid}"
     if fmt is not OutputFormat.table and output is None:  # streaming to stdout: no bar in the way
         write_batches(scan.to_batches(), scan.output_schema, fmt, None, limit=limit, title=title)
         return
@@ -134,7 +134,7 @@ def quarantine(
     table = open_table(location)
     front = [REASON_COLUMN, QUARANTINED_AT_COLUMN, SNAPSHOT_COLUMN]
     meta = {*front, SOURCE_SCHEMA_COLUMN, ROW_COLUMN}
-    title = f"quarantined rows of {table.location.name}"
+    title = f"quarantined rows of {Path(str(table.location)).name}"
     if fmt is OutputFormat.table:
         groups = table.quarantine(grouped=True)
         left = limit

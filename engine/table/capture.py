@@ -26,6 +26,7 @@ from fieldshift.errors import (
     CaptureFileError,
     CommitConflictError,
     SchemaEvolutionError,
+    StorageLocationError,
     TableError,
 )
 from fieldshift.options import OnIncompatible, check_option
@@ -86,8 +87,8 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
         raise SchemaEvolutionError(f"files_per_commit must be at least 1, got {files_per_commit}")
     folder = Path(source).resolve()
     resolved = CastPolicy.from_name(policy) if isinstance(policy, str) else policy
-    target = table if isinstance(table, Table) else _open(Path(table))
-    location = None if isinstance(table, Table) else Path(table)
+    target = table if isinstance(table, Table) else _open(table)
+    location = None if isinstance(table, Table) else table
     progress = CaptureProgress()
     idle_since = time.monotonic()
     with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
@@ -125,16 +126,18 @@ def _read(f: SourceFile, fmt: CaptureFormat | None) -> list[tuple[pa.Table, bool
     return [(t, kind in INFERRED) for t in read_source_file(f.path, kind)]
 
 
-def _open(location: Path) -> Table | None:
+def _open(location: str | os.PathLike[str]) -> Table | None:
     try:
         return Table.open(location)
+    except StorageLocationError:
+        raise  # an object-store location needs a catalog: pass a Table opened with catalog=
     except TableError:
-        if (location / "fieldshift.db").exists() or (location / ".fieldshift-table").exists():
+        if (Path(location) / "fieldshift.db").exists() or (Path(location) / ".fieldshift-table").exists():
             raise
         return None
 
 
-def _create(location: Path, first: pa.Table, policy: CastPolicy | None) -> Table:
+def _create(location: str | os.PathLike[str], first: pa.Table, policy: CastPolicy | None) -> Table:
     """A new table from the first file's columns, all nullable (later files may lack any of them)."""
     schema = pa.schema([f.with_nullable(True) for f in first.schema])
     try:

@@ -110,6 +110,9 @@ def column_rows(schema: Schema) -> Iterator[tuple[int, tuple[Any, ...]]]:
 
 def locations_overlap(a: str, b: str) -> bool:
     """Whether two table locations are the same directory or one lies inside the other."""
+    if "://" in a or "://" in b:  # object-store URIs: compared as text, by whole path segments
+        x, y = a.rstrip("/") + "/", b.rstrip("/") + "/"
+        return x.startswith(y) or y.startswith(x)
     pa_, pb = Path(a).resolve(), Path(b).resolve()
     return pa_ == pb or pa_ in pb.parents or pb in pa_.parents
 

@@ -1,9 +1,8 @@
-"""Data files: Parquet with field ids, written under a temporary name and renamed, never modified."""
+"""Data files: Parquet with field ids, written all-or-nothing through the table's storage, never modified."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -17,22 +16,16 @@ from fieldshift.errors import DataFileError, SchemaEvolutionError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.stats import compute_stats
+from fieldshift.table.storage import TMP_SUFFIX, TableStorage, open_storage
 
 __all__ = ["TMP_SUFFIX", "check_file_columns", "data_file_errors", "iter_file_batches", "name_data_file",
            "read_columns", "remove_files", "write_data_file", "write_side_file"]
 
-TMP_SUFFIX = ".tmp"
 ROW_GROUP_SIZE = 131_072
 
 
-def _atomic_write(table: pa.Table, final: Path) -> int:
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}{TMP_SUFFIX}")
-    pq.write_table(table, tmp, row_group_size=ROW_GROUP_SIZE, compression="zstd")
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, final)
-    return final.stat().st_size
+def _atomic_write(table: pa.Table, storage: TableStorage, rel: str) -> int:
+    return storage.write_parquet(rel, table, row_group_size=ROW_GROUP_SIZE, compression="zstd")
 
 
 # Parquet has no seconds unit: pyarrow stores timestamp[s] as milliseconds, so seconds beyond this overflow.
@@ -50,7 +43,7 @@ def _far_seconds(table: pa.Table) -> list[str]:
     return far
 
 
-def write_data_file(location: Path, schema: Schema, table: pa.Table, *, spec_id: int = 0,
+def write_data_file(location: TableStorage | Path | str, schema: Schema, table: pa.Table, *, spec_id: int = 0,
                     partition: tuple[Any, ...] = (), directory: str = "data") -> DataFile:
     """Write ``table`` (already in ``schema``'s Arrow form, ids in field metadata) as a data file.
 
@@ -62,27 +55,29 @@ def write_data_file(location: Path, schema: Schema, table: pa.Table, *, spec_id:
             f"column(s) {far} hold timestamp[s] values beyond year 292,000,000, which Parquet cannot store (it "
             "keeps seconds as milliseconds); nothing was written. Drop or fix those values.")
     rel = f"{directory}/{uuid.uuid4().hex}.parquet"
-    size = _atomic_write(table, location / rel)
+    size = _atomic_write(table, open_storage(location), rel)
     return DataFile(rel, schema.schema_id, table.num_rows, size, compute_stats(schema, table), spec_id=spec_id,
                     partition=partition)
 
 
-def write_side_file(location: Path, folder: str, table: pa.Table) -> str:
+def write_side_file(location: TableStorage | Path | str, folder: str, table: pa.Table) -> str:
     """Write a non-data Parquet file (e.g. quarantined rows) atomically; returns its relative path."""
     rel = f"{folder}/{uuid.uuid4().hex}.parquet"
     for name in _far_seconds(table):  # set-aside rows keep their value as the integer seconds it is
         i = table.schema.get_field_index(name)
         table = table.set_column(i, pa.field(name, pa.int64(), metadata={b"fieldshift.unit": b"timestamp[s]"}),
                                  table.column(i).cast(pa.int64()))
-    _atomic_write(table, location / rel)
+    _atomic_write(table, open_storage(location), rel)
     return rel
 
 
-def iter_file_batches(path: Path, expected: pa.Schema, batch_size: int) -> Iterator[pa.RecordBatch]:
+def iter_file_batches(storage: TableStorage, rel: str, expected: pa.Schema,
+                      batch_size: int) -> Iterator[pa.RecordBatch]:
     """Batches of ``expected``'s top-level columns (names, field ids and types as the catalog says);
     a missing, corrupt or replaced file is a DataFileError."""
+    path = storage.display(rel)
     with data_file_errors(path):
-        pf = pq.ParquetFile(path)
+        pf = storage.parquet_file(rel)
         check_file_columns(path, pf.schema_arrow, expected)
         yield from read_columns(pf, expected.names, batch_size, restore=expected)
 
@@ -202,7 +197,8 @@ def data_file_errors(path: Path | str) -> Iterator[None]:
         raise DataFileError(f"data file {path} is unreadable (corrupt or not Parquet): {e}") from None
 
 
-def remove_files(location: Path, paths: Iterable[str]) -> None:
+def remove_files(location: TableStorage | Path | str, paths: Iterable[str]) -> None:
     """Delete files a writer wrote and did not commit (one already gone is fine: vacuum may have run)."""
+    storage = open_storage(location)
     for p in paths:
-        (Path(location) / p).unlink(missing_ok=True)
+        storage.delete(p)

@@ -104,11 +104,11 @@ def prepare_compaction(table: Table, max_file_rows: int) -> PendingCompaction | 
         for group in groups:
             rows = _rows(scan, group).select(schema.names)
             seq = max(f.sequence or 0 for f in group) if scan.keys is not None else None
-            files = write_partitioned(table.location, schema, pspec, rows, pending.written, max_file_rows,
+            files = write_partitioned(table.storage, schema, pspec, rows, pending.written, max_file_rows,
                                       keys=scan.keys)
             pending.add += [replace(f, sequence=seq) for f in files]
     except BaseException:
-        remove_files(table.location, pending.written)
+        remove_files(table.storage, pending.written)
         raise
     return pending
 
@@ -122,7 +122,7 @@ def commit_compaction(table: Table, pending: PendingCompaction) -> int:
             summary={"files_removed": len(pending.remove), "files_written": len(pending.add),
                      "rows": sum(f.record_count for f in pending.add)})
     except BaseException:
-        remove_files(table.location, pending.written)
+        remove_files(table.storage, pending.written)
         raise
     return snap.snapshot_id
 
@@ -179,7 +179,7 @@ def remove_expired_files(table: Table, result: ExpireResult) -> list[str]:
         if rel in keep:
             continue
         try:
-            (table.location / rel).unlink()
+            table.storage.delete(rel, missing_ok=False)
         except FileNotFoundError:
             continue
         removed.append(rel)

@@ -7,7 +7,6 @@ id and typed partition values, and no reader looks at paths.
 
 from __future__ import annotations
 
-import contextlib
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from fieldshift.table.files import write_data_file
 from fieldshift.table.keyed_write import write_bucketed
 from fieldshift.table.keys import KeySpec
 from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.table.storage import TableStorage, open_storage
 
 __all__ = ["MAX_FILE_ROWS", "partition_directory", "source_column", "split_by_spec", "write_partitioned"]
 
@@ -70,8 +70,8 @@ def partition_directory(schema: Schema, spec: PartitionSpec, partition: tuple[An
     return "/".join(segments)
 
 
-def write_partitioned(location: Path, schema: Schema, spec: PartitionSpec, data: pa.Table, written: list[str],
-                      max_rows: int = MAX_FILE_ROWS, *, keys: KeySpec | None = None,
+def write_partitioned(location: TableStorage | Path, schema: Schema, spec: PartitionSpec, data: pa.Table,
+                      written: list[str], max_rows: int = MAX_FILE_ROWS, *, keys: KeySpec | None = None,
                       content: str = "data") -> list[DataFile]:
     """Write ``data`` as files of at most ``max_rows`` rows per partition (and, for a keyed table, per
     hidden key bucket within it); paths go to ``written`` as they land (a failure midway removes this
@@ -91,8 +91,8 @@ def write_partitioned(location: Path, schema: Schema, spec: PartitionSpec, data:
                 written.append(f.path)
                 files.append(f)
     except BaseException:
+        storage = open_storage(location)
         for path in written[first:]:  # nothing half-written stays behind, whoever the caller is
-            with contextlib.suppress(FileNotFoundError):
-                (location / path).unlink()
+            storage.delete(path)
         raise
     return files

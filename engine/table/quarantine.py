@@ -24,11 +24,11 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from fieldshift.planner import REASON_COLUMN
 from fieldshift.table.files import data_file_errors
 from fieldshift.table.on_write import QUARANTINED_AT_COLUMN, SOURCE_SCHEMA_COLUMN
+from fieldshift.table.storage import TableStorage, open_storage
 
 __all__ = ["ROW_COLUMN", "SNAPSHOT_COLUMN", "quarantine_groups", "quarantine_table", "render_json"]
 
@@ -38,16 +38,17 @@ _META = (REASON_COLUMN, SOURCE_SCHEMA_COLUMN, QUARANTINED_AT_COLUMN)
 T = pa.types
 
 
-def _read(location: Path, files: Sequence[tuple[str, int]]) -> list[pa.Table]:
+def _read(location: TableStorage | Path, files: Sequence[tuple[str, int]]) -> list[pa.Table]:
     parts = []
+    storage = open_storage(location)
     for path, snapshot_id in files:
-        with data_file_errors(location / path):
-            part = pq.read_table(location / path)
+        with data_file_errors(storage.display(path)):
+            part = storage.read_table(path)
         parts.append(part.append_column(SNAPSHOT_COLUMN, pa.array([snapshot_id] * part.num_rows, pa.int64())))
     return parts
 
 
-def quarantine_groups(location: Path, files: Sequence[tuple[str, int]]) -> list[pa.Table]:
+def quarantine_groups(location: TableStorage | Path, files: Sequence[tuple[str, int]]) -> list[pa.Table]:
     """One table per source schema (in the order first quarantined), rows in their source types."""
     groups: dict[pa.Schema, list[pa.Table]] = {}
     for part in _read(location, files):
@@ -61,7 +62,7 @@ def quarantine_groups(location: Path, files: Sequence[tuple[str, int]]) -> list[
     return [pa.concat_tables(parts) for parts in groups.values()]
 
 
-def quarantine_table(location: Path, files: Sequence[tuple[str, int]]) -> pa.Table:
+def quarantine_table(location: TableStorage | Path, files: Sequence[tuple[str, int]]) -> pa.Table:
     """Every quarantined row in one table: reason, time, snapshot, source schema and the row as JSON."""
     reasons, times, snapshots, sources, rows = [], [], [], [], []
     for part in _read(location, files):

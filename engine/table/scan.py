@@ -130,9 +130,9 @@ class Scan:
     def evolved_batches(self, f: DataFile) -> Iterator[pa.RecordBatch]:
         """A data file's batches in the read schema, before the row filter."""
         names, plan = self._plan_for(f.schema_id)
-        path = self.table.location / f.path
+        path = self.table.storage.display(f.path)
         expected = self._schemas[f.schema_id].select(names).to_arrow()
-        for batch in iter_file_batches(path, expected, self.batch_size):
+        for batch in iter_file_batches(self.table.storage, f.path, expected, self.batch_size):
             try:
                 out = plan.apply(batch)
             except SchemaEvolutionError as e:

@@ -51,15 +51,15 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
     if evolved:
         schemas = table.schemas_by_id()
         check_schema_change(spec, schemas[base.schema_id], schema, table=table.name)
-        check_values(table.location, lambda: table.catalog.all_data_files(table.table_id), schemas,
+        check_values(table.storage, lambda: table.catalog.all_data_files(table.table_id), schemas,
                      schema, table.policy, table=table.name, change=f"schema {schema.schema_id} (evolved by a stream)")
     written: list[str] = []
     try:
-        files: list[DataFile] = write_partitioned(table.location, schema, spec, data, written, MAX_FILE_ROWS)
+        files: list[DataFile] = write_partitioned(table.storage, schema, spec, data, written, MAX_FILE_ROWS)
         quarantine = []
         for q in quarantined:
             if q.num_rows:
-                path = write_side_file(table.location, "quarantine", q)
+                path = write_side_file(table.storage, "quarantine", q)
                 written.append(path)
                 quarantine.append((path, q.num_rows))
         return table.catalog.commit(
@@ -69,7 +69,7 @@ def commit_marked(table: Table, base: Snapshot, schema: Schema, evolved: bool, d
     except CommitOutcomeUnknownError:
         raise  # the commit may have landed: its files stay (a retry finds the mark recorded, or vacuum)
     except BaseException:
-        remove_files(table.location, written)
+        remove_files(table.storage, written)
         raise
 
 

@@ -40,6 +40,7 @@ from fieldshift.table.files import TMP_SUFFIX, remove_files, write_side_file
 from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only
 from fieldshift.table.keys import KeySpec, check_key_change, dedupe_latest, key_properties, key_spec
 from fieldshift.table.maintenance import CompactResult, ExpireResult, compact, expire_snapshots
+from fieldshift.table.object_store import create_on_object_store, open_on_object_store
 from fieldshift.table.on_write import PreparedAppend, prepare_append
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partition_write import write_partitioned
@@ -47,6 +48,7 @@ from fieldshift.table.partitioning import PartitionSpec, build_spec
 from fieldshift.table.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.scan import Scan
 from fieldshift.table.spec_update import UpdateSpec
+from fieldshift.table.storage import TableStorage, location_key, open_storage
 from fieldshift.table.value_check import check_values
 
 __all__ = ["CATALOG_FILE", "AppendResult", "CompactResult", "DeleteResult", "ExpireResult", "Table"]
@@ -107,24 +109,16 @@ def _refuse_reserved(schema: Schema) -> None:
                                    "reserves for the columns it adds (quarantine reasons, sources); rename them")
 
 
-def _files_under(folder: Path) -> list[Path]:
-    """Every entry below ``folder``, partition directories included, without following symlinks."""
-    found = []
-    for root, dirs, names in os.walk(folder):
-        dirs.sort()
-        found += [Path(root) / n for n in sorted([*names, *(d for d in dirs if (Path(root) / d).is_symlink())])]
-    return found
-
-
 class Table:
     """A fieldshift table: schema history forever, each data file tagged with its schema id."""
 
-    def __init__(self, catalog: SqliteCatalog, table_id: int, name: str, location: Path,
-                 properties: dict[str, str]) -> None:
+    def __init__(self, catalog: SqliteCatalog, table_id: int, name: str, location: Path | str,
+                 properties: dict[str, str], storage: TableStorage | None = None) -> None:
         self.catalog = catalog
         self.table_id = table_id
         self.name = name
-        self.location = location
+        self.storage = storage or open_storage(location)  # every data file goes through it
+        self.location = self.storage.location  # a Path, or the URI of an object-store location
         self.properties = properties
 
     # -- creating and opening -------------------------------------------------------------------
@@ -133,7 +127,8 @@ class Table:
                identifier_fields: Sequence[str] = (), properties: dict[str, str] | None = None,
                catalog: str | None = None, name: str | None = None,
                policy: CastPolicy | str | None = None, precombine: str | None = None,
-               buckets: int | None = None, partition_by: Sequence[Any] | PartitionSpec = ()) -> Table:
+               buckets: int | None = None, partition_by: Sequence[Any] | PartitionSpec = (),
+               storage_options: dict[str, Any] | None = None, filesystem: Any = None) -> Table:
         """Create a table at ``location`` (its own SQLite catalog unless ``catalog`` names a shared one).
 
         ``policy`` (default ``CastPolicy.onehouse()``) is the table's evolution policy: appends,
@@ -144,8 +139,10 @@ class Table:
         key columns, ``precombine`` the column ordering versions of a row (the highest wins, the latest
         commit on ties), ``buckets`` the fixed number of hidden key buckets (default 4).
         ``partition_by`` takes Iceberg's Spark SQL terms (``["days(ts)", "bucket(16, id)", "region"]``).
+        ``location`` may be a URI ``pyarrow.fs`` knows (``s3://bucket/path``; ``catalog`` is then required),
+        opened with ``storage_options`` / ``filesystem`` or the usual environment (see ``storage``).
         """
-        loc = Path(location).resolve()
+        store = open_storage(location, storage_options, filesystem)
         if isinstance(schema, pa.Schema):
             schema = Schema.from_arrow(schema, assign_ids=True)
         if identifier_fields:
@@ -157,6 +154,10 @@ class Table:
         spec = partition_by if isinstance(partition_by, PartitionSpec) else build_spec(schema, list(partition_by))
         table_policy = _resolve_policy(policy, props)
         props.pop(POLICY_PROPERTY, None)
+        if store.local_path is None:
+            cat, table_id, name = create_on_object_store(store, catalog, name, schema, props, table_policy, spec)
+            return cls(cat, table_id, name, store.location, cat.table_id(name)[2], store)
+        loc = store.local_path
         refuse_nested(loc, shared=bool(catalog))
         if catalog:
             if (loc / CATALOG_FILE).exists():
@@ -174,10 +175,14 @@ class Table:
         return cls(cat, table_id, name, loc, cat.table_id(name)[2])
 
     @classmethod
-    def open(cls, location: str | os.PathLike[str], *, catalog: str | None = None,
-             name: str | None = None) -> Table:
+    def open(cls, location: str | os.PathLike[str], *, catalog: str | None = None, name: str | None = None,
+             storage_options: dict[str, Any] | None = None, filesystem: Any = None) -> Table:
         """Open a table; one with its own catalog opens from wherever its directory now is."""
-        loc = Path(location).resolve()
+        store = open_storage(location, storage_options, filesystem)
+        if store.local_path is None:
+            cat, table_id, name, properties = open_on_object_store(store, catalog, name)
+            return cls(cat, table_id, name, store.location, properties, store)
+        loc = store.local_path
         if catalog is None and not (loc / CATALOG_FILE).exists() and (loc / TABLE_MARKER).is_file():
             catalog, name = read_table_marker(loc, name)  # a shared catalog's table opens by its directory too
         cat = open_catalog(catalog) if catalog else SqliteCatalog(loc / CATALOG_FILE)
@@ -186,7 +191,8 @@ class Table:
         cat.check_version()
         if catalog:
             table_id, stored_location, properties = cat.table_id(name or str(loc))
-            return cls(cat, table_id, name or str(loc), Path(stored_location), properties)
+            stored = open_storage(stored_location, storage_options, filesystem)
+            return cls(cat, table_id, name or str(loc), stored.location, properties, stored)
         name = name or own_table_name(cat, loc)
         table_id, _, properties = cat.table_id(name)
         return cls(cat, table_id, name, loc, properties)  # the directory, not the recorded hint
@@ -215,7 +221,7 @@ class Table:
 
     def _check_values(self, read_schema: Schema, policy: CastPolicy, change: str) -> None:
         """Refuse a commit when a value of a committed file would fail a checked cast into ``read_schema``."""
-        check_values(self.location, lambda: self.catalog.all_data_files(self.table_id), self.schemas_by_id(),
+        check_values(self.storage, lambda: self.catalog.all_data_files(self.table_id), self.schemas_by_id(),
                      read_schema, policy, table=self.name, change=change)
 
     # -- schema and history ---------------------------------------------------------------------
@@ -324,19 +330,19 @@ class Table:
                 return DeleteResult(0, head.snapshot_id)
             written: list[str] = []
             try:
-                files = write_partitioned(self.location, schema, self.spec, rows, written, keys=spec,
+                files = write_partitioned(self.storage, schema, self.spec, rows, written, keys=spec,
                                           content="deletes")
                 snap = self.catalog.commit(self.table_id, head.snapshot_id, operation="delete", add_files=files,
                                            write_schema_id=schema.schema_id, exclusive=filter is not None,
                                            summary={"keys": rows.num_rows})
             except CommitConflictError:
-                remove_files(self.location, written)
+                remove_files(self.storage, written)
                 if attempt == COMMIT_RETRIES - 1:
                     raise
                 time.sleep(0.01 * (attempt + 1))
                 continue
             except BaseException:
-                remove_files(self.location, written)
+                remove_files(self.storage, written)
                 raise
             return DeleteResult(rows.num_rows, snap.snapshot_id)
         raise AssertionError("unreachable")
@@ -381,11 +387,11 @@ class Table:
                                    f"an {'overwrite' if replace_all else 'append'})")
             written: list[str] = []
             try:
-                files = write_partitioned(self.location, prepared.schema, pspec, prepared.data, written,
+                files = write_partitioned(self.storage, prepared.schema, pspec, prepared.data, written,
                                           MAX_FILE_ROWS, keys=keys)
                 quarantine = []
                 if prepared.quarantined is not None and prepared.quarantined.num_rows:
-                    path = write_side_file(self.location, "quarantine", prepared.quarantined)
+                    path = write_side_file(self.storage, "quarantine", prepared.quarantined)
                     written.append(path)
                     quarantine.append((path, prepared.quarantined.num_rows))
                 snap = self.catalog.commit(
@@ -400,7 +406,7 @@ class Table:
                              "changes": list(prepared.changes)},
                 )
             except CommitConflictError:
-                remove_files(self.location, written)
+                remove_files(self.storage, written)
                 if attempt == COMMIT_RETRIES - 1:
                     raise
                 time.sleep(0.01 * (attempt + 1))
@@ -408,7 +414,7 @@ class Table:
             except CommitOutcomeUnknownError:
                 raise  # the commit may have landed, so its files stay (vacuum removes them if it did not)
             except BaseException:
-                remove_files(self.location, written)
+                remove_files(self.storage, written)
                 raise
             return AppendResult(prepared.data.num_rows, sum(n for _, n in quarantine),
                                 prepared.schema.schema_id, prepared.evolved, snap.snapshot_id, prepared.changes)
@@ -451,8 +457,8 @@ class Table:
         """
         files = self.catalog.quarantine_files(self.table_id)
         if grouped:
-            return quarantine_groups(self.location, files)
-        return quarantine_table(self.location, files)
+            return quarantine_groups(self.storage, files)
+        return quarantine_table(self.storage, files)
 
     def vacuum(self, older_than: dt.timedelta | float = dt.timedelta(hours=1)) -> list[str]:
         """Delete files no commit references (left by crashed writers); returns their paths.
@@ -469,19 +475,19 @@ class Table:
             raise TypeError(f"older_than must be a datetime.timedelta or seconds, not {older_than!r}")
         keep = self.catalog.all_paths(self.table_id)
         for other_id, _, other_location in self.catalog.tables():
-            if other_id != self.table_id and Path(other_location).resolve() == self.location.resolve():
+            if other_id != self.table_id and location_key(other_location) == self.location:
                 keep |= self.catalog.all_paths(other_id)  # a catalog from before locations were unique
         cutoff = time.time() - older_than.total_seconds()
         removed = []
         for folder in ("data", "quarantine"):
-            for path in _files_under(self.location / folder):
-                rel = path.relative_to(self.location).as_posix()
-                is_tmp = path.name.endswith(TMP_SUFFIX)
-                if path.is_symlink() or not path.is_file() or not _OWN_FILE.fullmatch(path.name):
+            for entry in self.storage.list_files(folder):
+                rel = entry.rel
+                is_tmp = entry.name.endswith(TMP_SUFFIX)
+                if not entry.regular or not _OWN_FILE.fullmatch(entry.name):
                     continue  # directories and files fieldshift did not name are not ours to delete
                 try:
-                    if (is_tmp or rel not in keep) and path.stat().st_mtime <= cutoff:
-                        path.unlink()
+                    if (is_tmp or rel not in keep) and entry.mtime <= cutoff:
+                        self.storage.delete(rel, missing_ok=False)
                         removed.append(rel)
                 except FileNotFoundError:  # a concurrent vacuum (or a writer's clean-up) got there first
                     continue

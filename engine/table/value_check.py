@@ -20,6 +20,7 @@ from fieldshift.planner import cached_plan
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.files import iter_file_batches
+from fieldshift.table.storage import TableStorage, open_storage
 
 __all__ = ["check_values", "checked_fields"]
 
@@ -40,14 +41,16 @@ def _may_fail(f: Field, file_schema: Schema, policy: CastPolicy) -> bool:
     return any(_may_fail(c, file_schema, policy) for c in f.children())
 
 
-def check_values(location: Path, list_files: Callable[[], Iterable[tuple[str, int]]], schemas: dict[int, Schema],
-                 read_schema: Schema, policy: CastPolicy, *, table: str, change: str) -> None:
+def check_values(location: TableStorage | Path, list_files: Callable[[], Iterable[tuple[str, int]]],
+                 schemas: dict[int, Schema], read_schema: Schema, policy: CastPolicy, *, table: str,
+                 change: str) -> None:
     """Raise :class:`HistoryUnreadableError` when a value of a data file (``(path, schema id)`` from
     ``list_files``, called only if some schema version needs a checked cast) fails that cast on its way
     into ``read_schema`` under ``policy``."""
     checked = {sid: ids for sid, s in schemas.items() if (ids := checked_fields(s, read_schema, policy))}
     if not checked:
         return  # the common case (widenings only): no file is listed or read
+    storage = open_storage(location)
     for path, schema_id in list_files():
         ids = checked.get(schema_id)
         if not ids:
@@ -57,7 +60,7 @@ def check_values(location: Path, list_files: Callable[[], Iterable[tuple[str, in
         plan = cached_plan(file_schema.select(names), read_schema.select([read_schema.field(i).name for i in ids]),
                            policy)
         try:
-            for batch in iter_file_batches(location / path, file_schema.select(names).to_arrow(), 65_536):
+            for batch in iter_file_batches(storage, path, file_schema.select(names).to_arrow(), 65_536):
                 plan.apply(batch)
         except CastValueError as e:
             raise HistoryUnreadableError(

@@ -1,11 +1,17 @@
 """Servers the `servers` tests start and stop themselves: a real PostgreSQL (``pgserver``, a
-self-contained PostgreSQL in a temporary directory). Every test here is marked ``servers``, so
+self-contained PostgreSQL in a temporary directory) and an S3-compatible server (moto's standalone
+server on 127.0.0.1). Every test here is marked ``servers``, so
 ``make test`` leaves them out and ``make test-servers`` runs them."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
+import subprocess
+import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,3 +96,56 @@ def spark_master(spark_processes: Any) -> str:
 def spark_remote(spark_processes: Any) -> str:
     """A Spark Connect server on 127.0.0.1 (``sc://127.0.0.1:PORT``)."""
     return spark_processes.start_connect()
+
+
+S3_BUCKET = "fieldshift-tests"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[str]:
+    """moto's S3-compatible server on loopback for the session; its endpoint and test credentials go into
+    the environment (AWS_ENDPOINT_URL and friends), where fieldshift, its writer processes and Spark's
+    executors find them as they would find real ones. Yields the endpoint URL."""
+    pytest.importorskip("moto")
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    endpoint = f"http://127.0.0.1:{port}"
+    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint, "AWS_EC2_METADATA_DISABLED": "true"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("moto's S3 server did not start") from None
+                time.sleep(0.2)
+        import pyarrow.fs as pafs
+
+        pafs.S3FileSystem(endpoint_override=endpoint, allow_bucket_creation=True).create_dir(S3_BUCKET)
+        yield endpoint
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture
+def s3_location(s3_server: str) -> str:
+    """A fresh table location on the S3 server (a prefix of its own in the test bucket)."""
+    return f"s3://{S3_BUCKET}/{uuid.uuid4().hex[:12]}/table"
