@@ -12,10 +12,13 @@ from fieldshift.kernels.layout import (
     decoded,
     list_child_range,
     list_from_view,
+    needs_rebuild,
+    rebuild_as,
     rebuild_list,
     rebuild_map,
     rebuild_struct,
     validity_buffer,
+    without_views,
 )
 from fieldshift.kernels.numba_format import int_to_string
 from fieldshift.kernels.numba_parse import (
@@ -44,8 +47,10 @@ __all__ = [
     "kernel_names",
     "list_child_range",
     "list_from_view",
+    "needs_rebuild",
     "numpy_widen",
     "range_checked_cast",
+    "rebuild_as",
     "rebuild_list",
     "rebuild_map",
     "rebuild_struct",
@@ -57,4 +62,5 @@ __all__ = [
     "string_to_int",
     "string_to_timestamp",
     "validity_buffer",
+    "without_views",
 ]

@@ -21,13 +21,17 @@ __all__ = [
     "list_child_range",
     "list_from_view",
     "names_like",
+    "needs_rebuild",
+    "rebuild_as",
     "rebuild_list",
     "rebuild_map",
     "rebuild_struct",
+    "relabel",
     "same_child_names",
     "same_values",
     "take_rows",
     "validity_buffer",
+    "without_views",
 ]
 
 
@@ -97,14 +101,14 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
     Decodes dictionaries, turns large/view variants into the target's layout, and relabels field
     names or metadata without copying (``view``) when only those differ.
     """
+    if needs_rebuild(arr.type):  # Arrow's cast and view both break these
+        return rebuild_as(arr, target)
     if arr.type == target:
         return arr if same_child_names(arr.type, target) else arr.view(target)
     if arr.type.id in _ENCODED:
         arr = decoded(arr)
         if arr.type == target:
             return arr if same_child_names(arr.type, target) else arr.view(target)
-    if pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type):
-        arr = list_from_view(arr)
     # Arrow's nested cast matches children by name; ours match by position (ids were matched at
     # plan time), so cast into the target layout under the source's names, then relabel. A plain
     # view is only right when nothing but names differ: a timestamp[ms] viewed as [s] would
@@ -112,7 +116,39 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
     named = names_like(arr.type, target)
     if named != arr.type:
         arr = pc.cast(arr, named, safe=True)
-    return arr.view(target)
+    try:
+        return arr.view(target)
+    except pa.ArrowInvalid:  # nulls under null parents in a field the target declares non-nullable
+        return relabel(arr, target)
+
+
+def relabel(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` typed ``target`` (equal up to names, metadata and nullability) over the same buffers.
+
+    Where ``target`` declares a nested field non-nullable the validity bitmap is dropped: pyarrow
+    builds (and Parquet reads) such fields with nulls under null parents, where no value is seen,
+    but then refuses to view or cast them."""
+    return _relabel(arr, target, True)
+
+
+def _relabel(arr: pa.Array, target: pa.DataType, nullable: bool) -> pa.Array:
+    arr = arr if arr.offset == 0 else pa.concat_arrays([arr])
+    buffers = arr.buffers()
+    validity, nulls = (buffers[0], arr.null_count) if nullable else (None, 0)
+    if pa.types.is_struct(target):
+        kids = [_relabel(arr.field(i), target.field(i).type, target.field(i).nullable)
+                for i in range(target.num_fields)]
+        return pa.Array.from_buffers(target, len(arr), [validity], nulls, 0, children=kids)
+    if pa.types.is_fixed_size_list(target):
+        kid = _relabel(arr.values, target.value_type, target.value_field.nullable)
+        return pa.Array.from_buffers(target, len(arr), [validity], nulls, 0, children=[kid])
+    if pa.types.is_map(target):
+        kid = _relabel(arr.values, pa.struct([target.key_field, target.item_field]), False)
+        return pa.Array.from_buffers(target, len(arr), [validity, buffers[1]], nulls, 0, children=[kid])
+    if pa.types.is_list(target) or pa.types.is_large_list(target):
+        kid = _relabel(arr.values, target.value_type, target.value_field.nullable)
+        return pa.Array.from_buffers(target, len(arr), [validity, buffers[1]], nulls, 0, children=[kid])
+    return pa.Array.from_buffers(target, len(arr), [validity, *buffers[1:]], nulls, 0)
 
 
 _ENCODED = frozenset(t.id for t in (pa.dictionary(pa.int8(), pa.int8()), pa.run_end_encoded(pa.int32(), pa.int8()),
@@ -144,16 +180,79 @@ def same_child_names(a: pa.DataType, b: pa.DataType) -> bool:
 
 
 def list_from_view(arr: pa.Array) -> pa.Array:
-    """A list (or large list) array with the values a list view shows, in order."""
-    sizes = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False)
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    large = pa.types.is_large_list_view(arr.type)
-    offsets_arr = pa.array(offsets, pa.int64() if large else pa.int32())
-    values = pc.list_flatten(arr)
-    ctor = pa.LargeListArray if large else pa.ListArray
-    out = ctor.from_arrays(offsets_arr, values, mask=arr.is_null() if arr.null_count else None)
+    """A list (or large list) array with the values a list view shows, in order (nested views too)."""
     element = arr.type.value_field
-    return out.cast(pa.large_list(element) if large else pa.list_(element))
+    target = pa.large_list(element) if pa.types.is_large_list_view(arr.type) else pa.list_(element)
+    return rebuild_as(arr, names_like(arr.type, without_views(target)))
+
+
+@functools.lru_cache(maxsize=1024)
+def needs_rebuild(t: pa.DataType) -> bool:
+    """Arrow's cast and view get these nested layouts wrong: a list view inside a struct, list or map
+    (offsets one entry short), and any null-typed child (its length is lost). :func:`rebuild_as`
+    converts them instead."""
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+        return True
+    kids = [t.field(i).type for i in range(t.num_fields)] if not pa.types.is_dictionary(t) else []
+    return any(pa.types.is_null(k) or needs_rebuild(k) for k in kids)
+
+
+def without_views(t: pa.DataType) -> pa.DataType:
+    """``t`` with every list view (at any depth) as the list of the same size class."""
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(without_views(t.field(i).type)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(without_views(t.key_type)),
+                       t.item_field.with_type(without_views(t.item_type)), keys_sorted=t.keys_sorted)
+    if hasattr(t, "value_field") and not pa.types.is_dictionary(t):
+        element = t.value_field.with_type(without_views(t.value_type))
+        if pa.types.is_fixed_size_list(t):
+            return pa.list_(element, t.list_size)
+        return pa.large_list(element) if pa.types.is_large_list(t) or pa.types.is_large_list_view(t) \
+            else pa.list_(element)
+    return t
+
+
+def rebuild_as(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` in ``target``'s nested layout, children matched by position: lists are rebuilt from
+    their offsets and children (never through Arrow's nested cast), leaves are cast."""
+    if not needs_rebuild(arr.type):
+        return conform(arr, target)
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(target):
+        kids = [rebuild_as(arr.field(i), target.field(i).type) for i in range(target.num_fields)]
+        return pa.StructArray.from_arrays(kids, fields=list(target), mask=mask)
+    if pa.types.is_map(target):
+        offsets, lo, hi = _rebased_offsets(arr)
+        keys = rebuild_as(arr.keys.slice(lo, hi - lo), target.key_type)
+        items = rebuild_as(arr.items.slice(lo, hi - lo), target.item_type)
+        return pa.MapArray.from_arrays(offsets, keys, items, type=target, mask=mask)
+    if hasattr(target, "value_field") and not pa.types.is_dictionary(target):
+        if pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type):
+            sizes = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False)
+            offsets = pa.array(np.concatenate([[0], np.cumsum(sizes)]), pa.int64())
+            values = pc.list_flatten(arr)
+        elif pa.types.is_fixed_size_list(arr.type):
+            size = arr.type.list_size
+            offsets = pa.array(np.arange(len(arr) + 1, dtype=np.int64) * size)
+            values = arr.values.slice(arr.offset * size, len(arr) * size)
+        else:
+            offsets, lo, hi = _rebased_offsets(arr)
+            values = arr.values.slice(lo, hi - lo)
+        values = rebuild_as(values, target.value_type)
+        if pa.types.is_fixed_size_list(target):
+            return pa.FixedSizeListArray.from_arrays(values, type=target, mask=mask)
+        ctor = pa.LargeListArray if pa.types.is_large_list(target) else pa.ListArray
+        offsets = offsets.cast(pa.int64() if pa.types.is_large_list(target) else pa.int32())
+        return ctor.from_arrays(offsets, values, type=target, mask=mask)
+    return conform(arr, target)
+
+
+def _rebased_offsets(arr: pa.Array) -> tuple[pa.Array, int, int]:
+    """A list or map slice's offsets starting at 0, and the child range [lo, hi) they cover."""
+    offsets = arr.offsets.to_numpy()
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    return pa.array(offsets - lo, arr.offsets.type), lo, hi
 
 
 def names_like(source: pa.DataType, target: pa.DataType) -> pa.DataType:

@@ -23,10 +23,12 @@ from fieldshift.kernels import (
     decoded,
     get_kernel,
     list_child_range,
-    list_from_view,
+    needs_rebuild,
+    rebuild_as,
     rebuild_list,
     rebuild_map,
     rebuild_struct,
+    without_views,
 )
 from fieldshift.kernels.valid_nulls import valid_hidden_nulls
 
@@ -226,16 +228,14 @@ def _same_list_layout(source: pa.Array, target: pa.DataType) -> pa.Array:
     """Cast a list of another layout (large, view, fixed) to the target's layout, same elements."""
     if source.type.id == target.id:
         return source
-    if pa.types.is_list_view(source.type) or pa.types.is_large_list_view(source.type):
-        source = list_from_view(source)
-        if source.type.id == target.id:
-            return source
-    element = source.type.value_field
+    element = source.type.value_field.with_type(without_views(source.type.value_type))
     if pa.types.is_large_list(target):
-        return source.cast(pa.large_list(element))
-    if pa.types.is_fixed_size_list(target):
-        return source.cast(pa.list_(element, target.list_size))
-    return source.cast(pa.list_(element))
+        want = pa.large_list(element)
+    elif pa.types.is_fixed_size_list(target):
+        want = pa.list_(element, target.list_size)
+    else:
+        want = pa.list_(element)
+    return rebuild_as(source, want) if needs_rebuild(source.type) else conform(source, want)
 
 
 ROOT_ROWS: RowMap = _identity_rows

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 from fieldshift.errors import DataFileError, SchemaEvolutionError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.parquet_layouts import for_parquet, restore_types
 from fieldshift.table.stats import compute_stats
 from fieldshift.table.storage import TMP_SUFFIX, TableStorage, open_storage
 
@@ -55,7 +56,7 @@ def write_data_file(location: TableStorage | Path | str, schema: Schema, table: 
             f"column(s) {far} hold timestamp[s] values beyond year 292,000,000, which Parquet cannot store (it "
             "keeps seconds as milliseconds); nothing was written. Drop or fix those values.")
     rel = f"{directory}/{uuid.uuid4().hex}.parquet"
-    size = _atomic_write(table, open_storage(location), rel)
+    size = _atomic_write(for_parquet(table), open_storage(location), rel)
     return DataFile(rel, schema.schema_id, table.num_rows, size, compute_stats(schema, table), spec_id=spec_id,
                     partition=partition)
 
@@ -67,7 +68,7 @@ def write_side_file(location: TableStorage | Path | str, folder: str, table: pa.
         i = table.schema.get_field_index(name)
         table = table.set_column(i, pa.field(name, pa.int64(), metadata={b"fieldshift.unit": b"timestamp[s]"}),
                                  table.column(i).cast(pa.int64()))
-    _atomic_write(table, open_storage(location), rel)
+    _atomic_write(for_parquet(table), open_storage(location), rel)
     return rel
 
 
@@ -87,9 +88,7 @@ def read_columns(pf: pq.ParquetFile, names: Sequence[str], batch_size: int,
                  restore: pa.Schema | None = None) -> Iterator[pa.RecordBatch]:
     """Batches of exactly the top-level columns ``names``, in that order.
 
-    ``restore`` gives the columns' recorded types: Parquet has no 64-bit date, so pyarrow reads a
-    ``date64`` column (also inside structs, lists and maps) back as ``date32``; such columns are cast
-    back, exactly, to the type the catalog recorded.
+    ``restore`` gives the columns' recorded types, for layouts Parquet does not keep (parquet_layouts).
 
     Selected by leaf column index, never by name: pyarrow reads a name with a dot as a path, so
     selecting a column named ``a.b`` would also bring struct ``a``'s child ``b`` (and the columns come
@@ -105,16 +104,7 @@ def read_columns(pf: pq.ParquetFile, names: Sequence[str], batch_size: int,
     wanted = None if restore is None else [restore.field(n).type for n in names]
     for batch in pf.reader.iter_batches(batch_size, row_groups=groups, column_indices=indices, use_threads=True):
         batch = batch.select(list(names)) if batch.schema.names != list(names) else batch
-        yield batch if wanted is None else _restore_types(batch, wanted)
-
-
-def _restore_types(batch: pa.RecordBatch, types: Sequence[pa.DataType]) -> pa.RecordBatch:
-    """Cast the columns Parquet could not keep in their written layout back to it (date32 -> date64)."""
-    for i, want in enumerate(types):
-        if not batch.schema.field(i).type.equals(want):
-            field = batch.schema.field(i)
-            batch = batch.set_column(i, field.with_type(want), batch.column(i).cast(want))
-    return batch
+        yield batch if wanted is None else restore_types(batch, wanted)
 
 
 def _leaf_count(t: pa.DataType) -> int:
