@@ -115,7 +115,12 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
     # reinterpret the values (Parquet stores seconds as milliseconds).
     named = names_like(arr.type, target)
     if named != arr.type:
-        arr = pc.cast(arr, named, safe=True)
+        try:
+            arr = pc.cast(arr, named, safe=True)
+        except pa.ArrowInvalid:  # nulls under null parents in a non-nullable field: Arrow refuses them
+            if not pa.types.is_nested(arr.type):
+                raise
+            return rebuild_as(arr, target)
     try:
         return arr.view(target)
     except pa.ArrowInvalid:  # nulls under null parents in a field the target declares non-nullable
@@ -216,7 +221,8 @@ def without_views(t: pa.DataType) -> pa.DataType:
 def rebuild_as(arr: pa.Array, target: pa.DataType) -> pa.Array:
     """``arr`` in ``target``'s nested layout, children matched by position: lists are rebuilt from
     their offsets and children (never through Arrow's nested cast), leaves are cast."""
-    if not needs_rebuild(arr.type):
+    arr = decoded(arr)
+    if not pa.types.is_nested(target) or not pa.types.is_nested(arr.type):
         return conform(arr, target)
     mask = arr.is_null() if arr.null_count else None
     if pa.types.is_struct(target):
