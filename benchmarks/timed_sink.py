@@ -6,6 +6,7 @@ durations to the file named by the ``timings`` option."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Any
 
@@ -17,7 +18,7 @@ FORMAT = "fieldshift_timed"
 
 def _log(path: str, kind: str, batch: int | None, seconds: float) -> None:
     with open(path, "a") as fh:
-        fh.write(json.dumps({"kind": kind, "batch": batch, "s": seconds}) + "\n")
+        fh.write(json.dumps({"kind": kind, "batch": batch, "s": seconds, "pid": os.getpid()}) + "\n")
 
 
 class TimedWriter(FieldshiftStreamWriter):

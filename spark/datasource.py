@@ -80,6 +80,7 @@ from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import remove_files, write_side_file
+from fieldshift.table.keys import KeySpec, key_spec
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.scan import Predicate, Scan
 from fieldshift.table.table import MAX_FILE_ROWS, Table
@@ -396,6 +397,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
             head = table.current_snapshot
             self.base_snapshot_id = head.snapshot_id
             base = table.schemas_by_id()[head.schema_id]
+        self.keys: KeySpec | None = key_spec(table.properties, base) if table is not None else None
         self.plan: WritePlan = plan_write(self.incoming, base, evolve=evolve, on_incompatible=on_incompatible,
                                           policy=self.policy)
         self.spec = writer_spec(table, base, self.plan, options)  # tasks split their rows by it

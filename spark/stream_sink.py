@@ -94,10 +94,8 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
                                      "not 'complete'")
         super().__init__(options, schema, overwrite=False)
         self.operation: SinkOperation = operation  # type: ignore[assignment]
-        table = None if self.new_schema is not None else Table.open(self.location, catalog=self.catalog,
-                                                                     name=self.name)
         # a keyed table's tasks write hidden-bucket files (upserts: the latest row per key of the task)
-        self.keyed = KeyedWrites(operation, table.keys, self.spec) if table is not None and table.keys else None
+        self.keyed = KeyedWrites(operation, self.keys, self.spec) if self.keys is not None else None
         if operation == "upsert" and self.keyed is None:
             raise NotKeyedError(f"operation 'upsert' needs a keyed table at {self.location}; create it first with "
                                 "Table.create(..., identifier_fields=[...]) (fieldshift create --key)")
@@ -176,7 +174,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             evolve = known is None
             if evolve:
                 check_evolution(table, schemas[head.schema_id], plan_schema, "a stream")
-            if self.operation == "append" and table.keys is not None:  # insert-only: checked against head
+            if self.operation == "append" and self.keyed is not None:  # insert-only: checked against head
                 check_new_keys(table, head.snapshot_id, current)
             try:
                 commit_files(table, head, plan_schema, evolve, current, quarantine, operation=self.operation,

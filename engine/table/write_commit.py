@@ -22,7 +22,7 @@ from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot
 from fieldshift.table.files import remove_files, write_side_file
 from fieldshift.table.keyed_write import check_unique, new_keys_only
-from fieldshift.table.keys import dedupe_latest
+from fieldshift.table.keys import KeySpec, dedupe_latest, key_spec
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partition_write import MAX_FILE_ROWS, write_partitioned
 from fieldshift.table.stream_marks import StreamMark, check_unrecorded
@@ -46,10 +46,10 @@ class Written:
     quarantined: int
 
 
-def keyed_rows(table: Table, data: pa.Table, operation: WriteOperation, snapshot_id: int) -> pa.Table:
+def keyed_rows(table: Table, keys: KeySpec | None, data: pa.Table, operation: WriteOperation,
+               snapshot_id: int) -> pa.Table:
     """One row per key: an upsert keeps the latest, an insert-only append refuses repeats and keys the
     table holds at ``snapshot_id`` (an overwrite only repeats); unkeyed tables pass through."""
-    keys = table.keys
     if keys is None:
         if operation == "upsert":
             raise NotKeyedError(f"upsert needs a keyed table, and table {table.name!r} has no primary key; create it "
@@ -90,7 +90,7 @@ def commit_files(table: Table, head: Snapshot, schema: Schema, evolved: bool, fi
     concurrent commit (its keys were checked against ``head``), an overwrite replaces every file."""
     return table.catalog.commit(
         table.table_id, head.snapshot_id, operation=operation,
-        exclusive=table.keys is not None and operation == "append",
+        exclusive=key_spec(table.properties, schema) is not None and operation == "append",
         schema=schema if evolved else None, write_schema_id=schema.schema_id, add_files=files,
         quarantine=quarantine, replace_all=operation == "overwrite", stream=mark,
         summary={"rows": sum(f.record_count for f in files if f.content == "data"),
@@ -105,12 +105,13 @@ def write_rows(table: Table, head: Snapshot, base: Schema, schema: Schema, evolv
     ``AlreadyCommittedError``: ``mark`` was recorded before, nothing to do. Either way no file stays."""
     if mark is not None:  # a replay is told so before any key check (an insert-only replay is no duplicate)
         table.catalog.run_read(lambda conn: check_unrecorded(conn, table.table_id, mark))
-    data = keyed_rows(table, data, operation, head.snapshot_id)
+    keys = key_spec(table.properties, schema)  # the key's columns as ``data`` names them
+    data = keyed_rows(table, keys, data, operation, head.snapshot_id)
     if evolved:  # before writing anything
         check_evolution(table, base, schema, f"an {operation}")
     written: list[str] = []
     try:
-        files = write_partitioned(table.location, schema, table.spec, data, written, MAX_FILE_ROWS, keys=table.keys)
+        files = write_partitioned(table.location, schema, table.spec, data, written, MAX_FILE_ROWS, keys=keys)
         quarantine = []
         for q in quarantined:
             if q.num_rows:
