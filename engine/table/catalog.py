@@ -19,7 +19,7 @@ from typing import Any
 from fieldshift.errors import CatalogFormatError, CommitConflictError, HistoryUnreadableError, TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog_reads import load_file_stats, snapshot_row
+from fieldshift.table.catalog_reads import load_file_stats, parsed_schema, snapshot_row
 from fieldshift.table.catalog_sql import (
     DEFAULT_POLICY,
     FORMAT_VERSION,
@@ -235,7 +235,7 @@ class SqliteCatalog:
     def _parse_schema(self, conn: sqlite3.Connection, table_id: int, schema_id: int, text: str) -> Schema:
         """A stored schema, or a CatalogFormatError naming the table and schema id."""
         try:
-            return Schema.from_json(text)
+            return parsed_schema(text)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
             row = conn.execute("SELECT name FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()
             raise CatalogFormatError(
