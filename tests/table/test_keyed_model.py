@@ -7,7 +7,8 @@ A hypothesis state machine drives a real keyed table (SQLite catalog, Parquet fi
 through upserts with duplicate keys and precombine ties, on-write evolution (a widened column, a new
 column), renames of the precombine and other columns, deletes by key and by filter, compaction,
 expiry and time travel, comparing every read (pruned and unpruned, with key and non-key filters,
-and ``count()``) with the model.
+and ``count()``) with the model. Stream upserts and marked insert-only appends (a replay commits
+nothing) and landed files captured with ``operation="upsert"`` follow the same rules.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -112,6 +114,23 @@ class KeyedMachine(RuleBasedStateMachine):
         self.batches += 1
         head = self.t.current_snapshot.snapshot_id
         assert append_once(self.t, self._arrow(batch, long_v, w), mark, operation="upsert") is None
+        assert self.t.current_snapshot.snapshot_id == head
+        self._absorb(long_v, w)
+        for k, row in self._model_rows(batch, long_v, w).items():
+            if k not in self.rows or _newer(row["pre"], self.rows[k]["pre"]):
+                self.rows[k] = row
+        self._record()
+
+    @rule(batch=BATCH, long_v=st.booleans(), w=st.booleans())
+    def capture_upsert(self, batch: list[tuple[int, Any, Any]], long_v: bool, w: bool) -> None:
+        """A landed Parquet file captured with operation='upsert'; a second capture takes nothing."""
+        land = self.dir / "land"
+        land.mkdir(exist_ok=True)
+        pq.write_table(self._arrow(batch, long_v, w), land / f"f{self.batches:05}.parquet")
+        self.batches += 1
+        assert fs.capture(land, self.t, operation="upsert").files == 1
+        head = self.t.current_snapshot.snapshot_id
+        assert fs.capture(land, self.t, operation="upsert").files == 0
         assert self.t.current_snapshot.snapshot_id == head
         self._absorb(long_v, w)
         for k, row in self._model_rows(batch, long_v, w).items():
