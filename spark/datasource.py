@@ -33,6 +33,7 @@ of Spark's error (``errors_bridge``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -383,6 +384,11 @@ class FieldshiftWriter(DataSourceArrowWriter):
             table = Table.open(self.location, catalog=self.catalog, name=self.name)
         except TableError:
             table = None
+        with table.catalog.one_connection() if table is not None else contextlib.nullcontext():
+            self._plan(options, table, schema, on_incompatible, evolve)
+
+    def _plan(self, options: Any, table: Table | None, schema: StructType, on_incompatible: str,
+              evolve: bool) -> None:
         if table is None:
             # a new table's columns are all nullable: Spark's non-null flags describe one query, not the table
             self.new_schema: Schema | None = with_nullability(spark_to_schema(schema, assign_ids=True),

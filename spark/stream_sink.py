@@ -124,10 +124,11 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         mark = StreamMark(self.stream_id, int(batchId))
         try:
             table = self._table(plan_schema)
-            if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
-                remove_files(location, written)  # a replay after a crash or restart: already in the table
-                return
-            new_files = self._commit(table, plan_schema, files, quarantine, mark)
+            with table.catalog.one_connection():
+                if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
+                    remove_files(location, written)  # a replay after a crash or restart: already in the table
+                    return
+                new_files = self._commit(table, plan_schema, files, quarantine, mark)
             if new_files is not files:
                 remove_files(location, [f.path for f in files])
         except AlreadyCommittedError:
