@@ -30,6 +30,7 @@ from fieldshift.errors import (
     AlreadyCommittedError,
     CommitConflictError,
     CommitOutcomeUnknownError,
+    DuplicateKeyError,
     InvalidOptionError,
     NotKeyedError,
     TableError,
@@ -176,7 +177,11 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             if evolve:
                 check_evolution(table, schemas[head.schema_id], plan_schema, "a stream")
             if self.operation == "append" and self.keyed is not None:  # insert-only: checked against head
-                check_new_keys(table, head.snapshot_id, current)
+                try:
+                    check_new_keys(table, head.snapshot_id, current)
+                except DuplicateKeyError as e:
+                    raise DuplicateKeyError(f"batch {mark.batch_id} of the stream: {e} (a stream upserts with "
+                                            ".option('operation', 'upsert'))") from None
             try:
                 commit_files(table, head, plan_schema, evolve, current, quarantine, operation=self.operation,
                              mark=mark, summary={"changes": list(self.plan.changes) if evolve else [],

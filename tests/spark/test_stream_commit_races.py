@@ -77,7 +77,7 @@ def test_keyed_append_racing_an_append_of_the_same_key_fails_files_removed(tmp_p
     message = _writer(t, tmp_path / "ck").write(iter([_batch(0)]))  # insert-only: keys 0 and 1
     t.append({"id": pa.array([1], pa.int64()), "col1": pa.array([9], pa.int32()), "note": ["z"]})  # meanwhile
     head = t.current_snapshot.snapshot_id
-    with pytest.raises(fs.DuplicateKeyError, match="id=1"):
+    with pytest.raises(fs.DuplicateKeyError, match=r"batch 0 of the stream: key \(id=1\).*'operation', 'upsert'"):
         _writer(t, tmp_path / "ck").commit([message], 0)
     assert t.current_snapshot.snapshot_id == head and len(_on_disk(t)) == 1  # the batch's files removed
 
