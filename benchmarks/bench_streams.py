@@ -110,7 +110,10 @@ def per_batch_cost(spark: Any, root: Path) -> dict[str, Any]:
     _, nq = _query(spark, src, "noop", root / "noop", root / "noop-ck")
     noop = [p["durationMs"]["triggerExecution"] / 1e3 for p in nq.recentProgress if p["numInputRows"]]
     per_batch = [c + w for c, w in zip(commits, writes, strict=False)]  # one task per 1,000-row batch
+    cpu = [c["cpu"] + w["cpu"] for c, w in zip([r for r in records if r["kind"] == "commit"],
+                                               [r for r in records if r["kind"] == "flush"], strict=False)]
     return {"batches": len(commits), "batch_rows": 1_000,
+            "fieldshift_cpu_p50": _pct(cpu, 0.5), "fieldshift_cpu_p99": _pct(cpu, 0.99),
             "write_p50": _pct(writes, 0.5), "write_p99": _pct(writes, 0.99),
             "write_wall_p50": _pct(waits, 0.5), "write_wall_p99": _pct(waits, 0.99),
             "commit_p50": _pct(commits, 0.5), "commit_p99": _pct(commits, 0.99),

@@ -33,6 +33,7 @@ of Spark's error (``errors_bridge``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -79,6 +80,7 @@ from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import remove_files, write_side_file
+from fieldshift.table.keys import KeySpec, key_spec
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.scan import Predicate, Scan
 from fieldshift.table.storage import TableStorage, location_key, open_storage
@@ -384,6 +386,11 @@ class FieldshiftWriter(DataSourceArrowWriter):
             raise  # an object-store location without a catalog: say so before any task writes
         except TableError:
             table = None
+        with table.catalog.one_connection() if table is not None else contextlib.nullcontext():
+            self._plan(options, table, schema, on_incompatible, evolve)
+
+    def _plan(self, options: Any, table: Table | None, schema: StructType, on_incompatible: str,
+              evolve: bool) -> None:
         if table is None:
             # a new table's columns are all nullable: Spark's non-null flags describe one query, not the table
             self.new_schema: Schema | None = with_nullability(spark_to_schema(schema, assign_ids=True),
@@ -398,6 +405,7 @@ class FieldshiftWriter(DataSourceArrowWriter):
             head = table.current_snapshot
             self.base_snapshot_id = head.snapshot_id
             base = table.schemas_by_id()[head.schema_id]
+        self.keys: KeySpec | None = key_spec(table.properties, base) if table is not None else None
         self.plan: WritePlan = plan_write(self.incoming, base, evolve=evolve, on_incompatible=on_incompatible,
                                           policy=self.policy)
         self.spec = writer_spec(table, base, self.plan, options)  # tasks split their rows by it

@@ -26,9 +26,11 @@ from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only
+from fieldshift.table.files import remove_files, write_side_file
+from fieldshift.table.keyed_write import key_rows
 from fieldshift.table.keys import KeySpec, dedupe_latest
 from fieldshift.table.merge import group_files, read_group
+from fieldshift.table.on_write import WritePlan
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec
 from fieldshift.table.scan import Scan
@@ -160,13 +162,20 @@ class KeyedWrites:
         rows = good if self.operation == "append" else dedupe_latest(good, self.spec)
         return write_partitioned(location, schema, self.partition_spec, rows, written, keys=self.spec)
 
-    def check_new(self, table: Table, snapshot_id: int, files: Sequence[DataFile]) -> None:
-        """An insert-only append's keys are unique and new to the table (checked on the driver)."""
-        names = list(self.spec.key_names)
-        parts = [table.storage.read_table(f.path, columns=names) for f in files]
-        incoming = pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
-        check_unique(incoming, self.spec)
-        new_keys_only(incoming, table.scan(columns=names, snapshot_id=snapshot_id).to_arrow(), self.spec)
+    def write_planned(self, location: TableStorage, plan: WritePlan, data: pa.Table, message: Any) -> None:
+        """A task's rows through the driver's write plan: bucket files of the rows that fit, a quarantine
+        file of the rest, both added to ``message`` (a failure removes what this call wrote)."""
+        written: list[str] = []
+        try:
+            good, bad = plan.split(data)
+            files = self.files(location, plan.schema, good, written)
+            if bad is not None and bad.num_rows:
+                message.quarantine.append((write_side_file(location, "quarantine", bad), bad.num_rows))
+        except BaseException:
+            remove_files(location, written)
+            raise
+        message.files.extend(files)
+        message.rows += sum(f.record_count for f in files)
 
 
 one_line_errors(_GroupTasks, KeyedReader)  # a failing merge: the fieldshift message is Spark's last line

@@ -17,9 +17,10 @@ from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import OPERATIONS, KeyedWrites
-from fieldshift.table.files import remove_files, write_side_file
+from fieldshift.table.files import remove_files
 from fieldshift.table.storage import TableStorage, open_storage
 from fieldshift.table.table import Table
+from fieldshift.table.write_commit import check_new_keys
 
 __all__ = ["KeyedWriter", "writer_for"]
 
@@ -68,15 +69,12 @@ class KeyedWriter(FieldshiftWriter):
     def _flush(self, batches: Sequence[pa.RecordBatch], location: TableStorage,
                message: FieldshiftCommitMessage) -> None:
         data = pa.Table.from_batches(batches, schema=self.incoming)
+        if self.keyed.operation != "delete":
+            self.keyed.write_planned(location, self.plan, data, message)
+            return
         written: list[str] = []
         try:
-            if self.keyed.operation == "delete":
-                files = self.keyed.files(location, self.base_schema, data, written)
-            else:
-                good, bad = self.plan.split(data)
-                files = self.keyed.files(location, self.plan.schema, good, written)
-                if bad is not None and bad.num_rows:
-                    message.quarantine.append((write_side_file(location, "quarantine", bad), bad.num_rows))
+            files = self.keyed.files(location, self.base_schema, data, written)
         except BaseException:
             remove_files(location, written)
             raise
@@ -91,7 +89,7 @@ class KeyedWriter(FieldshiftWriter):
         try:
             table = Table.open(self.location, catalog=self.catalog, name=self.name)
             if self.keyed.operation == "append":  # insert-only: no key twice, none the table holds
-                self.keyed.check_new(table, self.base_snapshot_id, files)
+                check_new_keys(table, self.base_snapshot_id, files)
             table.catalog.commit(
                 table.table_id, self.base_snapshot_id, operation=self.keyed.operation,
                 exclusive=self.keyed.operation == "append",

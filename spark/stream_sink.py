@@ -7,7 +7,9 @@ per micro-batch), the executors' commit messages say which schema their files we
 the commit records (stream id, batch id) in the catalog in the same transaction as the snapshot. The
 stream id is the query id in the checkpoint's ``metadata`` file (a new checkpoint is a new stream),
 else the checkpoint's absolute path. A replayed batch commits nothing and deletes its files; an empty
-micro-batch still records its batch id.
+micro-batch still records its batch id. On a keyed table, ``operation`` ``upsert`` writes hidden-bucket
+files whose latest row per key wins on read; ``append`` is insert-only (``DuplicateKeyError``); the
+mark is in the upsert's own transaction, so a replayed upsert commits nothing either.
 """
 
 from __future__ import annotations
@@ -27,26 +29,29 @@ from fieldshift.errors import (
     AlreadyCommittedError,
     CommitConflictError,
     CommitOutcomeUnknownError,
+    DuplicateKeyError,
     InvalidOptionError,
+    NotKeyedError,
     TableError,
 )
 from fieldshift.options import check_option
 from fieldshift.schema import Schema
 from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWriter
+from fieldshift.spark.keyed import KeyedWrites
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import remove_files, write_data_file
+from fieldshift.table.files import remove_files
 from fieldshift.table.on_write import prepare_append
-from fieldshift.table.storage import open_storage
-from fieldshift.table.stream_commit import refuse_keyed
+from fieldshift.table.partition_write import write_partitioned
+from fieldshift.table.storage import TableStorage, open_storage
 from fieldshift.table.stream_log import stream_commit
 from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import Table
-from fieldshift.table.value_check import check_values
+from fieldshift.table.write_commit import check_evolution, check_new_keys, commit_files
 
 __all__ = ["FieldshiftStreamWriter", "SinkOperation", "StreamCommitMessage", "stream_id_of"]
 
 SinkOperation = Literal["append", "upsert"]
-"""What each micro-batch does to the table (``upsert`` needs key tables, which this build lacks)."""
+"""What each micro-batch does: append (insert-only on a keyed table) or upsert (keyed tables only)."""
 COMMIT_RETRIES = 8
 
 
@@ -85,20 +90,30 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         self.stream_id = stream_id_of(options)
         operation = str(options.get("operation", "append")).strip().lower()
         check_option("operation", operation, SinkOperation)
-        if operation == "upsert":
-            raise InvalidOptionError(
-                "operation 'upsert' needs tables with identifier (key) columns and an upsert commit, which the "
-                "streaming sink does not have yet; stream with operation 'append'")
         if overwrite:
             raise InvalidOptionError("the fieldshift streaming sink appends; use outputMode('append'), "
                                      "not 'complete'")
         super().__init__(options, schema, overwrite=False)
+        self.operation: SinkOperation = operation  # type: ignore[assignment]
+        # a keyed table's tasks write hidden-bucket files (upserts: the latest row per key of the task)
+        self.keyed = KeyedWrites(operation, self.keys, self.spec) if self.keys is not None else None
+        if operation == "upsert" and self.keyed is None:
+            raise NotKeyedError(f"operation 'upsert' needs a keyed table at {self.location}; create it first with "
+                                "Table.create(..., identifier_fields=[...]) (fieldshift create --key)")
 
     # -- executors ------------------------------------------------------------------------------
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
         done = super().write(iterator)
         return StreamCommitMessage(done.files, done.quarantine, done.rows, self.base_snapshot_id,
                                    self.plan.schema.to_json())
+
+    def _flush(self, batches: Sequence[pa.RecordBatch], location: TableStorage,
+               message: FieldshiftCommitMessage) -> None:
+        if self.keyed is None:
+            super()._flush(batches, location, message)
+        else:
+            self.keyed.write_planned(location, self.plan, pa.Table.from_batches(batches, schema=self.incoming),
+                                     message)
 
     # -- driver ---------------------------------------------------------------------------------
     def commit(self, messages: Sequence[FieldshiftCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
@@ -111,11 +126,11 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         mark = StreamMark(self.stream_id, int(batchId))
         try:
             table = self._table(plan_schema)
-            refuse_keyed(table, "the streaming sink")  # before anything commits; files removed
-            if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
-                remove_files(location, written)  # a replay after a crash or restart: already in the table
-                return
-            new_files = self._commit(table, plan_schema, files, quarantine, mark, sum(m.rows for m in done))
+            with table.catalog.one_connection():
+                if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
+                    remove_files(location, written)  # a replay after a crash or restart: already in the table
+                    return
+                new_files = self._commit(table, plan_schema, files, quarantine, mark)
             if new_files is not files:
                 remove_files(location, [f.path for f in files])
         except AlreadyCommittedError:
@@ -148,7 +163,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             return Table.open(self.location, catalog=self.catalog, name=self.name)
 
     def _commit(self, table: Table, plan_schema: Schema, files: list[DataFile], quarantine: list[tuple[str, int]],
-                mark: StreamMark, rows: int) -> list[DataFile]:
+                mark: StreamMark) -> list[DataFile]:
         """Commit on the current head, evolving the table to ``plan_schema`` if no one has; files whose
         schema id now means another schema (a concurrent change) are rewritten for the head first."""
         current = files
@@ -160,18 +175,19 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
                 current, plan_schema = self._rebase(table, current, plan_schema, schemas[head.schema_id])
                 continue
             evolve = known is None
-            if evolve and current:
-                check_values(table.storage, lambda: table.catalog.all_data_files(table.table_id), schemas,
-                             plan_schema, table.policy, table=table.name,
-                             change=f"schema {plan_schema.schema_id} (evolved by a stream)")
+            if evolve:
+                check_evolution(table, schemas[head.schema_id], plan_schema, "a stream")
+            if self.operation == "append" and self.keyed is not None:  # insert-only: checked against head
+                try:
+                    check_new_keys(table, head.snapshot_id, current)
+                except DuplicateKeyError as e:
+                    raise DuplicateKeyError(f"batch {mark.batch_id} of the stream: {e} (a stream upserts with "
+                                            ".option('operation', 'upsert'))") from None
             try:
-                table.catalog.commit(
-                    table.table_id, head.snapshot_id, operation="append",
-                    schema=plan_schema if evolve else None, write_schema_id=plan_schema.schema_id,
-                    add_files=current, quarantine=quarantine, stream=mark,
-                    summary={"rows": rows, "quarantined": sum(n for _, n in quarantine),
-                             "changes": list(self.plan.changes) if evolve else [], "writer": "spark-stream",
-                             "stream": mark.stream_id, "batch": mark.batch_id})
+                commit_files(table, head, plan_schema, evolve, current, quarantine, operation=self.operation,
+                             mark=mark, summary={"changes": list(self.plan.changes) if evolve else [],
+                                                 "writer": "spark-stream", "stream": mark.stream_id,
+                                                 "batch": mark.batch_id})
                 return current
             except CommitConflictError:
                 if attempt == COMMIT_RETRIES - 1:
@@ -186,6 +202,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             return [], head_schema
         data = pa.concat_tables([table.storage.read_table(f.path) for f in files])
         prepared = prepare_append(data, head_schema, evolve=True, on_incompatible="fail", policy=table.policy)
-        return [write_data_file(table.storage, prepared.schema, prepared.data)], prepared.schema
+        rewritten = write_partitioned(table.storage, prepared.schema, table.spec, prepared.data, [], keys=table.keys)
+        return rewritten, prepared.schema
 
 

@@ -17,7 +17,12 @@ from fieldshift.cli.console import POLICY_HELP, UsageError, cli_errors, err_cons
 from fieldshift.cli.render import simple_table
 from fieldshift.table.capture import CaptureProgress, capture
 
-__all__ = ["CaptureFormatOption", "capture_command"]
+__all__ = ["CaptureFormatOption", "CaptureOperationOption", "capture_command"]
+
+
+class CaptureOperationOption(StrEnum):
+    append = "append"
+    upsert = "upsert"
 
 
 class CaptureFormatOption(StrEnum):
@@ -56,6 +61,9 @@ def capture_command(
     interval: Annotated[float, typer.Option("--interval", help="Seconds between listings with --watch.")] = 1.0,
     idle_timeout: Annotated[float | None, typer.Option(
         "--idle-timeout", help="With --watch: stop after this many seconds without new files.")] = None,
+    operation: Annotated[CaptureOperationOption, typer.Option(
+        "--operation", help="On a keyed table: append (insert-only) or upsert (the latest row per key wins).")
+    ] = CaptureOperationOption.append,
 ) -> None:
     """Capture a landing directory: each new file read with its own schema, the table evolving on write."""
     if not source.is_dir():
@@ -81,7 +89,8 @@ def capture_command(
             state = capture(source, location, format=chosen, watch=watch,  # type: ignore[arg-type]
                             on_incompatible="quarantine" if quarantine else "fail", policy=parse_policy(policy),
                             files_per_commit=files_per_commit, interval=interval, idle_timeout=idle_timeout,
-                            stop=stop, on_progress=report)
+                            stop=stop, on_progress=report,
+                            operation=operation.value)  # type: ignore[arg-type]
         except KeyboardInterrupt:
             stop.set()
             state = latest[0]

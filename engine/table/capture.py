@@ -25,6 +25,7 @@ from fieldshift.errors import (
     AlreadyCommittedError,
     CaptureFileError,
     CommitConflictError,
+    NotKeyedError,
     SchemaEvolutionError,
     StorageLocationError,
     TableError,
@@ -44,10 +45,11 @@ from fieldshift.table.capture_read import (
 )
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.partition_evolution import check_schema_change
-from fieldshift.table.stream_commit import COMMIT_RETRIES, commit_marked
+from fieldshift.table.stream_commit import StreamOperation
 from fieldshift.table.stream_log import captured_sources
 from fieldshift.table.stream_marks import CapturedFile, StreamMark
-from fieldshift.table.table import Table
+from fieldshift.table.table import COMMIT_RETRIES, Table
+from fieldshift.table.write_commit import write_rows
 
 __all__ = ["CaptureProgress", "capture"]
 
@@ -70,7 +72,8 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
             format: CaptureFormat | None = None, watch: bool = False, on_incompatible: OnIncompatible = "fail",
             policy: CastPolicy | str | None = None, files_per_commit: int = 100, workers: int | None = None,
             interval: float = 1.0, idle_timeout: float | None = None, stop: threading.Event | None = None,
-            on_progress: Callable[[CaptureProgress], None] | None = None) -> CaptureProgress:
+            on_progress: Callable[[CaptureProgress], None] | None = None,
+            operation: StreamOperation = "append") -> CaptureProgress:
     """Capture every file of ``source`` no earlier capture committed into ``table`` (a Table or a location;
     a location with no table gets one, created from the first file's schema).
 
@@ -79,8 +82,12 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
     arrived for ``idle_timeout`` seconds. Files are read on ``workers`` threads and committed
     ``files_per_commit`` at a time. Land files atomically (write under a name starting with '.' or
     '_', then rename): a file is read once, when first listed.
+
+    A keyed table takes ``operation="upsert"`` (the latest row per key wins, later files over earlier
+    ones) or an insert-only ``"append"`` (a key seen before fails the group with ``DuplicateKeyError``).
     """
     check_option("on_incompatible", on_incompatible, OnIncompatible)
+    check_option("operation", operation, StreamOperation)
     if format is not None:
         check_option("format", format, CaptureFormat)
     if files_per_commit < 1:
@@ -89,6 +96,9 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
     resolved = CastPolicy.from_name(policy) if isinstance(policy, str) else policy
     target = table if isinstance(table, Table) else _open(table)
     location = None if isinstance(table, Table) else table
+    if operation == "upsert" and (target is None or target.keys is None):
+        raise NotKeyedError(f"capture with operation='upsert' needs a keyed table at {table}; create it first with "
+                            "Table.create(..., identifier_fields=[...]) (fieldshift create --key)")
     progress = CaptureProgress()
     idle_since = time.monotonic()
     with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
@@ -104,7 +114,7 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
                 if target is None:
                     assert location is not None
                     target = _create(location, datas[0][0][0], resolved)
-                _commit_group(target, group, datas, on_incompatible, resolved, progress)
+                _commit_group(target, group, datas, on_incompatible, resolved, progress, operation)
                 progress.pending = max(0, len(new) - start - len(group))
                 if on_progress is not None:
                     on_progress(progress)
@@ -147,7 +157,8 @@ def _create(location: str | os.PathLike[str], first: pa.Table, policy: CastPolic
 
 
 def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[list[tuple[pa.Table, bool]]],
-                  on_incompatible: OnIncompatible, policy: CastPolicy | None, progress: CaptureProgress) -> None:
+                  on_incompatible: OnIncompatible, policy: CastPolicy | None, progress: CaptureProgress,
+                  operation: StreamOperation) -> None:
     """Fold the group's schemas into the table's, fit every file to it, commit once with the files' marks."""
     for attempt in range(COMMIT_RETRIES):
         head = table.current_snapshot
@@ -189,8 +200,8 @@ def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[lis
         mark = StreamMark(captured=tuple(CapturedFile(str(f.path), f.size, f.mtime_ns, sum(t.num_rows for t, _ in d))
                                          for f, d in zip(group, datas, strict=True)))
         try:
-            commit_marked(table, head, schema, bool(changes), data, bads, mark,
-                          {"changes": changes, "writer": "capture", "files": len(group)})
+            done = write_rows(table, head, base, schema, bool(changes), data, bads, operation=operation, mark=mark,
+                              summary={"changes": changes, "writer": "capture", "files": len(group)})
         except AlreadyCommittedError:  # another capture took some of these files: list again
             progress.skipped += len(group)
             return
@@ -200,7 +211,7 @@ def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[lis
             time.sleep(0.01 * (attempt + 1))
             continue
         progress.files += len(group)
-        progress.rows += data.num_rows
+        progress.rows += done.rows
         progress.quarantined += sum(b.num_rows for b in bads)
         progress.commits += 1
         progress.schema_changes += changes

@@ -19,7 +19,7 @@ from typing import Any
 from fieldshift.errors import CatalogFormatError, CommitConflictError, HistoryUnreadableError, TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog_reads import load_file_stats, snapshot_row
+from fieldshift.table.catalog_reads import load_file_stats, parsed_schema, snapshot_row
 from fieldshift.table.catalog_sql import (
     DEFAULT_POLICY,
     FORMAT_VERSION,
@@ -94,7 +94,25 @@ class SqliteCatalog:
 
     # -- connections ----------------------------------------------------------------------------
     @contextlib.contextmanager
+    def one_connection(self) -> Iterator[None]:
+        """Serve the block's catalog calls from one connection: a stream's micro-batch makes a dozen, and each
+        open and close of a WAL database creates and checkpoints files. Autocommit: every read stays fresh."""
+        if type(self)._connect is not SqliteCatalog._connect or self.__dict__.get("_held") is not None:
+            yield  # a server catalog pools its connections; an outer block already holds one
+            return
+        with self._connect() as conn:
+            self._held: sqlite3.Connection | None = conn
+            try:
+                yield
+            finally:
+                self._held = None
+
+    @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
+        held = self.__dict__.get("_held")
+        if held is not None:
+            yield held
+            return
         conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
             conn.execute("PRAGMA busy_timeout = 60000")
@@ -235,7 +253,7 @@ class SqliteCatalog:
     def _parse_schema(self, conn: sqlite3.Connection, table_id: int, schema_id: int, text: str) -> Schema:
         """A stored schema, or a CatalogFormatError naming the table and schema id."""
         try:
-            return Schema.from_json(text)
+            return parsed_schema(text)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
             row = conn.execute("SELECT name FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()
             raise CatalogFormatError(

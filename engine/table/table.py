@@ -7,7 +7,7 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -15,7 +15,6 @@ import pyarrow as pa
 
 from fieldshift.errors import (
     CommitConflictError,
-    CommitOutcomeUnknownError,
     NotKeyedError,
     SchemaEvolutionError,
     TableError,
@@ -36,20 +35,21 @@ from fieldshift.table.create import (
     remove_abandoned_catalogs,
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
-from fieldshift.table.files import TMP_SUFFIX, remove_files, write_side_file
-from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only
-from fieldshift.table.keys import KeySpec, check_key_change, dedupe_latest, key_properties, key_spec
+from fieldshift.table.files import TMP_SUFFIX, remove_files
+from fieldshift.table.keyed_write import key_rows
+from fieldshift.table.keys import KeySpec, check_key_change, key_properties, key_spec
 from fieldshift.table.maintenance import CompactResult, ExpireResult, compact, expire_snapshots
 from fieldshift.table.object_store import create_on_object_store, open_on_object_store
-from fieldshift.table.on_write import PreparedAppend, prepare_append
-from fieldshift.table.partition_evolution import check_schema_change
+from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import PartitionSpec, build_spec
 from fieldshift.table.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.scan import Scan
 from fieldshift.table.spec_update import UpdateSpec
 from fieldshift.table.storage import TableStorage, location_key, open_storage
+from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.value_check import check_values
+from fieldshift.table.write_commit import WriteOperation, write_rows
 
 __all__ = ["CATALOG_FILE", "AppendResult", "CompactResult", "DeleteResult", "ExpireResult", "Table"]
 
@@ -290,13 +290,15 @@ class Table:
 
     # -- writing --------------------------------------------------------------------------------
     def append(self, data: Any, *, evolve: bool = True, on_incompatible: OnIncompatible = "fail",
-               policy: CastPolicy | None = None) -> AppendResult:
+               policy: CastPolicy | None = None, mark: StreamMark | None = None) -> AppendResult:
         """Append rows all-or-nothing, evolving the table schema on write (see ``on_write``).
 
         ``policy`` (default: the table's) decides which widenings evolution may make; a widening is
-        committed only if every data file still reads under the table's policy.
+        committed only if every data file still reads under the table's policy. ``mark`` (a stream's
+        micro-batch, captured files) is recorded in the same commit: one recorded before raises
+        ``AlreadyCommittedError`` and writes nothing (exactly once, whoever retries).
         """
-        return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False)
+        return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False, mark=mark)
 
     @property
     def keys(self) -> KeySpec | None:
@@ -304,13 +306,15 @@ class Table:
         return key_spec(self.properties, self.schema)
 
     def upsert(self, data: Any, *, evolve: bool = True, on_incompatible: OnIncompatible = "fail",
-               policy: CastPolicy | None = None) -> AppendResult:
+               policy: CastPolicy | None = None, mark: StreamMark | None = None) -> AppendResult:
         """Insert or replace rows by key (a keyed table only), with on-write evolution as ``append``.
 
         Of several rows of one key in ``data`` the highest precombine value wins (the later row on
-        ties); against the table, the row with the highest (precombine, commit) wins when read.
+        ties); against the table, the row with the highest (precombine, commit) wins when read. ``mark``: as
+        ``append``'s.
         """
-        return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False, upsert=True)
+        return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False, upsert=True,
+                           mark=mark)
 
     def delete(self, keys: Any = None, *, filter: Any = None) -> DeleteResult:
         """Remove rows by key (``keys``: Arrow data or a dict of the key columns, or plain values of a
@@ -371,65 +375,28 @@ class Table:
         return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=True)
 
     def _write(self, incoming: pa.Table, evolve: bool, on_incompatible: OnIncompatible, policy: CastPolicy | None,
-               replace_all: bool, upsert: bool = False) -> AppendResult:
-        keys = self._require_keys("upsert") if upsert else self.keys
+               replace_all: bool, upsert: bool = False, mark: StreamMark | None = None) -> AppendResult:
+        if upsert:
+            self._require_keys("upsert")
+        operation: WriteOperation = "overwrite" if replace_all else "upsert" if upsert else "append"
         for attempt in range(COMMIT_RETRIES):
             head = self.catalog.head(self.table_id)
             base = self.schemas_by_id()[head.schema_id]
             prepared = prepare_append(incoming, base, evolve=evolve, on_incompatible=on_incompatible,
                                       policy=policy or self.policy)
-            if keys is not None:
-                prepared = self._keyed_rows(prepared, keys, upsert, replace_all, head.snapshot_id)
-            pspec = self.spec
-            if prepared.evolved:  # before writing: the spec's transforms must still apply to its sources
-                check_schema_change(pspec, base, prepared.schema, table=self.name)
-                self._check_values(prepared.schema, self.policy, f"schema {prepared.schema.schema_id} (evolved by "
-                                   f"an {'overwrite' if replace_all else 'append'})")
-            written: list[str] = []
-            try:
-                files = write_partitioned(self.storage, prepared.schema, pspec, prepared.data, written,
-                                          MAX_FILE_ROWS, keys=keys)
-                quarantine = []
-                if prepared.quarantined is not None and prepared.quarantined.num_rows:
-                    path = write_side_file(self.storage, "quarantine", prepared.quarantined)
-                    written.append(path)
-                    quarantine.append((path, prepared.quarantined.num_rows))
-                snap = self.catalog.commit(
-                    self.table_id, head.snapshot_id,
-                    operation="overwrite" if replace_all else "upsert" if upsert else "append",
-                    exclusive=keys is not None and not upsert and not replace_all,
-                    schema=prepared.schema if prepared.evolved else None,
-                    write_schema_id=prepared.schema.schema_id, add_files=files, quarantine=quarantine,
-                    replace_all=replace_all,
-                    summary={"rows": prepared.data.num_rows,
-                             "quarantined": 0 if not quarantine else quarantine[0][1],
-                             "changes": list(prepared.changes)},
-                )
+            stream = {} if mark is None else {"stream": mark.stream_id, "batch": mark.batch_id}
+            try:  # AlreadyCommittedError (``mark`` recorded before) goes to the caller: nothing was written
+                done = write_rows(self, head, base, prepared.schema, prepared.evolved, prepared.data,
+                                  [q for q in (prepared.quarantined,) if q is not None], operation=operation,
+                                  mark=mark, summary={"changes": list(prepared.changes), **stream})
             except CommitConflictError:
-                remove_files(self.storage, written)
                 if attempt == COMMIT_RETRIES - 1:
                     raise
                 time.sleep(0.01 * (attempt + 1))
                 continue
-            except CommitOutcomeUnknownError:
-                raise  # the commit may have landed, so its files stay (vacuum removes them if it did not)
-            except BaseException:
-                remove_files(self.storage, written)
-                raise
-            return AppendResult(prepared.data.num_rows, sum(n for _, n in quarantine),
-                                prepared.schema.schema_id, prepared.evolved, snap.snapshot_id, prepared.changes)
+            return AppendResult(done.rows, done.quarantined, prepared.schema.schema_id, prepared.evolved,
+                                done.snapshot.snapshot_id, prepared.changes)
         raise AssertionError("unreachable")
-
-    def _keyed_rows(self, prepared: PreparedAppend, spec: KeySpec, upsert: bool, replace_all: bool,
-                    snapshot_id: int) -> PreparedAppend:
-        """One row per key: an upsert keeps the latest, an insert-only append refuses repeats."""
-        if upsert:
-            return replace(prepared, data=dedupe_latest(prepared.data, spec))
-        check_unique(prepared.data, spec)
-        if not replace_all and prepared.data.num_rows:
-            new_keys_only(prepared.data, self.scan(columns=list(spec.key_names), snapshot_id=snapshot_id).to_arrow(),
-                          spec)
-        return prepared
 
     # -- reading --------------------------------------------------------------------------------
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None,

@@ -67,10 +67,33 @@ def test_replayed_commit_and_empty_batch(tmp_path: Path) -> None:
     assert fs.Table.open(t.location).to_arrow().num_rows == 4  # another stream's batch 0 is its own
 
 
-def test_keyed_target_refused_at_commit_files_removed(tmp_path: Path) -> None:
-    t = fs.Table.create(tmp_path / "t", pa.schema([pa.field("id", pa.int64(), nullable=False), ("col1", pa.int32()),
-                                                  ("note", pa.string())]), identifier_fields=["id"])
-    message = _writer(t, tmp_path / "ck").write(iter([_batch(0)]))
-    with pytest.raises(fs.TableError, match="primary key"):
+def _keyed(tmp_path: Path, *cols: tuple[str, pa.DataType]) -> fs.Table:
+    return fs.Table.create(tmp_path / "t", pa.schema([pa.field("id", pa.int64(), nullable=False), *cols]),
+                           identifier_fields=["id"], buckets=2)
+
+
+def test_keyed_append_racing_an_append_of_the_same_key_fails_files_removed(tmp_path: Path) -> None:
+    t = _keyed(tmp_path, ("col1", pa.int32()), ("note", pa.string()))
+    message = _writer(t, tmp_path / "ck").write(iter([_batch(0)]))  # insert-only: keys 0 and 1
+    t.append({"id": pa.array([1], pa.int64()), "col1": pa.array([9], pa.int32()), "note": ["z"]})  # meanwhile
+    head = t.current_snapshot.snapshot_id
+    with pytest.raises(fs.DuplicateKeyError, match=r"batch 0 of the stream: key \(id=1\).*'operation', 'upsert'"):
         _writer(t, tmp_path / "ck").commit([message], 0)
-    assert not _on_disk(t) and len(t.history()) == 1  # the batch's files removed, nothing committed
+    assert t.current_snapshot.snapshot_id == head and len(_on_disk(t)) == 1  # the batch's files removed
+
+
+def test_keyed_upsert_rebased_over_a_concurrent_schema_change_stays_bucketed(tmp_path: Path) -> None:
+    t = _keyed(tmp_path, ("col1", pa.int32()))
+    t.upsert({"id": pa.array([0, 7], pa.int64()), "col1": pa.array([5, 5], pa.int32())})
+    options = CaseInsensitiveDict({"path": str(t.location), "checkpointLocation": str(tmp_path / "ck"),
+                                   "operation": "upsert"})
+    message = FieldshiftStreamWriter(options, SCHEMA, False).write(iter([_batch(0)]))  # adds 'note' as schema 1
+    t.update_schema().add_column("other", pa.string()).commit()  # meanwhile another writer takes schema id 1
+    FieldshiftStreamWriter(options, SCHEMA, False).commit([message], 0)
+    t = fs.Table.open(t.location)
+    assert t.history()[-1].operation == "upsert"
+    assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 0, "col1": 1, "other": None, "note": "a"}, {"id": 1, "col1": 2, "other": None, "note": "b"},
+        {"id": 7, "col1": 5, "other": None, "note": None}]
+    assert all(f.bucket is not None for f in t.scan().files())  # the rewritten files kept their key buckets
+    assert _on_disk(t) == {Path(f.path).name for f in t.scan().files()}

@@ -93,3 +93,30 @@ def test_stream_identity(tmp_path: Path) -> None:
     ck.mkdir()
     (ck / "metadata").write_text(json.dumps({"id": "q-123"}) + "\n")
     assert stream_id_of({"checkpointLocation": str(ck)}) == "query:q-123"
+
+
+def test_keyed_table_upserts_and_deletes_fail_unless_skipped_and_compaction_is_passed_over(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())]),
+                        identifier_fields=["id"], buckets=2)
+    start = _reader(t).initialOffset()
+    t.append({"id": pa.array([1, 2, 3], pa.int64()), "v": pa.array([1, 1, 1], pa.int64())})  # insert-only: new rows
+    t.append({"id": pa.array([4], pa.int64()), "v": pa.array([1], pa.int64())})
+    t.compact()  # rewrites rows already emitted: passed over
+    assert t.history()[-1].operation == "compact"
+    t.append({"id": pa.array([5], pa.int64()), "v": pa.array([1], pa.int64())})
+    r = _reader(t)
+    end = r.latestOffset(start, ReadAllAvailable())
+    assert _emitted(r, start, end) == [1, 2, 3, 4, 5]
+
+    changes = [lambda: t.upsert({"id": pa.array([2], pa.int64()), "v": pa.array([9], pa.int64())}),
+               lambda: t.delete([3])]
+    for new_id, change in zip((20, 21), changes, strict=True):
+        before = end
+        change()
+        t.append({"id": pa.array([new_id], pa.int64()), "v": pa.array([1], pa.int64())})
+        with pytest.raises(fs.StreamChangeCommitError, match=r"skipChangeCommits.*true") as e:
+            r.latestOffset(before, ReadAllAvailable())
+        assert repr(t.history()[-2].operation) in str(e.value)  # 'upsert', then 'delete'
+        skipping = _reader(t, skipChangeCommits="true")
+        end = skipping.latestOffset(before, ReadAllAvailable())
+        assert _emitted(skipping, before, end) == [new_id]  # the change passed over, the append after it emitted

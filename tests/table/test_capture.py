@@ -208,17 +208,6 @@ def test_cli_watch_stops_on_ctrl_c_with_a_summary(tmp_path: Path) -> None:
     assert sorted(_ids(fs.Table.open(loc))) == [1, 2]
 
 
-def test_keyed_targets_are_refused_untouched(tmp_path: Path) -> None:
-    land = tmp_path / "land"
-    _land_json(land, "a.json", [{"id": 1, "col1": 1}], 1)
-    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("col1", pa.int64())])
-    keyed = fs.Table.create(tmp_path / "keyed", schema, identifier_fields=["id"])
-    before = keyed.history()
-    with pytest.raises(fs.TableError, match="primary key"):
-        fs.capture(land, keyed)
-    assert keyed.history() == before and captured_sources(keyed.catalog, keyed.table_id) == {}
-
-
 def test_partitioned_targets_get_one_file_per_partition(tmp_path: Path) -> None:
     land = tmp_path / "land"
     _land_json(land, "a.json", [{"id": i, "col1": i % 3} for i in range(9)], 1)

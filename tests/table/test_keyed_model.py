@@ -7,7 +7,8 @@ A hypothesis state machine drives a real keyed table (SQLite catalog, Parquet fi
 through upserts with duplicate keys and precombine ties, on-write evolution (a widened column, a new
 column), renames of the precombine and other columns, deletes by key and by filter, compaction,
 expiry and time travel, comparing every read (pruned and unpruned, with key and non-key filters,
-and ``count()``) with the model.
+and ``count()``) with the model. Stream upserts and marked insert-only appends (a replay commits
+nothing) and landed files captured with ``operation="upsert"`` follow the same rules.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import fieldshift as fs
+from fieldshift.table.stream_commit import append_once
+from fieldshift.table.stream_marks import StreamMark
 
 Row = dict[str, Any]  # logical column -> value; logical columns: id, pre, v, w
 KEYS = st.integers(0, 12)
@@ -46,6 +50,7 @@ class KeyedMachine(RuleBasedStateMachine):
         self.dir = Path(tempfile.mkdtemp(prefix="fs-keyed-model-"))
         self.snaps: dict[int, tuple[dict[str, str], dict[int, Row]]] = {}
         self.expired: set[int] = set()
+        self.batches = 0
 
     def teardown(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -101,16 +106,59 @@ class KeyedMachine(RuleBasedStateMachine):
                 self.rows[k] = row
         self._record()
 
-    @rule(batch=BATCH)
-    def append(self, batch: list[tuple[int, Any, Any]]) -> None:
+    @rule(batch=BATCH, long_v=st.booleans(), w=st.booleans())
+    def stream_upsert(self, batch: list[tuple[int, Any, Any]], long_v: bool, w: bool) -> None:
+        """A micro-batch upserted with its mark; replaying it commits nothing."""
+        mark = StreamMark("keyed-stream", self.batches)
+        assert append_once(self.t, self._arrow(batch, long_v, w), mark, operation="upsert") is not None
+        self.batches += 1
+        head = self.t.current_snapshot.snapshot_id
+        assert append_once(self.t, self._arrow(batch, long_v, w), mark, operation="upsert") is None
+        assert self.t.current_snapshot.snapshot_id == head
+        self._absorb(long_v, w)
+        for k, row in self._model_rows(batch, long_v, w).items():
+            if k not in self.rows or _newer(row["pre"], self.rows[k]["pre"]):
+                self.rows[k] = row
+        self._record()
+
+    @rule(batch=BATCH, long_v=st.booleans(), w=st.booleans())
+    def capture_upsert(self, batch: list[tuple[int, Any, Any]], long_v: bool, w: bool) -> None:
+        """A landed Parquet file captured with operation='upsert'; a second capture takes nothing."""
+        land = self.dir / "land"
+        land.mkdir(exist_ok=True)
+        pq.write_table(self._arrow(batch, long_v, w), land / f"f{self.batches:05}.parquet")
+        self.batches += 1
+        assert fs.capture(land, self.t, operation="upsert").files == 1
+        head = self.t.current_snapshot.snapshot_id
+        assert fs.capture(land, self.t, operation="upsert").files == 0
+        assert self.t.current_snapshot.snapshot_id == head
+        self._absorb(long_v, w)
+        for k, row in self._model_rows(batch, long_v, w).items():
+            if k not in self.rows or _newer(row["pre"], self.rows[k]["pre"]):
+                self.rows[k] = row
+        self._record()
+
+    @rule(batch=BATCH, marked=st.booleans())
+    def append(self, batch: list[tuple[int, Any, Any]], marked: bool) -> None:
+        """Insert-only, by ``Table.append`` or as a stream's micro-batch (then a replay commits nothing)."""
         keys = [k for k, _, _ in batch]
         head = self.t.current_snapshot.snapshot_id
+        mark = StreamMark("keyed-stream", self.batches)
+
+        def write() -> Any:
+            if marked:
+                return append_once(self.t, self._arrow(batch, False, False), mark)
+            return self.t.append(self._arrow(batch, False, False))
+
         if len(set(keys)) < len(keys) or set(keys) & set(self.rows):
             with pytest.raises(fs.DuplicateKeyError):
-                self.t.append(self._arrow(batch, False, False))
+                write()
             assert self.t.current_snapshot.snapshot_id == head
             return
-        self.t.append(self._arrow(batch, False, False))
+        assert write() is not None
+        if marked:
+            self.batches += 1
+            assert write() is None and self.t.current_snapshot.snapshot_id == head + 1
         self.rows.update(self._model_rows(batch, False, False))
         self._record()
 

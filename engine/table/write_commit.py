@@ -1,0 +1,127 @@
+"""The one write path: rows fitted to a schema -> key checks -> files -> one catalog commit.
+
+``Table.append``/``upsert``/``overwrite``, stream appends (``stream_commit.append_once``), captures and
+the Spark streaming sink's commit all end here, so primary keys (an upsert keeps the latest row per
+key, an insert-only append refuses known keys), partition specs, the evolution checks and the
+exactly-once mark (a micro-batch id or captured files, recorded in the snapshot's own transaction)
+apply to every writer alike. The caller prepares rows (on-write evolution) and retries on
+``CommitConflictError``; files written here are removed when the commit does not land.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import pyarrow as pa
+
+from fieldshift.errors import CommitOutcomeUnknownError, NotKeyedError
+from fieldshift.schema import Schema
+from fieldshift.table.catalog import DataFile, Snapshot
+from fieldshift.table.files import remove_files, write_side_file
+from fieldshift.table.keyed_write import check_unique, new_keys_only
+from fieldshift.table.keys import KeySpec, dedupe_latest, key_spec
+from fieldshift.table.partition_evolution import check_schema_change
+from fieldshift.table.partition_write import MAX_FILE_ROWS, write_partitioned
+from fieldshift.table.stream_marks import StreamMark, check_unrecorded
+from fieldshift.table.value_check import check_values
+
+if TYPE_CHECKING:
+    from fieldshift.table.table import Table
+
+__all__ = ["WriteOperation", "Written", "check_evolution", "check_new_keys", "commit_files", "keyed_rows",
+           "write_rows"]
+
+WriteOperation = Literal["append", "upsert", "overwrite"]
+
+
+@dataclass(frozen=True)
+class Written:
+    """What one commit of rows did."""
+
+    snapshot: Snapshot
+    rows: int
+    quarantined: int
+
+
+def keyed_rows(table: Table, keys: KeySpec | None, data: pa.Table, operation: WriteOperation,
+               snapshot_id: int) -> pa.Table:
+    """One row per key: an upsert keeps the latest, an insert-only append refuses repeats and keys the
+    table holds at ``snapshot_id`` (an overwrite only repeats); unkeyed tables pass through."""
+    if keys is None:
+        if operation == "upsert":
+            raise NotKeyedError(f"upsert needs a keyed table, and table {table.name!r} has no primary key; create it "
+                                "with Table.create(..., identifier_fields=[...]) (fieldshift create --key)")
+        return data
+    if operation == "upsert":
+        return dedupe_latest(data, keys)
+    check_unique(data, keys)
+    if operation == "append" and data.num_rows:
+        new_keys_only(data, table.scan(columns=list(keys.key_names), snapshot_id=snapshot_id).to_arrow(), keys)
+    return data
+
+
+def check_new_keys(table: Table, snapshot_id: int, files: Sequence[DataFile]) -> None:
+    """An insert-only append of already written files (Spark tasks): keys unique and new to the table."""
+    keys = table.keys
+    if keys is None:
+        return
+    names = list(keys.key_names)
+    parts = [table.storage.read_table(f.path, columns=names) for f in files]
+    incoming = pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
+    check_unique(incoming, keys)
+    new_keys_only(incoming, table.scan(columns=names, snapshot_id=snapshot_id).to_arrow(), keys)
+
+
+def check_evolution(table: Table, base: Schema, schema: Schema, what: str) -> None:
+    """Before an evolved schema is committed: the partition transforms still apply to their sources, and
+    every data file reads under the table's policy (``what``: who evolved it, for the message)."""
+    check_schema_change(table.spec, base, schema, table=table.name)
+    check_values(table.storage, lambda: table.catalog.all_data_files(table.table_id), table.schemas_by_id(),
+                 schema, table.policy, table=table.name, change=f"schema {schema.schema_id} (evolved by {what})")
+
+
+def commit_files(table: Table, head: Snapshot, schema: Schema, evolved: bool, files: Sequence[DataFile],
+                 quarantine: Sequence[tuple[str, int]], *, operation: WriteOperation, mark: StreamMark | None = None,
+                 summary: dict[str, Any] | None = None) -> Snapshot:
+    """Commit written files on ``head``: an insert-only append to a keyed table conflicts with any
+    concurrent commit (its keys were checked against ``head``), an overwrite replaces every file."""
+    return table.catalog.commit(
+        table.table_id, head.snapshot_id, operation=operation,
+        exclusive=key_spec(table.properties, schema) is not None and operation == "append",
+        schema=schema if evolved else None, write_schema_id=schema.schema_id, add_files=files,
+        quarantine=quarantine, replace_all=operation == "overwrite", stream=mark,
+        summary={"rows": sum(f.record_count for f in files if f.content == "data"),
+                 "quarantined": sum(n for _, n in quarantine), **(summary or {})})
+
+
+def write_rows(table: Table, head: Snapshot, base: Schema, schema: Schema, evolved: bool, data: pa.Table,
+               quarantined: Sequence[pa.Table], *, operation: WriteOperation, mark: StreamMark | None = None,
+               summary: dict[str, Any] | None = None) -> Written:
+    """Write ``data`` (in ``schema``, planned on ``head`` whose schema is ``base``) and the quarantined
+    rows, then commit them in one snapshot. ``CommitConflictError``: retry on the new head;
+    ``AlreadyCommittedError``: ``mark`` was recorded before, nothing to do. Either way no file stays."""
+    if mark is not None:  # a replay is told so before any key check (an insert-only replay is no duplicate)
+        table.catalog.run_read(lambda conn: check_unrecorded(conn, table.table_id, mark))
+    keys = key_spec(table.properties, schema)  # the key's columns as ``data`` names them
+    data = keyed_rows(table, keys, data, operation, head.snapshot_id)
+    if evolved:  # before writing anything
+        check_evolution(table, base, schema, f"an {operation}")
+    written: list[str] = []
+    try:
+        files = write_partitioned(table.storage, schema, table.spec, data, written, MAX_FILE_ROWS, keys=keys)
+        quarantine = []
+        for q in quarantined:
+            if q.num_rows:
+                path = write_side_file(table.storage, "quarantine", q)
+                written.append(path)
+                quarantine.append((path, q.num_rows))
+        snap = commit_files(table, head, schema, evolved, files, quarantine, operation=operation, mark=mark,
+                            summary=summary)
+    except CommitOutcomeUnknownError:
+        raise  # the commit may have landed: its files stay (a retry finds the mark recorded, or vacuum)
+    except BaseException:
+        remove_files(table.storage, written)
+        raise
+    return Written(snap, data.num_rows, sum(n for _, n in quarantine))
