@@ -37,6 +37,7 @@ from fieldshift.table.create import (
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
 from fieldshift.table.files import TMP_SUFFIX, remove_files, write_side_file
+from fieldshift.table.key_lookup import live_keys, plan_vectors
 from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only
 from fieldshift.table.keys import KeySpec, check_key_change, dedupe_latest, key_properties, key_spec
 from fieldshift.table.maintenance import CompactResult, ExpireResult, compact, expire_snapshots
@@ -322,11 +323,13 @@ class Table:
             if not rows.num_rows:
                 return DeleteResult(0, head.snapshot_id)
             written: list[str] = []
+            plan = plan_vectors(self, head.snapshot_id, rows, "delete") if attempt < COMMIT_RETRIES - 1 else None
             try:
                 files = write_partitioned(self.location, schema, self.spec, rows, written, keys=spec,
                                           content="deletes")
                 snap = self.catalog.commit(self.table_id, head.snapshot_id, operation="delete", add_files=files,
                                            write_schema_id=schema.schema_id, exclusive=filter is not None,
+                                           vectors=plan.commit(files) if plan is not None else None,
                                            summary={"keys": rows.num_rows})
             except CommitConflictError:
                 remove_files(self.location, written)
@@ -371,8 +374,13 @@ class Table:
             base = self.schemas_by_id()[head.schema_id]
             prepared = prepare_append(incoming, base, evolve=evolve, on_incompatible=on_incompatible,
                                       policy=policy or self.policy)
+            plan = None
             if keys is not None:
                 prepared = self._keyed_rows(prepared, keys, upsert, replace_all, head.snapshot_id)
+                if attempt < COMMIT_RETRIES - 1:  # the last try writes unresolved files: no race to lose
+                    plan = plan_vectors(self, head.snapshot_id, prepared.data, "upsert" if upsert else "append",
+                                        replace_all=replace_all)
+                    prepared = replace(prepared, data=plan.rows)
             pspec = self.spec
             if prepared.evolved:  # before writing: the spec's transforms must still apply to its sources
                 check_schema_change(pspec, base, prepared.schema, table=self.name)
@@ -393,7 +401,7 @@ class Table:
                     exclusive=keys is not None and not upsert and not replace_all,
                     schema=prepared.schema if prepared.evolved else None,
                     write_schema_id=prepared.schema.schema_id, add_files=files, quarantine=quarantine,
-                    replace_all=replace_all,
+                    replace_all=replace_all, vectors=plan.commit(files) if plan is not None else None,
                     summary={"rows": prepared.data.num_rows,
                              "quarantined": 0 if not quarantine else quarantine[0][1],
                              "changes": list(prepared.changes)},
@@ -420,8 +428,7 @@ class Table:
             return replace(prepared, data=dedupe_latest(prepared.data, spec))
         check_unique(prepared.data, spec)
         if not replace_all and prepared.data.num_rows:
-            new_keys_only(prepared.data, self.scan(columns=list(spec.key_names), snapshot_id=snapshot_id).to_arrow(),
-                          spec)
+            new_keys_only(prepared.data, live_keys(self, snapshot_id, prepared.data), spec)
         return prepared
 
     # -- reading --------------------------------------------------------------------------------
