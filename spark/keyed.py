@@ -28,6 +28,8 @@ from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.deletion_vectors import VectorCommit
+from fieldshift.table.key_lookup import live_keys, plan_vectors
 from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only
 from fieldshift.table.keys import KeySpec, dedupe_latest
 from fieldshift.table.merge import group_files, read_group
@@ -161,13 +163,15 @@ class KeyedWrites:
         rows = good if self.operation == "append" else dedupe_latest(good, self.spec)
         return write_partitioned(location, schema, self.partition_spec, rows, written, keys=self.spec)
 
-    def check_new(self, table: Table, snapshot_id: int, files: Sequence[DataFile]) -> None:
-        """An insert-only append's keys are unique and new to the table (checked on the driver)."""
+    def check_new(self, table: Table, snapshot_id: int, files: Sequence[DataFile]) -> VectorCommit:
+        """An insert-only append's keys are unique and new to the table (checked on the driver, against the
+        files of the buckets they hit only); its files then resolve those buckets (``deletion_vectors``)."""
         names = list(self.spec.key_names)
         parts = [pq.read_table(table.location / f.path, columns=names) for f in files]
         incoming = pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
         check_unique(incoming, self.spec)
-        new_keys_only(incoming, table.scan(columns=names, snapshot_id=snapshot_id).to_arrow(), self.spec)
+        new_keys_only(incoming, live_keys(table, snapshot_id, incoming), self.spec)
+        return plan_vectors(table, snapshot_id, incoming, "append").commit(files)
 
 
 one_line_errors(_GroupTasks, KeyedReader)  # a failing merge: the fieldshift message is Spark's last line
