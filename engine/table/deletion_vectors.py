@@ -15,7 +15,8 @@ older fieldshift, a commit that lost a race) have no row: their groups merge on 
 Concurrency: a commit that records vectors or resolves files conflicts (``on_conflict="raise"``) if any
 other commit added or removed a file in one of its buckets after its base snapshot, and then recomputes
 on the new head; a compaction (``on_conflict="skip"``) instead commits its files unresolved.
-Positions are stored as a sorted uint32 array, delta-coded, zlib-compressed, base64 text (portable SQL).
+Positions are stored as a delta-coded uint32 array or, when smaller, a bitmap; zlib-compressed, as base64
+text (portable SQL).
 """
 
 from __future__ import annotations
@@ -35,20 +36,31 @@ __all__ = ["DeletionVector", "VectorCommit", "commit_vectors", "decode_positions
 
 
 def encode_positions(positions: np.ndarray) -> str:
-    """Sorted unique row positions as compact text."""
+    """Sorted unique row positions as compact text: ``a`` + a delta-coded uint32 array, or, when a bitmap
+    is smaller (more than one row in 32 removed), ``b`` + a bitmap; either zlib-compressed, base64."""
     p = np.asarray(positions, dtype=np.uint32)
     if not len(p):
         return ""
+    extent = int(p[-1]) + 1
+    if 4 * len(p) > extent // 8:
+        bits = np.zeros(extent, dtype=bool)
+        bits[p] = True
+        return "b" + base64.b64encode(zlib.compress(np.packbits(bits, bitorder="little").tobytes(), 1)).decode()
     deltas = np.diff(p, prepend=np.uint32(0)).astype(np.uint32)
-    return base64.b64encode(zlib.compress(deltas.tobytes(), 1)).decode("ascii")
+    return "a" + base64.b64encode(zlib.compress(deltas.tobytes(), 1)).decode("ascii")
+
+
+def _raw(text: str) -> np.ndarray:
+    return np.frombuffer(zlib.decompress(base64.b64decode(text[1:])), dtype=np.uint8)
 
 
 def decode_positions(text: str) -> np.ndarray:
     """The sorted positions ``encode_positions`` stored (uint32)."""
     if not text:
         return np.zeros(0, dtype=np.uint32)
-    deltas = np.frombuffer(zlib.decompress(base64.b64decode(text)), dtype=np.uint32)
-    return np.cumsum(deltas, dtype=np.uint64).astype(np.uint32)
+    if text[0] == "b":
+        return np.flatnonzero(np.unpackbits(_raw(text), bitorder="little")).astype(np.uint32)
+    return np.cumsum(_raw(text).view(np.uint32), dtype=np.uint64).astype(np.uint32)
 
 
 @dataclass
@@ -69,6 +81,9 @@ class DeletionVector:
         """Which of a file's ``rows`` rows survive (None: all of them)."""
         if not self.cardinality:
             return None
+        if self._positions is None and self.text[0] == "b":
+            removed = np.unpackbits(_raw(self.text), count=rows, bitorder="little").view(bool)
+            return ~removed
         mask = np.ones(rows, dtype=bool)
         mask[self.positions.astype(np.int64)] = False
         return mask

@@ -148,10 +148,11 @@ def resolved(scan: Scan, files: list[DataFile]) -> bool:
     return all(f.file_id in vectors for f in files) or (len(files) == 1 and files[0].content == "data")
 
 
-def _vector_filtered(scan: Scan, f: DataFile, t: pa.Table) -> pa.Table:
+def _kept_rows(scan: Scan, f: DataFile) -> pa.Table:
+    """A data file's rows its deletion vector keeps, evolved to the read schema (filtered before evolving)."""
     v = scan.deletion_vectors().get(f.file_id) if f.file_id is not None else None
-    mask = v.keep_mask(t.num_rows) if v is not None else None
-    return t if mask is None else t.filter(pa.array(mask))
+    keep = v.keep_mask(f.record_count) if v is not None else None
+    return pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=scan.read_schema.to_arrow())
 
 
 def read_group(scan: Scan, files: list[DataFile]) -> pa.Table:
@@ -170,9 +171,7 @@ def read_group(scan: Scan, files: list[DataFile]) -> pa.Table:
             batches = list(iter_file_batches(scan.table.location / f.path, expected, scan.batch_size))
             deletes.append((f.sequence or 0, pa.Table.from_batches(batches, schema=expected)))
         else:
-            batches = list(scan.evolved_batches(f))
-            rows = pa.Table.from_batches(batches, schema=scan.read_schema.to_arrow())
-            data.append((f.sequence or 0, _vector_filtered(scan, f, rows)))
+            data.append((f.sequence or 0, _kept_rows(scan, f)))
     if not data:
         return scan.read_schema.to_arrow().empty_table()
     if plain:
@@ -195,12 +194,20 @@ def merged_batches(scan: Scan) -> Iterator[pa.RecordBatch]:
 
 
 def merged_arrow(scan: Scan, workers: int) -> pa.Table:
-    """All merged rows; groups merge in parallel."""
-    groups = group_files(scan.files())
+    """All merged rows; groups merge in parallel (the files of resolved groups are read in parallel)."""
     scan.deletion_vectors()  # loaded once, before the threads
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(groups)))) as pool:
-        parts = list(pool.map(lambda g: _finished(scan, read_group(scan, g)), groups))
+    tasks: list[list[DataFile]] = []
+    for group in group_files(scan.files()):  # a resolved group's files need no merge: each is a task
+        tasks += [[f] for f in group if f.content == "data"] if resolved(scan, group) else [group]
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(tasks)))) as pool:
+        parts = list(pool.map(lambda g: _finished(scan, _task(scan, g)), tasks))
     return pa.concat_tables([scan.output_schema.empty_table(), *parts])
+
+
+def _task(scan: Scan, files: list[DataFile]) -> pa.Table:
+    if len(files) == 1 and files[0].content == "data":
+        return _kept_rows(scan, files[0])
+    return read_group(scan, files)
 
 
 def merged_count(scan: Scan) -> int:

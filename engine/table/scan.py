@@ -140,12 +140,16 @@ class Scan:
         for batch in self.evolved_batches(f):
             yield self.finish(batch)
 
-    def evolved_batches(self, f: DataFile) -> Iterator[pa.RecordBatch]:
-        """A data file's batches in the read schema, before the row filter."""
+    def evolved_batches(self, f: DataFile, keep: Any = None) -> Iterator[pa.RecordBatch]:
+        """A data file's batches in the read schema, before the row filter (``keep``: a boolean mask of
+        the file's rows, e.g. its deletion vector's, applied before evolution)."""
         names, plan = self._plan_for(f.schema_id)
         path = self.table.location / f.path
         expected = self._schemas[f.schema_id].select(names).to_arrow()
+        offset = 0
         for batch in iter_file_batches(path, expected, self.batch_size):
+            if keep is not None:
+                offset, batch = offset + batch.num_rows, batch.filter(pa.array(keep[offset:offset + batch.num_rows]))
             try:
                 out = plan.apply(batch)
             except SchemaEvolutionError as e:
