@@ -8,7 +8,9 @@ key of the batch in its bucket cannot hold any of them, whatever its state, so i
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -166,23 +168,26 @@ def plan_vectors(table: Table, snapshot_id: int, data: pa.Table, mode: Literal["
 def _live_rows(scan: Scan, files: list[DataFile]) -> tuple[pa.Table, np.ndarray, np.ndarray]:
     """The key and precombine columns of ``files``' rows their vectors keep, with file ids and positions."""
     vectors = scan.deletion_vectors()
-    parts, fids, positions = [], [], []
-    for f in files:
-        t = pa.Table.from_batches(list(scan.evolved_batches(f)), schema=scan.read_schema.to_arrow())
-        pos = np.arange(t.num_rows, dtype=np.int64)
+
+    def read(f: DataFile) -> tuple[pa.Table, np.ndarray, np.ndarray]:
         v = vectors.get(f.file_id) if f.file_id is not None else None
-        mask = v.keep_mask(t.num_rows) if v is not None else None
-        if mask is not None:
-            t, pos = t.filter(pa.array(mask)), pos[mask]
-        parts.append(t)
-        fids.append(np.full(len(pos), f.file_id, dtype=np.int64))
-        positions.append(pos)
-    return pa.concat_tables(parts), np.concatenate(fids), np.concatenate(positions)
+        keep = v.keep_mask(f.record_count) if v is not None else None
+        pos = np.arange(f.record_count, dtype=np.int64) if keep is None else np.flatnonzero(keep)
+        t = pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=scan.read_schema.to_arrow())
+        return t, np.full(len(pos), f.file_id, dtype=np.int64), pos
+
+    with ThreadPoolExecutor(max_workers=max(1, min(os.cpu_count() or 1, len(files)))) as pool:
+        parts = list(pool.map(read, files))
+    return (pa.concat_tables([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]))
 
 
 def _match(old: pa.Table, new: pa.Table, spec: KeySpec) -> tuple[np.ndarray, np.ndarray]:
     """(old row, new row) pairs of equal keys (keys are unique on both sides)."""
     names = list(spec.key_names)
+    if len(names) == 1 and pa.types.is_integer(old.schema.field(names[0]).type):
+        return _match_ints(old.column(names[0]).combine_chunks().to_numpy(zero_copy_only=False),
+                           new.column(names[0]).combine_chunks().to_numpy(zero_copy_only=False))
     if len(names) == 1:
         idx = pc.index_in(old.column(names[0]).combine_chunks(), value_set=new.column(names[0]).combine_chunks())
         found = pc.is_valid(idx).to_numpy(zero_copy_only=False)
@@ -192,6 +197,25 @@ def _match(old: pa.Table, new: pa.Table, spec: KeySpec) -> tuple[np.ndarray, np.
     right = new.select(names).append_column("__fs_n", pa.array(np.arange(new.num_rows, dtype=np.int64)))
     joined = left.join(right, names, join_type="inner")
     return joined.column("__fs_o").to_numpy(), joined.column("__fs_n").to_numpy()
+
+
+def _match_ints(old: np.ndarray, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_match`` for one integer key column: a table indexed by value when the new keys are dense, else
+    a binary search in the sorted new keys."""
+    if not len(old) or not len(new):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    lo, hi = int(new.min()), int(new.max())
+    inside = np.flatnonzero((old >= lo) & (old <= hi))
+    if hi - lo < 4 * (len(old) + len(new)) + 1024:
+        where = np.full(hi - lo + 1, -1, dtype=np.int64)
+        where[new - lo] = np.arange(len(new))
+        n = where[old[inside] - lo]
+    else:
+        order = np.argsort(new, kind="stable")
+        at = np.minimum(np.searchsorted(new[order], old[inside]), len(new) - 1)
+        n = np.where(new[order][at] == old[inside], order[at], -1)
+    hit = n >= 0
+    return inside[hit].astype(np.int64), n[hit].astype(np.int64)
 
 
 def _old_wins(old: pa.ChunkedArray, new: pa.ChunkedArray) -> np.ndarray:

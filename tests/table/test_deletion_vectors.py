@@ -205,3 +205,47 @@ def test_the_append_key_check_reads_only_files_that_may_hold_the_keys(tmp_path: 
     table.append(_rows([10_000, 10_001], 9))
     assert _all_resolved(table)
     _check(table)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse", "string", "two columns"])
+def test_every_key_kind_supersedes_exactly_the_full_merges_rows(tmp_path: Path, kind: str) -> None:
+    """The lookup's matching (a table by value, a binary search, a hash lookup, a join) against the oracle."""
+    rng = np.random.default_rng(len(kind))
+
+    def keys(ids: np.ndarray) -> dict[str, pa.Array]:
+        if kind == "sparse":
+            return {"k": pa.array(ids * 1_000_000_007 - 2**40, pa.int64())}
+        if kind == "string":
+            return {"k": pa.array([f"key-{i:05d}" for i in ids])}
+        if kind == "two columns":
+            return {"k": pa.array(ids % 7, pa.int64()), "k2": pa.array([f"p{i // 7}" for i in ids])}
+        return {"k": pa.array(ids, pa.int64())}
+
+    names = list(keys(np.arange(1)))
+    schema = pa.schema([*(pa.field(n, t.type, nullable=False) for n, t in keys(np.arange(1)).items()),
+                        ("pre", pa.int32()), ("v", pa.int32())])
+    table = fs.Table.create(tmp_path / "t", schema, identifier_fields=names, precombine="pre", buckets=3)
+    model: dict[int, tuple[int, int]] = {}  # id -> (pre, step) of the live row
+    for step in range(8):
+        ids = np.unique(rng.integers(0, 400, 120))
+        pre = rng.integers(0, 4, len(ids)).astype(np.int32)
+        table.upsert(pa.table({**keys(ids), "pre": pre, "v": np.full(len(ids), step, dtype=np.int32)}))
+        for i, p in zip(ids.tolist(), pre.tolist(), strict=True):
+            if i not in model or p >= model[i][0]:
+                model[i] = (p, step)
+        if step % 3 == 2:
+            gone = np.unique(rng.integers(0, 400, 30))
+            table.delete(pa.table(keys(gone)))
+            for i in gone.tolist():
+                model.pop(i, None)
+    assert _all_resolved(table)
+    expected = pa.table({**keys(np.array(sorted(model), dtype=np.int64)),
+                         "pre": pa.array([model[i][0] for i in sorted(model)], pa.int32()),
+                         "v": pa.array([model[i][1] for i in sorted(model)], pa.int32())})
+    order = [(n, "ascending") for n in names]
+    assert table.to_arrow().sort_by(order).to_pylist() == expected.sort_by(order).to_pylist()
+    for snap in table.history():
+        got = table.scan(snapshot_id=snap.snapshot_id).to_arrow().sort_by([(n, "ascending") for n in names])
+        oracle = table.scan(snapshot_id=snap.snapshot_id)
+        oracle.use_vectors = False
+        assert got.equals(oracle.to_arrow().sort_by([(n, "ascending") for n in names])), snap
