@@ -221,5 +221,8 @@ def _match_ints(old: np.ndarray, new: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def _old_wins(old: pa.ChunkedArray, new: pa.ChunkedArray) -> np.ndarray:
     """Where a live row's precombine value beats the incoming one (null lowest; a tie goes to the new row)."""
     old = old.cast(new.type) if old.type != new.type else old
-    wins = pc.and_kleene(pc.is_valid(old), pc.or_kleene(pc.is_null(new), pc.greater(old, new)))
+    greater = pc.greater(old, new)
+    if pa.types.is_floating(new.type):  # NaN orders highest, as the merge's sort orders it
+        greater = pc.or_kleene(greater, pc.and_kleene(pc.is_nan(old), pc.invert(pc.is_nan(new))))
+    wins = pc.and_kleene(pc.is_valid(old), pc.or_kleene(pc.is_null(new), greater))
     return pc.fill_null(wins, False).to_numpy(zero_copy_only=False).astype(bool)

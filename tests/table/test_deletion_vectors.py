@@ -249,3 +249,13 @@ def test_every_key_kind_supersedes_exactly_the_full_merges_rows(tmp_path: Path, 
         oracle = table.scan(snapshot_id=snap.snapshot_id)
         oracle.use_vectors = False
         assert got.equals(oracle.to_arrow().sort_by([(n, "ascending") for n in names])), snap
+
+
+def test_a_float_precombine_orders_nan_highest_as_the_merge_does(tmp_path: Path) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.float64()), ("v", pa.string())])
+    table = fs.Table.create(tmp_path / "t", schema, identifier_fields=["id"], precombine="pre", buckets=1)
+    nan = float("nan")
+    table.upsert(pa.table({"id": [1, 2, 3, 4], "pre": [nan, 1.0, nan, None], "v": ["a1", "a2", "a3", "a4"]}))
+    table.upsert(pa.table({"id": [1, 2, 3, 4], "pre": [5.0, nan, nan, nan], "v": ["b1", "b2", "b3", "b4"]}))
+    assert {r["id"]: r["v"] for r in _read(table)} == {1: "a1", 2: "b2", 3: "b3", 4: "b4"}
+    assert [r["v"] for r in _read(table)] == [r["v"] for r in _read(table, vectors=False)]
