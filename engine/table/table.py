@@ -301,8 +301,8 @@ class Table:
                policy: CastPolicy | None = None) -> AppendResult:
         """Insert or replace rows by key (a keyed table only), with on-write evolution as ``append``.
 
-        Of several rows of one key in ``data`` the highest precombine value wins (the later row on
-        ties); against the table, the row with the highest (precombine, commit) wins when read.
+        Of rows of one key the highest precombine value wins (the later row or commit on ties); a row that
+        loses is not written (``rows_written``), the rows it replaces go to deletion vectors (``key_lookup``).
         """
         return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False, upsert=True)
 
