@@ -132,10 +132,12 @@ def commit_vectors(conn: Any, table_id: int, base_snapshot_id: int, new_id: int,
 
 
 def load_vectors(conn: Any, table_id: int, snapshot_id: int) -> dict[int, DeletionVector]:
-    """file id -> vector of every resolved file live at ``snapshot_id``."""
+    """file id -> vector of every resolved file live at ``snapshot_id`` (a vector older than its file is
+    another file's, left by an older fieldshift's expiry before the id was reused: ignored)."""
     rows = conn.execute(
         "SELECT v.file_id, v.cardinality, v.positions FROM fs_deletion_vector v JOIN fs_data_file f "
-        "ON f.file_id = v.file_id WHERE v.table_id = ? AND v.begin_snapshot <= ? "
+        "ON f.file_id = v.file_id AND v.begin_snapshot >= f.begin_snapshot WHERE v.table_id = ? "
+        "AND v.begin_snapshot <= ? "
         "AND (v.end_snapshot IS NULL OR v.end_snapshot > ?) AND f.begin_snapshot <= ? "
         "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)",
         (table_id, snapshot_id, snapshot_id, snapshot_id, snapshot_id)).fetchall()
