@@ -33,8 +33,9 @@ __all__ = [
     "upgrade",
 ]
 
-FORMAT_VERSION = 2
-"""Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files);
+FORMAT_VERSION = 3
+"""Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files; 3:
+deletion vectors, which an older fieldshift's expiry would leave behind);
 :meth:`SqliteCatalog.check_version` upgrades older catalogs in place and refuses newer ones."""
 POLICY_PROPERTY = "fieldshift.policy"
 """The table property holding the table's evolution policy (:attr:`CastPolicy.option_name`)."""
