@@ -199,8 +199,10 @@ def merged_arrow(scan: Scan, workers: int) -> pa.Table:
     tasks: list[list[DataFile]] = []
     for group in group_files(scan.files()):  # a resolved group's files need no merge: each is a task
         tasks += [[f] for f in group if f.content == "data"] if resolved(scan, group) else [group]
+    order = sorted(range(len(tasks)), key=lambda i: -sum(f.record_count for f in tasks[i]))  # largest first
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(tasks)))) as pool:
-        parts = list(pool.map(lambda g: _finished(scan, _task(scan, g)), tasks))
+        done = dict(zip(order, pool.map(lambda i: _finished(scan, _task(scan, tasks[i])), order), strict=True))
+    parts = [done[i] for i in range(len(tasks))]
     return pa.concat_tables([scan.output_schema.empty_table(), *parts])
 
 
