@@ -88,14 +88,15 @@ class KeyedWriter(FieldshiftWriter):
         upsert = self.keyed.operation != "delete"
         try:
             table = Table.open(self.location, catalog=self.catalog, name=self.name)
+            vectors = None
             if self.keyed.operation == "append":  # insert-only: no key twice, none the table holds
-                check_new_keys(table, self.base_snapshot_id, files)
+                vectors = check_new_keys(table, self.base_snapshot_id, files)
             table.catalog.commit(
                 table.table_id, self.base_snapshot_id, operation=self.keyed.operation,
                 exclusive=self.keyed.operation == "append",
                 schema=self.plan.schema if upsert and self.plan.evolved else None,
                 write_schema_id=(self.plan.schema if upsert else self.base_schema).schema_id, add_files=files,
-                quarantine=quarantine,
+                quarantine=quarantine, vectors=vectors,
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
                          "changes": list(self.plan.changes) if upsert else [], "writer": "spark"})
         except BaseException:

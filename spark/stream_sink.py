@@ -177,9 +177,10 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             evolve = known is None
             if evolve:
                 check_evolution(table, schemas[head.schema_id], plan_schema, "a stream")
+            vectors = None
             if self.operation == "append" and self.keyed is not None:  # insert-only: checked against head
                 try:
-                    check_new_keys(table, head.snapshot_id, current)
+                    vectors = check_new_keys(table, head.snapshot_id, current)
                 except DuplicateKeyError as e:
                     raise DuplicateKeyError(f"batch {mark.batch_id} of the stream: {e} (a stream upserts with "
                                             ".option('operation', 'upsert'))") from None
@@ -187,7 +188,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
                 commit_files(table, head, plan_schema, evolve, current, quarantine, operation=self.operation,
                              mark=mark, summary={"changes": list(self.plan.changes) if evolve else [],
                                                  "writer": "spark-stream", "stream": mark.stream_id,
-                                                 "batch": mark.batch_id})
+                                                 "batch": mark.batch_id}, vectors=vectors)
                 return current
             except CommitConflictError:
                 if attempt == COMMIT_RETRIES - 1:

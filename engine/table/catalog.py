@@ -34,6 +34,7 @@ from fieldshift.table.catalog_sql import (
     policy_of,
     upgrade,
 )
+from fieldshift.table.deletion_vectors import VectorCommit, commit_vectors
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
@@ -335,6 +336,7 @@ class SqliteCatalog:
         exclusive: bool = False,
         spec: PartitionSpec | None = None,
         stream: StreamMark | None = None,
+        vectors: VectorCommit | None = None,
     ) -> Snapshot:
         """Commit atomically on top of ``base_snapshot_id``.
 
@@ -348,6 +350,7 @@ class SqliteCatalog:
         append to a keyed table checked its keys against ``base_snapshot_id``).
         ``stream`` (a micro-batch id, captured source files) is recorded in the same transaction; one
         recorded before raises :class:`AlreadyCommittedError` and nothing is committed.
+        ``vectors``: deletion vectors and resolved files of a keyed table (``deletion_vectors``).
         """
         with self._transaction() as conn:
             if stream is not None:
@@ -404,6 +407,8 @@ class SqliteCatalog:
                 [(table_id, path, new_id, n) for path, n in quarantine])
             if stream is not None:
                 record(conn, table_id, stream, new_id)
+            if vectors is not None:
+                commit_vectors(conn, table_id, base_snapshot_id, new_id, vectors)
         return Snapshot(new_id, head_id, schema_id, _now(), operation, summary or {})
 
     def expire(self, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:

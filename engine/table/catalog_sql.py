@@ -12,6 +12,7 @@ from typing import Any
 from fieldshift.errors import CatalogFormatError, CommitConflictError, TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
+from fieldshift.table.deletion_vectors import expire_vectors
 from fieldshift.types import type_name
 
 __all__ = [
@@ -32,8 +33,9 @@ __all__ = [
     "upgrade",
 ]
 
-FORMAT_VERSION = 2
-"""Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files);
+FORMAT_VERSION = 3
+"""Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files; 3:
+deletion vectors, which an older fieldshift's expiry would leave behind);
 :meth:`SqliteCatalog.check_version` upgrades older catalogs in place and refuses newer ones."""
 POLICY_PROPERTY = "fieldshift.policy"
 """The table property holding the table's evolution policy (:attr:`CastPolicy.option_name`)."""
@@ -76,6 +78,9 @@ CREATE TABLE IF NOT EXISTS fs_stream_commit (
 CREATE TABLE IF NOT EXISTS fs_captured_file (
     table_id INTEGER NOT NULL, source TEXT NOT NULL, file_size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     record_count INTEGER NOT NULL, snapshot_id INTEGER NOT NULL, PRIMARY KEY (table_id, source));
+CREATE TABLE IF NOT EXISTS fs_deletion_vector (
+    table_id INTEGER NOT NULL, file_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL, end_snapshot INTEGER,
+    cardinality INTEGER NOT NULL, positions TEXT NOT NULL, PRIMARY KEY (table_id, file_id, begin_snapshot));
 """
 
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -183,4 +188,5 @@ def expire_rows(conn: Any, table_id: int, snapshot_ids: Sequence[int]) -> list[s
         "AND s.snapshot_id >= f.begin_snapshot AND s.snapshot_id < f.end_snapshot)", (table_id,)).fetchall()
     conn.executemany("DELETE FROM fs_file_column_stats WHERE file_id = ?", [(fid,) for fid, _ in gone])
     conn.executemany("DELETE FROM fs_data_file WHERE file_id = ?", [(fid,) for fid, _ in gone])
+    expire_vectors(conn, table_id, [fid for fid, _ in gone])
     return [path for _, path in gone]

@@ -4,7 +4,8 @@
 file of an older schema or a delete file into one file in the current schema (the merge applied); of
 an unkeyed table, the small files and the files of older schemas. The new file's data sequence number
 is the highest of the files it replaces (Iceberg's rule), so an upsert or delete committed meanwhile
-stays newer; a concurrent compaction of the same files conflicts and this one retries.
+stays newer; a concurrent compaction of the same files conflicts and this one retries. A keyed
+compaction's files are resolved (``deletion_vectors``): they need no merge until the next upsert.
 
 ``expire_snapshots`` forgets old snapshots and the catalog rows of files only they referenced;
 ``Table.vacuum`` then deletes those files. Time travel to an expired snapshot raises
@@ -22,6 +23,7 @@ import pyarrow as pa
 
 from fieldshift.errors import CommitConflictError, DataFileError
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.deletion_vectors import VectorCommit
 from fieldshift.table.files import remove_files
 from fieldshift.table.merge import group_files, read_group
 from fieldshift.table.partition_write import write_partitioned
@@ -118,13 +120,22 @@ def commit_compaction(table: Table, pending: PendingCompaction) -> int:
     try:
         snap = table.catalog.commit(
             table.table_id, pending.base_snapshot_id, operation="compact", write_schema_id=pending.schema_id,
-            add_files=pending.add, remove_files=pending.remove,
+            add_files=pending.add, remove_files=pending.remove, vectors=_resolving(pending),
             summary={"files_removed": len(pending.remove), "files_written": len(pending.add),
                      "rows": sum(f.record_count for f in pending.add)})
     except BaseException:
         remove_files(table.storage, pending.written)
         raise
     return snap.snapshot_id
+
+
+def _resolving(pending: PendingCompaction) -> VectorCommit | None:
+    """A keyed compaction's files hold each key of their groups once: resolved, unless a concurrent
+    commit changed one of their buckets (then they stay unresolved and merge on read)."""
+    buckets = frozenset(f.bucket for f in pending.add if f.bucket is not None)
+    if not buckets:
+        return None
+    return VectorCommit(buckets, resolved=frozenset(f.path for f in pending.add), on_conflict="skip")
 
 
 def compact(table: Table, max_file_rows: int) -> CompactResult:

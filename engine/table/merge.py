@@ -6,8 +6,10 @@ key: a delete file with sequence ``s`` removes that key's rows of sequence ``< s
 precombine value; of the rows left, the one with the highest (precombine, sequence, position) wins.
 Rows whose key occurs once in the whole group (data and delete files) pass straight through; only
 keys with several versions are ranked. A group of one data file and no deletes is a
-plain read. Filters on non-key columns are applied to the merged rows only (``Scan.finish``), so a
-filter can never bring back an older version of a row.
+plain read, and so is a group whose files are all *resolved* (``deletion_vectors``): their deletion
+vectors, recorded at write time, already removed every superseded row. Filters on non-key columns
+are applied to the merged rows only (``Scan.finish``), so a filter can never bring back an older
+version of a row.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from fieldshift.table.keys import KeySpec, last_of_runs, merge_group, sort_versi
 if TYPE_CHECKING:
     from fieldshift.table.scan import Scan
 
-__all__ = ["group_files", "merge_rows", "merged_arrow", "merged_batches", "merged_count", "read_group"]
+__all__ = ["group_files", "merge_rows", "merged_arrow", "merged_batches", "merged_count", "read_group", "resolved"]
 
 _SEQ, _ORD, _ROW, _SRC = "__fs_seq", "__fs_ord", "__fs_row", "__fs_src"
 
@@ -139,20 +141,41 @@ def _apply_deletes(cand: pa.Table, deletes: list[tuple[int, pa.Table]], spec: Ke
     return cand.filter(pa.array(keep))
 
 
+def resolved(scan: Scan, files: list[DataFile]) -> bool:
+    """Whether a group reads without a merge: every file resolved (its deletion vector applied, each key
+    is left once), or one data file alone."""
+    vectors = scan.deletion_vectors()
+    return all(f.file_id in vectors for f in files) or (len(files) == 1 and files[0].content == "data")
+
+
+def _kept_rows(scan: Scan, f: DataFile) -> pa.Table:
+    """A data file's rows its deletion vector keeps, evolved to the read schema (filtered before evolving)."""
+    v = scan.deletion_vectors().get(f.file_id) if f.file_id is not None else None
+    keep = v.keep_mask(f.record_count) if v is not None else None
+    return pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=scan.read_schema.to_arrow())
+
+
 def read_group(scan: Scan, files: list[DataFile]) -> pa.Table:
-    """The merged rows of one group's files, in the scan's read schema, before its row filter."""
+    """The merged rows of one group's files, in the scan's read schema, before its row filter.
+
+    Deletion vectors apply first (the rows they remove never win a merge); a resolved group is then
+    read as it is, any other merged by key."""
+    plain = resolved(scan, files)
     data, deletes = [], []
     for f in files:
         if f.content == "deletes":
+            if plain:
+                continue  # resolved deletes are in the vectors already
             names = list(scan.keys.key_names)  # key columns never change name or type
             expected = scan.schemas[f.schema_id].select(names).to_arrow()
             batches = list(iter_file_batches(scan.table.storage, f.path, expected, scan.batch_size))
             deletes.append((f.sequence or 0, pa.Table.from_batches(batches, schema=expected)))
         else:
-            batches = list(scan.evolved_batches(f))
-            data.append((f.sequence or 0, pa.Table.from_batches(batches, schema=scan.read_schema.to_arrow())))
+            data.append((f.sequence or 0, _kept_rows(scan, f)))
     if not data:
         return scan.read_schema.to_arrow().empty_table()
+    if plain:
+        return pa.concat_tables([t for _, t in data])
     return merge_rows(data, deletes, scan.keys)
 
 
@@ -171,19 +194,32 @@ def merged_batches(scan: Scan) -> Iterator[pa.RecordBatch]:
 
 
 def merged_arrow(scan: Scan, workers: int) -> pa.Table:
-    """All merged rows; groups merge in parallel."""
-    groups = group_files(scan.files())
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(groups)))) as pool:
-        parts = list(pool.map(lambda g: _finished(scan, read_group(scan, g)), groups))
+    """All merged rows; groups merge in parallel (the files of resolved groups are read in parallel)."""
+    scan.deletion_vectors()  # loaded once, before the threads
+    tasks: list[list[DataFile]] = []
+    for group in group_files(scan.files()):  # a resolved group's files need no merge: each is a task
+        tasks += [[f] for f in group if f.content == "data"] if resolved(scan, group) else [group]
+    order = sorted(range(len(tasks)), key=lambda i: -sum(f.record_count for f in tasks[i]))  # largest first
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(tasks)))) as pool:
+        done = dict(zip(order, pool.map(lambda i: _finished(scan, _task(scan, tasks[i])), order), strict=True))
+    parts = [done[i] for i in range(len(tasks))]
     return pa.concat_tables([scan.output_schema.empty_table(), *parts])
+
+
+def _task(scan: Scan, files: list[DataFile]) -> pa.Table:
+    if len(files) == 1 and files[0].content == "data":
+        return _kept_rows(scan, files[0])
+    return read_group(scan, files)
 
 
 def merged_count(scan: Scan) -> int:
     """Rows after the merge: groups of one data file and no deletes are counted from the catalog."""
     total = 0
+    vectors = scan.deletion_vectors()
     for group in group_files(scan.files()):
-        if len(group) == 1 and group[0].content == "data" and not scan.predicates:
-            total += group[0].record_count
+        if not scan.predicates and resolved(scan, group):
+            total += sum(f.record_count - (vectors[f.file_id].cardinality if f.file_id in vectors else 0)
+                         for f in group if f.content == "data")
         else:
             total += _finished(scan, read_group(scan, group)).num_rows
     return total

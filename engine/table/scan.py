@@ -15,6 +15,7 @@ from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.deletion_vectors import DeletionVector, load_vectors
 from fieldshift.table.files import iter_file_batches, name_data_file
 from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.keys import key_spec
@@ -64,6 +65,8 @@ class Scan:
         self.bound = bind_filter(self.predicates, self.full_schema)  # validated before reading
         self._row_filter = row_filter(self.bound)
         self.prune = True  # False reads every live file (tests compare the two)
+        self.use_vectors = True  # False: a keyed table merges every group on read, ignoring deletion vectors
+        self._vectors: dict[int, DeletionVector] | None = None
         self.columns = list(columns) if columns is not None else self.full_schema.names
         self.keys = key_spec(table.properties, self.full_schema)  # a keyed table merges on read
         extra = self.keys.merge_columns if self.keys is not None else ()
@@ -103,6 +106,16 @@ class Scan:
         stats = self.table.catalog.file_stats([f.file_id for f in live if f.file_id is not None])
         return [f for f in (replace(f, stats=stats.get(f.file_id, {})) for f in live) if self._may_match(f)]
 
+    def deletion_vectors(self) -> dict[int, DeletionVector]:
+        """file id -> deletion vector of every resolved file of a keyed table at the snapshot (loaded once)."""
+        if self._vectors is None:
+            if self.keys is None or not self.use_vectors:
+                self._vectors = {}
+            else:
+                table_id, snapshot_id = self.table.table_id, self.snapshot_id
+                self._vectors = self.table.catalog.run_read(lambda conn: load_vectors(conn, table_id, snapshot_id))
+        return self._vectors
+
     def _may_match(self, f: DataFile) -> bool:
         """Stats rule a file out only through the plan's own casts (stats.may_match)."""
         if not self.prune:
@@ -127,12 +140,16 @@ class Scan:
         for batch in self.evolved_batches(f):
             yield self.finish(batch)
 
-    def evolved_batches(self, f: DataFile) -> Iterator[pa.RecordBatch]:
-        """A data file's batches in the read schema, before the row filter."""
+    def evolved_batches(self, f: DataFile, keep: Any = None) -> Iterator[pa.RecordBatch]:
+        """A data file's batches in the read schema, before the row filter (``keep``: a boolean mask of
+        the file's rows, e.g. its deletion vector's, applied before evolution)."""
         names, plan = self._plan_for(f.schema_id)
         path = self.table.storage.display(f.path)
         expected = self._schemas[f.schema_id].select(names).to_arrow()
+        offset = 0
         for batch in iter_file_batches(self.table.storage, f.path, expected, self.batch_size):
+            if keep is not None:
+                offset, batch = offset + batch.num_rows, batch.filter(pa.array(keep[offset:offset + batch.num_rows]))
             try:
                 out = plan.apply(batch)
             except SchemaEvolutionError as e:
@@ -194,7 +211,7 @@ class Scan:
         if self.keys is not None:  # merged on the key (and filter) columns only
             narrow = Scan(self.table, list(self.keys.key_names), self.predicates or None, self.snapshot_id,
                           self.full_schema.schema_id, self.policy, self.batch_size)
-            narrow.prune = self.prune
+            narrow.prune, narrow.use_vectors = self.prune, self.use_vectors
             return merged_count(narrow)
         if not self.predicates:
             return sum(f.record_count for f in self.table.catalog.data_files(

@@ -36,6 +36,7 @@ from fieldshift.table.create import (
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
 from fieldshift.table.files import TMP_SUFFIX, remove_files
+from fieldshift.table.key_lookup import plan_vectors
 from fieldshift.table.keyed_write import key_rows
 from fieldshift.table.keys import KeySpec, check_key_change, key_properties, key_spec
 from fieldshift.table.maintenance import CompactResult, ExpireResult, compact, expire_snapshots
@@ -309,9 +310,9 @@ class Table:
                policy: CastPolicy | None = None, mark: StreamMark | None = None) -> AppendResult:
         """Insert or replace rows by key (a keyed table only), with on-write evolution as ``append``.
 
-        Of several rows of one key in ``data`` the highest precombine value wins (the later row on
-        ties); against the table, the row with the highest (precombine, commit) wins when read. ``mark``: as
-        ``append``'s.
+        Of rows of one key the highest precombine value wins (the later row or commit on ties); a row that
+        loses is not written (``rows_written``), the rows it replaces go to deletion vectors (``key_lookup``).
+        ``mark``: as ``append``'s.
         """
         return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False, upsert=True,
                            mark=mark)
@@ -333,11 +334,13 @@ class Table:
             if not rows.num_rows:
                 return DeleteResult(0, head.snapshot_id)
             written: list[str] = []
+            plan = plan_vectors(self, head.snapshot_id, rows, "delete") if attempt < COMMIT_RETRIES - 1 else None
             try:
                 files = write_partitioned(self.storage, schema, self.spec, rows, written, keys=spec,
                                           content="deletes")
                 snap = self.catalog.commit(self.table_id, head.snapshot_id, operation="delete", add_files=files,
                                            write_schema_id=schema.schema_id, exclusive=filter is not None,
+                                           vectors=plan.commit(files) if plan is not None else None,
                                            summary={"keys": rows.num_rows})
             except CommitConflictError:
                 remove_files(self.storage, written)
@@ -388,7 +391,8 @@ class Table:
             try:  # AlreadyCommittedError (``mark`` recorded before) goes to the caller: nothing was written
                 done = write_rows(self, head, base, prepared.schema, prepared.evolved, prepared.data,
                                   [q for q in (prepared.quarantined,) if q is not None], operation=operation,
-                                  mark=mark, summary={"changes": list(prepared.changes), **stream})
+                                  mark=mark, resolve=attempt < COMMIT_RETRIES - 1,
+                                  summary={"changes": list(prepared.changes), **stream})
             except CommitConflictError:
                 if attempt == COMMIT_RETRIES - 1:
                     raise

@@ -19,7 +19,9 @@ import pyarrow as pa
 from fieldshift.errors import CommitOutcomeUnknownError, NotKeyedError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot
+from fieldshift.table.deletion_vectors import VectorCommit
 from fieldshift.table.files import remove_files, write_side_file
+from fieldshift.table.key_lookup import live_keys, plan_vectors
 from fieldshift.table.keyed_write import check_unique, new_keys_only
 from fieldshift.table.keys import KeySpec, dedupe_latest, key_spec
 from fieldshift.table.partition_evolution import check_schema_change
@@ -58,20 +60,23 @@ def keyed_rows(table: Table, keys: KeySpec | None, data: pa.Table, operation: Wr
         return dedupe_latest(data, keys)
     check_unique(data, keys)
     if operation == "append" and data.num_rows:
-        new_keys_only(data, table.scan(columns=list(keys.key_names), snapshot_id=snapshot_id).to_arrow(), keys)
+        new_keys_only(data, live_keys(table, snapshot_id, data), keys)
     return data
 
 
-def check_new_keys(table: Table, snapshot_id: int, files: Sequence[DataFile]) -> None:
-    """An insert-only append of already written files (Spark tasks): keys unique and new to the table."""
+def check_new_keys(table: Table, snapshot_id: int, files: Sequence[DataFile]) -> VectorCommit | None:
+    """An insert-only append of already written files (Spark tasks): keys unique and new to the table,
+    checked against the files of the buckets they hit only; the files then resolve those buckets
+    (``deletion_vectors``: the commit's ``vectors``)."""
     keys = table.keys
     if keys is None:
-        return
+        return None
     names = list(keys.key_names)
     parts = [table.storage.read_table(f.path, columns=names) for f in files]
     incoming = pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
     check_unique(incoming, keys)
-    new_keys_only(incoming, table.scan(columns=names, snapshot_id=snapshot_id).to_arrow(), keys)
+    new_keys_only(incoming, live_keys(table, snapshot_id, incoming), keys)
+    return plan_vectors(table, snapshot_id, incoming, "append").commit(files)
 
 
 def check_evolution(table: Table, base: Schema, schema: Schema, what: str) -> None:
@@ -84,28 +89,34 @@ def check_evolution(table: Table, base: Schema, schema: Schema, what: str) -> No
 
 def commit_files(table: Table, head: Snapshot, schema: Schema, evolved: bool, files: Sequence[DataFile],
                  quarantine: Sequence[tuple[str, int]], *, operation: WriteOperation, mark: StreamMark | None = None,
-                 summary: dict[str, Any] | None = None) -> Snapshot:
+                 summary: dict[str, Any] | None = None, vectors: VectorCommit | None = None) -> Snapshot:
     """Commit written files on ``head``: an insert-only append to a keyed table conflicts with any
     concurrent commit (its keys were checked against ``head``), an overwrite replaces every file."""
     return table.catalog.commit(
         table.table_id, head.snapshot_id, operation=operation,
         exclusive=key_spec(table.properties, schema) is not None and operation == "append",
         schema=schema if evolved else None, write_schema_id=schema.schema_id, add_files=files,
-        quarantine=quarantine, replace_all=operation == "overwrite", stream=mark,
+        quarantine=quarantine, replace_all=operation == "overwrite", stream=mark, vectors=vectors,
         summary={"rows": sum(f.record_count for f in files if f.content == "data"),
                  "quarantined": sum(n for _, n in quarantine), **(summary or {})})
 
 
 def write_rows(table: Table, head: Snapshot, base: Schema, schema: Schema, evolved: bool, data: pa.Table,
                quarantined: Sequence[pa.Table], *, operation: WriteOperation, mark: StreamMark | None = None,
-               summary: dict[str, Any] | None = None) -> Written:
+               summary: dict[str, Any] | None = None, resolve: bool = True) -> Written:
     """Write ``data`` (in ``schema``, planned on ``head`` whose schema is ``base``) and the quarantined
     rows, then commit them in one snapshot. ``CommitConflictError``: retry on the new head;
-    ``AlreadyCommittedError``: ``mark`` was recorded before, nothing to do. Either way no file stays."""
+    ``AlreadyCommittedError``: ``mark`` was recorded before, nothing to do. Either way no file stays.
+    ``resolve``: look keys up and record deletion vectors (a writer's last retry commits without them)."""
     if mark is not None:  # a replay is told so before any key check (an insert-only replay is no duplicate)
         table.catalog.run_read(lambda conn: check_unrecorded(conn, table.table_id, mark))
     keys = key_spec(table.properties, schema)  # the key's columns as ``data`` names them
     data = keyed_rows(table, keys, data, operation, head.snapshot_id)
+    plan = None
+    if keys is not None and resolve:  # superseded rows go to deletion vectors (``resolve``: else merge on read)
+        plan = plan_vectors(table, head.snapshot_id, data, "upsert" if operation == "upsert" else "append",
+                            replace_all=operation == "overwrite")
+        data = plan.rows
     if evolved:  # before writing anything
         check_evolution(table, base, schema, f"an {operation}")
     written: list[str] = []
@@ -118,7 +129,7 @@ def write_rows(table: Table, head: Snapshot, base: Schema, schema: Schema, evolv
                 written.append(path)
                 quarantine.append((path, q.num_rows))
         snap = commit_files(table, head, schema, evolved, files, quarantine, operation=operation, mark=mark,
-                            summary=summary)
+                            summary=summary, vectors=plan.commit(files) if plan is not None else None)
     except CommitOutcomeUnknownError:
         raise  # the commit may have landed: its files stay (a retry finds the mark recorded, or vacuum)
     except BaseException:

@@ -11,8 +11,10 @@ import pytest
 
 import fieldshift as fs
 from fieldshift.kernels import murmur3
+from fieldshift.table.catalog_sql import FORMAT_VERSION
 from fieldshift.table.keys import KeySpec, bucket_of, merge_group
 from fieldshift.table.maintenance import commit_compaction, prepare_compaction
+from fieldshift.table.merge import group_files, resolved
 
 SCHEMA = pa.schema([pa.field("id", pa.int32(), nullable=False), ("pre", pa.int64()), ("x", pa.string()),
                     ("n", pa.int32())])
@@ -248,10 +250,34 @@ def test_a_format_1_catalog_upgrades_in_place_and_reads_the_same_rows(tmp_path: 
     reopened = fs.Table.open(tmp_path / "old")
     assert reopened.to_arrow().equals(before)
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM fs_metadata WHERE key = 'format_version'").fetchone()[0] == "2"
+        assert conn.execute("SELECT value FROM fs_metadata WHERE key = 'format_version'").fetchone()[0] == \
+            str(FORMAT_VERSION)
         assert conn.execute("SELECT content, sequence, bucket FROM fs_data_file").fetchall() == [("data", None, None)]
     reopened.append(batch([3], [1], ["c"]))
     assert reopened.scan().count() == 3 and reopened.compact().files_removed == 2
+
+
+def test_a_format_2_keyed_catalog_upgrades_and_its_files_merge_until_compacted(tmp_path: Path) -> None:
+    """Tables written before deletion vectors: every file is unresolved (merged on read), an upsert into
+    them records no vectors, and compaction resolves them."""
+    t = fs.Table.create(tmp_path / "old", SCHEMA, identifier_fields=["id"], precombine="pre", buckets=2)
+    db = tmp_path / "old" / "fieldshift.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TABLE fs_deletion_vector")
+        conn.execute("UPDATE fs_metadata SET value = '2' WHERE key = 'format_version'")
+    t = fs.Table.open(tmp_path / "old")
+    t.upsert(batch([1, 2, 3], [1, 1, 1], ["a", "b", "c"]))
+    t.upsert(batch([2], [2], ["B"]))
+    with sqlite3.connect(db) as conn:  # as a format-2 writer left them: no vector rows
+        conn.execute("DELETE FROM fs_deletion_vector")
+    t.upsert(batch([3], [2], ["C"]))  # the bucket holds unresolved files: merged on read
+    scan = t.scan()
+    assert not all(resolved(scan, g) for g in group_files(scan.files()))
+    assert sorted(t.to_arrow().column("x").to_pylist()) == ["B", "C", "a"]
+    t.compact()
+    scan = t.scan()
+    assert all(resolved(scan, g) for g in group_files(scan.files()))
+    assert sorted(t.to_arrow().column("x").to_pylist()) == ["B", "C", "a"]
 
 
 def test_readme_primary_key_block_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

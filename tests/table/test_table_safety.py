@@ -122,13 +122,24 @@ def _make_keyed(tmp_path: Path) -> fs.Table:
 def _keyed_rows(table: fs.Table, writer: int) -> dict[int, int]:
     rows = table.scan(filter=[("writer", "==", writer)]).to_arrow().to_pylist()
     assert len({r["slot"] for r in rows}) == len(rows)  # one row per key, always
+    _same_as_full_merge(table)
     return {r["slot"]: r["batch"] for r in rows}
+
+
+def _same_as_full_merge(table: fs.Table, snapshot_id: int | None = None) -> None:
+    """A read with the deletion vectors the writers recorded equals the merge of every version (the oracle)."""
+    oracle = table.scan(snapshot_id=snapshot_id)
+    oracle.use_vectors = False
+    key = ["writer", "slot"]
+    assert table.scan(snapshot_id=snapshot_id).to_arrow().sort_by([(k, "ascending") for k in key]).equals(
+        oracle.to_arrow().sort_by([(k, "ascending") for k in key]))
 
 
 def test_sigkill_during_upserts_deletes_compactions_and_expiry(tmp_path: Path) -> None:
     from tests.table.writer_process import keyed_state
 
     table = _make_keyed(tmp_path)
+    superseded = 0  # rows the killed writers' upserts and deletes recorded in deletion vectors
     for seed in range(3):
         proc = _spawn(table.location, "--writer", str(seed), "--batches", "60", "--keyed")
         time.sleep(random.Random(seed).uniform(1.0, 4.0))
@@ -139,8 +150,11 @@ def test_sigkill_during_upserts_deletes_compactions_and_expiry(tmp_path: Path) -
         got = _keyed_rows(reopened, seed)
         # exactly the state after every acknowledged step, or after one more (killed after its commit)
         assert got in (keyed_state(acknowledged), keyed_state(acknowledged + 1)), (acknowledged, got)
-        for snap in reopened.history():  # every kept snapshot still reads
-            reopened.scan(snapshot_id=snap.snapshot_id).to_arrow()
+        for snap in reopened.history():  # every kept snapshot still reads, vectors and all
+            _same_as_full_merge(reopened, snap.snapshot_id)
+        superseded += sum(v.cardinality for snap in reopened.history()
+                          for v in reopened.scan(snapshot_id=snap.snapshot_id).deletion_vectors().values())
+    assert superseded > 0
     table = fs.Table.open(table.location)
     table.vacuum(older_than=dt.timedelta(0))
     for seed in range(3):

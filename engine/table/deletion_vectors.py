@@ -1,0 +1,154 @@
+"""Deletion vectors of keyed tables: per data file, the row positions a later commit superseded.
+
+An upsert (or delete) looks up, in the live files of the buckets its keys hit, the live rows of those
+keys and records their positions here, in the same transaction as its files (Iceberg v3's deletion
+vectors, Delta's DVs, Paimon's deletion-vector mode). A read then drops those positions and, in a merge
+group whose every file is *resolved*, needs no ranking by key at all.
+
+Catalog rows (``fs_deletion_vector``): one per (file, snapshot range), like data files, so time travel
+sees the vector of its snapshot. A file *resolved* at a snapshot has a row live there (possibly with no
+positions): the commit that added it checked its keys against every live file of its bucket that could
+hold them, so, once every file of a group is resolved, the group's rows left after the vectors hold each
+key once and are exactly what the merge would keep. Files written without that check (Spark's executors,
+older fieldshift, a commit that lost a race) have no row: their groups merge on read as before.
+
+Concurrency: a commit that records vectors or resolves files conflicts (``on_conflict="raise"``) if any
+other commit added or removed a file in one of its buckets after its base snapshot, and then recomputes
+on the new head; a compaction (``on_conflict="skip"``) instead commits its files unresolved.
+Positions are stored as a delta-coded uint32 array or, when smaller, a bitmap; zlib-compressed, as base64
+text (portable SQL).
+"""
+
+from __future__ import annotations
+
+import base64
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from fieldshift.errors import CommitConflictError
+
+__all__ = ["DeletionVector", "VectorCommit", "commit_vectors", "decode_positions", "encode_positions",
+           "expire_vectors", "load_vectors"]
+
+
+def encode_positions(positions: np.ndarray) -> str:
+    """Sorted unique row positions as compact text: ``a`` + a delta-coded uint32 array, or, when a bitmap
+    is smaller (more than one row in 32 removed), ``b`` + a bitmap; either zlib-compressed, base64."""
+    p = np.asarray(positions, dtype=np.uint32)
+    if not len(p):
+        return ""
+    extent = int(p[-1]) + 1
+    if 4 * len(p) > extent // 8:
+        bits = np.zeros(extent, dtype=bool)
+        bits[p] = True
+        return "b" + base64.b64encode(zlib.compress(np.packbits(bits, bitorder="little").tobytes(), 1)).decode()
+    deltas = np.diff(p, prepend=np.uint32(0)).astype(np.uint32)
+    return "a" + base64.b64encode(zlib.compress(deltas.tobytes(), 1)).decode("ascii")
+
+
+def _raw(text: str) -> np.ndarray:
+    return np.frombuffer(zlib.decompress(base64.b64decode(text[1:])), dtype=np.uint8)
+
+
+def decode_positions(text: str) -> np.ndarray:
+    """The sorted positions ``encode_positions`` stored (uint32)."""
+    if not text:
+        return np.zeros(0, dtype=np.uint32)
+    if text[0] == "b":
+        return np.flatnonzero(np.unpackbits(_raw(text), bitorder="little")).astype(np.uint32)
+    return np.cumsum(_raw(text).view(np.uint32), dtype=np.uint64).astype(np.uint32)
+
+
+@dataclass
+class DeletionVector:
+    """A file's vector at one snapshot: how many rows it removes and (decoded on first use) which."""
+
+    cardinality: int
+    text: str
+    _positions: np.ndarray | None = None
+
+    @property
+    def positions(self) -> np.ndarray:
+        if self._positions is None:
+            self._positions = decode_positions(self.text)
+        return self._positions
+
+    def keep_mask(self, rows: int) -> np.ndarray | None:
+        """Which of a file's ``rows`` rows survive (None: all of them)."""
+        if not self.cardinality:
+            return None
+        if self._positions is None and self.text[0] == "b":
+            removed = np.unpackbits(_raw(self.text), count=rows, bitorder="little").view(bool)
+            return ~removed
+        mask = np.ones(rows, dtype=bool)
+        mask[self.positions.astype(np.int64)] = False
+        return mask
+
+
+@dataclass
+class VectorCommit:
+    """What a commit records: vectors of existing files (their whole new positions) and added files it
+    resolves (by path), within ``buckets``; see the module docstring for ``on_conflict``."""
+
+    buckets: frozenset[int]
+    vectors: dict[int, np.ndarray] = field(default_factory=dict)
+    resolved: frozenset[str] = frozenset()
+    on_conflict: Literal["raise", "skip"] = "raise"
+
+
+def _changed_buckets(conn: Any, table_id: int, buckets: Iterable[int], base: int, head: int) -> list[int]:
+    marks = ",".join("?" for _ in buckets)
+    rows = conn.execute(
+        f"SELECT DISTINCT bucket FROM fs_data_file WHERE table_id = ? AND bucket IN ({marks}) AND "
+        "((begin_snapshot > ? AND begin_snapshot <= ?) OR (end_snapshot > ? AND end_snapshot <= ?))",
+        (table_id, *buckets, base, head, base, head)).fetchall()
+    return sorted(int(r[0]) for r in rows)
+
+
+def commit_vectors(conn: Any, table_id: int, base_snapshot_id: int, new_id: int, commit: VectorCommit) -> None:
+    """Record ``commit`` inside the catalog transaction that adds snapshot ``new_id`` (after its files)."""
+    if not commit.buckets or (not commit.vectors and not commit.resolved):
+        return
+    changed = _changed_buckets(conn, table_id, sorted(commit.buckets), base_snapshot_id, new_id - 1)
+    if changed:
+        if commit.on_conflict == "skip":
+            return
+        raise CommitConflictError(f"another writer changed bucket(s) {changed} after snapshot {base_snapshot_id}, "
+                                  "whose rows this commit looked up to supersede; reload and retry")
+    for fid, positions in commit.vectors.items():
+        conn.execute("UPDATE fs_deletion_vector SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
+                     "AND end_snapshot IS NULL", (new_id, table_id, fid))
+        conn.execute("INSERT INTO fs_deletion_vector VALUES (?, ?, ?, NULL, ?, ?)",
+                     (table_id, fid, new_id, len(positions), encode_positions(positions)))
+    if commit.resolved:
+        added = conn.execute("SELECT file_id, path FROM fs_data_file WHERE table_id = ? AND begin_snapshot = ?",
+                             (table_id, new_id)).fetchall()
+        conn.executemany("INSERT INTO fs_deletion_vector VALUES (?, ?, ?, NULL, 0, '')",
+                         [(table_id, fid, new_id) for fid, path in added if path in commit.resolved])
+
+
+def load_vectors(conn: Any, table_id: int, snapshot_id: int) -> dict[int, DeletionVector]:
+    """file id -> vector of every resolved file live at ``snapshot_id`` (a vector older than its file is
+    another file's, left by an older fieldshift's expiry before the id was reused: ignored)."""
+    rows = conn.execute(
+        "SELECT v.file_id, v.cardinality, v.positions FROM fs_deletion_vector v JOIN fs_data_file f "
+        "ON f.file_id = v.file_id AND v.begin_snapshot >= f.begin_snapshot WHERE v.table_id = ? "
+        "AND v.begin_snapshot <= ? "
+        "AND (v.end_snapshot IS NULL OR v.end_snapshot > ?) AND f.begin_snapshot <= ? "
+        "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)",
+        (table_id, snapshot_id, snapshot_id, snapshot_id, snapshot_id)).fetchall()
+    return {int(fid): DeletionVector(int(n), text) for fid, n, text in rows}
+
+
+def expire_vectors(conn: Any, table_id: int, gone_files: Sequence[int]) -> None:
+    """Forget the vectors of removed files and those no kept snapshot sees (inside ``expire``)."""
+    conn.executemany("DELETE FROM fs_deletion_vector WHERE table_id = ? AND file_id = ?",
+                     [(table_id, fid) for fid in gone_files])
+    conn.execute("DELETE FROM fs_deletion_vector WHERE table_id = ? AND end_snapshot IS NOT NULL AND NOT EXISTS "
+                 "(SELECT 1 FROM fs_snapshot s WHERE s.table_id = fs_deletion_vector.table_id "
+                 "AND s.snapshot_id >= fs_deletion_vector.begin_snapshot "
+                 "AND s.snapshot_id < fs_deletion_vector.end_snapshot)", (table_id,))
