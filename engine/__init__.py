@@ -60,6 +60,7 @@ from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
 from fieldshift.table.capture import CaptureProgress, capture
+from fieldshift.table.parquet_read import read_parquet
 from fieldshift.types import ListType, MapType, StructType
 from fieldshift.widening import supertype
 
@@ -132,6 +133,7 @@ __all__ = [
     "evolve",
     "get_threads",
     "plan",
+    "read_parquet",
     "set_threads",
     "supertype",
     "warm_up",

@@ -15,9 +15,11 @@ from fieldshift.arrow_conversion import FIELD_ID_KEY
 from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFieldError, SchemaEvolutionError
 from fieldshift.kernels.layout import conform, same_child_names, same_values, take_rows
 from fieldshift.kernels.threads import get_threads, run_parallel
+from fieldshift.kernels.widen import NUMPY_WIDEN
 from fieldshift.options import CastMode
 from fieldshift.planner.nodes import (
     ROOT_ROWS,
+    CastNode,
     ConstantNode,
     ListNode,
     MapNode,
@@ -298,6 +300,11 @@ class EvolutionPlan:
             head = f"evolves {self.input_width} file column(s) into {len(self.nodes)} read column(s)"
         lines = [head, *_explain(self.nodes, list(self.output_schema), dict(self.notes), "  ")]
         return "\n".join(lines)
+
+    def widened_on_read(self) -> dict[int, pa.DataType]:
+        """Top-level file columns (by index) whose only change is an exact numeric widening, with their
+        read type: a Parquet reader can cast those while decoding, on its own threads."""
+        return {n.index: n.target for n in self.nodes if isinstance(n, CastNode) and n.kernel == NUMPY_WIDEN}
 
     def needed_input_columns(self) -> list[str]:
         """Top-level file columns the plan reads (the rest need not be read from disk)."""
