@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fieldshift.kernels import checked_cast, range_checked_cast, string_to_decimal
+from fieldshift.kernels import checked_cast, range_checked_cast, string_to_decimal, string_to_int
 from fieldshift.kernels.warm import warm_up
 
 NARROWINGS = [(pa.int64(), pa.int32()), (pa.int64(), pa.int16()), (pa.int64(), pa.uint32()),
@@ -84,3 +84,25 @@ def test_decimal_long_text_is_refused_not_wrapped() -> None:
     out = string_to_decimal(pa.array([LONG, "1.5", None]), pa.decimal128(38, 10))
     assert out.failed is not None and out.failed.tolist() == [True, False, False]
     assert out.values.to_pylist()[0] is None
+
+
+INT_TEXT = ["0", "-1", "127", "-128", "128", "-129", "255", "256", "65535", "-32768", "0x7f", "1.5", "", "+7",
+            " 1", "12a", None, "007", "-0", "4294967295", "4294967296", "9223372036854775807"]
+FILLER = "0000000000000000000001"  # valid, long: enough of these makes the text long on average
+
+
+@pytest.mark.parametrize("target", [pa.int8(), pa.uint8(), pa.int16(), pa.uint16(), pa.int32(), pa.uint32(),
+                                    pa.int64(), pa.uint64()])
+@pytest.mark.parametrize("good_only", [True, False])
+def test_int_from_short_text_by_arrow_equals_numba(target: pa.DataType, good_only: bool) -> None:
+    text = [t for t in INT_TEXT if t is None or checked_cast(pa.array([t]), target).failed is None] \
+        if good_only else INT_TEXT
+    short = pa.array(text * 3, pa.string())
+    by_arrow_first = string_to_int(short, target)
+    by_numba = string_to_int(pa.array(text * 3 + [FILLER] * 200, pa.string()), target)
+    assert by_arrow_first.values.equals(by_numba.values.slice(0, len(short)))
+    numba_failed = None if by_numba.failed is None else by_numba.failed[:len(short)]
+    assert (by_arrow_first.failed is None) == (numba_failed is None or not numba_failed.any())
+    if by_arrow_first.failed is not None:
+        assert by_arrow_first.failed.tolist() == numba_failed.tolist()  # type: ignore[union-attr]
+    _same(by_arrow_first, checked_cast(short, target))
