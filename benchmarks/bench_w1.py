@@ -231,7 +231,7 @@ def _e2e(impl: str, path: Path, w1: W1) -> Callable[[], Any]:
         return lambda: pq.read_table(path)
     if impl == "fieldshift":
         return lambda: fs.evolve(pq.read_table(path), w1.read_schema, policy=POLICY)
-    if impl == "fieldshift_read":  # projection, widening on decode, batches evolved as the scanner decodes
+    if impl == "fieldshift_read":  # only the columns the plan reads are decoded
         return lambda: fs.read_parquet(path, w1.read_schema, policy=POLICY)
     if impl == "plain":
         plain = w.plain_evolver(w1.file_schema, w1.read_schema)

@@ -320,7 +320,7 @@ def e2e_section(r: Results) -> list[str]:
     rows = []
     for role, label in [("e2e.pyarrow_read", "pyarrow `read_table` alone"),
                         ("e2e.fieldshift", "pyarrow read + fieldshift `evolve`"),
-                        ("e2e.fieldshift_read", "`fs.read_parquet` (projected, widened on decode, overlapped)"),
+                        ("e2e.fieldshift_read", "`fs.read_parquet` (unread columns never decoded)"),
                         ("e2e.plain", "pyarrow read + plain per-column pyarrow"),
                         ("e2e.polars", "polars `scan_parquet().select(...)`"),
                         ("e2e.duckdb", "DuckDB SQL → Arrow table")]:
@@ -491,6 +491,9 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
     first_call = out_dir / "first_call.md"  # written by benchmarks/first_call.py (its own processes)
     if first_call.exists():
         lines += ["", first_call.read_text().rstrip()]
+    for name in ("issue17b.md", "kernel_ratios.md"):  # by hand / benchmarks/kernel_ratios.py --write
+        if (out_dir / name).exists():
+            lines += ["", (out_dir / name).read_text().rstrip()]
     partitions = out_dir / "partitions.md"  # written by benchmarks/bench_partitions.py (run by hand)
     if partitions.exists():
         lines += ["", partitions.read_text().rstrip()]

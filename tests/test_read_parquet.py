@@ -1,11 +1,12 @@
-"""``fs.read_parquet`` (projection, widening on decode, batches evolved as they arrive) against the
-same read without it: ``fs.evolve(pq.read_table(path), ...)`` on the same file."""
+"""``fs.read_parquet`` (only the columns the plan reads decoded; optionally widened on decode) against
+the same read without it: ``fs.evolve(pq.read_table(path), ...)`` on the same file."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
@@ -60,10 +61,15 @@ def test_read_parquet_equals_evolve_of_read_table(tmp_path: Path) -> None:
     want = fs.evolve(pq.read_table(path), READ, policy=policy)
     assert got.schema.equals(want.schema, check_metadata=True)
     assert got.equals(want)
+    widened = decode_schema(pq.read_schema(path), READ, policy=policy, widen=True)  # cast by the scanner
+    scanned = ds.dataset(path, schema=widened, format="parquet").to_table()
+    assert fs.evolve(scanned, READ, policy=policy).equals(want)
 
 
 def test_decode_schema_drops_unread_columns_and_widens_exactly(tmp_path: Path) -> None:
-    schema = decode_schema(pq.read_schema(_write(tmp_path)), READ, policy=fs.CastPolicy.hudi())
+    plain = decode_schema(pq.read_schema(_write(tmp_path)), READ, policy=fs.CastPolicy.hudi())
+    assert "gone" not in plain.names and plain.field("a").type == pa.int32()
+    schema = decode_schema(pq.read_schema(tmp_path / "f.parquet"), READ, policy=fs.CastPolicy.hudi(), widen=True)
     assert "gone" not in schema.names
     assert schema.field("a").type == pa.int64() and schema.field("b").type == pa.float64()
     assert schema.field("i8").type == pa.float64()

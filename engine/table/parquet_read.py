@@ -1,10 +1,13 @@
-"""Read one Parquet file straight into a read schema: projection, widening on decode, overlap.
+"""Read one Parquet file straight into a read schema, decoding only the columns the plan reads.
 
-``fs.evolve(pq.read_table(path), schema)`` decodes every column, then evolves the whole table. Here
-the file is read through Arrow's dataset scanner with a decode schema: only the columns the plan
-reads (dropped ones are never decoded), exact numeric widenings already in their read type (the
-scanner casts them on its threads while decoding), and each batch evolved as it arrives while the
-scanner decodes the next ones ahead.
+``fs.evolve(pq.read_table(path), schema)`` decodes every column, then evolves the table. Here the
+file is read through Arrow's dataset scanner with a decode schema of only the columns the plan
+reads (dropped ones are never decoded), then the table is evolved (its heavy columns on threads).
+
+Two other shapes measured slower on W1's file (benchmarks/README.md, issue 17): evolving each batch
+as the scanner yields it (the Python loop between batches costs more than the overlap gains), and
+letting the scanner widen numbers while decoding (Arrow's cast is slower than the numpy widening,
+even on its own threads); ``decode_schema(widen=True)`` keeps the latter for a caller who wants it.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ __all__ = ["decode_schema", "read_parquet"]
 
 
 def decode_schema(file_schema: pa.Schema, read_schema: Schema, *, policy: CastPolicy | None = None,
-                  constants: Mapping[Any, Any] | None = None, name_mapping: Any = None) -> pa.Schema:
-    """The file's columns the read needs, exact widenings already in their read type.
+                  constants: Mapping[Any, Any] | None = None, name_mapping: Any = None,
+                  widen: bool = False) -> pa.Schema:
+    """The file's columns the read needs (with ``widen``, exact widenings already in their read type).
 
     Only for files whose every top-level column carries a field id: without ids, columns match by
     name mapping (or not at all), and a projection could change which of them match; such files
@@ -36,8 +40,8 @@ def decode_schema(file_schema: pa.Schema, read_schema: Schema, *, policy: CastPo
         return file_schema
     full = plan(file_schema, read_schema, policy=policy, constants=constants, name_mapping=name_mapping)
     needed = set(full.needed_input_columns())
-    widen = full.widened_on_read()
-    fields = [f.with_type(widen[i]) if i in widen else f for i, f in enumerate(file_schema) if f.name in needed]
+    wider = full.widened_on_read() if widen else {}
+    fields = [f.with_type(wider[i]) if i in wider else f for i, f in enumerate(file_schema) if f.name in needed]
     if not fields and len(file_schema):  # only new columns: one column read still counts the rows
         fields = [file_schema.field(0)]
     return pa.schema(fields, metadata=file_schema.metadata)
@@ -46,9 +50,8 @@ def decode_schema(file_schema: pa.Schema, read_schema: Schema, *, policy: CastPo
 def read_parquet(path: str | Path, read_schema: Schema, *, policy: CastPolicy | None = None,
                  constants: Mapping[Any, Any] | None = None, name_mapping: Any = None) -> pa.Table:
     """The Parquet file at ``path`` as a Table of ``read_schema`` (the same answer as
-    ``fs.evolve(pq.read_table(path), read_schema, ...)``, with less decoded and the work overlapped)."""
+    ``fs.evolve(pq.read_table(path), read_schema, ...)``, with the unread columns never decoded)."""
     schema = decode_schema(pq.read_schema(path), read_schema, policy=policy, constants=constants,
                            name_mapping=name_mapping)
     p = plan(schema, read_schema, policy=policy, constants=constants, name_mapping=name_mapping)
-    scanner = ds.dataset(path, schema=schema, format="parquet").scanner(use_threads=True)
-    return pa.Table.from_batches([p.apply(b) for b in scanner.to_batches()], schema=p.output_schema)
+    return p.apply(ds.dataset(path, schema=schema, format="parquet").to_table(use_threads=True))
