@@ -104,7 +104,7 @@ def case(name: str) -> tuple[pa.Array, pa.DataType, pa.Array]:
     if name == "int64->int32(checked)-bad":
         arr = _ints(np.int64, -(2**31), 2**31 - 1, 13)
         over = _rng(13).random(N) < BAD_RATE
-        values = np.where(over, 2**40, arr.to_numpy(zero_copy_only=False))
+        values = np.where(over, 2**40, arr.fill_null(0).to_numpy())  # int64 (to_numpy of nulls gives floats)
         spoiled = pa.array(values, mask=_nulls(13))
         return spoiled, pa.int32(), pa.array(values, mask=_nulls(13) | over)
     if name == "float64->int64(checked)":

@@ -61,6 +61,7 @@ from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
 from fieldshift.table.capture import CaptureProgress, capture
+from fieldshift.table.parquet_read import read_parquet
 from fieldshift.types import ListType, MapType, StructType
 from fieldshift.widening import supertype
 
@@ -134,6 +135,7 @@ __all__ = [
     "evolve",
     "get_threads",
     "plan",
+    "read_parquet",
     "set_threads",
     "supertype",
     "warm_up",

@@ -5,11 +5,13 @@ explicit-null mode and quarantine need exactly the failing rows. These kernels a
 Arrow's cast accepts and give the same values for it; rows they cannot cast become null and are
 marked in ``CastOutcome.failed`` (``None`` when no row failed).
 
-- integers, dates and timestamps are parsed in numba (faster than Arrow's cast, mask included);
+- integers, dates and timestamps are parsed in numba (faster than Arrow's cast, mask included),
+  except integers from short text (under 10 bytes a row), which Arrow parses faster: numba then
+  parses only when Arrow's cast raises;
 - floats and decimals are cast by Arrow after numba validates the text and masks out the rows
   Arrow would refuse. For floats the validator runs only when Arrow's cast of the first 4,096
-  rows, then of all rows, raises; for decimals always, because Arrow silently wraps some
-  out-of-range decimal text instead of raising.
+  rows, then of all rows, raises; for decimals also first when some text is longer than
+  ``38 - scale`` bytes, because Arrow silently wraps such out-of-range text instead of raising.
 
 The output's validity reuses the input's bitmap when nothing failed (as in ``numba_format``, the
 output keeps the input's bit offset within its first byte). Numba loads on the first call; until
@@ -61,6 +63,8 @@ _MIN_CHUNK = 32_768
 _PROBE_ROWS = 4_096
 _ARROW_FIRST_ROWS = 65_536
 _BISECT_CASTS = 256
+_ARROW_TEXT_BYTES = 10  # text -> int: below this many bytes a row, Arrow's parser is the faster one
+_DECIMAL_DIGITS = 38  # what a 128-bit rescale holds without wrapping
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
@@ -160,6 +164,14 @@ def _empty(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
     return None
 
 
+def _short_text(values: pa.Array) -> bool:
+    """Under ``_ARROW_TEXT_BYTES`` bytes a row on average (from the first and last offsets alone)."""
+    if isinstance(values, pa.ChunkedArray) or not len(values):
+        return False
+    offsets, _ = string_views(values)
+    return int(offsets[-1] - offsets[0]) < _ARROW_TEXT_BYTES * len(values)
+
+
 @kernel(STRING_TO_INT)
 def string_to_int(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """Text -> any integer type in Arrow's syntax (decimal with optional '-', or 0x hex)."""
@@ -169,6 +181,11 @@ def string_to_int(values: pa.Array, target: pa.DataType) -> CastOutcome:
     meanwhile = _arrow_meanwhile(values, target)
     if meanwhile is not None:
         return meanwhile
+    if _short_text(values):  # Arrow parses short text faster; it accepts the same, so only its failures reach numba
+        try:
+            return CastOutcome(pc.cast(values, target, safe=True))
+        except CAST_ERRORS:  # Arrow stops at the first bad row: a failed try costs little
+            pass
     bits = target.bit_width
     signed = pa.types.is_signed_integer(target)
     max_pos = np.uint64(2 ** (bits - 1) - 1 if signed else 2**bits - 1)
@@ -267,6 +284,16 @@ def string_to_float(values: pa.Array, target: pa.DataType) -> CastOutcome:
     return _arrow_with_mask(values, target, lambda text, failed: text.run(_numbers().check_float_chunk, failed))
 
 
+def _no_wrap(values: pa.Array, target: pa.DataType) -> bool:
+    """Can Arrow's decimal cast be trusted without the validator? Its silent wrap needs more digits
+    than 38 once rescaled to the target's scale, so text no longer than ``38 - scale`` bytes is safe
+    (one pass over the offsets, against a validator pass over the text)."""
+    if isinstance(values, pa.ChunkedArray) or not pa.types.is_string(values.type) or not len(values):
+        return False
+    offsets, _ = string_views(values)
+    return int(np.max(offsets[1:] - offsets[:-1])) <= _DECIMAL_DIGITS - target.scale
+
+
 @kernel(STRING_TO_DECIMAL)
 def string_to_decimal(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """Text -> decimal by Arrow; rows with bad syntax or digits the type cannot hold are masked.
@@ -281,6 +308,6 @@ def string_to_decimal(values: pa.Array, target: pa.DataType) -> CastOutcome:
     def check(text: _Text, failed: np.ndarray) -> int:
         return text.run(_numbers().check_decimal_chunk, target.precision, target.scale, failed)
 
-    outcome = _arrow_with_mask(values, target, check, trust_arrow=False)  # compiles its own check first,
-    numba_ready()  # then the other kernels compile in the background
+    outcome = _arrow_with_mask(values, target, check, trust_arrow=_no_wrap(values, target))
+    numba_ready()  # the other kernels compile in the background
     return outcome

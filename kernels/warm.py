@@ -32,6 +32,7 @@ def _exercise(on_kernel: Callable[[str], None] | None) -> None:
     """Run every numba kernel on a few rows of each array layout it compiles a signature for."""
     import pyarrow as pa
 
+    from fieldshift.kernels.checked import range_checked_cast
     from fieldshift.kernels.numba_format import int_to_string
     from fieldshift.kernels.numba_parse import (
         string_to_date32,
@@ -41,6 +42,7 @@ def _exercise(on_kernel: Callable[[str], None] | None) -> None:
         string_to_timestamp,
     )
 
+    range_checked_cast(pa.array([2**40, 1, None], pa.int64()), pa.int32())  # checked narrowing's failure loop
     rows = 2_048  # above int_to_string's Arrow threshold
     for t in (pa.int32(), pa.int64(), pa.uint64()):
         int_to_string(pa.array([None, *range(rows)], t), pa.string())

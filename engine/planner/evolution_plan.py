@@ -15,9 +15,11 @@ from fieldshift.arrow_conversion import FIELD_ID_KEY
 from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFieldError, SchemaEvolutionError
 from fieldshift.kernels.layout import conform, same_child_names, same_values, take_rows
 from fieldshift.kernels.threads import get_threads, run_parallel
+from fieldshift.kernels.widen import NUMPY_WIDEN
 from fieldshift.options import CastMode
 from fieldshift.planner.nodes import (
     ROOT_ROWS,
+    CastNode,
     ConstantNode,
     ListNode,
     MapNode,
@@ -203,6 +205,8 @@ class EvolutionPlan:
 
     def _relabel(self, data: D) -> D:
         """The same object when its field metadata (ids) already match, else the same buffers relabelled."""
+        if data.schema.equals(self.output_schema, check_metadata=True):  # with metadata, Arrow compares
+            return data  # child field names too: one C++ call answers what the checks below do
         names_ok = all(same_child_names(data.schema.field(i).type, self.output_schema.field(i).type)
                        for i in self.steps.list_columns)
         if names_ok and data.schema.remove_metadata().equals(self.output_schema, check_metadata=True):
@@ -298,6 +302,11 @@ class EvolutionPlan:
             head = f"evolves {self.input_width} file column(s) into {len(self.nodes)} read column(s)"
         lines = [head, *_explain(self.nodes, list(self.output_schema), dict(self.notes), "  ")]
         return "\n".join(lines)
+
+    def widened_on_read(self) -> dict[int, pa.DataType]:
+        """Top-level file columns (by index) whose only change is an exact numeric widening, with their
+        read type: a Parquet reader can cast those while decoding, on its own threads."""
+        return {n.index: n.target for n in self.nodes if isinstance(n, CastNode) and n.kernel == NUMPY_WIDEN}
 
     def needed_input_columns(self) -> list[str]:
         """Top-level file columns the plan reads (the rest need not be read from disk)."""
