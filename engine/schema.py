@@ -353,6 +353,9 @@ class Schema:
     def select(self, names: Iterable[str | Sequence[str]]) -> Schema:
         """A schema of only the named top-level columns, in the order given (names are taken as they
         are, dots included, unless quoted with backticks or given as a one-part list)."""
+        names = list(names)
+        if names == self.names and not self._ident and self.doc is None:
+            return self  # every column in order: the same schema (and its cached Arrow form and fingerprint)
         chosen = [self.find((n,) if isinstance(n, str) and n in self._top_names() else n) for n in names]
         missing = [f for f in chosen if self._parents[f.id] is not None]
         if missing:

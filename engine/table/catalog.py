@@ -34,6 +34,7 @@ from fieldshift.table.catalog_sql import (
     policy_of,
     upgrade,
 )
+from fieldshift.table.metadata_cache import parsed_schema
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
@@ -235,7 +236,7 @@ class SqliteCatalog:
     def _parse_schema(self, conn: sqlite3.Connection, table_id: int, schema_id: int, text: str) -> Schema:
         """A stored schema, or a CatalogFormatError naming the table and schema id."""
         try:
-            return Schema.from_json(text)
+            return parsed_schema(text)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
             row = conn.execute("SELECT name FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()
             raise CatalogFormatError(
