@@ -20,6 +20,7 @@ from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_f
 from fieldshift.table.keys import key_spec
 from fieldshift.table.merge import merged_arrow, merged_batches, merged_count
 from fieldshift.table.partition_prune import PartitionPruner
+from fieldshift.table.prune_vector import prune_by_integer_stats
 from fieldshift.table.stats import leaf_node, may_match
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ class Scan:
         self.bound = bind_filter(self.predicates, self.full_schema)  # validated before reading
         self._row_filter = row_filter(self.bound)
         self.prune = True  # False reads every live file (tests compare the two)
+        self.vector_prune = True  # False: every file's statistics checked one by one (tests compare the two)
         self.columns = list(columns) if columns is not None else self.full_schema.names
         self.keys = key_spec(table.properties, self.full_schema)  # a keyed table merges on read
         extra = self.keys.merge_columns if self.keys is not None else ()
@@ -100,6 +102,8 @@ class Scan:
             specs = [s for s, _ in self.table.catalog.specs(self.table.table_id)]
             self._partitions = PartitionPruner(self.bound, specs, self._schemas)
         live = [f for f in live if self._partitions.may_match(f)]  # before any statistics are loaded
+        if self.vector_prune:  # integer bounds of many files compared at once; survivors checked below
+            live = prune_by_integer_stats(self, live)
         stats = self.table.catalog.file_stats([f.file_id for f in live if f.file_id is not None])
         return [f for f in (replace(f, stats=stats.get(f.file_id, {})) for f in live) if self._may_match(f)]
 
@@ -145,6 +149,10 @@ class Scan:
         any row is produced (a CLI streaming CSV must not print a header and then fail)."""
         for schema_id in sorted({f.schema_id for f in self.files()}):
             self._plan_for(schema_id)
+
+    def plan_of(self, schema_id: int) -> EvolutionPlan:
+        """The plan for files of one schema version (made once; every such file shares it)."""
+        return self._plan_for(schema_id)[1]
 
     def _plan_for(self, schema_id: int) -> tuple[list[str], EvolutionPlan]:
         """The file columns to read and the plan, once per schema version (files share them)."""
