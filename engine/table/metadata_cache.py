@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from fieldshift.gc_pause import paused_gc
 from fieldshift.schema import Schema
 
 __all__ = ["FIELD_BUDGET", "clear_schema_cache", "parsed_schema"]
@@ -31,7 +32,8 @@ def parsed_schema(text: str) -> Schema:
         if hit is not None:
             _CACHE.move_to_end(text)
             return hit[0]
-    schema = Schema.from_json(text)
+    with paused_gc():  # a 10,000-column schema is 100,000s of objects, none in a cycle
+        schema = Schema.from_json(text)
     size = sum(1 for _ in schema.all_fields()) + 1
     with _LOCK:
         if text not in _CACHE:
