@@ -4,8 +4,9 @@ numpy comparison per predicate instead of a Python call per file.
 A filtered scan of 100,000 files spent its time in per-file Python (loading each file's statistics,
 copying its ``DataFile``, ``stats.may_match``). Here, for each predicate on an integer column that
 every file of a schema version reads unchanged (the plan's node is a ``Take`` of the same type),
-the bounds of all live files come from one indexed catalog query, are parsed as one Arrow array,
-and the files they rule out are dropped with one comparison. The rules are ``stats.may_match``'s,
+the bounds of all live files come from one indexed catalog query, are parsed as one Arrow array
+(kept with the snapshot's file list: file_cache), and the files they rule out are dropped with one
+comparison. The rules are ``stats.may_match``'s,
 applied to arrays; anything else (other types, casts, literals that are not plain integers, bounds
 that do not parse) keeps its files for the per-file check, which the scan runs on the survivors.
 So this only ever removes files that ``may_match`` would remove (tests compare the two).
@@ -13,8 +14,7 @@ So this only ever removes files that ``may_match`` would remove (tests compare t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from fieldshift.planner.nodes import Take
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.file_cache import Bounds, SnapshotFiles
 from fieldshift.table.filters import BoundPredicate
 from fieldshift.table.stats import leaf_node
 
@@ -41,24 +42,29 @@ _I64 = (-(1 << 63), (1 << 63) - 1)
 
 def prune_by_integer_stats(scan: Scan, files: list[DataFile]) -> list[DataFile]:
     """``files`` without those an integer predicate's statistics rule out (the rest: unchanged, in order)."""
-    if len(files) < MIN_FILES or any(f.file_id is None for f in files):
+    if len(files) < MIN_FILES:
         return files
+    entry = scan.snapshot_files()
+    at = entry.positions(files)
+    if at is None:
+        return files
+    schema_ids = {f.schema_id for f in files}
+    keep = np.ones(len(files), dtype=bool)
     for pred in scan.bound:
         if scan.keys is not None and pred.field_id not in scan.keys.key_ids:
             continue  # as Scan._may_match: only key values prune a keyed table
-        eligible = _eligible_schema_ids(scan, pred, {f.schema_id for f in files})
+        eligible = _eligible_schema_ids(scan, pred, schema_ids)
         if not eligible:
             continue
-        candidates = [i for i, f in enumerate(files) if f.schema_id in eligible]
-        if len(candidates) < MIN_FILES:
-            continue
         file_type = next(iter(eligible.values()))  # every eligible file holds the read type itself
-        drop = _ruled_out(scan, pred, file_type, [files[i].file_id for i in candidates])  # type: ignore[misc]
-        if drop is None or not drop.any():
-            continue
-        gone = {candidates[i] for i in np.flatnonzero(drop)}
-        files = [f for i, f in enumerate(files) if i not in gone]
-    return files
+        bounds = entry.column(pred.field_id, lambda p=pred: _load_bounds(scan, entry, p.field_id))
+        drop = _ruled_out(pred, file_type, bounds, at)
+        if len(eligible) < len(schema_ids):
+            drop &= np.fromiter((f.schema_id in eligible for f in files), dtype=bool, count=len(files))
+        keep &= ~drop
+    if keep.all():
+        return files
+    return [files[i] for i in np.flatnonzero(keep)]
 
 
 def _eligible_schema_ids(scan: Scan, pred: BoundPredicate, schema_ids: set[int]) -> dict[int, pa.DataType]:
@@ -86,28 +92,13 @@ def _int_range(t: pa.DataType) -> tuple[int, int]:
     return max(low, _I64[0]), min(high, _I64[1])
 
 
-def _ruled_out(scan: Scan, pred: BoundPredicate, file_type: pa.DataType,
-               file_ids: Sequence[int]) -> np.ndarray | None:
-    """A mask over ``file_ids``: True where the file's statistics prove no row matches ``pred``."""
-    rows = scan.table.catalog.run_read(lambda conn: _column_stats(conn, scan, pred.field_id))
-    if not rows:
-        return None
-    ids = np.fromiter(file_ids, dtype=np.int64, count=len(file_ids))
-    order = np.argsort(ids, kind="stable")
-    row_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    slot = np.minimum(np.searchsorted(ids, row_ids, sorter=order), len(ids) - 1)
-    at = order[slot]
-    mine = ids[at] == row_ids  # a row of a file in ``file_ids`` (others: pruned by partition, other schema)
-    if not mine.any():
-        return None
-    at = at[mine]
-    counts = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))[mine]
-    nulls = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))[mine]
-    lo, lo_ok = _parse_ints([r[3] for r in rows], mine)
-    hi, hi_ok = _parse_ints([r[4] for r in rows], mine)
+def _ruled_out(pred: BoundPredicate, file_type: pa.DataType, b: Bounds, at: np.ndarray) -> np.ndarray:
+    """A mask over the files at positions ``at``: True where statistics prove no row matches ``pred``."""
+    present, counts, nulls = b.present[at], b.counts[at], b.nulls[at]
+    lo, hi, ok = b.low[at], b.high[at], b.ok[at]
     low, high = _int_range(file_type)
-    bounds = lo_ok & hi_ok & (lo >= low) & (lo <= high) & (hi >= low) & (hi <= high)  # as stats.read_bounds
-    out = nulls >= counts if pred.op in _NULL_REJECTING else np.zeros(len(counts), dtype=bool)
+    bounds = ok & (lo >= low) & (lo <= high) & (hi >= low) & (hi <= high)  # as stats.read_bounds
+    out = nulls >= counts if pred.op in _NULL_REJECTING else np.zeros(len(at), dtype=bool)
     keys = pred.keys
     if pred.op == "is_null":
         out = (nulls == 0) & bounds
@@ -127,18 +118,32 @@ def _ruled_out(scan: Scan, pred: BoundPredicate, file_type: pa.DataType,
         else:
             miss = hi < keys[0]
         out |= bounds & miss
-    drop = np.zeros(len(file_ids), dtype=bool)
-    drop[at] = out
-    return drop
+    return out & present
 
 
-def _column_stats(conn: Any, scan: Scan, field_id: int) -> list[tuple[Any, ...]]:
-    """(file id, values, nulls, min, max) of one column for every file live at the scan's snapshot."""
-    return conn.execute(
+def _load_bounds(scan: Scan, entry: SnapshotFiles, field_id: int) -> Bounds:
+    """One column's statistics for every file of the snapshot: one query, parsed as arrays."""
+    rows = scan.table.catalog.run_read(lambda conn: conn.execute(
         "SELECT s.file_id, s.value_count, s.null_count, s.min_value, s.max_value FROM fs_data_file f "
         "JOIN fs_file_column_stats s ON s.file_id = f.file_id AND s.column_id = ? WHERE f.table_id = ? "
         "AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)",
-        (field_id, scan.table.table_id, scan.snapshot_id, scan.snapshot_id)).fetchall()
+        (field_id, scan.table.table_id, scan.snapshot_id, scan.snapshot_id)).fetchall())
+    n = len(entry.ids)
+    present = np.zeros(n, dtype=bool)
+    counts, nulls, low, high = (np.zeros(n, dtype=np.int64) for _ in range(4))
+    ok = np.zeros(n, dtype=bool)
+    if rows and n:
+        row_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        at = np.minimum(np.searchsorted(entry.ids, row_ids), n - 1)
+        mine = entry.ids[at] == row_ids
+        at = at[mine]
+        present[at] = True
+        counts[at] = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))[mine]
+        nulls[at] = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))[mine]
+        lo, lo_ok = _parse_ints([r[3] for r in rows], mine)
+        hi, hi_ok = _parse_ints([r[4] for r in rows], mine)
+        low[at], high[at], ok[at] = lo, hi, lo_ok & hi_ok
+    return Bounds(present, counts, nulls, low, high, ok)
 
 
 def _parse_ints(texts: list[str | None], mine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -15,6 +15,7 @@ from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.file_cache import SnapshotFiles, snapshot_files
 from fieldshift.table.files import iter_file_batches, name_data_file
 from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.keys import key_spec
@@ -56,6 +57,7 @@ class Scan:
                                            f"(expire_snapshots); the oldest kept is {min(known)}")
             raise SchemaEvolutionError(f"no snapshot {snapshot_id}; snapshots are {known}")
         self.snapshot_id = snapshot_id = snap.snapshot_id
+        self._snapshot = snap
         schemas = table.schemas_by_id()
         target_id = schema_id if schema_id is not None else snap.schema_id
         if target_id not in schemas:
@@ -86,7 +88,13 @@ class Scan:
 
     def live_files(self, with_stats: bool = False) -> list[DataFile]:
         """Every data file live at the snapshot (neither planned nor pruned)."""
+        if not with_stats:  # read once per snapshot (file_cache): a snapshot's files never change
+            return list(self.snapshot_files().files)
         return self.table.catalog.data_files(self.table.table_id, self.snapshot_id, with_stats=with_stats)
+
+    def snapshot_files(self) -> SnapshotFiles:
+        """The snapshot's files and the column bounds loaded for them, shared by every scan of it."""
+        return snapshot_files(self.table.catalog, self.table.table_id, self._snapshot)
 
     def files(self) -> list[DataFile]:
         """The live files at the snapshot that the filter's stats cannot rule out.
@@ -98,10 +106,11 @@ class Scan:
             self._plan_for(schema_id)
         if not self.predicates or not self.prune:
             return live
+        specs = [s for s, _ in self.table.catalog.specs(self.table.table_id)]
         if self._partitions is None:  # every spec the table had prunes its own files
-            specs = [s for s, _ in self.table.catalog.specs(self.table.table_id)]
             self._partitions = PartitionPruner(self.bound, specs, self._schemas)
-        live = [f for f in live if self._partitions.may_match(f)]  # before any statistics are loaded
+        if any(s.fields for s in specs):  # before any statistics are loaded
+            live = [f for f in live if self._partitions.may_match(f)]
         if self.vector_prune:  # integer bounds of many files compared at once; survivors checked below
             live = prune_by_integer_stats(self, live)
         stats = self.table.catalog.file_stats([f.file_id for f in live if f.file_id is not None])
@@ -205,6 +214,5 @@ class Scan:
             narrow.prune = self.prune
             return merged_count(narrow)
         if not self.predicates:
-            return sum(f.record_count for f in self.table.catalog.data_files(
-                self.table.table_id, self.snapshot_id, with_stats=False))
+            return sum(f.record_count for f in self.live_files())
         return sum(b.num_rows for b in self.to_batches())
