@@ -24,6 +24,7 @@ from workloads import dropped, run
 import fieldshift as fs
 from fieldshift.planner import clear_plan_cache
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.file_cache import clear_file_cache
 from fieldshift.table.files import write_data_file
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
@@ -261,19 +262,22 @@ def _files_table(files: int, root: Path) -> tuple[Path, list[str]]:
     return location, real
 
 
-FILE_CASES = [(n, op) for n in FILES for op in ("plan", "plan_all", "point_read", "count")] + \
+FILE_CASES = [(n, op) for n in FILES for op in ("plan", "plan_cold", "plan_all", "point_read", "count")] + \
     [(n, op) for n in FILES if n <= REAL_FILES for op in ("point_read.duckdb", "point_read.polars")]
 
 
 @pytest.mark.parametrize(("files", "op"), FILE_CASES)
 def test_files(benchmark: Any, files: int, op: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """``files`` data files: plan a point filter's scan, plan a full scan, read the point, count rows."""
+    """``files`` data files: plan a point filter's scan (warm: the snapshot's file list cached by an earlier
+    scan; cold: read from the catalog), plan a full scan, read the point, count rows."""
     location, real = _files_table(files, _tmp(tmp_path_factory, "files"))
     peer = op.split(".")[1] if "." in op else None  # peers read real files only (up to REAL_FILES)
     point = (files // 2) * ROWS_PER_FILE + 5
     t = fs.Table.open(location)
-    if op == "plan":
+    setup = None
+    if op in ("plan", "plan_cold"):
         fn: Any = lambda: t.scan(filter=("value", "==", point)).files()  # noqa: E731
+        setup = clear_file_cache if op == "plan_cold" else None  # cold: the file list read from the catalog
     elif op == "plan_all":
         fn = lambda: t.scan().files()  # noqa: E731
     elif op == "point_read":
@@ -295,4 +299,4 @@ def test_files(benchmark: Any, files: int, op: str, tmp_path_factory: pytest.Tem
     if op.startswith("point_read"):
         assert len(got) == 1
     run(benchmark, dropped(fn), role=f"curve.files.{op}.{files}", curve="files", op=op.split(".")[0],
-        impl=peer or "fieldshift", x=files, rounds=_rounds(files, 100_000), warmup=1)
+        impl=peer or "fieldshift", x=files, rounds=_rounds(files, 100_000), warmup=1, setup=setup)

@@ -18,6 +18,7 @@ from fieldshift.errors import (
     UnknownFieldError,
 )
 from fieldshift.field import Field
+from fieldshift.gc_pause import paused_gc
 from fieldshift.types import MAX_NESTING_DEPTH, ListType, MapType, StructType, check_arrow_depth
 
 if TYPE_CHECKING:
@@ -383,7 +384,8 @@ class Schema:
     def to_arrow(self) -> pa.Schema:
         """The Arrow schema with ids in field metadata (built once: schemas are immutable)."""
         if self._arrow is None:
-            self._arrow = pa.schema([f.to_arrow() for f in self._fields])
+            with paused_gc():  # one pa.Field per column, no cycles (gc_pause)
+                self._arrow = pa.schema([f.to_arrow() for f in self._fields])
         return self._arrow
 
     @classmethod

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fieldshift.errors import CatalogFormatError, CommitConflictError, HistoryUnreadableError, TableError
+from fieldshift.gc_pause import paused_gc
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog_reads import load_file_stats, snapshot_row
@@ -356,9 +357,10 @@ class SqliteCatalog:
             if schema is not None:  # a dropped or retyped partition source is refused (partition_evolution)
                 check_schema_change(load_specs(conn, table_id)[-1][0], self._schemas(conn, table_id)[head_schema_id],
                                     schema, table=name)
-            if schema is not None or policy is not None:
-                self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
-                                    operation)
+            if schema is not None or policy is not None:  # plans every schema pair (cycle-free objects)
+                with paused_gc():
+                        self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
+                                        operation)
             if policy is not None:
                 props[POLICY_PROPERTY] = policy.option_name
                 conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
