@@ -14,6 +14,7 @@ So this only ever removes files that ``may_match`` would remove (tests compare t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -133,20 +134,21 @@ def _load_bounds(scan: Scan, entry: SnapshotFiles, field_id: int) -> Bounds:
     counts, nulls, low, high = (np.zeros(n, dtype=np.int64) for _ in range(4))
     ok = np.zeros(n, dtype=bool)
     if rows and n:
-        row_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        file_ids, values, null_counts, mins, maxes = zip(*rows, strict=True)  # columns, not rows
+        row_ids = np.array(file_ids, dtype=np.int64)
         at = np.minimum(np.searchsorted(entry.ids, row_ids), n - 1)
         mine = entry.ids[at] == row_ids
         at = at[mine]
         present[at] = True
-        counts[at] = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))[mine]
-        nulls[at] = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))[mine]
-        lo, lo_ok = _parse_ints([r[3] for r in rows], mine)
-        hi, hi_ok = _parse_ints([r[4] for r in rows], mine)
+        counts[at] = np.array(values, dtype=np.int64)[mine]
+        nulls[at] = np.array(null_counts, dtype=np.int64)[mine]
+        lo, lo_ok = _parse_ints(mins, mine)
+        hi, hi_ok = _parse_ints(maxes, mine)
         low[at], high[at], ok[at] = lo, hi, lo_ok & hi_ok
     return Bounds(present, counts, nulls, low, high, ok)
 
 
-def _parse_ints(texts: list[str | None], mine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _parse_ints(texts: Sequence[str | None], mine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Stored integer bounds as int64 values and a mask of those that parsed (others: not usable)."""
     arr = pc.filter(pa.array(texts, pa.string()), pa.array(mine))
     n = len(arr)
