@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from fieldshift.gc_pause import paused_gc
 from fieldshift.table.catalog import DataFile, Snapshot
 
 __all__ = ["MAX_SNAPSHOTS", "Bounds", "SnapshotFiles", "clear_file_cache", "snapshot_files"]
@@ -75,7 +76,8 @@ def snapshot_files(catalog: Any, table_id: int, snap: Snapshot) -> SnapshotFiles
         if hit is not None:
             _CACHE.move_to_end(key)
             return hit
-    files = tuple(catalog.data_files(table_id, snap.snapshot_id, with_stats=False))
+    with paused_gc():  # 100,000 rows and files, none in a cycle (gc_pause)
+        files = tuple(catalog.data_files(table_id, snap.snapshot_id, with_stats=False))
     ids = np.fromiter((f.file_id for f in files), dtype=np.int64, count=len(files))
     if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):  # the catalog lists files by id
         order = np.argsort(ids, kind="stable")

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fieldshift.gc_pause import paused_gc
 from fieldshift.planner.nodes import Take
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.file_cache import Bounds, SnapshotFiles
@@ -58,7 +59,8 @@ def prune_by_integer_stats(scan: Scan, files: list[DataFile]) -> list[DataFile]:
         if not eligible:
             continue
         file_type = next(iter(eligible.values()))  # every eligible file holds the read type itself
-        bounds = entry.column(pred.field_id, lambda p=pred: _load_bounds(scan, entry, p.field_id))
+        with paused_gc():  # a statistics row per file, none in a cycle (gc_pause)
+            bounds = entry.column(pred.field_id, lambda p=pred: _load_bounds(scan, entry, p.field_id))
         drop = _ruled_out(pred, file_type, bounds, at)
         if len(eligible) < len(schema_ids):
             drop &= np.fromiter((f.schema_id in eligible for f in files), dtype=bool, count=len(files))
