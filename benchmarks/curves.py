@@ -82,11 +82,12 @@ def chart(curves: Curves, axis: str, path: Path) -> bool:
     if not series:
         return False
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
-    for (op, impl), points in sorted(series.items()):
+    colors = plt.get_cmap("tab20").colors  # more curves than the default cycle's ten colours
+    for n, ((op, impl), points) in enumerate(sorted(series.items())):
         xs = sorted(points)
         ys = [points[x]["stats"]["median"] for x in xs]
         ax.plot(xs, ys, marker="o", markersize=3, linestyle="-" if impl == "fieldshift" else "--",
-                label=f"{op} · {impl}")
+                color=colors[(2 * n) % 20 if n < 10 else (2 * n + 1) % 20], label=f"{op} · {impl}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(AXES[axis][0], fontsize=9)
