@@ -14,8 +14,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import curves  # benchmarks/curves.py (this directory is on sys.path when report.py runs)
+
 HERE = Path(__file__).parent
-OWN_FILES = {"bench_w1.py", "bench_scale.py"}
+OWN_FILES = {"bench_w1.py", "bench_scale.py", "bench_curves.py"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -494,6 +496,11 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
     for name in ("issue17b.md", "kernel_ratios.md"):  # by hand / benchmarks/kernel_ratios.py --write
         if (out_dir / name).exists():
             lines += ["", (out_dir / name).read_text().rstrip()]
+    curve_lines = curves.section(r.data, out_dir)  # issue 17's scale curves, when this run has them
+    if curve_lines:
+        (out_dir / "curves.md").write_text("\n".join(curve_lines).rstrip() + "\n")
+    if (out_dir / "curves.md").exists():
+        lines += ["", (out_dir / "curves.md").read_text().rstrip()]
     partitions = out_dir / "partitions.md"  # written by benchmarks/bench_partitions.py (run by hand)
     if partitions.exists():
         lines += ["", partitions.read_text().rstrip()]

@@ -18,6 +18,7 @@ from fieldshift.errors import (
     UnknownFieldError,
 )
 from fieldshift.field import Field
+from fieldshift.gc_pause import paused_gc
 from fieldshift.types import MAX_NESTING_DEPTH, ListType, MapType, StructType, check_arrow_depth
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class Schema:
     """
 
     __slots__ = ("_arrow", "_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths", "_schema_id",
-                 "_unmapped", "doc")
+                 "_top", "_unmapped", "doc")
 
     def __init__(
         self,
@@ -116,6 +117,7 @@ class Schema:
         self._by_id: dict[int, Field] = {}
         self._paths: dict[int, tuple[str, ...]] = {}
         self._parents: dict[int, int | None] = {}
+        self._top: dict[str, Field] | None = None  # top-level name -> field, built on first lookup
         self._index(self._fields, (), None, 1)
         top = max(self._by_id, default=0)
         if highest_field_id is not None and highest_field_id < top:
@@ -293,13 +295,13 @@ class Schema:
             parts = split_path(path)
         except InvalidNameError:
             if isinstance(path, str) and path in self._top_names():
-                return next(f for f in self._fields if f.name == path)
+                return self._top_names()[path]
             raise
         try:
             return self._find_parts(parts)
         except UnknownFieldError:
             if isinstance(path, str) and len(parts) > 1 and path in self._top_names():
-                return next(f for f in self._fields if f.name == path)
+                return self._top_names()[path]
             raise
 
     def _find_parts(self, parts: tuple[str, ...]) -> Field:
@@ -307,7 +309,7 @@ class Schema:
         container: Any = None
         found: Field | None = None
         for i, part in enumerate(parts):
-            found = self._child(level, container, part)
+            found = self._top_names().get(part) if i == 0 else self._child(level, container, part)
             if found is None:
                 shown = join_path(parts[: i + 1])
                 raise UnknownFieldError(shown, self._candidates(level, container))
@@ -332,8 +334,11 @@ class Schema:
             return ["key", "value"]
         return [f.name for f in level]
 
-    def _top_names(self) -> set[str]:
-        return {f.name for f in self._fields}
+    def _top_names(self) -> dict[str, Field]:
+        """Top-level name -> field (one dict per schema: a lookup must not walk 10,000 columns)."""
+        if self._top is None:
+            self._top = {f.name: f for f in self._fields}
+        return self._top
 
     def fingerprint(self) -> str:
         """A stable digest of the structure (not of the schema id); plan caches key on it."""
@@ -349,8 +354,11 @@ class Schema:
     def select(self, names: Iterable[str | Sequence[str]]) -> Schema:
         """A schema of only the named top-level columns, in the order given (names are taken as they
         are, dots included, unless quoted with backticks or given as a one-part list)."""
+        names = list(names)
+        if names == self.names and not self._ident and self.doc is None:
+            return self  # every column in order: the same schema (and its cached Arrow form and fingerprint)
         chosen = [self.find((n,) if isinstance(n, str) and n in self._top_names() else n) for n in names]
-        missing = [f for f in chosen if f not in self._fields]
+        missing = [f for f in chosen if self._parents[f.id] is not None]
         if missing:
             raise SchemaEvolutionError(f"select() takes top-level columns; {missing[0].name!r} is nested")
         return Schema(chosen, schema_id=self._schema_id, highest_field_id=self._highest, unmapped_ids=self._unmapped)
@@ -376,7 +384,8 @@ class Schema:
     def to_arrow(self) -> pa.Schema:
         """The Arrow schema with ids in field metadata (built once: schemas are immutable)."""
         if self._arrow is None:
-            self._arrow = pa.schema([f.to_arrow() for f in self._fields])
+            with paused_gc():  # one pa.Field per column, no cycles (gc_pause)
+                self._arrow = pa.schema([f.to_arrow() for f in self._fields])
         return self._arrow
 
     @classmethod

@@ -15,7 +15,6 @@ import pyarrow as pa
 from fieldshift.errors import (
     DuplicateFieldError,
     IdentifierFieldChangeError,
-    InvalidDefaultError,
     InvalidNameError,
     NestingLevelMoveError,
     NullabilityTighteningError,
@@ -27,7 +26,8 @@ from fieldshift.errors import (
 from fieldshift.field import Field
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema, join_path, split_path
-from fieldshift.type_visitor import TypeVisitor, visit_type
+from fieldshift.schema_draft import FreshIds, TopLevel, recast_default
+from fieldshift.type_visitor import visit_type
 from fieldshift.types import FieldType, ListType, MapType, StructType, is_nested, type_name
 
 __all__ = ["SchemaUpdate"]
@@ -48,7 +48,9 @@ class SchemaUpdate:
     def __init__(self, base: Schema, *, policy: CastPolicy | None = None,
                  on_apply: Callable[[Schema], Any] | None = None) -> None:
         self._base = base
-        self._current = base
+        self._top = TopLevel(base.fields)  # the working top level; nested edits replace a top-level field
+        self._ident = base.identifier_field_ids
+        self._schema: Schema | None = base  # the working schema, built from _top when a lookup needs it
         self._policy = policy or CastPolicy.lossless()
         self._next_id = base.highest_field_id + 1
         self._on_apply = on_apply
@@ -74,8 +76,9 @@ class SchemaUpdate:
         path = join_path(parts)
         parent_path, name = parts[:-1], parts[-1]
         parent = self._struct_at(parent_path, path)
-        siblings = parent.fields if isinstance(parent, StructType) else self._current.fields
-        if any(f.name == name for f in siblings):
+        taken = any(f.name == name for f in parent.fields) if isinstance(parent, StructType) else \
+            self._top.named(name) is not None
+        if taken:
             raise DuplicateFieldError(
                 f"cannot add {path!r}: a field with that name already exists at that level; "
                 "rename or drop it first, or pick another name"
@@ -93,7 +96,13 @@ class SchemaUpdate:
             field_id, name, new_type, nullable=nullable, doc=doc, initial_default=default,
             write_default=write_default if write_default is not None else default,
         )
-        self._edit_children(parent_path, lambda fs: self._place(fs, field, first, after, before, path))
+        if not parent_path:
+            Schema([field])  # checks the new column alone (nesting depth, ids): the rest is unchanged
+        if not parent_path and not first and after is None and before is None:
+            self._top.append(field)
+            self._schema = None
+        else:
+            self._edit_children(parent_path, lambda fs: self._place(fs, field, first, after, before, path))
         self.changes.append(f"add {path} {type_name(new_type)}")
         return self
 
@@ -101,7 +110,7 @@ class SchemaUpdate:
         field = self._find(path)
         path = _shown(path)
         self._refuse_identifier(field, "drop", path)
-        inside = [i for i in self._current.identifier_field_ids if self._is_ancestor(field.id, i)]
+        inside = [i for i in self._ident if is_nested(field.type) and self._is_ancestor(field.id, i)]
         if inside:
             raise IdentifierFieldChangeError(
                 f"cannot drop {path!r}: it holds identifier (primary-key) field "
@@ -139,8 +148,9 @@ class SchemaUpdate:
         if parent is not None and not isinstance(parent.type, StructType):
             raise SchemaEvolutionError(f"cannot rename {path!r}: list elements and map keys/values "
                                        "have fixed names")
-        siblings = parent.type.fields if parent is not None else self._current.fields
-        if any(f.name == new_name and f.id != field.id for f in siblings):
+        taken = any(f.name == new_name and f.id != field.id for f in parent.type.fields) if parent is not None \
+            else self._top.named(new_name) not in (None, field)
+        if taken:
             raise DuplicateFieldError(
                 f"cannot rename {path!r} to {new_name!r}: that name is taken at the same level"
             )
@@ -181,8 +191,8 @@ class SchemaUpdate:
             if target != field.type:
                 self._refuse_identifier(field, "retype", path)
                 new = new.with_(type=target,
-                                initial_default=_recast(field.initial_default, field.type, target, path),
-                                write_default=_recast(field.write_default, field.type, target, path))
+                                initial_default=recast_default(field.initial_default, field.type, target, path),
+                                write_default=recast_default(field.write_default, field.type, target, path))
         if nullable is not None:
             if field.nullable and not nullable:
                 raise NullabilityTighteningError(
@@ -218,9 +228,9 @@ class SchemaUpdate:
 
     def set_identifier_fields(self, *paths: PathLike) -> SchemaUpdate:
         ids = tuple(self._find(p).id for p in paths)
-        if ids == self._current.identifier_field_ids:
+        if ids == self._ident:
             return self
-        self._current = self._rebuild(self._current.fields, ident=ids)
+        self._current = self._rebuild(tuple(self._top.fields), ident=ids)
         self.changes.append(f"identifier fields {', '.join(_shown(p) for p in paths)}")
         return self
 
@@ -246,6 +256,21 @@ class SchemaUpdate:
         return self._on_apply(self.apply())
 
     # -- helpers --------------------------------------------------------------------------------
+    @property
+    def _current(self) -> Schema:
+        """The schema as changed so far (built from the top level once after a run of top-level edits)."""
+        if self._schema is None:
+            self._current = self._rebuild(tuple(self._top.fields))
+        assert self._schema is not None
+        return self._schema
+
+    @_current.setter
+    def _current(self, schema: Schema) -> None:
+        self._schema = schema
+        self._ident = schema.identifier_field_ids
+        if list(schema.fields) != self._top.fields:
+            self._top.reset(schema.fields)
+
     def _unchanged(self) -> bool:
         cur, base = self._current, self._base
         return cur.identifier_field_ids == base.identifier_field_ids and \
@@ -254,6 +279,8 @@ class SchemaUpdate:
             all(_same_field(a, b) for a, b in zip(cur.fields, base.fields, strict=True))
 
     def _is_ancestor(self, ancestor: int, field_id: int) -> bool:
+        if self._top.holds(field_id):
+            return False
         parent = self._current.parent_id(field_id)
         while parent is not None:
             if parent == ancestor:
@@ -262,11 +289,18 @@ class SchemaUpdate:
         return False
 
     def _container_of(self, field: Field) -> Any:
+        if self._top.holds(field.id):
+            return None
         parent = self._current.parent_id(field.id)
         return None if parent is None else self._current.field(parent).type
 
     def _find(self, path: PathLike) -> Field:
-        return self._current.find(path)
+        try:
+            parts = split_path(path)
+        except InvalidNameError:
+            parts = ()
+        top = self._top.named(parts[0]) if len(parts) == 1 else None
+        return top if top is not None else self._current.find(path)
 
     def _take_id(self) -> int:
         fid = self._next_id
@@ -288,7 +322,7 @@ class SchemaUpdate:
 
     def _fresh_type(self, t: FieldType) -> FieldType:
         """Renumber every nested field of a new type with fresh ids (parents before children)."""
-        return visit_type(t, _FreshIds(self._take_id))
+        return visit_type(t, FreshIds(self._take_id))
 
     def _struct_at(self, parent_parts: tuple[str, ...], full: str) -> StructType | None:
         if not parent_parts:
@@ -302,6 +336,8 @@ class SchemaUpdate:
         return parent.type
 
     def _parent_path(self, field: Field) -> str | None:
+        if self._top.holds(field.id):
+            return ""
         parent = self._current.parent_id(field.id)
         return "" if parent is None else self._current.path_of(parent)
 
@@ -310,7 +346,7 @@ class SchemaUpdate:
         return split_path(path) if path else ()
 
     def _refuse_identifier(self, field: Field, verb: str, path: str) -> None:
-        if field.id in self._current.identifier_field_ids:
+        if field.id in self._ident:
             raise IdentifierFieldChangeError(
                 f"cannot {verb} {path!r}: it is an identifier (primary-key) field, and identifier "
                 "fields cannot be dropped, renamed or retyped"
@@ -318,25 +354,33 @@ class SchemaUpdate:
 
     def _edit_children(self, parent_parts: tuple[str, ...],
                        edit: Callable[[tuple[Field, ...]], tuple[Field, ...]]) -> None:
-        if not parent_parts:
-            self._current = self._rebuild(edit(self._current.fields))
+        if not parent_parts:  # a new order or a dropped column at the top: nothing to check
+            self._top.reset(edit(tuple(self._top.fields)))
+            self._schema = None
             return
         parent = self._current.find(parent_parts)
         assert isinstance(parent.type, StructType)
         self._replace(parent.id, parent.with_(type=StructType(edit(parent.type.fields))))
 
     def _replace(self, field_id: int, new: Field) -> None:
+        if self._top.holds(field_id):  # same id, a checked name, a primitive type: nothing else to check
+            self._top.replace(field_id, new)
+            self._schema = None
+            return
+
         def swap(fields: tuple[Field, ...]) -> tuple[Field, ...]:
             return tuple(new if f.id == field_id else _swap_inside(f, swap) for f in fields)
 
-        self._current = self._rebuild(swap(self._current.fields))
+        self._current = self._rebuild(swap(tuple(self._top.fields)))
 
     def _rebuild(self, fields: tuple[Field, ...], ident: tuple[int, ...] | None = None) -> Schema:
-        ident = self._current.identifier_field_ids if ident is None else ident
-        live = {f.id for f in Schema(fields).all_fields()}
-        return Schema(fields, schema_id=self._current.schema_id,
-                      identifier_field_ids=tuple(i for i in ident if i in live),
-                      highest_field_id=max(self._next_id - 1, self._current.highest_field_id))
+        ident = self._ident if ident is None else ident
+        highest = max(self._next_id - 1, self._base.highest_field_id)
+        schema = Schema(fields, schema_id=self._base.schema_id, highest_field_id=highest)
+        live = tuple(i for i in ident if schema.has_field(i))
+        if not live:
+            return schema
+        return Schema(fields, schema_id=self._base.schema_id, identifier_field_ids=live, highest_field_id=highest)
 
     def _place(self, fields: tuple[Field, ...], field: Field, first: bool, after: str | None,
                before: str | None, path: str) -> tuple[Field, ...]:
@@ -380,9 +424,9 @@ class SchemaUpdate:
             rest.insert(idx + 1 if where == "after" else idx, field)
             return tuple(rest)
 
-        before = self._current
+        before = tuple(self._top.fields)
         self._edit_children(self._parts_of(parent_path), edit)
-        if self._current.same_structure(before):
+        if tuple(self._top.fields) == before:
             return self  # already there
         self.changes.append(f"move {path} {where} {other or ''}".rstrip())
         return self
@@ -416,28 +460,6 @@ def _with_type(f: Field, new_type: FieldType) -> Field:
     return f.with_(**changes)
 
 
-def _recast(value: Any, source: FieldType, target: FieldType, path: str) -> Any:
-    """Carry a default across a type change (``0`` int stays ``0`` as long, ``1`` becomes ``'1'``...),
-    typed by the field's own type, never re-inferred from the Python value (a uint64 >= 2**63)."""
-    if value is None or not isinstance(target, pa.DataType):
-        return value
-    from fieldshift.arrow_conversion import type_to_arrow
-
-    try:
-        scalar, arrow_target = pa.scalar(value, type_to_arrow(source)), type_to_arrow(target)
-        try:
-            return scalar.cast(arrow_target).as_py()
-        except pa.ArrowInvalid:
-            if pa.types.is_integer(scalar.type) and pa.types.is_floating(arrow_target):
-                return scalar.cast(arrow_target, safe=False).as_py()  # rounds, as the column's values do
-            raise
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        raise InvalidDefaultError(
-            f"cannot change {path!r} to {type_name(target)}: its default {value!r} does not fit the new "
-            "type; change or drop the default first"
-        ) from None
-
-
 def _same_field(a: Field, b: Field) -> bool:
     """Field equality that tells 0.0 from -0.0 in defaults (``==`` does not)."""
     return a == b and repr(a.initial_default) == repr(b.initial_default) and \
@@ -456,32 +478,3 @@ def _require_child_defaults(t: FieldType, path: str) -> None:
             )
         if child.initial_default == {}:
             _require_child_defaults(child.type, f"{path}.{child.name}")
-
-
-class _FreshIds(TypeVisitor[Any]):
-    """A type with fresh ids for every nested field, handed out before the field's own children."""
-
-    def __init__(self, take_id: Callable[[], int]) -> None:
-        self.take_id = take_id
-        self.ids: dict[int, int] = {}  # id(field) -> its new id, from before_field until it is rebuilt
-
-    def before_field(self, f: Field) -> None:
-        self.ids[id(f)] = self.take_id()
-
-    def renumbered(self, f: Field, t: FieldType) -> Field:
-        return f.with_(id=self.ids.pop(id(f)), type=t)
-
-    def struct(self, t: StructType, fields: list[Field]) -> FieldType:
-        return StructType(tuple(fields))
-
-    def field(self, f: Field, result: FieldType) -> Field:
-        return self.renumbered(f, result)
-
-    def list(self, t: ListType, element: FieldType) -> FieldType:
-        return ListType(self.renumbered(t.element, element), t.variant, t.size)
-
-    def map(self, t: MapType, key: FieldType, value: FieldType) -> FieldType:
-        return MapType(self.renumbered(t.key, key), self.renumbered(t.value, value), t.keys_sorted)
-
-    def primitive(self, t: pa.DataType) -> FieldType:
-        return t

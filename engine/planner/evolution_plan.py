@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from fieldshift.arrow_conversion import FIELD_ID_KEY
 from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFieldError, SchemaEvolutionError
+from fieldshift.gc_pause import paused_gc
 from fieldshift.kernels.layout import conform, same_child_names, same_values, take_rows
 from fieldshift.kernels.threads import get_threads, run_parallel
 from fieldshift.kernels.widen import NUMPY_WIDEN
@@ -38,6 +39,7 @@ __all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
 log = logging.getLogger("fieldshift")
 REASON_COLUMN = "_fieldshift_reason"
 _PARALLEL_MIN_ROWS = 16_384  # below this, handing columns to threads costs more than it saves
+WIDE_PLAN = 256  # more columns than this: one batch allocates enough wrappers to set off collections
 D = TypeVar("D", pa.RecordBatch, pa.Table)
 
 
@@ -226,6 +228,9 @@ class EvolutionPlan:
             return self._relabel(batch), CastReport()
         if strategy is BatchStrategy.RELABEL and schema.equals(self.input_schema):
             return self._relabel_columns(batch), CastReport()
+        if len(self.nodes) > WIDE_PLAN:  # thousands of Array wrappers, no cycles: see gc_pause
+            with paused_gc():
+                return self._compute(batch, schema, mode, offset)
         return self._compute(batch, schema, mode, offset)
 
     def _compute(self, batch: pa.RecordBatch, schema: pa.Schema, mode: CastMode,

@@ -15,6 +15,7 @@ from fieldshift.defaults import default_scalar
 from fieldshift.errors import Mismatch, SchemaMismatchError
 from fieldshift.field import Field
 from fieldshift.file_schema import file_schema_of
+from fieldshift.gc_pause import paused_gc
 from fieldshift.kernels import select_cast_kernel
 from fieldshift.kernels.constants import clear_constant_cache
 from fieldshift.options import MatchMode
@@ -223,15 +224,17 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
     ``file_arrow`` is the data's own Arrow schema when the file schema was recovered from it."""
     policy = policy or CastPolicy.lossless()
     planner = _Planner(policy, constants or {})
-    output = read_schema.to_arrow()
-    nodes = tuple(visit_level(planner, read_schema.fields, file_schema.fields, (None, output, False)))
+    with paused_gc():  # thousands of nodes, no cycles: collections would only walk the heap (gc_pause)
+        output = read_schema.to_arrow()
+        nodes = tuple(visit_level(planner, read_schema.fields, file_schema.fields, (None, output, False)))
     if planner.mismatches:
         raise SchemaMismatchError(
             planner.mismatches,
             f"from file schema {file_schema.schema_id} into read schema {read_schema.schema_id}",
         )
-    file_arrow = file_schema.to_arrow() if file_arrow is None else file_arrow
-    strategy, steps = choose_strategy(nodes, read_schema, file_arrow, output)
+    with paused_gc():
+        file_arrow = file_schema.to_arrow() if file_arrow is None else file_arrow
+        strategy, steps = choose_strategy(nodes, read_schema, file_arrow, output)
     return EvolutionPlan(strategy=strategy, nodes=nodes, output_schema=output, input_schema=file_arrow,
                          policy=policy, steps=steps, notes=tuple(planner.notes.items()))
 

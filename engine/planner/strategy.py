@@ -58,10 +58,11 @@ def choose_strategy(nodes: tuple[Node, ...], read_schema: Schema, file_arrow: pa
 def _untouched(nodes: tuple[Node, ...], file_arrow: pa.Schema) -> tuple[tuple[int, int], ...]:
     """Take nodes whose file column already has exactly the target type, child names included."""
     out = []
+    types = file_arrow.types  # one list: file_arrow.field(i) builds a pa.Field per call
     for i, n in enumerate(nodes):
         if isinstance(n, Take):
-            source = file_arrow.field(n.index).type
-            if source == n.target and same_child_names(source, n.target):
+            source = types[n.index]
+            if source == n.target and (source.num_fields == 0 or same_child_names(source, n.target)):
                 out.append((i, n.index))
     return tuple(out)
 

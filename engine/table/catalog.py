@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from fieldshift.errors import CatalogFormatError, CommitConflictError, HistoryUnreadableError, TableError
+from fieldshift.gc_pause import paused_gc
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog_reads import load_file_stats, parsed_schema, snapshot_row
+from fieldshift.table.catalog_reads import load_file_stats, snapshot_row
 from fieldshift.table.catalog_sql import (
     DEFAULT_POLICY,
     FORMAT_VERSION,
@@ -35,6 +36,7 @@ from fieldshift.table.catalog_sql import (
     upgrade,
 )
 from fieldshift.table.deletion_vectors import VectorCommit, commit_vectors
+from fieldshift.table.metadata_cache import parsed_schema
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
@@ -281,8 +283,9 @@ class SqliteCatalog:
                     "FROM fs_file_column_stats s JOIN fs_data_file f ON f.file_id = s.file_id "
                     "WHERE f.table_id = ?", (table_id,)):
                     stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
-        return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7], r[8],
-                         decode_partition(r[9])) for r in rows]
+        with paused_gc():  # 100,000 files are 100,000 objects, none in a cycle (gc_pause)
+            return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7], r[8],
+                             decode_partition(r[9])) for r in rows]
 
     def file_stats(self, file_ids: Sequence[int]) -> dict[int, dict[int, tuple[int, int, Any, Any]]]:
         """Statistics of some files only (a scan loads them after partition pruning)."""
@@ -376,9 +379,10 @@ class SqliteCatalog:
             if schema is not None:  # a dropped or retyped partition source is refused (partition_evolution)
                 check_schema_change(load_specs(conn, table_id)[-1][0], self._schemas(conn, table_id)[head_schema_id],
                                     schema, table=name)
-            if schema is not None or policy is not None:
-                self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
-                                    operation)
+            if schema is not None or policy is not None:  # plans every schema pair (cycle-free objects)
+                with paused_gc():
+                        self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
+                                        operation)
             if policy is not None:
                 props[POLICY_PROPERTY] = policy.option_name
                 conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))

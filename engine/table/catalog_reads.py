@@ -2,32 +2,19 @@
 
 Planning a filtered scan of a table with thousands of files reads the file list, prunes partitions,
 and only then loads the statistics of the files left (``load_file_stats``); the snapshot it reads is
-one row (``snapshot_row``), not the table's whole history. A stored schema's JSON is parsed once per
-process (``parsed_schema``): a stream's every micro-batch reads the same few schemas.
+one row (``snapshot_row``), not the table's whole history.
 """
 
 from __future__ import annotations
 
-import functools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from fieldshift.schema import Schema
 from fieldshift.table.catalog_sql import load_value
 
-__all__ = ["load_file_stats", "parsed_schema", "snapshot_row"]
+__all__ = ["load_file_stats", "snapshot_row"]
 
-
-@functools.lru_cache(maxsize=512)
-def _parse(text: str) -> Schema:
-    return Schema.from_json(text)
-
-
-def parsed_schema(text: Any) -> Schema:
-    """``Schema.from_json`` of a stored schema, cached by its text (schemas are immutable, so equal text
-    is an equal schema; the cached object keeps its Arrow form and fingerprint between commits)."""
-    return _parse(text) if isinstance(text, str) else Schema.from_json(text)
 
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's parameter limit
 

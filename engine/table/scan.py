@@ -16,11 +16,13 @@ from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.deletion_vectors import DeletionVector, load_vectors
+from fieldshift.table.file_cache import SnapshotFiles, snapshot_files
 from fieldshift.table.files import iter_file_batches, name_data_file
 from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.keys import key_spec
 from fieldshift.table.merge import merged_arrow, merged_batches, merged_count
 from fieldshift.table.partition_prune import PartitionPruner
+from fieldshift.table.prune_vector import prune_by_integer_stats
 from fieldshift.table.stats import leaf_node, may_match
 
 if TYPE_CHECKING:
@@ -56,6 +58,7 @@ class Scan:
                                            f"(expire_snapshots); the oldest kept is {min(known)}")
             raise SchemaEvolutionError(f"no snapshot {snapshot_id}; snapshots are {known}")
         self.snapshot_id = snapshot_id = snap.snapshot_id
+        self._snapshot = snap
         schemas = table.schemas_by_id()
         target_id = schema_id if schema_id is not None else snap.schema_id
         if target_id not in schemas:
@@ -67,6 +70,7 @@ class Scan:
         self.prune = True  # False reads every live file (tests compare the two)
         self.use_vectors = True  # False: a keyed table merges every group on read, ignoring deletion vectors
         self._vectors: dict[int, DeletionVector] | None = None
+        self.vector_prune = True  # False: every file's statistics checked one by one (tests compare the two)
         self.columns = list(columns) if columns is not None else self.full_schema.names
         self.keys = key_spec(table.properties, self.full_schema)  # a keyed table merges on read
         extra = self.keys.merge_columns if self.keys is not None else ()
@@ -87,7 +91,13 @@ class Scan:
 
     def live_files(self, with_stats: bool = False) -> list[DataFile]:
         """Every data file live at the snapshot (neither planned nor pruned)."""
+        if not with_stats:  # read once per snapshot (file_cache): a snapshot's files never change
+            return list(self.snapshot_files().files)
         return self.table.catalog.data_files(self.table.table_id, self.snapshot_id, with_stats=with_stats)
+
+    def snapshot_files(self) -> SnapshotFiles:
+        """The snapshot's files and the column bounds loaded for them, shared by every scan of it."""
+        return snapshot_files(self.table.catalog, self.table.table_id, self._snapshot)
 
     def files(self) -> list[DataFile]:
         """The live files at the snapshot that the filter's stats cannot rule out.
@@ -99,10 +109,13 @@ class Scan:
             self._plan_for(schema_id)
         if not self.predicates or not self.prune:
             return live
+        specs = [s for s, _ in self.table.catalog.specs(self.table.table_id)]
         if self._partitions is None:  # every spec the table had prunes its own files
-            specs = [s for s, _ in self.table.catalog.specs(self.table.table_id)]
             self._partitions = PartitionPruner(self.bound, specs, self._schemas)
-        live = [f for f in live if self._partitions.may_match(f)]  # before any statistics are loaded
+        if any(s.fields for s in specs):  # before any statistics are loaded
+            live = [f for f in live if self._partitions.may_match(f)]
+        if self.vector_prune:  # integer bounds of many files compared at once; survivors checked below
+            live = prune_by_integer_stats(self, live)
         stats = self.table.catalog.file_stats([f.file_id for f in live if f.file_id is not None])
         return [f for f in (replace(f, stats=stats.get(f.file_id, {})) for f in live) if self._may_match(f)]
 
@@ -163,6 +176,10 @@ class Scan:
         for schema_id in sorted({f.schema_id for f in self.files()}):
             self._plan_for(schema_id)
 
+    def plan_of(self, schema_id: int) -> EvolutionPlan:
+        """The plan for files of one schema version (made once; every such file shares it)."""
+        return self._plan_for(schema_id)[1]
+
     def _plan_for(self, schema_id: int) -> tuple[list[str], EvolutionPlan]:
         """The file columns to read and the plan, once per schema version (files share them)."""
         if schema_id not in self._plans:
@@ -214,6 +231,5 @@ class Scan:
             narrow.prune, narrow.use_vectors = self.prune, self.use_vectors
             return merged_count(narrow)
         if not self.predicates:
-            return sum(f.record_count for f in self.table.catalog.data_files(
-                self.table.table_id, self.snapshot_id, with_stats=False))
+            return sum(f.record_count for f in self.live_files())
         return sum(b.num_rows for b in self.to_batches())
