@@ -8,7 +8,6 @@ in separate processes serialise on the database lock and a commit either happens
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -25,8 +24,6 @@ from fieldshift.table.catalog_sql import (
     DEFAULT_POLICY,
     FORMAT_VERSION,
     POLICY_PROPERTY,
-    column_rows,
-    dump_value,
     end_files,
     expire_rows,
     load_value,
@@ -35,12 +32,13 @@ from fieldshift.table.catalog_sql import (
     policy_of,
     upgrade,
 )
+from fieldshift.table.catalog_writes import insert_files, insert_schema, insert_snapshot, now
 from fieldshift.table.deletion_vectors import VectorCommit, commit_vectors
 from fieldshift.table.metadata_cache import parsed_schema
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.readability import check_readable
-from fieldshift.table.spec_catalog import decode_partition, encode_partition, insert_spec, load_specs
+from fieldshift.table.spec_catalog import decode_partition, insert_spec, load_specs
 from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
@@ -72,10 +70,6 @@ class DataFile:
     spec_id: int = 0
     partition: tuple[Any, ...] = ()
     """The file's partition values, one per field of its spec, as ``Transform.value`` gives them."""
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
 
 class SqliteCatalog:
@@ -192,11 +186,11 @@ class SqliteCatalog:
                     )
             cur = conn.execute(
                 "INSERT INTO fs_table (name, location, properties, created_at) VALUES (?, ?, ?, ?)",
-                (name, location, json.dumps(props), _now()),
+                (name, location, json.dumps(props), now()),
             )
             table_id = int(cur.lastrowid)
-            self._insert_snapshot(conn, table_id, 0, None, schema.schema_id, "create", {})
-            self._insert_schema(conn, table_id, schema, 0)
+            insert_snapshot(conn, table_id, 0, None, schema.schema_id, "create", {})
+            insert_schema(conn, table_id, schema, 0)
             if spec is not None:
                 insert_spec(conn, table_id, spec, 0)
         return table_id
@@ -390,22 +384,12 @@ class SqliteCatalog:
             if replace_all:
                 conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND "
                              "end_snapshot IS NULL", (new_id, table_id))
-            self._insert_snapshot(conn, table_id, new_id, head_id, schema_id, operation, summary or {})
+            insert_snapshot(conn, table_id, new_id, head_id, schema_id, operation, summary or {})
             if schema is not None:
-                self._insert_schema(conn, table_id, schema, new_id)
+                insert_schema(conn, table_id, schema, new_id)
             if spec is not None:
                 insert_spec(conn, table_id, spec, new_id)
-            for f in add_files:
-                cur = conn.execute(
-                    "INSERT INTO fs_data_file (table_id, path, schema_id, record_count, file_size, "
-                    "begin_snapshot, content, sequence, bucket, spec_id, partition_values) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (table_id, f.path, f.schema_id, f.record_count, f.file_size, new_id, f.content, f.sequence,
-                     f.bucket, f.spec_id, encode_partition(f.partition)))
-                conn.executemany(
-                    "INSERT INTO fs_file_column_stats VALUES (?, ?, ?, ?, ?, ?)",
-                    [(cur.lastrowid, cid, vc, nc, dump_value(lo), dump_value(hi))
-                     for cid, (vc, nc, lo, hi) in f.stats.items()])
+            insert_files(conn, table_id, new_id, add_files)
             conn.executemany(
                 "INSERT INTO fs_quarantine_file (table_id, path, snapshot_id, record_count) VALUES (?, ?, ?, ?)",
                 [(table_id, path, new_id, n) for path, n in quarantine])
@@ -413,7 +397,7 @@ class SqliteCatalog:
                 record(conn, table_id, stream, new_id)
             if vectors is not None:
                 commit_vectors(conn, table_id, base_snapshot_id, new_id, vectors)
-        return Snapshot(new_id, head_id, schema_id, _now(), operation, summary or {})
+        return Snapshot(new_id, head_id, schema_id, now(), operation, summary or {})
 
     def expire(self, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
         """Remove snapshot rows and the rows of files no remaining snapshot references (one transaction);
@@ -461,34 +445,6 @@ class SqliteCatalog:
         else:
             change = f"schema {schema.schema_id}" + ("" if operation == "schema" else f" (evolved by an {operation})")
         check_readable(pairs, schemas, policy, table=name, change=change, new_policy=schema is None)
-
-    @staticmethod
-    def _insert_snapshot(conn: sqlite3.Connection, table_id: int, snapshot_id: int, parent: int | None,
-                         schema_id: int, operation: str, summary: dict[str, Any]) -> None:
-        conn.execute("INSERT INTO fs_snapshot VALUES (?, ?, ?, ?, ?, ?, ?)",
-                     (table_id, snapshot_id, parent, schema_id, _now(), operation, json.dumps(summary)))
-
-    @staticmethod
-    def _insert_schema(conn: sqlite3.Connection, table_id: int, schema: Schema, snapshot_id: int) -> None:
-        if conn.execute("SELECT 1 FROM fs_schema WHERE table_id = ? AND schema_id = ?",
-                        (table_id, schema.schema_id)).fetchone():
-            raise CommitConflictError(f"schema id {schema.schema_id} already exists; reload and retry")
-        conn.execute("INSERT INTO fs_schema VALUES (?, ?, ?, ?)",
-                     (table_id, schema.schema_id, snapshot_id, schema.to_json()))
-        open_rows = {
-            r[0]: r[1:] for r in conn.execute(
-                "SELECT column_id, parent_column, column_order, name, type, nullable, initial_default, "
-                "write_default FROM fs_column WHERE table_id = ? AND end_snapshot IS NULL", (table_id,))
-        }
-        current = dict(column_rows(schema))
-        for cid, row in open_rows.items():
-            if current.get(cid) != row:
-                conn.execute("UPDATE fs_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? "
-                             "AND end_snapshot IS NULL", (snapshot_id, table_id, cid))
-        for cid, row in current.items():
-            if open_rows.get(cid) != row:
-                conn.execute("INSERT INTO fs_column VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)",
-                             (table_id, cid, snapshot_id, *row))
 
 
 def open_catalog(uri_or_path: str | Path) -> SqliteCatalog:
