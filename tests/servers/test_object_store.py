@@ -159,16 +159,18 @@ def test_a_sigkilled_writer_leaves_no_partial_object(s3_location: str, tmp_path:
     table = fs.Table.create(s3_location, SCHEMA, catalog=str(tmp_path / "c.db"))
     committed: set[tuple[int, int]] = set()
     for seed in range(3):
-        proc = _spawn(s3_location, "--writer", str(seed), "--batches", "40")
-        time.sleep(1.5 + seed * 0.7)  # inside the append loop: mid-upload or mid-commit
+        proc = _spawn(s3_location, "--writer", str(seed), "--batches", "100000")
+        assert proc.stdout is not None
+        seen = [proc.stdout.readline() for _ in range(2 + seed)]  # the loop runs: it acknowledged appends
+        assert all(ln.startswith("appended") for ln in seen), seen
+        time.sleep(0.03 * (seed + 1))  # then somewhere inside an append: mid-upload or mid-commit
         proc.send_signal(signal.SIGKILL)
         out, _ = proc.communicate()
         assert proc.returncode == -signal.SIGKILL  # killed inside its loop, not after it
-        acknowledged = {(int(w), int(b)) for _, w, b in (ln.split() for ln in out.splitlines()
+        acknowledged = {(int(w), int(b)) for _, w, b in (ln.split() for ln in [*seen, *out.splitlines()]
                                                          if ln.startswith("appended"))}
         landed = set(_check_whole_batches(fs.Table.open(s3_location)))
         assert acknowledged <= landed and len(landed - acknowledged - committed) <= 1
-        assert len(landed) < 40 * (seed + 1)
         committed = landed
         store = table.storage
         for rel in _objects(s3_location):  # every visible object is whole: no partial upload shows

@@ -26,4 +26,4 @@ class S3TableMachine(TableMachine):
 
 
 def test_table_against_model_on_s3(s3_server: str) -> None:
-    run_machine(S3TableMachine, examples=25, steps=25, derandomize=True)
+    run_machine(S3TableMachine, examples=40, steps=30, derandomize=True)
