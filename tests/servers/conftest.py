@@ -73,8 +73,10 @@ def catalog_uri(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def spark_processes() -> Iterator[Any]:
-    """Where the Spark servers of this run live (stopped, by their process groups, at the end)."""
+def spark_processes(s3_server: str) -> Iterator[Any]:
+    """Where the Spark servers of this run live (stopped, by their process groups, at the end). Started
+    after the S3 server, so the workers and the Connect server (whose Python workers read object-store
+    tables) have its endpoint and credentials in their environment, as servers of a real cluster would."""
     if shutil.which("java") is None:
         pytest.skip("no Java runtime: install openjdk-17-jre-headless to run the Spark server tests")
     from tests.servers.spark_servers import SparkProcesses
