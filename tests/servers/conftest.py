@@ -100,6 +100,30 @@ def spark_remote(spark_processes: Any) -> str:
     return spark_processes.start_connect()
 
 
+CONNECT_MARKERS = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
+
+
+@pytest.fixture
+def spark_connect(spark_remote: str) -> Iterator[Any]:
+    """A Spark Connect client session (no SparkContext). A Connect client marks its process's environment
+    (SPARK_CONNECT_MODE_ENABLED), after which pyspark refuses to start a SparkContext there and in every
+    child process: the marks are removed again afterwards, so later tests and their Spark drivers start."""
+    from fieldshift.spark import session
+
+    before = {k: os.environ.get(k) for k in CONNECT_MARKERS}
+    spark = session(master=spark_remote)
+    yield spark
+    spark.stop()
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+
+
+def clean_env() -> dict[str, str]:
+    """This process's environment without Spark Connect's marks: for child processes that start Spark drivers."""
+    return {k: v for k, v in os.environ.items() if k not in CONNECT_MARKERS}
+
+
 S3_BUCKET = "fieldshift-tests"
 
 

@@ -5,18 +5,16 @@ endpoint and credentials from their environment), then read over Spark Connect, 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pytest
 
 import fieldshift as fs
+from tests.servers.conftest import clean_env
 from tests.table.test_table_safety import BATCH_ROWS, WRITER, _check_whole_batches, _keyed_rows
 from tests.table.writer_process import keyed_state
 
@@ -25,20 +23,6 @@ KEYED = pa.schema([pa.field("writer", pa.int32(), nullable=False), pa.field("slo
                    ("batch", pa.int32()), ("value", pa.int64())])
 JOB = Path(__file__).with_name("spark_job.py")
 PY_BATCHES, SPARK_BATCHES, KEYED_STEPS = 6, 3, 10
-
-
-@pytest.fixture
-def connect(spark_remote: str) -> Iterator[Any]:
-    """A Spark Connect client session; afterwards this process may start local Spark sessions again (a Connect
-    client marks the process with SPARK_CONNECT_MODE_ENABLED, which makes pyspark refuse a SparkContext)."""
-    from fieldshift.spark import session
-
-    before = os.environ.get("SPARK_CONNECT_MODE_ENABLED")
-    spark = session(master=spark_remote)  # no SparkContext here
-    yield spark
-    spark.stop()
-    if before is None:
-        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
 
 
 def test_s3_tables_with_a_postgresql_catalog_written_by_processes_and_a_cluster_read_over_connect(
@@ -57,7 +41,8 @@ def test_s3_tables_with_a_postgresql_catalog_written_by_processes_and_a_cluster_
     procs = []
     for command, log in zip(commands, logs, strict=True):  # all at once; output to files, so none blocks
         with log.open("w") as out:
-            procs.append(subprocess.Popen([sys.executable, *command], stdout=out, stderr=subprocess.STDOUT))
+            procs.append(subprocess.Popen([sys.executable, *command], stdout=out, stderr=subprocess.STDOUT,
+                                          env=clean_env()))
     for p, log in zip(procs, logs, strict=True):
         assert p.wait(timeout=900) == 0, log.read_text()[-4000:]
 
@@ -72,7 +57,7 @@ def test_s3_tables_with_a_postgresql_catalog_written_by_processes_and_a_cluster_
 
     from fieldshift.spark import read
 
-    spark = request.getfixturevalue("connect")  # a Spark Connect client, started once the writers are done
+    spark = request.getfixturevalue("spark_connect")  # a Spark Connect client, started once the writers are done
     opts = {"catalog": pg_uri, "table": "events"}
     ds = spark.read.format("fieldshift").options(**opts).load(s3_location)
     assert ds.columns == reopened.schema.names
