@@ -3,13 +3,12 @@ machine, over HTTP on loopback) against the same table in a local directory.
 
 The S3 server is moto's, in-process Python, so the numbers measure fieldshift's per-object overhead
 (one PUT per file, a LIST and GETs per scan) plus moto's, not a real store's network latency.
-Run: ``python benchmarks/bench_object_store.py`` (prints the table).
+Run: ``python -m pytest benchmarks/bench_object_store.py -s -m "" --benchmark-enable`` from the repository root
+(it takes the moto fixture from tests/servers), or ``make bench``, whose report has an "Object storage" section.
 """
 
 from __future__ import annotations
 
-import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -61,11 +60,3 @@ def test_append_and_scan(benchmark: Any, kind: str, tmp_path: Path, request: pyt
                                  "compact_ms": round(compact_s * 1000, 1)})
     print(kind, benchmark.extra_info)
 
-
-def main() -> None:
-    sys.exit(pytest.main([__file__, "-q", "-s", "-p", "no:cacheprovider", "-m", "", "--benchmark-enable",
-                          "--benchmark-json", str(Path(tempfile.gettempdir()) / "bench_object_store.json")]))
-
-
-if __name__ == "__main__":
-    main()

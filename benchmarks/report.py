@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import curves  # benchmarks/curves.py (this directory is on sys.path when report.py runs)
+from report_objstore import object_store_section
 
 HERE = Path(__file__).parent
-OWN_FILES = {"bench_w1.py", "bench_scale.py", "bench_curves.py"}
+OWN_FILES = {"bench_w1.py", "bench_scale.py", "bench_curves.py", "bench_object_store.py"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -489,7 +490,7 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
               "which is less sensitive to other processes on the machine.", ""]
     lines += table(["target", "measured (medians)", "goal", "status", "from minimums"], targets(r, others))
     lines += w1_section(r) + subset_section(r) + per_batch_section(r) + planning_section(r)
-    lines += e2e_section(r) + series_section(r) + spark_section(r) + other_sections(r)
+    lines += e2e_section(r) + series_section(r) + spark_section(r) + object_store_section(r) + other_sections(r)
     first_call = out_dir / "first_call.md"  # written by benchmarks/first_call.py (its own processes)
     if first_call.exists():
         lines += ["", first_call.read_text().rstrip()]

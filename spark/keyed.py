@@ -107,8 +107,10 @@ def keyed_reader_parts(spark: Any, table: Table, snapshot_id: int, read_schema: 
     """The merge part of ``fieldshift.spark.read`` for a keyed table."""
     reader = GroupReader(str(table.location), None, None, snapshot_id, read_schema.schema_id,
                          tuple(read_schema.names), policy.option_name if policy else None, target, batch_size)
-    if table.catalog.path.parent != table.location:  # a shared catalog: executors open it by name
+    directory = table.catalog.directory  # None for a catalog in a database server
+    if directory is not None and directory != table.location:  # a shared SQLite file: executors open it by name
         reader.catalog, reader.name = str(table.catalog.path), table.name
+    # a server catalog: executors open the table by its location, whose marker names the catalog's URI
     return merge_frame(spark, reader, groups, spark_schema)
 
 

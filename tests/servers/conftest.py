@@ -73,8 +73,10 @@ def catalog_uri(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def spark_processes() -> Iterator[Any]:
-    """Where the Spark servers of this run live (stopped, by their process groups, at the end)."""
+def spark_processes(s3_server: str) -> Iterator[Any]:
+    """Where the Spark servers of this run live (stopped, by their process groups, at the end). Started
+    after the S3 server, so the workers and the Connect server (whose Python workers read object-store
+    tables) have its endpoint and credentials in their environment, as servers of a real cluster would."""
     if shutil.which("java") is None:
         pytest.skip("no Java runtime: install openjdk-17-jre-headless to run the Spark server tests")
     from tests.servers.spark_servers import SparkProcesses
@@ -96,6 +98,30 @@ def spark_master(spark_processes: Any) -> str:
 def spark_remote(spark_processes: Any) -> str:
     """A Spark Connect server on 127.0.0.1 (``sc://127.0.0.1:PORT``)."""
     return spark_processes.start_connect()
+
+
+CONNECT_MARKERS = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
+
+
+@pytest.fixture
+def spark_connect(spark_remote: str) -> Iterator[Any]:
+    """A Spark Connect client session (no SparkContext). A Connect client marks its process's environment
+    (SPARK_CONNECT_MODE_ENABLED), after which pyspark refuses to start a SparkContext there and in every
+    child process: the marks are removed again afterwards, so later tests and their Spark drivers start."""
+    from fieldshift.spark import session
+
+    before = {k: os.environ.get(k) for k in CONNECT_MARKERS}
+    spark = session(master=spark_remote)
+    yield spark
+    spark.stop()
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+
+
+def clean_env() -> dict[str, str]:
+    """This process's environment without Spark Connect's marks: for child processes that start Spark drivers."""
+    return {k: v for k, v in os.environ.items() if k not in CONNECT_MARKERS}
 
 
 S3_BUCKET = "fieldshift-tests"

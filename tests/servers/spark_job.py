@@ -5,6 +5,7 @@ Prints one line per commit, like tests/table/writer_process.py, so the parent kn
 from __future__ import annotations
 
 import argparse
+import os
 
 BATCH_ROWS = 500
 
@@ -22,9 +23,12 @@ def main() -> None:
 
     from fieldshift.spark import session
 
+    # executors open object-store locations from the URI: they need the S3 endpoint and credentials, which
+    # spark.executorEnv.* hands them (as a real cluster's submit would)
+    aws = {f"spark.executorEnv.{k}": v for k, v in os.environ.items() if k.startswith("AWS_")}
     spark = session(master=args.master, **{"spark.executor.memory": "512m", "spark.driver.memory": "512m",
                                            "spark.driver.host": "127.0.0.1", "spark.default.parallelism": "2",
-                                           "spark.sql.shuffle.partitions": "2"})
+                                           "spark.sql.shuffle.partitions": "2", **aws})
     for b in range(args.batches):
         df = spark.range(0, BATCH_ROWS, 1, 2).select(F.lit(args.writer).cast("int").alias("writer"),
                                                      F.lit(b).cast("int").alias("batch"), F.col("id").alias("value"))

@@ -92,3 +92,40 @@ def test_spark_upserts_and_merged_reads_of_a_keyed_table_on_s3(s3_spark: Any, s3
     assert sorted(tuple(r) for r in t.to_arrow().to_pylist() for r in [r.values()]) == want
     got = read(s3_spark, s3_location, catalog=catalog, name="k").collect()
     assert sorted((r["id"], r["name"]) for r in got) == want
+
+
+def test_a_stream_sinks_into_an_s3_table_with_a_postgresql_catalog_and_streams_back_out(
+        s3_spark: Any, s3_location: str, pg_uri: str, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(3):  # three input files: three availableNow micro-batches of 50 rows
+        pq.write_table(pa.table({"id": pa.array(range(i * 50, i * 50 + 50), pa.int64()),
+                                 "name": [f"n{j}" for j in range(i * 50, i * 50 + 50)]}), src / f"part-{i}.parquet")
+
+    def sink() -> None:
+        df = s3_spark.readStream.format("parquet").schema("id long, name string").option(
+            "maxFilesPerTrigger", 1).load(str(src))
+        q = (df.writeStream.format("fieldshift").option("checkpointLocation", str(tmp_path / "ck-in"))
+             .option("catalog", pg_uri).option("table", "events").trigger(availableNow=True).start(s3_location))
+        q.awaitTermination(300)
+        assert q.exception() is None, q.exception()
+
+    sink()
+    t = fs.Table.open(s3_location, catalog=pg_uri, name="events")
+    assert sorted(t.to_arrow().column("id").to_pylist()) == list(range(150))
+    assert sum(1 for s in t.history() if s.summary.get("writer") == "spark-stream") == 3
+    sink()  # the same checkpoint again: every batch is committed already, nothing is written twice
+    assert fs.Table.open(s3_location, catalog=pg_uri, name="events").to_arrow().num_rows == 150
+
+    out = tmp_path / "out"
+    q = (s3_spark.readStream.format("fieldshift").option("catalog", pg_uri).option("table", "events")
+         .option("startingSnapshotId", "0").load(s3_location)
+         .writeStream.format("fieldshift").option("checkpointLocation", str(tmp_path / "ck-out"))
+         .trigger(availableNow=True).start(str(out)))
+    q.awaitTermination(300)
+    assert q.exception() is None, q.exception()
+    copied = fs.Table.open(out).to_arrow()
+    assert sorted(zip(copied.column("id").to_pylist(), copied.column("name").to_pylist(), strict=True)) == \
+        [(j, f"n{j}") for j in range(150)]

@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 import fieldshift as fs
+from tests.servers.conftest import clean_env
 from tests.table.test_table_safety import BATCH_ROWS, WRITER, _check_whole_batches
 
 SCHEMA = pa.schema([("writer", pa.int32()), ("batch", pa.int32()), ("value", pa.int64())])
@@ -18,7 +20,7 @@ JOB = Path(__file__).with_name("spark_job.py")
 
 
 def test_a_postgresql_table_written_by_processes_and_a_cluster_then_used_over_connect(
-        pg_uri: str, tmp_path: Path, spark_master: str, spark_remote: str) -> None:
+        pg_uri: str, tmp_path: Path, spark_master: str, request: pytest.FixtureRequest) -> None:
     table = fs.Table.create(tmp_path / "events", SCHEMA, catalog=pg_uri, name="events")
     loc = str(table.location)
     commands = [[str(WRITER), loc, "--writer", "1", "--batches", "8", "--alter"],
@@ -29,7 +31,8 @@ def test_a_postgresql_table_written_by_processes_and_a_cluster_then_used_over_co
     procs = []
     for command, log in zip(commands, logs, strict=True):  # all at once; output to files, so none blocks
         with log.open("w") as out:
-            procs.append(subprocess.Popen([sys.executable, *command], stdout=out, stderr=subprocess.STDOUT))
+            procs.append(subprocess.Popen([sys.executable, *command], stdout=out, stderr=subprocess.STDOUT,
+                                          env=clean_env()))
     for p, log in zip(procs, logs, strict=True):
         assert p.wait(timeout=900) == 0, log.read_text()[-4000:]
     expected = {(1, b) for b in range(8)} | {(2, b) for b in range(8)} | {(100, b) for b in range(3)}
@@ -37,9 +40,9 @@ def test_a_postgresql_table_written_by_processes_and_a_cluster_then_used_over_co
     assert set(_check_whole_batches(reopened)) == expected  # no commit lost, none torn
     assert sum(1 for s in reopened.history() if s.summary.get("writer") == "spark") == 3
 
-    from fieldshift.spark import evolve, read, session
+    from fieldshift.spark import evolve, read
 
-    spark = session(master=spark_remote)  # a Spark Connect client: no SparkContext here
+    spark = request.getfixturevalue("spark_connect")  # a Spark Connect client: no SparkContext here
     opts = {"catalog": pg_uri, "table": "events"}
     ds = spark.read.format("fieldshift").options(**opts).load(loc)
     altered = [line.split()[1] for line in logs[0].read_text().splitlines() if line.startswith("altered")]
@@ -56,6 +59,5 @@ def test_a_postgresql_table_written_by_processes_and_a_cluster_then_used_over_co
     new.write.format("fieldshift").options(**opts).mode("append").save(loc)  # the data source's writer
     assert fs.Table.open(table.location).scan(filter=("writer", "==", 200)).to_arrow().column("value").to_pylist() \
         == [7]
-    spark.stop()
 
 
