@@ -103,15 +103,19 @@ class KeyedMachine(RuleBasedStateMachine):
         if w:
             self.names.setdefault("w", "w")
 
-    # -- writes ---------------------------------------------------------------------------------
-    @rule(batch=BATCH, long_v=st.booleans(), w=st.booleans())
-    def upsert(self, batch: list[tuple[int, Any, Any]], long_v: bool, w: bool) -> None:
-        self.t.upsert(self._arrow(batch, long_v, w))
+    def _upserted(self, batch: list[tuple[int, Any, Any]], long_v: bool, w: bool) -> None:
+        """The model after an upsert of ``batch``: per key, the higher precombine value wins."""
         self._absorb(long_v, w)
         for k, row in self._model_rows(batch, long_v, w).items():
             if k not in self.rows or _newer(row["pre"], self.rows[k]["pre"]):
                 self.rows[k] = row
         self._record()
+
+    # -- writes ---------------------------------------------------------------------------------
+    @rule(batch=BATCH, long_v=st.booleans(), w=st.booleans())
+    def upsert(self, batch: list[tuple[int, Any, Any]], long_v: bool, w: bool) -> None:
+        self.t.upsert(self._arrow(batch, long_v, w))
+        self._upserted(batch, long_v, w)
 
     @rule(batch=BATCH, long_v=st.booleans(), w=st.booleans())
     def stream_upsert(self, batch: list[tuple[int, Any, Any]], long_v: bool, w: bool) -> None:
@@ -122,11 +126,7 @@ class KeyedMachine(RuleBasedStateMachine):
         head = self.t.current_snapshot.snapshot_id
         assert append_once(self.t, self._arrow(batch, long_v, w), mark, operation="upsert") is None
         assert self.t.current_snapshot.snapshot_id == head
-        self._absorb(long_v, w)
-        for k, row in self._model_rows(batch, long_v, w).items():
-            if k not in self.rows or _newer(row["pre"], self.rows[k]["pre"]):
-                self.rows[k] = row
-        self._record()
+        self._upserted(batch, long_v, w)
 
     @rule(batch=BATCH, long_v=st.booleans(), w=st.booleans())
     def capture_upsert(self, batch: list[tuple[int, Any, Any]], long_v: bool, w: bool) -> None:
@@ -139,11 +139,7 @@ class KeyedMachine(RuleBasedStateMachine):
         head = self.t.current_snapshot.snapshot_id
         assert fs.capture(land, self.t, operation="upsert").files == 0
         assert self.t.current_snapshot.snapshot_id == head
-        self._absorb(long_v, w)
-        for k, row in self._model_rows(batch, long_v, w).items():
-            if k not in self.rows or _newer(row["pre"], self.rows[k]["pre"]):
-                self.rows[k] = row
-        self._record()
+        self._upserted(batch, long_v, w)
 
     @rule(batch=BATCH)
     def upsert_unresolved(self, batch: list[tuple[int, Any, Any]]) -> None:
