@@ -229,22 +229,22 @@ def rebuild_as(arr: pa.Array, target: pa.DataType) -> pa.Array:
         kids = [rebuild_as(arr.field(i), target.field(i).type) for i in range(target.num_fields)]
         return pa.StructArray.from_arrays(kids, fields=list(target), mask=mask)
     if pa.types.is_map(target):
-        offsets, lo, hi = _rebased_offsets(arr)
-        keys = rebuild_as(arr.keys.slice(lo, hi - lo), target.key_type)
-        items = rebuild_as(arr.items.slice(lo, hi - lo), target.item_type)
-        return pa.MapArray.from_arrays(offsets, keys, items, type=target, mask=mask)
+        entries, buf, _ = list_child_range(arr)
+        keys = rebuild_as(entries.field(0), target.key_type)
+        items = rebuild_as(entries.field(1), target.item_type)
+        return pa.MapArray.from_arrays(_offsets_array(buf, len(arr), pa.int32()), keys, items, type=target,
+                                       mask=mask)
     if hasattr(target, "value_field") and not pa.types.is_dictionary(target):
         if pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type):
             sizes = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False)
             offsets = pa.array(np.concatenate([[0], np.cumsum(sizes)]), pa.int64())
             values = pc.list_flatten(arr)
-        elif pa.types.is_fixed_size_list(arr.type):
-            size = arr.type.list_size
-            offsets = pa.array(np.arange(len(arr) + 1, dtype=np.int64) * size)
-            values = arr.values.slice(arr.offset * size, len(arr) * size)
         else:
-            offsets, lo, hi = _rebased_offsets(arr)
-            values = arr.values.slice(lo, hi - lo)
+            values, buf, _ = list_child_range(arr)
+            if buf is None:  # a fixed-size list: every slot holds list_size values
+                offsets = pa.array(np.arange(len(arr) + 1, dtype=np.int64) * arr.type.list_size)
+            else:
+                offsets = _offsets_array(buf, len(arr), pa.int64() if pa.types.is_large_list(arr.type) else pa.int32())
         values = rebuild_as(values, target.value_type)
         if pa.types.is_fixed_size_list(target):
             return pa.FixedSizeListArray.from_arrays(values, type=target, mask=mask)
@@ -254,11 +254,9 @@ def rebuild_as(arr: pa.Array, target: pa.DataType) -> pa.Array:
     return conform(arr, target)
 
 
-def _rebased_offsets(arr: pa.Array) -> tuple[pa.Array, int, int]:
-    """A list or map slice's offsets starting at 0, and the child range [lo, hi) they cover."""
-    offsets = arr.offsets.to_numpy()
-    lo, hi = int(offsets[0]), int(offsets[-1])
-    return pa.array(offsets - lo, arr.offsets.type), lo, hi
+def _offsets_array(buf: pa.Buffer, length: int, kind: pa.DataType) -> pa.Array:
+    """The offsets ``list_child_range`` gives (from 0) as an array ``from_arrays`` takes."""
+    return pa.Array.from_buffers(kind, length + 1, [None, buf])
 
 
 def names_like(source: pa.DataType, target: pa.DataType) -> pa.DataType:

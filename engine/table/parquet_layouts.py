@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import pyarrow as pa
@@ -51,6 +52,7 @@ def _relaxed_field(f: pa.Field, under_nullable: bool, in_map: bool = False) -> p
     return f.with_type(_relaxed(f.type, under_nullable or f.nullable, in_map)).with_nullable(nullable)
 
 
+@functools.lru_cache(maxsize=256)
 def _loosened(t: pa.DataType) -> pa.DataType:
     """``t`` with every field nullable: two types equal after this differ in nullability only."""
     if pa.types.is_struct(t):
