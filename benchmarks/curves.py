@@ -38,7 +38,7 @@ def collect(data: dict[str, Any]) -> Curves:
         if "curve" in info:
             out[info["curve"]][(info["op"], info["impl"])][int(info["x"])] = b
         elif info.get("series") in ("rows", "depth"):
-            out[info["series"]][("apply", info["impl"])][int(info["x"])] = b
+            out[info["series"]][(info.get("op", "apply"), info["impl"])][int(info["x"])] = b
     return out
 
 

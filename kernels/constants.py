@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+import numpy as np
 import pyarrow as pa
 
 from fieldshift.kernels.valid_nulls import null_array
@@ -59,4 +60,20 @@ def _build(value: pa.Scalar, length: int) -> pa.Array:
         return null_array(value.type, length)
     if length == 0:
         return pa.array([], type=value.type)
-    return pa.repeat(value, length)
+    pattern = _BIT_PATTERNS.get(getattr(value.type, "bit_width", 0) if _fixed_width(value.type) else 0)
+    if pattern is None:
+        return pa.repeat(value, length)
+    # the scalar's own bytes repeated into a buffer from Arrow's pool: pa.repeat writes it element by element
+    # into fresh memory, several times slower for long columns; copying the bit pattern keeps -0.0 and NaNs exact
+    one = np.frombuffer(pa.array([value], value.type).buffers()[1], dtype=pattern, count=1)
+    buf = pa.allocate_buffer(length * one.itemsize)
+    np.frombuffer(buf, dtype=pattern).fill(one[0])
+    return pa.Array.from_buffers(value.type, length, [None, buf], null_count=0)
+
+
+_BIT_PATTERNS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _fixed_width(t: pa.DataType) -> bool:
+    """Integers, floats and temporal types: one fixed-width value per row, no children, no dictionary."""
+    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
