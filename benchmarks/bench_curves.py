@@ -4,7 +4,8 @@ Each point records ``curve`` (the axis), ``op``, ``impl`` and ``x`` in its extra
 draws one log-log chart per axis and computes each curve's cost per unit at its largest size against
 a tenth of it. ``FIELDSHIFT_BENCH_SCALE=small`` stops every axis a factor of ten earlier.
 Peers run on the same schemas and the same Parquet files: PyIceberg's projection
-(``_to_requested_schema``), pyarrow, DuckDB and polars reading the files.
+(``_to_requested_schema``) and its scan planning (``plan_files`` over the same files registered in a
+SQLite catalog, up to 1,000 files), pyarrow, DuckDB and polars reading the files.
 """
 
 from __future__ import annotations
@@ -262,8 +263,28 @@ def _files_table(files: int, root: Path) -> tuple[Path, list[str]]:
     return location, real
 
 
+@cache
+def _iceberg_files_table(files: int, root: Path) -> Any:
+    """The same ``files`` files (written again without field ids, which ``add_files`` refuses) registered in
+    a PyIceberg table on a SQLite catalog: one manifest entry with column bounds per file."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    warehouse = root / f"ice{files}"
+    warehouse.mkdir()
+    catalog = SqlCatalog("bench", uri=f"sqlite:///{warehouse}/catalog.db", warehouse=f"file://{warehouse}")
+    catalog.create_namespace("bench")
+    table = catalog.create_table("bench.files", schema=FILE_SCHEMA)
+    paths = []
+    for i in range(files):
+        path = warehouse / f"{i}.parquet"
+        pq.write_table(_file_rows(i).cast(FILE_SCHEMA), path)
+        paths.append(f"file://{path}")
+    table.add_files(paths)
+    return table
+
+
 FILE_CASES = [(n, op) for n in FILES for op in ("plan", "plan_cold", "plan_all", "point_read", "count")] + \
-    [(n, op) for n in FILES if n <= REAL_FILES for op in ("point_read.duckdb", "point_read.polars")]
+    [(n, op) for n in FILES if n <= REAL_FILES for op in ("point_read.duckdb", "point_read.polars", "plan.pyiceberg")]
 
 
 @pytest.mark.parametrize(("files", "op"), FILE_CASES)
@@ -284,6 +305,11 @@ def test_files(benchmark: Any, files: int, op: str, tmp_path_factory: pytest.Tem
         fn = lambda: t.scan(filter=("value", "==", point)).to_arrow()  # noqa: E731
     elif op == "count":
         fn = lambda: [t.scan().count()]  # noqa: E731
+    elif peer == "pyiceberg":
+        from pyiceberg.expressions import EqualTo
+
+        ice = _iceberg_files_table(files, _tmp(tmp_path_factory, "files_iceberg"))
+        fn = lambda: list(ice.scan(row_filter=EqualTo("value", point)).plan_files())  # noqa: E731
     elif peer == "duckdb":
         import duckdb
 
@@ -296,7 +322,7 @@ def test_files(benchmark: Any, files: int, op: str, tmp_path_factory: pytest.Tem
 
         fn = lambda: pl.scan_parquet(real).filter(pl.col("value") == point).collect()  # noqa: E731
     got = fn()
-    if op.startswith("point_read"):
+    if op.startswith("point_read") or peer == "pyiceberg":  # PyIceberg plans the one file the bounds keep
         assert len(got) == 1
     run(benchmark, dropped(fn), role=f"curve.files.{op}.{files}", curve="files", op=op.split(".")[0],
         impl=peer or "fieldshift", x=files, rounds=_rounds(files, 100_000), warmup=1, setup=setup)
