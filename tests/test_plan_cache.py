@@ -12,7 +12,7 @@ import pytest
 import fieldshift as fs
 from fieldshift import CastPolicy, Field, Schema
 from fieldshift.planner import PLAN_CACHE, build_plan, clear_plan_cache
-from fieldshift.planner.cache import PlanCache
+from fieldshift.planner.cache import PlanCache, plan_columns
 from fieldshift.planner.strategy import BatchStrategy
 
 V0 = Schema([Field(1, "a", pa.int32()), Field(2, "b", pa.string()), Field(3, "c", pa.int32())])
@@ -116,3 +116,29 @@ def test_plans_pickle_with_their_strategy(read: Schema) -> None:
     again = pickle.loads(pickle.dumps(plan))
     assert again.strategy is plan.strategy and again.steps == plan.steps
     assert again.apply(_batch()).equals(plan.apply(_batch()))
+
+
+def test_plan_cache_is_bounded_by_columns_not_only_by_plans() -> None:
+    """Many narrow plans fit (a long history scanned again plans nothing), wide ones are dropped by size."""
+    narrow = build_plan(V0, WIDENED)
+    weight = plan_columns(narrow)
+    cache = PlanCache(columns=weight * 600)
+    for i in range(600):  # more versions than the old 512-plan bound
+        cache.get(("v", i), lambda: narrow)
+    built = []
+    for i in range(600):
+        cache.get(("v", i), lambda: built.append(1) or narrow)
+    assert not built and len(cache) == 600
+    cache.get(("one more",), lambda: narrow)  # over the column bound: the least recent goes
+    assert len(cache) == 600
+    assert cache.get(("v", 0), lambda: built.append(1) or narrow) is narrow and built == [1]
+    wide = PlanCache(columns=weight)  # a plan larger than the whole bound is still kept, alone
+    wide.get(("a",), lambda: narrow)
+    wide.get(("b",), lambda: narrow)
+    assert len(wide) == 1
+
+
+def test_plan_columns_counts_nested_fields() -> None:
+    nested = Schema([Field(1, "s", fs.StructType((Field(2, "x", pa.int32()), Field(3, "y", pa.string())))),
+                     Field(4, "l", fs.ListType(Field(5, "element", pa.int64())))])
+    assert plan_columns(build_plan(nested, nested)) == 1 + 2 * 5

@@ -21,7 +21,7 @@ from fieldshift.planner.evolution_plan import EvolutionPlan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 
-__all__ = ["PlanCache", "plan_key", "value_key"]
+__all__ = ["PlanCache", "plan_columns", "plan_key", "value_key"]
 
 def value_key(v: Any) -> Any:
     """A value as a cache key that keeps apart what ``==`` merges: 0.0 and -0.0 (by the float's bits),
@@ -61,8 +61,33 @@ def plan_key(file_key: Any, read_schema: Schema, policy: CastPolicy, constants: 
     return (file_key, read_schema.fingerprint(), policy, consts, mapping, match)
 
 
+def plan_columns(plan: EvolutionPlan) -> int:
+    """A plan's size in columns (its input and output fields, nested ones included): what bounds the cache."""
+    return 1 + _fields(plan.input_schema) + _fields(plan.output_schema)
+
+
+def _fields(container: Any) -> int:
+    n = 0
+    for f in container:
+        n += 1
+        t = f.type
+        if isinstance(t, pa.StructType):
+            n += _fields(t)
+        elif isinstance(t, pa.MapType):
+            n += _fields((t.key_field, t.item_field))
+        elif isinstance(t, (pa.ListType, pa.LargeListType, pa.FixedSizeListType, pa.ListViewType,
+                            pa.LargeListViewType)):
+            n += _fields((t.value_field,))
+    return n
+
+
 class PlanCache:
-    """Plans by ``plan_key``, the least recently used dropped beyond ``size``; thread-safe.
+    """Plans by ``plan_key``, the least recently used dropped beyond ``size`` plans or ``columns``
+    columns in all (``plan_columns``); thread-safe.
+
+    The bound is mostly by columns: a scan plans each schema version of its files once, and an LRU
+    smaller than a table's history would miss on every version of every scan (a 1,000-version table
+    against 512 plans), while a count alone lets a few hundred 10,000-column plans hold gigabytes.
 
     Plans for Arrow schemas are also found without their key: batches of one stream share their C++
     schema, so comparing it with the few most recently looked-up Arrow schemas (metadata, i.e. ids,
@@ -70,9 +95,11 @@ class PlanCache:
     schemas. That index only points at cached plans: what the LRU drops, it forgets too.
     """
 
-    def __init__(self, size: int = 512, recent: int = 8) -> None:
+    def __init__(self, size: int = 65_536, recent: int = 8, columns: int = 250_000) -> None:
         self._size = size
-        self._plans: OrderedDict[tuple[Any, ...], EvolutionPlan] = OrderedDict()
+        self._max_columns = columns
+        self._columns = 0
+        self._plans: OrderedDict[tuple[Any, ...], tuple[EvolutionPlan, int]] = OrderedDict()
         # (key without its file part, the Arrow schema, the plan, the full key), newest first
         self._recent: deque[tuple[tuple[Any, ...], pa.Schema, EvolutionPlan, tuple[Any, ...]]] = deque(maxlen=recent)
         self._lock = threading.Lock()
@@ -85,18 +112,21 @@ class PlanCache:
         """The plan under ``key``, built (outside the lock) and stored when absent; ``arrow`` is the
         data's Arrow schema when ``key`` is made from its bytes, for ``recent_arrow`` to find it by."""
         with self._lock:
-            plan = self._plans.get(key)
-            if plan is not None:
+            hit = self._plans.get(key)
+            if hit is not None:
                 self._plans.move_to_end(key)
                 if arrow is not None:
-                    self._recent.appendleft((key[1:], arrow, plan, key))
-                return plan
+                    self._recent.appendleft((key[1:], arrow, hit[0], key))
+                return hit[0]
         plan = build()
+        weight = plan_columns(plan)
         with self._lock:
-            self._plans[key] = plan
-            self._plans.move_to_end(key)
-            while len(self._plans) > self._size:
-                dropped, _ = self._plans.popitem(last=False)
+            old = self._plans.pop(key, None)
+            self._columns += weight - (old[1] if old is not None else 0)
+            self._plans[key] = (plan, weight)
+            while len(self._plans) > 1 and (len(self._plans) > self._size or self._columns > self._max_columns):
+                dropped, (_, dropped_weight) = self._plans.popitem(last=False)
+                self._columns -= dropped_weight
                 if any(entry[3] == dropped for entry in self._recent):
                     self._recent = deque((e for e in self._recent if e[3] != dropped), maxlen=self._recent.maxlen)
             if arrow is not None:
@@ -116,4 +146,5 @@ class PlanCache:
     def clear(self) -> None:
         with self._lock:
             self._plans.clear()
+            self._columns = 0
             self._recent.clear()
