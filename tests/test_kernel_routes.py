@@ -8,13 +8,22 @@ offsets, the target's edge values and failing values.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fieldshift.kernels import checked_cast, range_checked_cast, string_to_decimal, string_to_int
+from fieldshift.kernels import (
+    checked_cast,
+    range_checked_cast,
+    string_to_decimal,
+    string_to_int,
+    string_to_timestamp,
+)
 from fieldshift.kernels.warm import warm_up
 
 NARROWINGS = [(pa.int64(), pa.int32()), (pa.int64(), pa.int16()), (pa.int64(), pa.uint32()),
@@ -87,22 +96,56 @@ def test_decimal_long_text_is_refused_not_wrapped() -> None:
 
 
 INT_TEXT = ["0", "-1", "127", "-128", "128", "-129", "255", "256", "65535", "-32768", "0x7f", "1.5", "", "+7",
-            " 1", "12a", None, "007", "-0", "4294967295", "4294967296", "9223372036854775807"]
-FILLER = "0000000000000000000001"  # valid, long: enough of these makes the text long on average
+            " 1", "12a", None, "007", "-0", "4294967295", "4294967296", "9223372036854775807",
+            "18446744073709551615", "18446744073709551616", "-9223372036854775808", "00000000000000000000001"]
+
+
+def _by_numba(monkeypatch: pytest.MonkeyPatch, kernel: Any, values: pa.Array, target: pa.DataType) -> Any:
+    with monkeypatch.context() as m:
+        m.setattr("fieldshift.kernels.numba_parse._ARROW_FIRST", False)
+        return kernel(values, target)
+
+
+def _same_outcome(a: Any, b: Any) -> None:
+    assert a.values.equals(b.values)
+    assert (a.failed is None) == (b.failed is None or not b.failed.any())
+    if a.failed is not None:
+        assert a.failed.tolist() == b.failed.tolist()
 
 
 @pytest.mark.parametrize("target", [pa.int8(), pa.uint8(), pa.int16(), pa.uint16(), pa.int32(), pa.uint32(),
                                     pa.int64(), pa.uint64()])
 @pytest.mark.parametrize("good_only", [True, False])
-def test_int_from_short_text_by_arrow_equals_numba(target: pa.DataType, good_only: bool) -> None:
+def test_int_from_text_by_arrow_first_equals_numba(target: pa.DataType, good_only: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrow's cast answers first; it must accept and refuse exactly what the numba parser does."""
     text = [t for t in INT_TEXT if t is None or checked_cast(pa.array([t]), target).failed is None] \
         if good_only else INT_TEXT
-    short = pa.array(text * 3, pa.string())
-    by_arrow_first = string_to_int(short, target)
-    by_numba = string_to_int(pa.array(text * 3 + [FILLER] * 200, pa.string()), target)
-    assert by_arrow_first.values.equals(by_numba.values.slice(0, len(short)))
-    numba_failed = None if by_numba.failed is None else by_numba.failed[:len(short)]
-    assert (by_arrow_first.failed is None) == (numba_failed is None or not numba_failed.any())
-    if by_arrow_first.failed is not None:
-        assert by_arrow_first.failed.tolist() == numba_failed.tolist()  # type: ignore[union-attr]
-    _same(by_arrow_first, checked_cast(short, target))
+    values = pa.array(text * 3, pa.string())
+    by_arrow_first = string_to_int(values, target)
+    _same_outcome(by_arrow_first, _by_numba(monkeypatch, string_to_int, values, target))
+    _same(by_arrow_first, checked_cast(values, target))
+
+
+@pytest.mark.parametrize("target", [pa.timestamp("s"), pa.timestamp("ns"), pa.timestamp("us", "UTC")], ids=str)
+def test_timestamp_from_text_by_arrow_first_equals_numba(target: pa.DataType,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    text = ["2020-01-01", "2020-01-01T12:34:56.123456789", "2020-01-01 12:34", "1677-09-21T00:12:43",
+            "2262-04-11T23:47:16.854775807", "9999-12-31T23:59:59", "0001-01-01T00:00:00", None]
+    if target.tz is not None:
+        text = [t if t is None else t + "Z" for t in text] + ["2020-01-01T12:34:56+01:30"]
+    for rows in (text, [*text, "2020-13-01", "x", "2020-01-01T12:34:56+01:00"]):
+        values = pa.array(rows * 2)
+        _same_outcome(string_to_timestamp(values, target), _by_numba(monkeypatch, string_to_timestamp, values, target))
+
+
+def test_bad_rows_in_the_probe_skip_the_arrow_try(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long array whose first rows fail goes straight to numba (Arrow would parse it all, then raise)."""
+    calls: list[int] = []
+    real = pc.cast
+    monkeypatch.setattr("fieldshift.kernels.numba_parse.pc.cast",
+                        lambda *a, **k: calls.append(len(a[0])) or real(*a, **k))
+    values = pa.array(["x"] + [str(i) for i in range(20_000)])
+    out = string_to_int(values, pa.int32())
+    assert out.failed is not None and out.failed[0] and not out.failed[1:].any()
+    assert calls == [4_096]  # the probe only

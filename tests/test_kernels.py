@@ -55,8 +55,10 @@ def numba_compiled() -> None:
 
 @pytest.fixture(autouse=True)
 def numba_formats_small_arrays_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    """int -> string hands arrays under ~1,000 rows to Arrow; here the numba code must see them all."""
+    """int -> string hands arrays under ~1,000 rows to Arrow, and text -> int / timestamp tries Arrow's
+    cast first; here the numba code must see every row."""
     monkeypatch.setattr("fieldshift.kernels.numba_format._ARROW_BELOW", 0)
+    monkeypatch.setattr("fieldshift.kernels.numba_parse._ARROW_FIRST", False)
 
 
 def test_int_to_string_small_arrays_go_to_arrow(monkeypatch: pytest.MonkeyPatch) -> None:
