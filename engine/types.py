@@ -217,7 +217,7 @@ def container_depth_guard(obj: object, limit: int, what: str) -> None:
             raise NestingDepthError(
                 f"{what} is nested deeper than fieldshift reads ({MAX_NESTING_DEPTH} Parquet levels)"
             )
-        if isinstance(o, dict):
-            stack.extend((v, d + 1) for v in o.values())
+        if isinstance(o, dict):  # only containers go on the stack: scalars cannot nest
+            stack.extend((v, d + 1) for v in o.values() if isinstance(v, (dict, list)))
         elif isinstance(o, list):
-            stack.extend((v, d + 1) for v in o)
+            stack.extend((v, d + 1) for v in o if isinstance(v, (dict, list)))

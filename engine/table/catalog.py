@@ -37,7 +37,7 @@ from fieldshift.table.deletion_vectors import VectorCommit, commit_vectors
 from fieldshift.table.metadata_cache import parsed_schema
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
-from fieldshift.table.readability import check_readable
+from fieldshift.table.readability import changed_fields, check_readable
 from fieldshift.table.spec_catalog import decode_partition, insert_spec, load_specs
 from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
 
@@ -376,7 +376,7 @@ class SqliteCatalog:
             if schema is not None or policy is not None:  # plans every schema pair (cycle-free objects)
                 with paused_gc():
                         self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
-                                        operation)
+                                        operation, policy_changed=policy is not None)
             if policy is not None:
                 props[POLICY_PROPERTY] = policy.option_name
                 conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
@@ -419,9 +419,12 @@ class SqliteCatalog:
 
     def _check_history(self, conn: sqlite3.Connection, table_id: int, name: str, schema: Schema | None,
                        head_schema_id: int, add_files: Sequence[DataFile], policy: CastPolicy,
-                       operation: str) -> None:
+                       operation: str, *, policy_changed: bool = False) -> None:
         """Every file of every snapshot reads as the new head schema (and, for a policy change, as each
-        snapshot's own schema) under ``policy``."""
+        snapshot's own schema) under ``policy``.
+
+        A schema change under an unchanged policy plans the files already committed only for the fields
+        it changed: every one of them was proved to read as the previous head schema."""
         schemas = self._schemas(conn, table_id)
         target = head_schema_id
         if schema is not None:
@@ -440,11 +443,16 @@ class SqliteCatalog:
                     "AND (f.end_snapshot IS NULL OR s.snapshot_id < f.end_snapshot) WHERE f.table_id = ? "
                     "GROUP BY f.schema_id, s.schema_id", (table_id,)):
                 pairs[(int(fsid), int(ssid))] = int(count)
+        only = None
+        if schema is not None and not policy_changed and head_schema_id in schemas:
+            changed = changed_fields(schemas[head_schema_id], schema)
+            added = {f.schema_id for f in add_files}  # new files were never checked: planned whole
+            only = {pair: changed for pair in pairs if pair[0] not in added}
         if schema is None:
             change = f"policy {policy.option_name!r}"
         else:
             change = f"schema {schema.schema_id}" + ("" if operation == "schema" else f" (evolved by an {operation})")
-        check_readable(pairs, schemas, policy, table=name, change=change, new_policy=schema is None)
+        check_readable(pairs, schemas, policy, table=name, change=change, new_policy=schema is None, only=only)
 
 
 def open_catalog(uri_or_path: str | Path) -> SqliteCatalog:

@@ -147,9 +147,11 @@ def policy_of(name: str, properties: dict[str, str]) -> CastPolicy:
 
 
 def dump_value(value: Any) -> str | None:
+    if value is None:  # most columns have no default: skip the import below
+        return None
     from fieldshift.table.stats import encode_value
 
-    return None if value is None else json.dumps(encode_value(value))
+    return json.dumps(encode_value(value))
 
 
 _INT_PREFIX = '{"int": "'  # how dump_value writes an integer: read back without a JSON parse (scan planning)

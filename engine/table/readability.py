@@ -8,20 +8,57 @@ it is committed. Plans are cached by schema fingerprints, so the check costs one
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from fieldshift.errors import HistoryUnreadableError, SchemaEvolutionError, SchemaMismatchError
+from fieldshift.field import Field
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 
-__all__ = ["check_readable"]
+__all__ = ["changed_fields", "check_readable", "only_fields"]
+
+
+def changed_fields(base: Schema, new: Schema) -> frozenset[int]:
+    """Top-level field ids of ``new`` that are not exactly as in ``base`` (added, retyped, renamed, re-documented,
+    new defaults or children).
+
+    A field left as it was reads from every file as it did into ``base``, which its commit already proved
+    (under the same policy), so a schema change re-checks only these. Untouched fields are usually the
+    very same objects (schema updates edit a list of them), so the comparison is mostly by identity.
+    """
+    out = set()
+    for f in new.fields:
+        old = base.field(f.id) if base.has_field(f.id) else None
+        if old is not f and (old is None or base.parent_id(f.id) is not None or old != f):
+            out.add(f.id)
+    return frozenset(out)
+
+
+def only_fields(file_schema: Schema, read_schema: Schema, ids: frozenset[int]) -> tuple[Schema, Schema]:
+    """The pair narrowed to the read schema's top-level fields ``ids`` and every top-level field of the file
+    that holds any id within them, at any depth (a field moved in or out of a struct is planned whole)."""
+    read = read_schema.select([[f.name] for f in read_schema.fields if f.id in ids])
+    wanted = {x.id for f in read.fields for x in _within(f)}
+    file = file_schema.select([[f.name] for f in file_schema.fields
+                               if f.id in wanted or (f.children() and any(x.id in wanted for x in _within(f)))])
+    return file, read
+
+
+def _within(f: Field) -> Iterator[Field]:
+    yield f
+    for c in f.children():
+        yield from _within(c)
 
 
 def check_readable(pairs: Mapping[tuple[int, int], int], schemas: Mapping[int, Schema], policy: CastPolicy,
-                   *, table: str, change: str, new_policy: bool = False) -> None:
+                   *, table: str, change: str, new_policy: bool = False,
+                   only: Mapping[tuple[int, int], frozenset[int]] | None = None) -> None:
     """Raise :class:`HistoryUnreadableError` unless files of each ``(file schema id, read schema id)``
     pair (``pairs`` maps each pair to its file count) plan under ``policy``.
+
+    ``only`` restricts a pair to the read schema's top-level fields it names (``changed_fields``: the
+    rest was proved readable when the previous schema was committed).
 
     The error lists every pair that fails with its column mismatches, so one refusal says all there
     is to fix.
@@ -29,8 +66,12 @@ def check_readable(pairs: Mapping[tuple[int, int], int], schemas: Mapping[int, S
     failures: list[str] = []
     ids: set[int] = set()
     for (file_id, read_id), count in sorted(pairs.items()):
+        fields = None if only is None else only.get((file_id, read_id))
         try:
-            cached_plan(schemas[file_id], schemas[read_id], policy)
+            if fields is None:
+                cached_plan(schemas[file_id], schemas[read_id], policy)
+            elif fields:
+                cached_plan(*only_fields(schemas[file_id], schemas[read_id], fields), policy)
         except SchemaMismatchError as e:
             rows = "\n".join(f"    {m.path}: {m.file_type} -> {m.read_type} ({m.why})" for m in e.mismatches)
             failures.append(f"  {count} data file(s) written with schema {file_id}, read as schema {read_id}:\n"

@@ -6,7 +6,7 @@ import datetime as dt
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -45,6 +45,7 @@ from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import PartitionSpec, build_spec
 from fieldshift.table.quarantine import quarantine_groups, quarantine_table
+from fieldshift.table.readability import changed_fields
 from fieldshift.table.scan import Scan
 from fieldshift.table.spec_update import UpdateSpec
 from fieldshift.table.storage import TableStorage, location_key, open_storage
@@ -220,10 +221,11 @@ class Table:
         self.properties = self.catalog.table_id(self.name)[2]
         return snap
 
-    def _check_values(self, read_schema: Schema, policy: CastPolicy, change: str) -> None:
+    def _check_values(self, read_schema: Schema, policy: CastPolicy, change: str,
+                      only: Collection[int] | None = None) -> None:
         """Refuse a commit when a value of a committed file would fail a checked cast into ``read_schema``."""
         check_values(self.storage, lambda: self.catalog.all_data_files(self.table_id), self.schemas_by_id(),
-                     read_schema, policy, table=self.name, change=change)
+                     read_schema, policy, table=self.name, change=change, only=only)
 
     # -- schema and history ---------------------------------------------------------------------
     @property
@@ -281,7 +283,7 @@ class Table:
                 return base  # no schema version, no snapshot for a no-op
             check_key_change(self.keys, new)
             _refuse_reserved(new)
-            self._check_values(new, self.policy, f"schema {new.schema_id}")
+            self._check_values(new, self.policy, f"schema {new.schema_id}", changed_fields(base, new))
             self.catalog.commit(self.table_id, head.snapshot_id, operation="schema", schema=new,
                                 summary={"changes": builder.changes})
             return new

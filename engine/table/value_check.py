@@ -9,7 +9,7 @@ evolved once; a failing value refuses the commit, naming the file, the column an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,12 +25,14 @@ from fieldshift.table.storage import TableStorage, open_storage
 __all__ = ["check_values", "checked_fields"]
 
 
-def checked_fields(file_schema: Schema, read_schema: Schema, policy: CastPolicy) -> list[int]:
-    """Top-level field ids of ``read_schema`` whose reading from ``file_schema`` involves a checked cast
-    that may fail (none when the policy reads failing values as null)."""
+def checked_fields(file_schema: Schema, read_schema: Schema, policy: CastPolicy,
+                   only: Collection[int] | None = None) -> list[int]:
+    """Top-level field ids of ``read_schema`` (of ``only``, if given) whose reading from ``file_schema``
+    involves a checked cast that may fail (none when the policy reads failing values as null)."""
     if policy.on_error == "null":
         return []
-    return [f.id for f in read_schema.fields if _may_fail(f, file_schema, policy)]
+    fields = read_schema.fields if only is None else [read_schema.field(i) for i in only]
+    return [f.id for f in fields if _may_fail(f, file_schema, policy)]
 
 
 def _may_fail(f: Field, file_schema: Schema, policy: CastPolicy) -> bool:
@@ -43,11 +45,12 @@ def _may_fail(f: Field, file_schema: Schema, policy: CastPolicy) -> bool:
 
 def check_values(location: TableStorage | Path, list_files: Callable[[], Iterable[tuple[str, int]]],
                  schemas: dict[int, Schema], read_schema: Schema, policy: CastPolicy, *, table: str,
-                 change: str) -> None:
+                 change: str, only: Collection[int] | None = None) -> None:
     """Raise :class:`HistoryUnreadableError` when a value of a data file (``(path, schema id)`` from
     ``list_files``, called only if some schema version needs a checked cast) fails that cast on its way
-    into ``read_schema`` under ``policy``."""
-    checked = {sid: ids for sid, s in schemas.items() if (ids := checked_fields(s, read_schema, policy))}
+    into ``read_schema`` under ``policy``. ``only``: the top-level field ids a schema change touched
+    (``readability.changed_fields``); the others read as they did before it."""
+    checked = {sid: ids for sid, s in schemas.items() if (ids := checked_fields(s, read_schema, policy, only))}
     if not checked:
         return  # the common case (widenings only): no file is listed or read
     storage = open_storage(location)
