@@ -63,7 +63,8 @@ _MIN_CHUNK = 32_768
 _PROBE_ROWS = 4_096
 _ARROW_FIRST_ROWS = 65_536
 _BISECT_CASTS = 256
-_ARROW_FIRST = True  # text -> int / timestamp: Arrow's cast first (tests of the numba parsers turn it off)
+_ARROW_FIRST = True  # text -> uint8, uint16, timestamp: Arrow first (the numba parsers' tests turn it off)
+_ARROW_PARSES_FASTER = frozenset((pa.uint8(), pa.uint16()))  # short unsigned text: every other integer, numba
 _DECIMAL_DIGITS = 38  # what a 128-bit rescale holds without wrapping
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
@@ -167,10 +168,10 @@ def _empty(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
 def _arrow_first(values: pa.Array, target: pa.DataType) -> CastOutcome | None:
     """Arrow's cast of the whole array when it succeeds, else None (then numba parses and reports the rows).
 
-    For text -> integer and timestamp Arrow's parser is as fast as numba's or faster on clean text and
-    accepts exactly the same text (the numba parsers are tested against it row by row). Arrow parses every
-    row before it raises, so a failed try costs a whole cast: a probe of the first rows skips it when
-    bad rows are common.
+    For text -> timestamp and text -> uint8/uint16 Arrow's parser is as fast as numba's or faster on clean
+    text and accepts exactly the same text (the numba parsers are tested against it row by row). Arrow
+    parses every row before it raises, so a failed try costs a whole cast: a probe of the first rows skips
+    it when bad rows are common.
     """
     if not _ARROW_FIRST or not _probe_passes(values, target):
         return None
@@ -189,9 +190,10 @@ def string_to_int(values: pa.Array, target: pa.DataType) -> CastOutcome:
     meanwhile = _arrow_meanwhile(values, target)
     if meanwhile is not None:
         return meanwhile
-    done = _arrow_first(values, target)
-    if done is not None:
-        return done
+    if target in _ARROW_PARSES_FASTER:
+        done = _arrow_first(values, target)
+        if done is not None:
+            return done
     bits = target.bit_width
     signed = pa.types.is_signed_integer(target)
     max_pos = np.uint64(2 ** (bits - 1) - 1 if signed else 2**bits - 1)

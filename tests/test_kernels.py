@@ -304,6 +304,19 @@ def test_string_to_int_matches_arrow_and_python(target: pa.DataType) -> None:
     assert mask_of(outcome, len(arr)) == expect_failed
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(INT_TYPES), st.lists(st.one_of(st.none(), st.text("-+0123456789xXaf ", max_size=22)),
+                                            min_size=1, max_size=40))
+def test_string_to_int_short_text_equals_python(target: pa.DataType, texts: list[str | None]) -> None:
+    """Up to 8 characters are parsed digit by digit, up to 19 eight at a time, longer ones by the general
+    parser; all agree
+    with Arrow's syntax written in Python, row by row (signs, leading zeros, hex, limits, junk)."""
+    outcome = string_to_int(pa.array(texts, pa.string()), target)
+    expect = [None if s is None else python_int(s, target) for s in texts]
+    assert outcome.values.to_pylist() == expect
+    assert mask_of(outcome, len(texts)) == [s is not None and e is None for s, e in zip(texts, expect, strict=True)]
+
+
 @pytest.mark.parametrize("target", INT_TYPES, ids=str)
 @pytest.mark.parametrize("source", [pa.string(), pa.large_string()], ids=str)
 def test_string_to_int_random_equals_arrow(source: pa.DataType, target: pa.DataType, threads: int) -> None:
