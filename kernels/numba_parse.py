@@ -5,11 +5,12 @@ explicit-null mode and quarantine need exactly the failing rows. These kernels a
 Arrow's cast accepts and give the same values for it; rows they cannot cast become null and are
 marked in ``CastOutcome.failed`` (``None`` when no row failed).
 
-- integers, dates and timestamps are parsed in numba (faster than Arrow's cast, mask included),
-  except integers from short text (under 10 bytes a row), which Arrow parses faster: numba then
-  parses only when Arrow's cast raises;
+- integers and dates are parsed in numba (faster than Arrow's cast, mask included), except uint8,
+  uint16 and timestamps, which Arrow parses as fast or faster: there numba parses only when Arrow's
+  cast raises (and first when a probe of the first 1,024 rows already fails: Arrow parses every row
+  before it raises);
 - floats and decimals are cast by Arrow after numba validates the text and masks out the rows
-  Arrow would refuse. For floats the validator runs only when Arrow's cast of the first 4,096
+  Arrow would refuse. For floats the validator runs only when Arrow's cast of the first 1,024
   rows, then of all rows, raises; for decimals also first when some text is longer than
   ``38 - scale`` bytes, because Arrow silently wraps such out-of-range text instead of raising.
 
@@ -60,7 +61,7 @@ STRING_TO_FLOAT = "cast.masked.string_to_float"
 STRING_TO_DECIMAL = "cast.masked.string_to_decimal"
 
 _MIN_CHUNK = 32_768
-_PROBE_ROWS = 4_096
+_PROBE_ROWS = 1_024
 _ARROW_FIRST_ROWS = 65_536
 _BISECT_CASTS = 256
 _ARROW_FIRST = True  # text -> uint8, uint16, timestamp: Arrow first (the numba parsers' tests turn it off)
