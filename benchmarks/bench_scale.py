@@ -56,17 +56,6 @@ def _iterations(rows: int) -> int:
     return max(1, min(200, 200_000 // max(rows, 1)))
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("rows", ROW_SERIES)
-def test_scale_rows(benchmark: Any, rows: int, impl: str) -> None:
-    """One batch of ``rows`` rows: int32 -> int64, a rename, a string passed through, a default."""
-    file_schema, read_schema = w.simple_schemas()
-    batch = _rows_batch(rows)
-    fn = _evolver(impl, file_schema, read_schema)
-    run(benchmark, dropped(lambda: fn(batch)), role=f"scale.rows.{impl}", series="rows", x=rows, impl=impl,
-        rounds=5, warmup=1, iterations=_iterations(rows))
-
-
 _EVICT = np.zeros(0, dtype=np.uint8)
 
 
@@ -84,15 +73,21 @@ def _caches_cold() -> None:
     clear_constant_cache()
 
 
+@pytest.mark.parametrize("caches", ["warm", "cold"])
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("rows", ROW_SERIES)
-def test_scale_rows_cold(benchmark: Any, rows: int, impl: str) -> None:
-    """``test_scale_rows`` with caches evicted and cached constants dropped before every round."""
+def test_scale_rows(benchmark: Any, rows: int, impl: str, caches: str) -> None:
+    """One batch of ``rows`` rows: int32 -> int64, a rename, a string passed through, a default; cold:
+    caches evicted and cached constants dropped before every round (``_caches_cold``)."""
     file_schema, read_schema = w.simple_schemas()
     batch = _rows_batch(rows)
     fn = _evolver(impl, file_schema, read_schema)
-    run(benchmark, dropped(lambda: fn(batch)), role=f"scale.rows_cold.{impl}", series="rows", op="apply, caches cold",
-        x=rows, impl=impl, rounds=9, warmup=1, setup=_caches_cold)
+    if caches == "warm":
+        run(benchmark, dropped(lambda: fn(batch)), role=f"scale.rows.{impl}", series="rows", x=rows, impl=impl,
+            rounds=5, warmup=1, iterations=_iterations(rows))
+    else:
+        run(benchmark, dropped(lambda: fn(batch)), role=f"scale.rows_cold.{impl}", series="rows",
+            op="apply, caches cold", x=rows, impl=impl, rounds=9, warmup=1, setup=_caches_cold)
 
 
 @pytest.mark.parametrize("impl", IMPLS)

@@ -35,7 +35,7 @@ class Results:
             role = info.get("role")
             if role is None:
                 continue
-            if "series" in info and _file_of(b) in OWN_FILES:
+            if "series" in info and "op" not in info and _file_of(b) in OWN_FILES:  # cold rows: curves only
                 self.series[info["series"]][info["impl"]][info["x"]] = b
             else:
                 self.by_role[role] = b
