@@ -221,9 +221,11 @@ def header(r: Results) -> list[str]:
         f"MIMALLOC_PURGE_DELAY={any_info.get('mimalloc_purge_delay', '?')}",
     ]
     if loads:
+        busy = max(loads) > 2
         lines.append(f"- 1-minute load average during the run: {min(loads):.1f}–{max(loads):.1f} on "
-                     f"{m.get('cpu', {}).get('count', '?')} cores. Other processes shared the machine, so the "
-                     "numbers are noisy; compare within a row, not across runs.")
+                     f"{m.get('cpu', {}).get('count', '?')} cores"
+                     + (". Other processes shared the machine, so the numbers are noisy; compare within a row, "
+                        "not across runs." if busy else " (a quiet machine)."))
     lines += [
         "",
         "W1 is issue 7's workload: 2,000,000 rows (200,000 with `FIELDSHIFT_BENCH_SCALE=small`), 5% nulls at",
