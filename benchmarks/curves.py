@@ -168,8 +168,8 @@ def section(data: dict[str, Any], out_dir: Path = HERE) -> list[str]:
     lines = ["## Scale curves (issue 17)", "",
              f"`bench_curves.py` (+ `bench_scale.py`'s row and depth series), run {data.get('datetime', '?')[:16]}; "
              "medians. " + (f"1-minute load average during these benchmarks: {min(loads):.1f}–{max(loads):.1f} on 2 "
-                            "cores" + (" (other jobs shared the machine), so absolute times are inflated; ratios within "
-                                       "a run hold better." if max(loads) > 2 else ", a quiet machine.")
+                            "cores" + (" (other jobs shared the machine), so absolute times are inflated; "
+                                       "ratios within a run hold better." if max(loads) > 2 else ", a quiet machine.")
                             if loads else ""),
              "The *no cliff* rule: past its fixed cost, the cost per unit at the largest size is at most 1.5× the",
              "cost per unit at a tenth of it (a curve whose small sizes are fixed cost comes out well below 1×).",

@@ -10,6 +10,7 @@ values: ``"size"`` of a fixed-size list and ``"keys-sorted"`` of a map.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
@@ -22,7 +23,8 @@ from fieldshift.type_names import parse_primitive, primitive_name
 from fieldshift.type_visitor import TypeVisitor, visit_fields, visit_type
 from fieldshift.types import MAX_NESTING_DEPTH, FieldType, ListType, MapType, StructType, container_depth_guard
 
-__all__ = ["schema_from_json", "schema_to_dict", "schema_to_json", "type_from_json", "type_to_json"]
+__all__ = ["reads_back_exactly", "schema_from_json", "schema_to_dict", "schema_to_json", "type_from_json",
+           "type_to_json"]
 
 
 class _ToJson(TypeVisitor[Any]):
@@ -158,3 +160,39 @@ def schema_from_json(text: str | dict[str, Any]) -> Schema:
         identifier_field_ids=obj.get("identifier-field-ids", ()),
         highest_field_id=obj.get("highest-field-id"),
     )
+
+
+def reads_back_exactly(schema: Schema) -> bool:
+    """Whether ``schema_from_json(schema_to_json(schema))`` gives the same schema in every detail, so a
+    writer may keep its object for the JSON it wrote instead of parsing the text again. False for what
+    the JSON cannot hold exactly: physical variants (large_string, large_list), a schema doc, and
+    defaults that read back as other values (e.g. times)."""
+    if schema.doc is not None or schema.unmapped_ids:
+        return False
+    for f in schema.all_fields():
+        t = f.type
+        if isinstance(t, pa.DataType):
+            if not _primitive_reads_back(t):
+                return False
+        elif isinstance(t, ListType) and t.variant not in ("list", "fixed_size_list"):
+            return False
+        if (f.initial_default is not None or f.write_default is not None) and not _defaults_read_back(f):
+            return False
+    return True
+
+
+@lru_cache(maxsize=1024)
+def _primitive_reads_back(t: pa.DataType) -> bool:
+    try:
+        return parse_primitive(primitive_name(t)) == t
+    except (TypeError, ValueError):
+        return False
+
+
+def _defaults_read_back(field: Field) -> bool:
+    try:
+        back = _field_from_json(json.loads(json.dumps(visit_fields((field,), _WITH_IDS)[0])))
+    except (TypeError, ValueError):
+        return False
+    return all(type(b) is type(v) and b == v for b, v in ((back.initial_default, field.initial_default),
+                                                           (back.write_default, field.write_default)))

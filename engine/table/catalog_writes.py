@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from fieldshift.errors import CommitConflictError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog_sql import column_rows, dump_value
+from fieldshift.table.metadata_cache import remember_schema
 from fieldshift.table.spec_catalog import encode_partition
 
 if TYPE_CHECKING:
@@ -32,8 +33,9 @@ def insert_schema(conn: sqlite3.Connection, table_id: int, schema: Schema, snaps
     if conn.execute("SELECT 1 FROM fs_schema WHERE table_id = ? AND schema_id = ?",
                     (table_id, schema.schema_id)).fetchone():
         raise CommitConflictError(f"schema id {schema.schema_id} already exists; reload and retry")
-    conn.execute("INSERT INTO fs_schema VALUES (?, ?, ?, ?)",
-                 (table_id, schema.schema_id, snapshot_id, schema.to_json()))
+    text = schema.to_json()
+    conn.execute("INSERT INTO fs_schema VALUES (?, ?, ?, ?)", (table_id, schema.schema_id, snapshot_id, text))
+    remember_schema(text, schema)  # keyed by the text: right whether or not this transaction commits
     open_rows = {
         r[0]: r[1:] for r in conn.execute(
             "SELECT column_id, parent_column, column_order, name, type, nullable, initial_default, "

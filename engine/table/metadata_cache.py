@@ -13,9 +13,10 @@ from collections import OrderedDict
 from typing import Any
 
 from fieldshift.gc_pause import paused_gc
+from fieldshift.iceberg_json import reads_back_exactly
 from fieldshift.schema import Schema
 
-__all__ = ["FIELD_BUDGET", "clear_schema_cache", "parsed_schema"]
+__all__ = ["FIELD_BUDGET", "clear_schema_cache", "parsed_schema", "remember_schema"]
 
 FIELD_BUDGET = 500_000
 """Fields (at every depth) the cache may hold before it forgets the least recently used schemas."""
@@ -30,7 +31,6 @@ def parsed_schema(text: Any) -> Schema:
     driver's already decoded JSON is parsed every time)."""
     if not isinstance(text, str):
         return Schema.from_json(text)
-    global _held
     with _LOCK:
         hit = _CACHE.get(text)
         if hit is not None:
@@ -38,6 +38,19 @@ def parsed_schema(text: Any) -> Schema:
             return hit[0]
     with paused_gc():  # a 10,000-column schema is 100,000s of objects, none in a cycle
         schema = Schema.from_json(text)
+    _keep(text, schema)
+    return schema
+
+
+def remember_schema(text: str, schema: Schema) -> None:
+    """Keep the object a writer just serialised as ``text``, when parsing ``text`` would give the same
+    schema: the next update of a wide table then starts without parsing what it just wrote."""
+    if reads_back_exactly(schema):
+        _keep(text, schema)
+
+
+def _keep(text: str, schema: Schema) -> None:
+    global _held
     size = sum(1 for _ in schema.all_fields()) + 1
     with _LOCK:
         if text not in _CACHE:
@@ -46,7 +59,6 @@ def parsed_schema(text: Any) -> Schema:
             while _held > FIELD_BUDGET and len(_CACHE) > 1:
                 _, (_, dropped) = _CACHE.popitem(last=False)
                 _held -= dropped
-    return schema
 
 
 def clear_schema_cache() -> None:
