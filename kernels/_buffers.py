@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["EMPTY_BYTES", "primitive_view", "string_views", "validity_view"]
+__all__ = ["EMPTY_BYTES", "packed_validity", "primitive_view", "string_views", "validity_view"]
 
 EMPTY_BYTES = np.zeros(1, dtype=np.uint8)
 
@@ -38,3 +38,17 @@ def string_views(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.frombuffer(bufs[1], dtype=odt, count=arr.offset + len(arr) + 1)[arr.offset:]
     data = EMPTY_BYTES if bufs[2] is None or bufs[2].size == 0 else np.frombuffer(bufs[2], dtype=np.uint8)
     return offsets, data
+
+
+def packed_validity(valid: np.ndarray, voff: int, has_nulls: bool, failed: np.ndarray, shift: int) -> pa.Buffer | None:
+    """The validity bitmap of ``len(failed)`` output rows from bit ``shift``: valid and not failed, in
+    two vectorised byte passes; None when the input's bits sit at another position within their bytes
+    (then the caller goes bit by bit)."""
+    if has_nulls and voff % 8 != shift:
+        return None
+    if shift:
+        failed = np.concatenate([np.zeros(shift, dtype=bool), failed])
+    keep = ~np.packbits(failed, bitorder="little")
+    if has_nulls:
+        keep &= valid[voff // 8:voff // 8 + len(keep)]
+    return pa.py_buffer(keep)

@@ -8,7 +8,7 @@ from numba import njit, types
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
-__all__ = ["at", "bit_length", "digit_run_end", "is_valid", "load_u64", "store_le", "store_u64", "validity_without"]
+__all__ = ["at", "bit_length", "digit_run_end", "is_valid", "load_u64", "store_le", "store_u64"]
 
 
 @intrinsic
@@ -103,18 +103,3 @@ def digit_run_end(data, s, e):
             return min(s + np.int64(trailing_zeros(bad) >> 3), e)
         s += 8
     return e
-
-
-# -- validity of parsed output -------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def validity_without(valid, voff, has_nulls, failed, shift, n, out):
-    """Bits ``shift .. shift+n-1`` of ``out`` = input validity and not failed (bits before: 0)."""
-    for b in range(len(out)):
-        out[b] = 0
-    for i in range(n):
-        ok = not at(failed, i)
-        if ok and has_nulls:
-            ok = is_valid(valid, voff + i) != 0
-        if ok:
-            j = shift + i
-            out[j >> 3] |= np.uint8(1 << (j & 7))

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.kernels._buffers import primitive_view, validity_view
+from fieldshift.kernels._buffers import packed_validity, primitive_view, validity_view
 from fieldshift.kernels.casts import checked_cast
 from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
 from fieldshift.kernels.registry import kernel
@@ -122,7 +122,7 @@ def _null_where(values: pa.Array, failed: np.ndarray) -> pa.Array:
 def _narrow(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """Integer narrowing that failed Arrow's check: values, mask and validity in one numba pass and
     one bitmap pass, instead of a numpy range test, a masked copy and a second Arrow cast."""
-    from fieldshift.kernels import _nb_narrow, _nb_util
+    from fieldshift.kernels import _nb_narrow
 
     source = values.type
     v = primitive_view(values, source.to_pandas_dtype())
@@ -136,15 +136,8 @@ def _narrow(values: pa.Array, target: pa.DataType) -> CastOutcome:
     buf = pa.allocate_buffer((shift + n) * dtype.itemsize)
     failed = np.empty(n, dtype=bool)
     bad = _nb_narrow.narrow_ints(v, lo, hi, valid, voff, has_nulls, np.frombuffer(buf, dtype=dtype)[shift:], failed)
-    size = (shift + n + 7) // 8
-    if voff % 8 == 0 and shift == 0:  # byte-aligned: the bitmap in two vectorised byte passes
-        keep = ~np.packbits(failed, bitorder="little")
-        if has_nulls:
-            keep &= valid[voff // 8:voff // 8 + size]
-        bitmap = pa.py_buffer(keep)
-    else:
-        bitmap = pa.allocate_buffer(size)
-        _nb_util.validity_without(valid, voff, has_nulls, failed, shift, n, np.frombuffer(bitmap, dtype=np.uint8))
+    bitmap = packed_validity(valid, voff, has_nulls, failed, shift)
+    assert bitmap is not None  # shift is the input's own bit position: the bytes line up
     out = pa.Array.from_buffers(target, n, [bitmap, buf], null_count=values.null_count + bad, offset=shift)
     return CastOutcome(out, failed if bad else None)
 

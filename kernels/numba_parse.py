@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.kernels._buffers import string_views, validity_view
+from fieldshift.kernels._buffers import packed_validity, string_views, validity_view
 from fieldshift.kernels.casts import bounded_checked_cast, checked_cast
 from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
 from fieldshift.kernels.registry import kernel
@@ -85,13 +85,6 @@ def _times() -> ModuleType:
     return _nb_parse_times
 
 
-@functools.cache
-def _util() -> ModuleType:
-    from fieldshift.kernels import _nb_util
-
-    return _nb_util
-
-
 def is_text(t: pa.DataType) -> bool:
     """Types these kernels read: string and large_string (binary views go through Arrow)."""
     return pa.types.is_string(t) or pa.types.is_large_string(t)
@@ -123,9 +116,8 @@ class _Text:
         if not bad:
             buf = arr.buffers()[0].slice(arr.offset // 8) if self.has_nulls else None
             return buf, arr.null_count
-        bitmap = pa.allocate_buffer((self.shift + self.n + 7) // 8)
-        _util().validity_without(self.valid, self.voff, self.has_nulls, failed, self.shift, self.n,
-                               np.frombuffer(bitmap, dtype=np.uint8))
+        bitmap = packed_validity(self.valid, self.voff, self.has_nulls, failed, self.shift)
+        assert bitmap is not None  # shift is the input's own bit position: the bytes line up
         return bitmap, arr.null_count + bad
 
     def primitive(self, target: pa.DataType, out_dtype: np.dtype,
