@@ -8,14 +8,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pytest
 import workloads as w
 from workloads import dropped, run
 
 import fieldshift as fs
-from fieldshift.kernels.constants import clear_constant_cache
 from fieldshift.planner import clear_plan_cache
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
@@ -56,29 +54,13 @@ def _iterations(rows: int) -> int:
     return max(1, min(200, 200_000 // max(rows, 1)))
 
 
-_EVICT = np.zeros(0, dtype=np.uint8)
-
-
-def _caches_cold() -> None:
-    """Evict the CPU caches (write a buffer larger than the last-level cache) and drop cached constants.
-
-    A repeated 1M-row batch stays in the cache between rounds while a 10M-row one cannot, so the warm
-    series steps up by the memory hierarchy alone (a plain copy does too); this one measures every size
-    the way a batch arriving from the decoder for the first time is processed.
-    """
-    global _EVICT
-    if not _EVICT.size:
-        _EVICT = np.zeros(1 << 30, dtype=np.uint8)
-    _EVICT += 1
-    clear_constant_cache()
-
 
 @pytest.mark.parametrize("caches", ["warm", "cold"])
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("rows", ROW_SERIES)
 def test_scale_rows(benchmark: Any, rows: int, impl: str, caches: str) -> None:
     """One batch of ``rows`` rows: int32 -> int64, a rename, a string passed through, a default; cold:
-    caches evicted and cached constants dropped before every round (``_caches_cold``)."""
+    caches evicted and cached constants dropped before every round (``workloads.caches_cold``)."""
     file_schema, read_schema = w.simple_schemas()
     batch = _rows_batch(rows)
     fn = _evolver(impl, file_schema, read_schema)
@@ -87,7 +69,7 @@ def test_scale_rows(benchmark: Any, rows: int, impl: str, caches: str) -> None:
             rounds=5, warmup=1, iterations=_iterations(rows))
     else:
         run(benchmark, dropped(lambda: fn(batch)), role=f"scale.rows_cold.{impl}", series="rows",
-            op="apply, caches cold", x=rows, impl=impl, rounds=9, warmup=1, setup=_caches_cold)
+            op="apply, caches cold", x=rows, impl=impl, rounds=9, warmup=1, setup=w.caches_cold)
 
 
 @pytest.mark.parametrize("impl", IMPLS)

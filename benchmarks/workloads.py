@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import fieldshift as fs
+from fieldshift.kernels.constants import clear_constant_cache
 from fieldshift.types import ListType, MapType, StructType
 
 SCALE = os.environ.get("FIELDSHIFT_BENCH_SCALE", "full").strip().lower() or "full"
@@ -70,6 +71,23 @@ def run(benchmark: Any, fn: Callable[[], Any], *, role: str, rounds: int = 5, wa
             return (), {}
         return benchmark.pedantic(fn, setup=with_setup, rounds=rounds, warmup_rounds=warmup)
     return benchmark.pedantic(fn, rounds=rounds, warmup_rounds=warmup, iterations=iterations)
+
+_EVICT = np.zeros(0, dtype=np.uint8)
+
+
+def caches_cold() -> None:
+    """Evict the CPU caches (write a buffer larger than the last-level cache) and drop cached constants.
+
+    A batch repeated round after round stays in the cache when its inputs and outputs fit and goes to
+    DRAM when they do not, so a warm series steps up by the memory hierarchy alone (a plain copy does
+    too); a cold one measures every size the way a batch arriving from the decoder is processed.
+    """
+    global _EVICT
+    if not _EVICT.size:
+        _EVICT = np.zeros(1 << 30, dtype=np.uint8)
+    _EVICT += 1
+    clear_constant_cache()
+
 
 def dropped(fn: Callable[[], Any]) -> Callable[[], int]:
     """Time ``fn`` and the release of its result, returning only its length.
