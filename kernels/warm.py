@@ -33,6 +33,7 @@ def _exercise(on_kernel: Callable[[str], None] | None) -> None:
     import pyarrow as pa
 
     from fieldshift.kernels.checked import range_checked_cast
+    from fieldshift.kernels.ipc_batches import exercise_ipc_program
     from fieldshift.kernels.numba_format import int_to_string
     from fieldshift.kernels.numba_parse import (
         string_to_date32,
@@ -61,6 +62,9 @@ def _exercise(on_kernel: Callable[[str], None] | None) -> None:
             on_kernel(fn.__name__)
     if on_kernel is not None:
         on_kernel(int_to_string.__name__)
+    exercise_ipc_program()
+    if on_kernel is not None:
+        on_kernel("small batches")
 
 
 def _compile(on_kernel: Callable[[str], None] | None = None) -> None:

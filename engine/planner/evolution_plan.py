@@ -14,8 +14,10 @@ import pyarrow as pa
 from fieldshift.arrow_conversion import FIELD_ID_KEY
 from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFieldError, SchemaEvolutionError
 from fieldshift.gc_pause import paused_gc
+from fieldshift.kernels.ipc_batches import IpcProgram, run_ipc_program
 from fieldshift.kernels.layout import conform, same_child_names, same_values, take_rows
 from fieldshift.kernels.threads import get_threads, run_parallel
+from fieldshift.kernels.warm import numba_ready
 from fieldshift.kernels.widen import NUMPY_WIDEN
 from fieldshift.options import CastMode
 from fieldshift.planner.nodes import (
@@ -32,6 +34,7 @@ from fieldshift.planner.nodes import (
 )
 from fieldshift.planner.small_batches import SMALL_BATCH_ROWS, evaluate_small, shared_shapes
 from fieldshift.planner.strategy import BatchSteps, BatchStrategy
+from fieldshift.planner.tiny_batches import TINY_BATCH_ROWS, compile_program
 from fieldshift.policy import CastPolicy
 
 __all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
@@ -133,6 +136,9 @@ class EvolutionPlan:
     # batch schemas other than input_schema already found to hold the planned types (dictionary or
     # extension encodings, other child names): checked once, then by pointer
     _accepted: list[pa.Schema] = field(default_factory=list, compare=False, repr=False)
+    # the nodes compiled for tiny batches (tiny_batches.py), or None when they cannot be: built on the
+    # first tiny batch
+    _tiny: list[IpcProgram | None] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def identity(self) -> bool:
@@ -228,6 +234,12 @@ class EvolutionPlan:
             return self._relabel(batch), CastReport()
         if strategy is BatchStrategy.RELABEL and schema.equals(self.input_schema):
             return self._relabel_columns(batch), CastReport()
+        if batch.num_rows <= TINY_BATCH_ROWS and strategy is BatchStrategy.COMPUTED and numba_ready() and \
+                schema.equals(self.input_schema):
+            program = self._tiny_program()
+            done = None if program is None else run_ipc_program(program, batch)
+            if done is not None:
+                return done, CastReport()
         if len(self.nodes) > WIDE_PLAN:  # thousands of Array wrappers, no cycles: see gc_pause
             with paused_gc():
                 return self._compute(batch, schema, mode, offset)
@@ -278,6 +290,11 @@ class EvolutionPlan:
                 raise BatchTypeError(name, str(want), str(got))
         if len(self._accepted) < 4:  # a few other layouts of the same values (dictionaries, item names)
             self._accepted.append(schema)
+
+    def _tiny_program(self) -> IpcProgram | None:
+        if not self._tiny:  # two threads may both compile it: the same answer
+            self._tiny.append(compile_program(self.nodes, self.input_schema, self.output_schema))
+        return self._tiny[0]
 
     def _shared_shapes(self) -> tuple[tuple[Node, tuple[int, ...]], ...]:
         if not self._shared:  # two threads may both compute it: the same answer
