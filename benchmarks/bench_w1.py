@@ -19,7 +19,7 @@ import workloads as w
 from workloads import THREADS, W1, dropped, run
 
 import fieldshift as fs
-from fieldshift.planner import clear_plan_cache
+from fieldshift.planner import clear_plan_cache, evolution_plan
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
@@ -185,14 +185,18 @@ def test_rename_only(benchmark: Any, w1: W1, impl: str) -> None:
         warmup=2, iterations=5)
 
 
-@pytest.mark.parametrize("impl", ["fieldshift", "plain", "pyiceberg"])
-def test_fixed_cost(benchmark: Any, w1: W1, tiny: list[pa.RecordBatch], impl: str) -> None:
-    """W1 on 16-row batches: the per-batch cost that does not depend on rows (PyIceberg: its subset)."""
+@pytest.mark.parametrize("impl", ["fieldshift", "fieldshift_nodes", "plain", "pyiceberg"])
+def test_fixed_cost(benchmark: Any, w1: W1, tiny: list[pa.RecordBatch], impl: str,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """W1 on 16-row batches: the per-batch cost that does not depend on rows (PyIceberg: its subset;
+    fieldshift_nodes: the tiny-batch program off)."""
+    if impl == "fieldshift_nodes":
+        monkeypatch.setattr(evolution_plan, "TINY_BATCH_ROWS", -1)
     if impl == "pyiceberg":
         fn = _evolver(impl, w.subset_schema(w1.file_schema, SUBSET_DROP), w.subset_schema(w1.read_schema, SUBSET_DROP))
         batches = [b.drop_columns(SUBSET_DROP) for b in tiny]
     else:
-        fn, batches = _evolver(impl, w1.file_schema, w1.read_schema), tiny
+        fn, batches = _evolver(impl.removesuffix("_nodes"), w1.file_schema, w1.read_schema), tiny
     run(benchmark, apply_all(fn, batches), role=f"fixed.{impl}", per=len(batches), rounds=10, warmup=2,
         iterations=5, rows_per_batch=TINY_ROWS)
 

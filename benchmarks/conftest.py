@@ -29,6 +29,8 @@ import pytest  # noqa: E402
 import workloads as w  # noqa: E402
 from workloads import THREADS, W1  # noqa: E402
 
+from fieldshift.kernels.warm import warm_up  # noqa: E402
+
 _BENCH_DIR = Path(__file__).parent.resolve()
 
 
@@ -71,6 +73,7 @@ def _threads() -> None:
     pa.set_cpu_count(THREADS)
     pa.set_io_thread_count(THREADS)
     w.set_fieldshift_threads(THREADS)
+    warm_up()  # numba's compile (or cache load) before any timing, not in a background thread during one
 
 
 @pytest.fixture(scope="session")

@@ -292,13 +292,15 @@ def subset_section(r: Results) -> list[str]:
 
 
 def per_batch_section(r: Results) -> list[str]:
-    impls = ["fieldshift", "plain", "pyiceberg"]
+    impls = ["fieldshift", "fieldshift_nodes", "plain", "pyiceberg"]
     rows = []
     for prefix, label in [("passthrough", "pass-through (identity plan)"), ("rename", "rename only"),
                           ("fixed", "fixed cost: W1 on 16-row batches (PyIceberg: its subset)")]:
         rows.append([label, *(fmt_t(r.per(f"{prefix}.{i}")) for i in impls)])
-    lines = ["## Per-batch costs (per 42/44-column W1 batch)", ""]
-    lines += table(["case", "fieldshift", "plain pyarrow", "PyIceberg"], rows)
+    lines = ["## Per-batch costs (per 42/44-column W1 batch)", "",
+             "*fieldshift, nodes only*: the same plan with the tiny-batch program off (batches of up to 256 rows",
+             "otherwise run as one compiled program, `planner/tiny_batches.py`).", ""]
+    lines += table(["case", "fieldshift", "fieldshift, nodes only", "plain pyarrow", "PyIceberg"], rows)
     srows = []
     for impl in ["fieldshift", "plain"]:
         s, a = r.per(f"slices.{impl}.sliced"), r.per(f"slices.{impl}.standalone")
