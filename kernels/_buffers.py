@@ -40,12 +40,12 @@ def string_views(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
-def packed_validity(valid: np.ndarray, voff: int, has_nulls: bool, failed: np.ndarray, shift: int) -> pa.Buffer | None:
+def packed_validity(valid: np.ndarray, voff: int, has_nulls: bool, failed: np.ndarray, shift: int) -> pa.Buffer:
     """The validity bitmap of ``len(failed)`` output rows from bit ``shift``: valid and not failed, in
-    two vectorised byte passes; None when the input's bits sit at another position within their bytes
-    (then the caller goes bit by bit)."""
+    two vectorised byte passes. The output keeps the input's bit position within a byte (``shift`` is
+    ``voff % 8`` when there are nulls), so input bytes map to output bytes one to one."""
     if has_nulls and voff % 8 != shift:
-        return None
+        raise ValueError(f"the output's bits start at {shift}, the input's at {voff % 8}: they must line up")
     if shift:
         failed = np.concatenate([np.zeros(shift, dtype=bool), failed])
     keep = ~np.packbits(failed, bitorder="little")

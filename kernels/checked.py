@@ -137,7 +137,6 @@ def _narrow(values: pa.Array, target: pa.DataType) -> CastOutcome:
     failed = np.empty(n, dtype=bool)
     bad = _nb_narrow.narrow_ints(v, lo, hi, valid, voff, has_nulls, np.frombuffer(buf, dtype=dtype)[shift:], failed)
     bitmap = packed_validity(valid, voff, has_nulls, failed, shift)
-    assert bitmap is not None  # shift is the input's own bit position: the bytes line up
     out = pa.Array.from_buffers(target, n, [bitmap, buf], null_count=values.null_count + bad, offset=shift)
     return CastOutcome(out, failed if bad else None)
 

@@ -117,7 +117,6 @@ class _Text:
             buf = arr.buffers()[0].slice(arr.offset // 8) if self.has_nulls else None
             return buf, arr.null_count
         bitmap = packed_validity(self.valid, self.voff, self.has_nulls, failed, self.shift)
-        assert bitmap is not None  # shift is the input's own bit position: the bytes line up
         return bitmap, arr.null_count + bad
 
     def primitive(self, target: pa.DataType, out_dtype: np.dtype,
