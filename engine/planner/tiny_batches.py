@@ -243,16 +243,8 @@ def _zeros(b: _Builder, t: pa.DataType, depth: int) -> None:
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
         b.op(Op.ZEROS, -1, 1, a=5, b=8 if pa.types.is_large_list(t) else 4)
         _nulls(b, t.value_type, depth + 1)  # no rows
-    elif pa.types.is_boolean(t):
-        b.op(Op.ZEROS, -1, a=2)
-    elif pa.types.is_string(t) or pa.types.is_binary(t):
-        b.op(Op.ZEROS, -1, a=3, b=4)
-    elif pa.types.is_large_string(t) or pa.types.is_large_binary(t):
-        b.op(Op.ZEROS, -1, a=3, b=8)
-    elif _fixed_width(t):
-        b.op(Op.ZEROS, -1, a=1, b=_fixed_width(t))
     else:
-        raise _Unsupported
+        b.op(Op.ZEROS, -1, a=_leaf_layout(t), b=_leaf_width(t))
 
 
 def _nulls(b: _Builder, t: pa.DataType, depth: int) -> None:
@@ -270,13 +262,25 @@ def _nulls(b: _Builder, t: pa.DataType, depth: int) -> None:
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
         b.op(Op.NULLS, -1, 1, a=5, b=8 if pa.types.is_large_list(t) else 4)
         _nulls(b, t.value_type, depth + 1)
-    elif pa.types.is_boolean(t):
-        b.op(Op.NULLS, -1, a=2)
-    elif pa.types.is_string(t) or pa.types.is_binary(t):
-        b.op(Op.NULLS, -1, a=3, b=4)
-    elif pa.types.is_large_string(t) or pa.types.is_large_binary(t):
-        b.op(Op.NULLS, -1, a=3, b=8)
-    elif _fixed_width(t):
-        b.op(Op.NULLS, -1, a=1, b=_fixed_width(t))
     else:
-        raise _Unsupported
+        b.op(Op.NULLS, -1, a=_leaf_layout(t), b=_leaf_width(t))
+
+
+def _leaf_layout(t: pa.DataType) -> int:
+    """The layout code of a leaf for NULLS and ZEROS ops: 1 fixed width, 2 boolean, 3 text."""
+    if pa.types.is_boolean(t):
+        return 2
+    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        return 3
+    if _fixed_width(t):
+        return 1
+    raise _Unsupported
+
+
+def _leaf_width(t: pa.DataType) -> int:
+    """Byte width of a fixed-width leaf, offset width of text (0 for booleans)."""
+    if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        return 8
+    if pa.types.is_string(t) or pa.types.is_binary(t):
+        return 4
+    return _fixed_width(t)
