@@ -379,10 +379,11 @@ def run_program(root, n, ops, consts, prefix, length_at, body_length_at, nodes_a
             frame_left[sp] = kids
             if code == _STRUCT:  # a struct of no input (src -1) is a constant: its children too
                 frame_node[sp], frame_base[sp], frame_rows[sp] = node, start, count
-            elif code == _LIST:
-                first = _offset_at(_buffer(node, 1), a, start)
+            elif code == _LIST:  # a list of no rows may have no offsets buffer (Arrow's spec allows it)
+                offsets = _buffer(node, 1)
+                first = _offset_at(offsets, a, start) if offsets != 0 else 0
                 frame_node[sp], frame_base[sp] = node, first
-                frame_rows[sp] = _offset_at(_buffer(node, 1), a, start + count) - first
+                frame_rows[sp] = _offset_at(offsets, a, start + count) - first if offsets != 0 else 0
             else:  # nulls or zeros: the children of a null struct have its rows, of a list none
                 frame_node[sp], frame_base[sp], frame_rows[sp] = 0, 0, count if code == _NULLS and a == 4 else 0
     body = (used - m + 7) & ~7

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import fieldshift as fs
 from fieldshift.kernels.ipc_batches import run_ipc_program
 from fieldshift.planner.tiny_batches import TINY_BATCH_ROWS, compile_program
+from fieldshift.types import ListType, MapType
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
 import workloads as w
@@ -276,3 +277,30 @@ def test_a_struct_with_a_null_checked_child_and_nulls_goes_to_the_general_path()
                                        schema=file_schema.to_arrow())
     got = run_ipc_program(program, whole)
     assert got is not None and got.equals(_general(plan, whole))
+
+
+def test_lists_and_maps_without_an_offsets_buffer() -> None:
+    """Arrow's format lets a list or map of no rows leave its offsets buffer out (other producers of the C
+    data interface do): the program must not read offsets that are not there (it read address 0)."""
+    inner = fs.Field(4, "element", pa.int32())
+    old = fs.Schema([fs.Field(1, "a", pa.int32()), fs.Field(2, "l", ListType(fs.Field(3, "element", ListType(inner)))),
+                     fs.Field(5, "m", MapType(fs.Field(6, "key", pa.string(), nullable=False), fs.Field(7, "value", pa.int32())))])
+    new = old.update().update_column("a", pa.int64()).update_column("l.element.element", pa.int64()).apply()
+    plan = fs.plan(old, new)
+    arrow = old.to_arrow()
+    l_type, m_type = arrow.field("l").type, arrow.field("m").type
+    bare_inner = pa.ListArray.from_buffers(l_type.value_type, 0, [None, None], children=[pa.array([], pa.int32())])
+    entries = pa.StructArray.from_arrays([pa.array([], pa.string()), pa.array([], pa.int32())],
+                                         fields=[m_type.key_field, m_type.item_field])
+    bare_map = pa.MapArray.from_buffers(m_type, 0, [None, None], children=[entries])
+    empty = pa.RecordBatch.from_arrays([pa.array([], pa.int32()),
+                                        pa.ListArray.from_buffers(l_type, 0, [None, None], children=[bare_inner]),
+                                        bare_map], schema=arrow)
+    outer = pa.ListArray.from_buffers(l_type, 2, [None, pa.array([0, 0, 0], pa.int32()).buffers()[1]],
+                                      children=[bare_inner])
+    maps = pa.array([None, []], m_type)
+    two = pa.RecordBatch.from_arrays([pa.array([1, 2], pa.int32()), outer, maps], schema=arrow)
+    for batch in (empty, two):
+        batch.validate(full=True)
+        assert plan.apply(batch).equals(_general(plan, batch))
+        assert plan.apply(batch).to_pylist() == [{"a": r["a"], "l": r["l"], "m": r["m"]} for r in batch.to_pylist()]
