@@ -21,7 +21,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from fieldshift.kernels._nb_util import at as _at
 from fieldshift.kernels._nb_util import digit_run_end, is_valid, load_u64, store_le
 
-__all__ = ["check_decimal_chunk", "check_float_chunk", "parse_int_chunk"]
+__all__ = ["check_decimal_chunk", "check_float_chunk", "has_exponent", "parse_int_chunk"]
 
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
@@ -444,3 +444,27 @@ def check_decimal_chunk(offsets, data, valid, voff, has_nulls, lo, hi, precision
             failed[np.uint64(i)] = True
             bad += 1
     return bad
+
+
+
+_M_20 = np.uint64(0x2020202020202020)
+_M_65 = np.uint64(0x6565656565656565)
+_M_01 = np.uint64(0x0101010101010101)
+_M_80 = np.uint64(0x8080808080808080)
+
+
+@njit(cache=True, nogil=True)
+def has_exponent(data, lo, hi):
+    """Does ``data[lo:hi]`` hold an ``e`` or ``E``? Short text with an exponent can still have more
+    digits than a decimal holds. Eight bytes at a time: a byte of ``w | 0x20`` equal to ``e`` is a
+    zero byte of ``(w | 0x20) ^ 0x65...``, found exactly by ``(x - 0x01...) & ~x & 0x80...``."""
+    found = _U0
+    i = lo
+    while i + 8 <= hi:
+        x = (load_u64(data, i) | _M_20) ^ _M_65
+        found |= (x - _M_01) & ~x & _M_80
+        i += 8
+    while i < hi:
+        found |= np.uint64((data[i] | 32) == 101)
+        i += 1
+    return found != _U0

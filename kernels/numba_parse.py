@@ -12,7 +12,8 @@ marked in ``CastOutcome.failed`` (``None`` when no row failed).
 - floats and decimals are cast by Arrow after numba validates the text and masks out the rows
   Arrow would refuse. For floats the validator runs only when Arrow's cast of the first 1,024
   rows, then of all rows, raises; for decimals also first when some text is longer than
-  ``38 - scale`` bytes, because Arrow silently wraps such out-of-range text instead of raising.
+  ``38 - scale`` bytes or has an exponent, because Arrow silently wraps such out-of-range text
+  instead of raising.
 
 The output's validity reuses the input's bitmap when nothing failed (as in ``numba_format``, the
 output keeps the input's bit offset within its first byte). Numba loads on the first call; until
@@ -289,20 +290,24 @@ def string_to_float(values: pa.Array, target: pa.DataType) -> CastOutcome:
 
 def _no_wrap(values: pa.Array, target: pa.DataType) -> bool:
     """Can Arrow's decimal cast be trusted without the validator? Its silent wrap needs more digits
-    than 38 once rescaled to the target's scale, so text no longer than ``38 - scale`` bytes is safe
-    (one pass over the offsets, against a validator pass over the text)."""
+    than 38 once rescaled to the target's scale: text without an exponent and no longer than
+    ``38 - scale`` bytes cannot have them (one pass over the offsets and a word-at-a-time search for
+    ``e``, against a validator pass over the text); ``9e33`` is short and has 34 digits."""
     if isinstance(values, pa.ChunkedArray) or not pa.types.is_string(values.type) or not len(values):
         return False
-    offsets, _ = string_views(values)
-    return int(np.max(offsets[1:] - offsets[:-1])) <= _DECIMAL_DIGITS - target.scale
+    offsets, data = string_views(values)
+    if int(np.max(offsets[1:] - offsets[:-1])) > _DECIMAL_DIGITS - target.scale:
+        return False
+    return not _numbers().has_exponent(data, int(offsets[0]), int(offsets[-1]))
 
 
 @kernel(STRING_TO_DECIMAL)
 def string_to_decimal(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """Text -> decimal by Arrow; rows with bad syntax or digits the type cannot hold are masked.
 
-    The validator always runs first: Arrow 26 casts some too-large values (e.g. 38 integer digits to
-    ``decimal128(38, 10)``) to wrapped garbage instead of failing.
+    The validator runs first unless ``_no_wrap`` proves it unneeded: Arrow 26 casts some too-large
+    values (e.g. 38 integer digits, or ``9e33``, to ``decimal128(38, 10)``) to wrapped garbage instead
+    of failing.
     """
     done = _empty(values, target)
     if done is not None:

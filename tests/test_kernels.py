@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fieldshift.kernels import (
@@ -405,6 +405,49 @@ def test_string_to_decimal_refuses_what_arrow_silently_wraps() -> None:
     outcome = string_to_decimal(text, pa.decimal128(38, 10))
     assert mask_of(outcome, 2) == [True, False]
     assert outcome.values.to_pylist()[1] == pc.cast(text.slice(1), pa.decimal128(38, 10))[0].as_py()
+
+
+
+def _python_decimal(text: str, target: pa.DataType) -> object:
+    """What the cast must give: the exact value when it has at most ``scale`` fraction digits and fits
+    ``precision`` digits, else a failure (``FAILED``)."""
+    import decimal
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 200
+        value = decimal.Decimal(text)
+        scaled = value.scaleb(target.scale)
+        if scaled != scaled.to_integral_value() or abs(scaled) >= decimal.Decimal(10) ** target.precision:
+            return FAILED
+        return value.quantize(decimal.Decimal(1).scaleb(-target.scale))
+
+
+FAILED = object()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from([pa.decimal128(38, 10), pa.decimal128(38, 0), pa.decimal128(38, 20), pa.decimal128(20, 5)]),
+       st.from_regex(r"[+-]?[0-9]{1,23}(\.[0-9]{0,3})?[eE][+-]?[0-9]{1,2}", fullmatch=True))
+@example(pa.decimal128(38, 10), "9e33")
+@example(pa.decimal128(38, 20), "9e24")
+@example(pa.decimal128(38, 0), "99999999999999999999e21")
+@example(pa.decimal128(38, 0), "12345678901234567890123e18")
+def test_short_exponent_text_to_decimal_never_wraps(target: pa.DataType, text: str) -> None:
+    """Text short enough for Arrow's cast to be trusted by its length, but whose exponent scales it past
+    38 digits (``9e33``): Arrow wraps some of it silently. The kernel fails every row that does not fit,
+    gives the exact value of every row it keeps, and fails a row that fits only where Arrow refuses it
+    too (Arrow refuses zeros with large exponents, ``0E40``). One row a call: a batch with a row that
+    Arrow refuses is validated row by row anyway."""
+    outcome = string_to_decimal(pa.array([text]), target)
+    [fail], [value] = mask_of(outcome, 1), outcome.values.to_pylist()
+    expect = _python_decimal(text, target)
+    if expect is FAILED:
+        assert fail and value is None
+    elif fail:
+        with pytest.raises(pa.ArrowInvalid):
+            pc.cast(pa.array([text]), target)
+    else:
+        assert value == expect
 
 
 # -- string -> date32 / timestamp ----------------------------------------------------------------------
