@@ -37,7 +37,7 @@ from fieldshift.table.deletion_vectors import VectorCommit, commit_vectors
 from fieldshift.table.metadata_cache import parsed_schema
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
-from fieldshift.table.readability import changed_fields, check_readable
+from fieldshift.table.readability import changed_fields, check_readable, checked_fields
 from fieldshift.table.spec_catalog import decode_partition, insert_spec, load_specs
 from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
 
@@ -375,7 +375,7 @@ class SqliteCatalog:
                                     schema, table=name)
             if schema is not None or policy is not None:  # plans every schema pair (cycle-free objects)
                 with paused_gc():
-                        self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
+                    self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
                                         operation, policy_changed=policy is not None)
             if policy is not None:
                 props[POLICY_PROPERTY] = policy.option_name
@@ -407,7 +407,11 @@ class SqliteCatalog:
 
     def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
                       head_schema_id: int, policy: CastPolicy, compatible: Any) -> None:
-        """Files written for an older head must read as the new head's schema, or the writer retries."""
+        """Files written for an older head must read as the new head's schema, or the writer retries.
+
+        The concurrent schema change checked the values of the files committed before it, not of these:
+        when reading them into the new head takes a cast that checks values (binary -> string needs
+        UTF-8), the writer retries too, and its rows are then cast (and checked) on their way in."""
         schemas = self._schemas(conn, table_id)
         try:
             check_readable({(write_schema_id, head_schema_id): 1}, schemas, policy, table=name, change="rows")
@@ -416,6 +420,11 @@ class SqliteCatalog:
         except HistoryUnreadableError as e:
             raise CommitConflictError(f"the schema changed concurrently and the new rows no longer fit: {e}") \
                 from None
+        checked = checked_fields(schemas[write_schema_id], schemas[head_schema_id], policy)
+        if checked:
+            names = ", ".join(repr(schemas[head_schema_id].field(i).name) for i in checked)
+            raise CommitConflictError(f"the schema changed concurrently and the new rows' columns {names} would "
+                                      "meet a cast that checks values; retry on the new schema")
 
     def _check_history(self, conn: sqlite3.Connection, table_id: int, name: str, schema: Schema | None,
                        head_schema_id: int, add_files: Sequence[DataFile], policy: CastPolicy,

@@ -8,15 +8,17 @@ it is committed. Plans are cached by schema fingerprints, so the check costs one
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
+
+import pyarrow as pa
 
 from fieldshift.errors import HistoryUnreadableError, SchemaEvolutionError, SchemaMismatchError
 from fieldshift.field import Field
 from fieldshift.planner import cached_plan
-from fieldshift.policy import CastPolicy
+from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema
 
-__all__ = ["changed_fields", "check_readable", "only_fields"]
+__all__ = ["changed_fields", "check_readable", "checked_fields"]
 
 
 def changed_fields(base: Schema, new: Schema) -> frozenset[int]:
@@ -91,3 +93,21 @@ def check_readable(pairs: Mapping[tuple[int, int], int], schemas: Mapping[int, S
             + f"\nNothing was committed. Snapshots keep referencing these files (there is no snapshot expiry "
             f"yet), so {fix}."
         )
+
+
+def checked_fields(file_schema: Schema, read_schema: Schema, policy: CastPolicy,
+                   only: Collection[int] | None = None) -> list[int]:
+    """Top-level field ids of ``read_schema`` (of ``only``, if given) whose reading from ``file_schema``
+    involves a checked cast that may fail (none when the policy reads failing values as null)."""
+    if policy.on_error == "null":
+        return []
+    fields = read_schema.fields if only is None else [read_schema.field(i) for i in sorted(only)]
+    return [f.id for f in fields if _may_fail(f, file_schema, policy)]
+
+
+def _may_fail(f: Field, file_schema: Schema, policy: CastPolicy) -> bool:
+    if file_schema.has_field(f.id):
+        old = file_schema.field(f.id).type
+        if isinstance(old, pa.DataType) and isinstance(f.type, pa.DataType):
+            return policy.classify(old, f.type) is CastKind.CHECKED
+    return any(_may_fail(c, file_schema, policy) for c in f.children())

@@ -12,35 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
-import pyarrow as pa
-
 from fieldshift.errors import CastValueError, HistoryUnreadableError
-from fieldshift.field import Field
 from fieldshift.planner import cached_plan
-from fieldshift.policy import CastKind, CastPolicy
+from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.files import iter_file_batches
+from fieldshift.table.readability import checked_fields
 from fieldshift.table.storage import TableStorage, open_storage
 
-__all__ = ["check_values", "checked_fields"]
-
-
-def checked_fields(file_schema: Schema, read_schema: Schema, policy: CastPolicy,
-                   only: Collection[int] | None = None) -> list[int]:
-    """Top-level field ids of ``read_schema`` (of ``only``, if given) whose reading from ``file_schema``
-    involves a checked cast that may fail (none when the policy reads failing values as null)."""
-    if policy.on_error == "null":
-        return []
-    fields = read_schema.fields if only is None else [read_schema.field(i) for i in only]
-    return [f.id for f in fields if _may_fail(f, file_schema, policy)]
-
-
-def _may_fail(f: Field, file_schema: Schema, policy: CastPolicy) -> bool:
-    if file_schema.has_field(f.id):
-        old = file_schema.field(f.id).type
-        if isinstance(old, pa.DataType) and isinstance(f.type, pa.DataType):
-            return policy.classify(old, f.type) is CastKind.CHECKED
-    return any(_may_fail(c, file_schema, policy) for c in f.children())
+__all__ = ["check_values"]
 
 
 def check_values(location: TableStorage | Path, list_files: Callable[[], Iterable[tuple[str, int]]],

@@ -153,6 +153,54 @@ def test_a_concurrent_append_cannot_sneak_old_files_past_a_schema_change(tmp_pat
     assert t.scan().files() == [] and t.current_snapshot.snapshot_id == 2
 
 
+
+def test_a_concurrent_append_cannot_sneak_values_past_a_checked_schema_change(tmp_path: Path) -> None:
+    """binary -> string checks the values of the files committed before it; a writer that prepared files
+    under the old schema meanwhile never had its values checked, so its commit must not be replayed."""
+    from fieldshift.table.files import write_data_file
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("b", pa.binary())]), policy="lossless")
+    t.append({"b": [b"ok"]})
+    binary_schema = t.schema
+    rows = pa.Table.from_pydict({"b": [b"\xff\xfe"]}, schema=binary_schema.to_arrow())
+    late = write_data_file(t.location, binary_schema, rows)  # a writer prepared invalid UTF-8 on snapshot 1 ...
+    t.update_schema().update_column("b", pa.string()).commit()  # ... while another checked b as text
+    with pytest.raises(fs.CommitConflictError, match="'b' would meet a cast that checks values"):
+        t.catalog.commit(t.table_id, 1, operation="append", write_schema_id=binary_schema.schema_id,
+                         add_files=[late])
+    assert t.to_arrow().to_pylist() == [{"b": "ok"}]
+
+
+@pytest.mark.parametrize("on_incompatible", ["fail", "quarantine"])
+def test_an_append_racing_a_checked_schema_change_retries_and_checks_its_values(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_incompatible: str) -> None:
+    """The same race through Table.append: the schema change lands while the append writes its file; the
+    append retries on the new schema, where its invalid UTF-8 fails (or is quarantined) as any append's."""
+    import fieldshift.table.write_commit as write_commit
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("b", pa.binary())]), policy="lossless")
+    t.append({"id": [1], "b": [b"ok"]})
+    write = write_commit.write_partitioned
+
+    def racing(*args: object, **kwargs: object) -> object:
+        monkeypatch.setattr(write_commit, "write_partitioned", write)  # one race, then write as usual
+        fs.Table.open(t.location).update_schema().update_column("b", pa.string()).commit()
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(write_commit, "write_partitioned", racing)
+    bad = pa.table({"id": [2, 3], "b": [b"\xff\xfe", b"fine"]})
+    if on_incompatible == "fail":
+        with pytest.raises(fs.CastValueError, match="xff"):
+            fs.Table.open(t.location).append(bad)
+        expect = [{"id": 1, "b": "ok"}]
+    else:
+        result = fs.Table.open(t.location).append(bad, on_incompatible="quarantine")
+        assert (result.rows_written, result.rows_quarantined) == (1, 1)
+        expect = [{"id": 1, "b": "ok"}, {"id": 3, "b": "fine"}]
+    reopened = fs.Table.open(t.location)
+    assert reopened.schema.find("b").type == pa.string()
+    assert sorted(reopened.to_arrow().to_pylist(), key=lambda r: r["id"]) == expect
+
 def test_a_catalog_without_a_recorded_policy_reads_as_onehouse(tmp_path: Path) -> None:
     t = fs.Table.create(tmp_path / "t", pa.schema([("v", pa.int64())]))
     t.append({"v": [1]})
