@@ -284,7 +284,8 @@ def test_lists_and_maps_without_an_offsets_buffer() -> None:
     data interface do): the program must not read offsets that are not there (it read address 0)."""
     inner = fs.Field(4, "element", pa.int32())
     old = fs.Schema([fs.Field(1, "a", pa.int32()), fs.Field(2, "l", ListType(fs.Field(3, "element", ListType(inner)))),
-                     fs.Field(5, "m", MapType(fs.Field(6, "key", pa.string(), nullable=False), fs.Field(7, "value", pa.int32())))])
+                     fs.Field(5, "m", MapType(fs.Field(6, "key", pa.string(), nullable=False),
+                                              fs.Field(7, "value", pa.int32())))])
     new = old.update().update_column("a", pa.int64()).update_column("l.element.element", pa.int64()).apply()
     plan = fs.plan(old, new)
     arrow = old.to_arrow()
