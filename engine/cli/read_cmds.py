@@ -45,6 +45,9 @@ def parse_where(text: str, schema: Schema) -> tuple[str, str, Any]:
                 (pa.types.is_integer(field.type) or pa.types.is_decimal(field.type)):
             # the scan compares a number exactly with the column (a > 1.5 on a long column is a >= 2)
             return int(lit.text) if re.fullmatch(r"[+-]?\d+", lit.text) else decimal.Decimal(lit.text)
+        if lit.kind == "number" and isinstance(field.type, pa.DataType) and pa.types.is_floating(field.type):
+            # the double the text names, as a Python caller's literal: not first rounded to a float32 column
+            return float(lit.text)
         try:
             return coerce_literal(lit, field.type)
         except ValueError as e:
