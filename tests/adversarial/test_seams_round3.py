@@ -69,3 +69,17 @@ def test_cli_where_on_a_float32_column_matches_the_python_filter(tmp_path: Path)
         cli = sorted(json.loads(line)["i"] for line in result.output.splitlines() if line.strip())
         api = sorted(r["i"] for r in t.scan(filter=filt).to_arrow().to_pylist())
         assert cli == api, where
+
+
+def test_keyed_scan_of_no_columns_keeps_its_row_count(tmp_path: Path) -> None:
+    """scan(columns=[]) is a count: on an unkeyed table to_arrow() has the rows' count, but a keyed table's
+    to_arrow() said 0 rows (pa.concat_tables drops the length of tables without columns) while to_batches()
+    and count() said 3."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    k = fs.Table.create(tmp_path / "k", schema, identifier_fields=["id"])
+    k.upsert(pa.table({"id": [1, 2, 3], "v": ["a", "b", None]}, schema=schema))
+    k.upsert(pa.table({"id": [1], "v": ["z"]}, schema=schema))
+    for filt, n in [(None, 3), (("v", "not_null"), 2), (("v", "==", "z"), 1)]:
+        assert k.scan(columns=[], filter=filt).to_arrow().num_rows == n
+        assert sum(b.num_rows for b in k.scan(columns=[], filter=filt).to_batches()) == n
+        assert k.scan(columns=[], filter=filt).count() == n
