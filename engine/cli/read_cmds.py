@@ -45,9 +45,6 @@ def parse_where(text: str, schema: Schema) -> tuple[str, str, Any]:
                 (pa.types.is_integer(field.type) or pa.types.is_decimal(field.type)):
             # the scan compares a number exactly with the column (a > 1.5 on a long column is a >= 2)
             return int(lit.text) if re.fullmatch(r"[+-]?\d+", lit.text) else decimal.Decimal(lit.text)
-        if lit.kind == "number" and isinstance(field.type, pa.DataType) and pa.types.is_floating(field.type):
-            # the double the text names, as a Python caller's literal: not first rounded to a float32 column
-            return float(lit.text)
         try:
             return coerce_literal(lit, field.type)
         except ValueError as e:
@@ -80,6 +77,8 @@ def read(
     table = open_table(location)
     snapshots = {s.snapshot_id: s for s in table.history()}
     if as_of is not None and as_of not in snapshots:
+        if 0 <= as_of < min(snapshots):
+            table.scan(snapshot_id=as_of)  # an expired snapshot: SnapshotExpiredError says so (exit 1)
         raise UsageError(f"no snapshot {as_of}; snapshots are {sorted(snapshots)}")
     schemas = table.schemas_by_id()
     snap_id = as_of if as_of is not None else max(snapshots)
