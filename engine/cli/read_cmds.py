@@ -77,6 +77,8 @@ def read(
     table = open_table(location)
     snapshots = {s.snapshot_id: s for s in table.history()}
     if as_of is not None and as_of not in snapshots:
+        if 0 <= as_of < min(snapshots):
+            table.scan(snapshot_id=as_of)  # an expired snapshot: SnapshotExpiredError says so (exit 1)
         raise UsageError(f"no snapshot {as_of}; snapshots are {sorted(snapshots)}")
     schemas = table.schemas_by_id()
     snap_id = as_of if as_of is not None else max(snapshots)

@@ -37,6 +37,7 @@ from fieldshift.table.deletion_vectors import VectorCommit, commit_vectors
 from fieldshift.table.metadata_cache import parsed_schema
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.table.precombine_order import check_precombine_change
 from fieldshift.table.readability import changed_fields, check_readable, checked_fields
 from fieldshift.table.spec_catalog import decode_partition, insert_spec, load_specs
 from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
@@ -370,9 +371,10 @@ class SqliteCatalog:
                                        compatible)
             new_id = head_id + 1
             schema_id = schema.schema_id if schema is not None else head_schema_id
-            if schema is not None:  # a dropped or retyped partition source is refused (partition_evolution)
-                check_schema_change(load_specs(conn, table_id)[-1][0], self._schemas(conn, table_id)[head_schema_id],
-                                    schema, table=name)
+            if schema is not None:  # a dropped or retyped partition source or precombine column is refused
+                head_schema = self._schemas(conn, table_id)[head_schema_id]
+                check_schema_change(load_specs(conn, table_id)[-1][0], head_schema, schema, table=name)
+                check_precombine_change(props, head_schema, schema, table=name)
             if schema is not None or policy is not None:  # plans every schema pair (cycle-free objects)
                 with paused_gc():
                     self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,

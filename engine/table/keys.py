@@ -26,12 +26,12 @@ from fieldshift.errors import IdentifierFieldChangeError, KeyDeclarationError
 from fieldshift.kernels.murmur3 import iceberg_hash
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.precombine_order import PRECOMBINE_PROPERTY
 
 __all__ = ["BUCKETS_PROPERTY", "DEFAULT_BUCKETS", "PRECOMBINE_PROPERTY", "KeySpec", "bucket_of", "check_key_change",
            "dedupe_latest", "key_properties", "key_spec", "last_of_runs", "merge_group", "sort_versions"]
 
 BUCKETS_PROPERTY = "fieldshift.buckets"
-PRECOMBINE_PROPERTY = "fieldshift.precombine-id"
 DEFAULT_BUCKETS = 4
 """Buckets of a keyed table unless ``buckets=`` says otherwise: a merge reads one bucket's files at a time."""
 MAX_BUCKETS = 1024

@@ -202,8 +202,9 @@ def merged_arrow(scan: Scan, workers: int) -> pa.Table:
     order = sorted(range(len(tasks)), key=lambda i: -sum(f.record_count for f in tasks[i]))  # largest first
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(tasks)))) as pool:
         done = dict(zip(order, pool.map(lambda i: _finished(scan, _task(scan, tasks[i])), order), strict=True))
-    parts = [done[i] for i in range(len(tasks))]
-    return pa.concat_tables([scan.output_schema.empty_table(), *parts])
+    # from batches, not concat_tables: a table of no columns (columns=[]) keeps its row count only this way
+    batches = [b for i in range(len(tasks)) for b in done[i].to_batches()]
+    return pa.Table.from_batches(batches, schema=scan.output_schema)
 
 
 def _task(scan: Scan, files: list[DataFile]) -> pa.Table:

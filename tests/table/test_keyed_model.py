@@ -222,6 +222,21 @@ class KeyedMachine(RuleBasedStateMachine):
         self.names[which] = new
         self._record()
 
+    @rule(kind=st.sampled_from(["string", "float", "long", "double"]))
+    def retype_pre(self, kind: str) -> None:
+        """The precombine column widens only in ways that keep order (int -> long, int -> double); a change
+        that reorders or merges values (-> string, int -> float) is refused and changes nothing."""
+        new = {"string": pa.string(), "float": pa.float32(), "long": pa.int64(), "double": pa.float64()}[kind]
+        current = self.t.schema.find(self.names["pre"]).type
+        head = self.t.current_snapshot.snapshot_id
+        if current != new and not (current == pa.int32() and kind in ("long", "double")):
+            with pytest.raises(fs.SchemaEvolutionError):  # the precombine rule, or the policy's narrowing
+                self.t.update_schema().update_column(self.names["pre"], new).commit()
+            assert self.t.current_snapshot.snapshot_id == head
+            return
+        self.t.update_schema().update_column(self.names["pre"], new).commit()
+        self._record()
+
     @rule(new_spec=st.sampled_from(SPECS))
     def change_spec(self, new_spec: list[str]) -> None:
         """A new partition spec: files written before keep theirs, and merges still meet every version."""
