@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.errors import CastValueError, DuplicateKeyError, SchemaEvolutionError
+from fieldshift.errors import CastValueError, DuplicateKeyError, IncompatibleTypeError, SchemaEvolutionError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file
@@ -52,16 +52,17 @@ def _shown(data: pa.Table, i: int, spec: KeySpec) -> str:
     return ", ".join(f"{n}={data.column(n)[i].as_py()!r}" for n in spec.key_names)
 
 
-def check_unique(data: pa.Table, spec: KeySpec) -> None:
-    """An insert-only batch may not hold one key twice."""
+def check_unique(data: pa.Table, spec: KeySpec, operation: str = "append") -> None:
+    """An insert-only batch (an append, or an overwrite's new rows) may not hold one key twice."""
     if data.num_rows < 2:
         return
     counted = data.select(list(spec.key_names)).group_by(list(spec.key_names)).aggregate([([], "count_all")])
     dup = np.flatnonzero(counted.column("count_all").to_numpy() > 1)
     if len(dup):
-        raise DuplicateKeyError(f"the rows to append hold key ({_shown(counted, int(dup[0]), spec)}) more than once "
-                                f"({len(dup)} duplicated key(s)); append is insert-only on a keyed table: nothing "
-                                "was written. Use table.upsert() to keep the latest row per key.")
+        raise DuplicateKeyError(f"the rows to {operation} hold key ({_shown(counted, int(dup[0]), spec)}) more than "
+                                f"once ({len(dup)} duplicated key(s)); {operation} keeps every row it is given on a "
+                                "keyed table, whose keys are unique: nothing was written. Use table.upsert() to keep "
+                                "the latest row per key.")
 
 
 def new_keys_only(data: pa.Table, existing: pa.Table, spec: KeySpec) -> None:
@@ -81,16 +82,45 @@ def new_keys_only(data: pa.Table, existing: pa.Table, spec: KeySpec) -> None:
                                 "table: nothing was written. Use table.upsert() to replace rows by key.")
 
 
+def _first_failing(column: pa.Array, target: pa.DataType) -> int:
+    """The first row whose cast fails, by bisection (the error path of a cast that failed as a whole)."""
+    lo, hi = 0, len(column)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            column.slice(lo, mid - lo).cast(target, safe=True)
+            lo = mid
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            hi = mid
+    return lo
+
+
+def _from_python(keys: dict[str, Any] | list[Any], schema: Schema) -> pa.Table:
+    try:
+        return pa.table({n: keys[n] for n in keys}) if isinstance(keys, dict) else pa.Table.from_pylist(keys)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:  # mixed or out-of-range plain values
+        error = e
+    columns = keys if isinstance(keys, dict) else \
+        {n: [row.get(n) for row in keys] for n in dict.fromkeys(n for row in keys for n in row)}
+    for name, values in columns.items():
+        target = schema.find(name).type if name in schema.names else None
+        for row, value in enumerate(values if target is not None else ()):
+            try:
+                pa.scalar(value, type=target)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+                raise CastValueError(name, row, value, type(value).__name__, str(target),
+                                     "The keys to delete do not fit the key column; nothing was deleted.") from None
+    raise IncompatibleTypeError(f"the keys to delete do not make one column per key ({error}); nothing was deleted")
+
+
 def key_rows(keys: Any, schema: Schema, spec: KeySpec) -> pa.Table:
     """The key columns of ``keys`` (Arrow data, a dict of lists, a list of dicts, or plain values for a
     one-column key) cast exactly to the key types, one row per key."""
     names = list(spec.key_names)
     if isinstance(keys, (list, tuple)) and keys and not isinstance(keys[0], dict) and len(names) == 1:
         keys = {names[0]: list(keys)}
-    if isinstance(keys, dict):
-        table = pa.table({n: keys[n] for n in keys})
-    elif isinstance(keys, list):
-        table = pa.Table.from_pylist(keys)
+    if isinstance(keys, (dict, list)):
+        table = _from_python(keys, schema)
     elif isinstance(keys, pa.RecordBatch):
         table = pa.Table.from_batches([keys])
     elif isinstance(keys, pa.Table):
@@ -109,7 +139,8 @@ def key_rows(keys: Any, schema: Schema, spec: KeySpec) -> pa.Table:
         try:
             out[n] = column.cast(target, safe=True)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-            raise CastValueError(n, 0, None, str(column.type), str(target),
+            row = _first_failing(column.combine_chunks(), target)
+            raise CastValueError(n, row, column[row].as_py(), str(column.type), str(target),
                                  f"The keys to delete do not fit the key column ({e}); nothing was deleted.") from None
     result = pa.table(out, schema=schema.select(names).to_arrow())
     return _distinct(result, names)

@@ -58,7 +58,7 @@ def keyed_rows(table: Table, keys: KeySpec | None, data: pa.Table, operation: Wr
         return data
     if operation == "upsert":
         return dedupe_latest(data, keys)
-    check_unique(data, keys)
+    check_unique(data, keys, operation)
     if operation == "append" and data.num_rows:
         new_keys_only(data, live_keys(table, snapshot_id, data), keys)
     return data

@@ -80,3 +80,25 @@ def test_cli_read_of_an_expired_snapshot_says_it_was_expired(tmp_path: Path) -> 
     assert "expired" in result.output
     result = CliRunner().invoke(app, ["read", str(t.location), "--as-of", "99", "--quiet"])
     assert result.exit_code == 2 and "no snapshot 99" in result.output
+
+
+@pytest.mark.parametrize("keys", [["a"], [1, "x"], [5, 2**70], [{"k": 1}, {"k": "z"}]], ids=repr)
+def test_keys_to_delete_that_do_not_fit_name_the_value_and_delete_nothing(tmp_path: Path, keys: list) -> None:
+    """delete() with keys of the wrong type said "value None (row 0)", or raised pyarrow's own error for
+    mixed plain values; it must name what does not fit, be a fieldshift error, and delete nothing."""
+    t = _keyed(tmp_path, pa.int64())
+    t.upsert({"k": [1, 2], "pre": [1, 1], "v": ["a", "b"]})
+    before = t.current_snapshot.snapshot_id
+    bad = next(k for k in ([r["k"] for r in keys] if isinstance(keys[0], dict) else keys) if k not in (1, 5))
+    with pytest.raises(fs.CastValueError, match=f"value {bad!r} .*nothing was deleted"):
+        t.delete(keys)
+    assert t.current_snapshot.snapshot_id == before
+    assert sorted(t.to_arrow().column("k").to_pylist()) == [1, 2]
+
+
+def test_an_overwrite_with_a_repeated_key_says_overwrite(tmp_path: Path) -> None:
+    t = _keyed(tmp_path, pa.int64())
+    t.upsert({"k": [1], "pre": [1], "v": ["a"]})
+    with pytest.raises(fs.DuplicateKeyError, match="the rows to overwrite hold key"):
+        t.overwrite({"k": [2, 2], "pre": [1, 2], "v": ["x", "y"]})
+    assert t.to_arrow().column("v").to_pylist() == ["a"]
