@@ -20,7 +20,7 @@ from fieldshift.spark.keyed import OPERATIONS, KeyedWrites
 from fieldshift.table.files import remove_files
 from fieldshift.table.storage import TableStorage, open_storage
 from fieldshift.table.table import Table
-from fieldshift.table.write_commit import check_new_keys
+from fieldshift.table.write_commit import check_new_keys, resolve_written
 
 __all__ = ["KeyedWriter", "writer_for"]
 
@@ -88,9 +88,13 @@ class KeyedWriter(FieldshiftWriter):
         upsert = self.keyed.operation != "delete"
         try:
             table = Table.open(self.location, catalog=self.catalog, name=self.name)
-            vectors = None
             if self.keyed.operation == "append":  # insert-only: no key twice, none the table holds
                 vectors = check_new_keys(table, self.base_snapshot_id, files)
+            elif upsert and self.plan.evolved:  # the lookup reads the table in the schema of its files
+                vectors = None
+            else:  # the rows they supersede, as Table.upsert/delete record them
+                schema = self.plan.schema if upsert else self.base_schema
+                vectors = resolve_written(table, self.base_snapshot_id, schema, files, self.keyed.operation)
             table.catalog.commit(
                 table.table_id, self.base_snapshot_id, operation=self.keyed.operation,
                 exclusive=self.keyed.operation == "append",

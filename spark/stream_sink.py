@@ -46,7 +46,7 @@ from fieldshift.table.storage import TableStorage, open_storage
 from fieldshift.table.stream_log import stream_commit
 from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import Table
-from fieldshift.table.write_commit import check_evolution, check_new_keys, commit_files
+from fieldshift.table.write_commit import check_evolution, check_new_keys, commit_files, resolve_written
 
 __all__ = ["FieldshiftStreamWriter", "SinkOperation", "StreamCommitMessage", "stream_id_of"]
 
@@ -184,6 +184,8 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
                 except DuplicateKeyError as e:
                     raise DuplicateKeyError(f"batch {mark.batch_id} of the stream: {e} (a stream upserts with "
                                             ".option('operation', 'upsert'))") from None
+            elif self.operation == "upsert" and not evolve:  # the rows it supersedes, as Table.upsert
+                vectors = resolve_written(table, head.snapshot_id, plan_schema, current, "upsert")
             try:
                 commit_files(table, head, plan_schema, evolve, current, quarantine, operation=self.operation,
                              mark=mark, summary={"changes": list(self.plan.changes) if evolve else [],

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from fieldshift.errors import CommitOutcomeUnknownError, NotKeyedError
+from fieldshift.errors import CommitOutcomeUnknownError, DuplicateKeyError, NotKeyedError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot
 from fieldshift.table.deletion_vectors import VectorCommit
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from fieldshift.table.table import Table
 
 __all__ = ["WriteOperation", "Written", "check_evolution", "check_new_keys", "commit_files", "keyed_rows",
-           "write_rows"]
+           "resolve_written", "write_rows"]
 
 WriteOperation = Literal["append", "upsert", "overwrite"]
 
@@ -77,6 +77,31 @@ def check_new_keys(table: Table, snapshot_id: int, files: Sequence[DataFile]) ->
     check_unique(incoming, keys)
     new_keys_only(incoming, live_keys(table, snapshot_id, incoming), keys)
     return plan_vectors(table, snapshot_id, incoming, "append").commit(files)
+
+
+
+def resolve_written(table: Table, snapshot_id: int, schema: Schema, files: Sequence[DataFile],
+                    operation: Literal["upsert", "delete"]) -> VectorCommit | None:
+    """Deletion vectors for upsert or delete files already written (Spark tasks) in ``schema``: the live
+    rows they supersede at ``snapshot_id``, looked up as ``Table.upsert``/``delete`` look theirs up.
+
+    None (the files merge on read, as before vectors) where files written whole cannot be resolved: two
+    tasks wrote one key, or an upsert row loses to a live row of a higher precombine value (an upsert
+    leaves such rows out; these are already in the files). A conflicting commit drops the vectors."""
+    keys = table.keys
+    if keys is None or not files:
+        return None
+    names = [*keys.key_names, *([keys.precombine_name] if operation == "upsert" and keys.precombine_name else [])]
+    try:
+        rows = pa.concat_tables([table.storage.read_table(f.path, columns=names) for f in files])
+        rows = rows.cast(schema.select(names).to_arrow())  # Parquet gives some types back otherwise
+        check_unique(rows, keys, operation)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, DuplicateKeyError):
+        return None
+    plan = plan_vectors(table, snapshot_id, rows, operation)
+    if plan.rows.num_rows != rows.num_rows:
+        return None
+    return plan.commit(files, on_conflict="skip")
 
 
 def check_evolution(table: Table, base: Schema, schema: Schema, what: str) -> None:

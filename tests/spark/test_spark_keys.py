@@ -93,3 +93,52 @@ def test_spark_read_filters_keyed_tables_after_the_merge(spark: Any, tmp_path: P
         assert sorted(map(tuple, (r.asDict().values() for r in got.collect()))) == \
             sorted(tuple(r.values()) for r in want.to_pylist())
     assert read(spark, t.location, filter=[("x", "==", "v1")]).count() == 0  # key 1's old version stays gone
+
+
+def _reads(location: Path) -> tuple[fs.Table, dict[int, Any], list[dict[str, Any]]]:
+    """The table, its deletion vectors, and its rows, after checking that the read through the vectors
+    equals the full merge of every file (``use_vectors = False``)."""
+    t = fs.Table.open(location)
+    full = t.scan()
+    full.use_vectors = False
+    rows = sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert rows == sorted(full.to_arrow().to_pylist(), key=lambda r: r["id"])
+    return t, t.scan().deletion_vectors(), rows
+
+
+def test_spark_upserts_and_deletes_record_deletion_vectors(spark: Any, tmp_path: Path) -> None:
+    """Spark's upserts and deletes look up the rows they supersede on the driver and record them, as
+    Table.upsert/delete do, so their buckets stay read + filter; where files written whole cannot be
+    resolved (a row losing to a live one, one key from two tasks) they merge on read, and read the same."""
+    t = fs.Table.create(tmp_path / "k", SCHEMA, identifier_fields=["id"], precombine="pre", buckets=2)
+    t.upsert(pa.table({"id": pa.array(range(20), pa.int32()), "pre": [1] * 20, "x": [f"v{i}" for i in range(20)]}))
+    want = {i: {"id": i, "pre": 1, "x": f"v{i}"} for i in range(20)}
+
+    def write(rows: list[tuple[Any, ...]], ddl: str, operation: str, parts: int = 1) -> None:
+        chunks = [rows[k::parts] for k in range(parts)]
+        df = spark.createDataFrame(chunks[0], ddl).coalesce(1)
+        for chunk in chunks[1:]:
+            df = df.union(spark.createDataFrame(chunk, ddl).coalesce(1))  # one task per chunk
+        df.write.format("fieldshift").mode("append").option("operation", operation).save(str(t.location))
+
+    write([(1, 5, "a"), (2, 5, "b"), (25, 0, "new")], "id int, pre long, x string", "upsert")
+    want |= {1: {"id": 1, "pre": 5, "x": "a"}, 2: {"id": 2, "pre": 5, "x": "b"}, 25: {"id": 25, "pre": 0, "x": "new"}}
+    table, vectors, rows = _reads(t.location)
+    assert rows == sorted(want.values(), key=lambda r: r["id"])
+    assert {f.file_id for f in table.scan().live_files()} <= set(vectors)  # every file resolved
+    assert sum(len(v.positions) for v in vectors.values()) == 2  # keys 1 and 2 superseded in place
+
+    write([(3,), (4,)], "id int", "delete")
+    del want[3], want[4]
+    table, vectors, rows = _reads(t.location)
+    assert rows == sorted(want.values(), key=lambda r: r["id"])
+    assert {f.file_id for f in table.scan().live_files()} <= set(vectors)
+    assert sum(len(v.positions) for v in vectors.values()) == 4
+
+    write([(5, 0, "late")], "id int, pre long, x string", "upsert")  # loses to the live pre=1: merges on read
+    write([(7, 3, "x"), (7, 4, "y")], "id int, pre long, x string", "upsert", parts=2)  # one key, two tasks
+    want[7] = {"id": 7, "pre": 4, "x": "y"}
+    table, vectors, rows = _reads(t.location)
+    assert rows == sorted(want.values(), key=lambda r: r["id"])
+    assert not {f.file_id for f in table.scan().live_files()} <= set(vectors)  # some bucket merges on read
+    assert table.compact().files_written and _reads(t.location)[2] == rows
