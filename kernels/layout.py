@@ -194,12 +194,15 @@ def list_from_view(arr: pa.Array) -> pa.Array:
 @functools.lru_cache(maxsize=1024)
 def needs_rebuild(t: pa.DataType) -> bool:
     """Arrow's cast and view get these nested layouts wrong: a list view inside a struct, list or map
-    (offsets one entry short), and any null-typed child (its length is lost). :func:`rebuild_as`
+    (offsets one entry short), any null-typed child (its length is lost), and encoded children (run-end
+    encoded, extension: Arrow has no cast from them). :func:`rebuild_as`
     converts them instead."""
     if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
         return True
-    kids = [t.field(i).type for i in range(t.num_fields)] if not pa.types.is_dictionary(t) else []
-    return any(pa.types.is_null(k) or needs_rebuild(k) for k in kids)
+    if t.id in _ENCODED:
+        return False
+    kids = [t.field(i).type for i in range(t.num_fields)]
+    return any(pa.types.is_null(k) or k.id in _ENCODED or needs_rebuild(k) for k in kids)
 
 
 def without_views(t: pa.DataType) -> pa.DataType:
@@ -248,6 +251,12 @@ def rebuild_as(arr: pa.Array, target: pa.DataType) -> pa.Array:
         values = rebuild_as(values, target.value_type)
         if pa.types.is_fixed_size_list(target):
             return pa.FixedSizeListArray.from_arrays(values, type=target, mask=mask)
+        if pa.types.is_list_view(target) or pa.types.is_large_list_view(target):
+            kind = pa.int64() if pa.types.is_large_list_view(target) else pa.int32()
+            starts = offsets.cast(kind)
+            ctor = pa.LargeListViewArray if pa.types.is_large_list_view(target) else pa.ListViewArray
+            return ctor.from_arrays(starts.slice(0, len(arr)), pc.subtract(starts.slice(1), starts.slice(0, len(arr))),
+                                    values, type=target, mask=mask)
         ctor = pa.LargeListArray if pa.types.is_large_list(target) else pa.ListArray
         offsets = offsets.cast(pa.int64() if pa.types.is_large_list(target) else pa.int32())
         return ctor.from_arrays(offsets, values, type=target, mask=mask)

@@ -113,7 +113,10 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
                 datas = list(pool.map(lambda f: _read(f, format), group))
                 if target is None:
                     assert location is not None
-                    target = _create(location, datas[0][0][0], resolved)
+                    first = next((tables[0][0] for tables in datas if tables), None)
+                    if first is None:  # only empty files: no columns to create a table from, nothing to record
+                        continue
+                    target = _create(location, first, resolved)
                 _commit_group(target, group, datas, on_incompatible, resolved, progress, operation)
                 progress.pending = max(0, len(new) - start - len(group))
                 if on_progress is not None:

@@ -83,13 +83,15 @@ def read_source_file(path: Path, fmt: CaptureFormat) -> list[pa.Table]:
 
 
 def _json_by_record_kind(path: Path) -> list[pa.Table]:
-    """Newline-delimited JSON whose records give a column different types: grouped by each record's
-    (name, JSON type) signature, each group inferred by pyarrow on its own."""
+    """Newline-delimited JSON whose records give a column different types: cut into runs of consecutive
+    records of one (name, JSON type) signature, each run inferred by pyarrow on its own. Runs, not one
+    group per signature: the tables keep the file's record order, so of an upsert's rows of one key the
+    last line wins."""
     import json
 
     import pyarrow.json as pj
 
-    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    runs: list[tuple[tuple[tuple[str, str], ...], list[str]]] = []
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             if line.strip():
@@ -97,8 +99,10 @@ def _json_by_record_kind(path: Path) -> list[pa.Table]:
                 if not isinstance(record, dict):
                     raise ValueError(f"a line holds {type(record).__name__}, not a JSON object")
                 key = tuple(sorted((k, _json_kind(v)) for k, v in record.items()))
-                groups.setdefault(key, []).append(line if line.endswith("\n") else line + "\n")
-    return [pj.read_json(pa.BufferReader("".join(lines).encode())) for lines in groups.values()]
+                if not runs or runs[-1][0] != key:
+                    runs.append((key, []))
+                runs[-1][1].append(line if line.endswith("\n") else line + "\n")
+    return [pj.read_json(pa.BufferReader("".join(lines).encode())) for _, lines in runs]
 
 
 def _json_kind(value: object) -> str:

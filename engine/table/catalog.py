@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,6 +128,12 @@ class SqliteCatalog:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the commit lock for the block: no commit lands meanwhile (vacuum deletes under it)."""
+        with self._transaction():
+            yield
 
     def initialize(self) -> None:
         """Create the catalog tables (idempotent, in one transaction) and check the format version."""
@@ -335,6 +341,7 @@ class SqliteCatalog:
         spec: PartitionSpec | None = None,
         stream: StreamMark | None = None,
         vectors: VectorCommit | None = None,
+        present: Callable[[], None] | None = None,
     ) -> Snapshot:
         """Commit atomically on top of ``base_snapshot_id``.
 
@@ -349,8 +356,11 @@ class SqliteCatalog:
         ``stream`` (a micro-batch id, captured source files) is recorded in the same transaction; one
         recorded before raises :class:`AlreadyCommittedError` and nothing is committed.
         ``vectors``: deletion vectors and resolved files of a keyed table (``deletion_vectors``).
+        ``present`` checks, under the commit lock, that the new files still exist (a concurrent vacuum).
         """
         with self._transaction() as conn:
+            if present is not None:
+                present()
             if stream is not None:
                 check_unrecorded(conn, table_id, stream)
             head_id, head_schema_id = conn.execute(

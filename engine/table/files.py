@@ -12,15 +12,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fieldshift.errors import DataFileError, SchemaEvolutionError
+from fieldshift.errors import CommitConflictError, DataFileError, SchemaEvolutionError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.parquet_layouts import for_parquet, restore_types
 from fieldshift.table.stats import compute_stats
 from fieldshift.table.storage import TMP_SUFFIX, TableStorage, open_storage
 
-__all__ = ["TMP_SUFFIX", "check_file_columns", "data_file_errors", "iter_file_batches", "name_data_file",
-           "parquet_codec", "read_columns", "remove_files", "write_data_file", "write_side_file"]
+__all__ = ["TMP_SUFFIX", "check_file_columns", "check_present", "data_file_errors", "iter_file_batches",
+           "name_data_file", "parquet_codec", "read_columns", "remove_files", "write_data_file", "write_side_file"]
 
 ROW_GROUP_SIZE = 131_072
 SMALL_CHUNK_BYTES = 64 * 1024
@@ -223,3 +223,14 @@ def remove_files(location: TableStorage | Path | str, paths: Iterable[str]) -> N
     storage = open_storage(location)
     for p in paths:
         storage.delete(p)
+
+
+def check_present(location: TableStorage | Path | str, paths: Iterable[str]) -> None:
+    """Every file a commit is about to reference still exists: called under the catalog's commit lock, which
+    ``Table.vacuum`` holds while it deletes, so a file vacuumed before its commit makes the writer retry."""
+    storage = open_storage(location)
+    gone = [p for p in paths if not storage.exists(p)]
+    if gone:
+        raise CommitConflictError(f"{len(gone)} file(s) written for this commit were deleted before it landed "
+                                  f"(a concurrent vacuum with a short older_than?), first {storage.display(gone[0])}; "
+                                  "nothing was committed, retry the write")

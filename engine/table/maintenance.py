@@ -24,7 +24,7 @@ import pyarrow as pa
 from fieldshift.errors import CommitConflictError, DataFileError
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.deletion_vectors import VectorCommit
-from fieldshift.table.files import remove_files
+from fieldshift.table.files import check_present, remove_files
 from fieldshift.table.merge import group_files, read_group
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.scan import Scan
@@ -122,7 +122,8 @@ def commit_compaction(table: Table, pending: PendingCompaction) -> int:
             table.table_id, pending.base_snapshot_id, operation="compact", write_schema_id=pending.schema_id,
             add_files=pending.add, remove_files=pending.remove, vectors=_resolving(pending),
             summary={"files_removed": len(pending.remove), "files_written": len(pending.add),
-                     "rows": sum(f.record_count for f in pending.add)})
+                     "rows": sum(f.record_count for f in pending.add)},
+            present=lambda: check_present(table.storage, [f.path for f in pending.add]))
     except BaseException:
         remove_files(table.storage, pending.written)
         raise

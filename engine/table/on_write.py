@@ -29,7 +29,7 @@ from fieldshift.errors import (
 )
 from fieldshift.field import Field
 from fieldshift.file_schema import file_schema_of
-from fieldshift.kernels.layout import take_rows
+from fieldshift.kernels.layout import rebuild_as, take_rows
 from fieldshift.kernels.valid_nulls import has_required_descendant, valid_hidden_nulls
 from fieldshift.nullability import with_nullability
 from fieldshift.options import OnIncompatible, check_option
@@ -39,7 +39,7 @@ from fieldshift.schema import Schema, join_path
 from fieldshift.types import ListType, MapType, StructType, check_arrow_depth, logical_type
 from fieldshift.widening import decoded_type, supertype
 
-__all__ = ["PreparedAppend", "WritePlan", "plan_write", "prepare_append"]
+__all__ = ["PreparedAppend", "WritePlan", "plan_write", "prepare_append", "storable_type"]
 
 SOURCE_SCHEMA_COLUMN = "_fieldshift_source_schema"
 QUARANTINED_AT_COLUMN = "_fieldshift_quarantined_at"
@@ -74,6 +74,7 @@ class WritePlan:
         """(rows to write in the table schema, quarantined input rows with reasons) for ``data``."""
         if self.plan is None:
             return self.schema.to_arrow().empty_table(), _quarantine_rows(data, None, self.quarantine_reason)
+        source, data = data, _plain_lists(data)  # as planned (quarantined rows keep the source's types)
         if self.fail:
             try:
                 return _writable(self.plan.apply(data)), None
@@ -99,7 +100,7 @@ class WritePlan:
             return _writable(out), None
         rows = np.flatnonzero(bad)
         why = pa.array(["; ".join(reasons.get(int(r), ["cast failed"])) for r in rows], pa.string())
-        return _writable(take_rows(out, np.flatnonzero(~bad))), _quarantine_rows(take_rows(data, rows), why, "")
+        return _writable(take_rows(out, np.flatnonzero(~bad))), _quarantine_rows(take_rows(source, rows), why, "")
 
 
 class _Reconciler:
@@ -133,7 +134,7 @@ class _Reconciler:
                 "from the input"
             )
         try:
-            self.update.add_column(path, decoded_type(inc.type), nullable=True)  # parts: the name as it is
+            self.update.add_column(path, storable_type(inc.type), nullable=True)  # parts: the name as it is
         except TypeError as e:  # a type Parquet cannot store (duration, interval, ...)
             raise SchemaEvolutionError(f"incoming column {shown!r} cannot be added: {e}") from None
 
@@ -174,6 +175,7 @@ def plan_write(incoming: pa.Schema, table_schema: Schema, *, evolve: bool, on_in
                policy: CastPolicy | None = None) -> WritePlan:
     """Decide the table schema after writing data of ``incoming`` schema, and how to cast it."""
     check_option("on_incompatible", on_incompatible, OnIncompatible)
+    incoming = pa.schema([f.with_type(_plain_list_type(f.type)) for f in incoming], metadata=incoming.metadata)
     if len(set(incoming.names)) != len(incoming.names):
         raise SchemaEvolutionError(f"the input has duplicate column names: {incoming.names}")
     check_arrow_depth(incoming)  # refused before any recursive walk, and before anything is written
@@ -228,6 +230,53 @@ def _holds_value(data: pa.Table, parts: tuple[str, ...]) -> np.ndarray:
     valid = array.is_valid().to_numpy(zero_copy_only=False)
     present[rows[valid]] = True
     return present
+
+
+def storable_type(t: pa.DataType, *, fixed_size: bool = True) -> pa.DataType:
+    """The type a table column takes for input of type ``t``: encodings decoded, list views (an in-memory
+    layout) as lists and, with ``fixed_size``, fixed-size lists as lists (Parquet and Avro lists have no
+    fixed size: a later batch of longer lists must fit), at every depth."""
+    t = decoded_type(t)
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(storable_type(f.type, fixed_size=fixed_size)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(storable_type(t.key_type, fixed_size=fixed_size)),
+                       t.item_field.with_type(storable_type(t.item_type, fixed_size=fixed_size)))
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t) or pa.types.is_list(t) \
+            or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        element = t.value_field.with_type(storable_type(t.value_type, fixed_size=fixed_size))
+        if pa.types.is_fixed_size_list(t) and not fixed_size:
+            return pa.list_(element, t.list_size)
+        large = pa.types.is_large_list(t) or pa.types.is_large_list_view(t)
+        return pa.large_list(element) if large else pa.list_(element)
+    return t
+
+
+def _plain_list_type(t: pa.DataType) -> pa.DataType:
+    """``t`` with list views and fixed-size lists as lists at every depth: the input is planned (matched to
+    the table by name) and written in these layouts."""
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_plain_list_type(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_plain_list_type(t.key_type)),
+                       t.item_field.with_type(_plain_list_type(t.item_type)))
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t) or pa.types.is_list(t) \
+            or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        element = t.value_field.with_type(_plain_list_type(t.value_type))
+        return pa.large_list(element) if pa.types.is_large_list(t) or pa.types.is_large_list_view(t) \
+            else pa.list_(element)
+    return t
+
+
+def _plain_lists(data: pa.Table) -> pa.Table:
+    """``data`` in the layouts of :func:`_plain_list_type` (the same values)."""
+    for i, f in enumerate(data.schema):
+        want = _plain_list_type(f.type)
+        if not want.equals(f.type, check_metadata=True) or str(want) != str(f.type):
+            column = data.column(i)
+            data = data.set_column(i, f.with_type(want),
+                                   pa.chunked_array([rebuild_as(c, want) for c in column.chunks], want))
+    return data
 
 
 def _writable(data: pa.Table) -> pa.Table:

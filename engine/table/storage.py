@@ -15,6 +15,7 @@ PyIceberg's ``s3.*`` property names), or a ready ``filesystem=``.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -173,11 +174,19 @@ class TableStorage:
             final = self.local_path / rel
             final.parent.mkdir(parents=True, exist_ok=True)
             tmp = final.with_name(f".{final.name}{TMP_SUFFIX}")
-            pq.write_table(table, tmp, **options)
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-            return final.stat().st_size
+            for attempt in range(3):  # locked while written: vacuum (delete_idle) leaves it alone
+                try:
+                    with open(tmp, "ab") as fh:
+                        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+                        pq.write_table(table, tmp, **options)  # the same file: the lock stays on it
+                        os.fsync(fh.fileno())
+                        size = os.fstat(fh.fileno()).st_size
+                        os.replace(tmp, final)
+                    return size
+                except FileNotFoundError:  # deleted between its creation and its lock: write it again
+                    if attempt == 2:
+                        raise
+            raise AssertionError("unreachable")
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, **options)
         buf = sink.getvalue()
@@ -241,6 +250,20 @@ class TableStorage:
         except FileNotFoundError:
             if not missing_ok:
                 raise
+
+    def delete_idle(self, rel: str) -> bool:
+        """Delete a local temporary file unless a writer holds it (``write_parquet`` locks it while it writes);
+        whether it was deleted. On an object store there are no temporary files: a plain delete."""
+        if self.local_path is None:
+            self.delete(rel, missing_ok=False)
+            return True
+        with open(self.local_path / rel, "rb") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            (self.local_path / rel).unlink()
+        return True
 
     def list_files(self, folder: str) -> list[StoredFile]:
         """Every entry below ``folder`` (partition directories included), sorted, without following

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from fieldshift.errors import AlreadyCommittedError
+from fieldshift.errors import AlreadyCommittedError, InvalidOptionError
 
 __all__ = ["CapturedFile", "StreamMark", "check_unrecorded", "record"]
 
@@ -33,6 +33,19 @@ class StreamMark:
     stream_id: str | None = None
     batch_id: int | None = None
     captured: tuple[CapturedFile, ...] = ()
+
+    def __post_init__(self) -> None:
+        """A micro-batch mark is a non-empty stream id with an int batch id (the catalog's 64-bit integer):
+        anything else would be recorded loosely or not at all, and a replay would commit again."""
+        if self.stream_id is None and self.batch_id is None:
+            return
+        if not isinstance(self.stream_id, str) or not self.stream_id:
+            raise InvalidOptionError(f"a StreamMark needs a non-empty str stream_id with its batch_id, got "
+                                     f"stream_id={self.stream_id!r}; nothing was written")
+        if isinstance(self.batch_id, bool) or not isinstance(self.batch_id, int) \
+                or not -(2**63) <= self.batch_id < 2**63:
+            raise InvalidOptionError(f"a StreamMark's batch_id must be an int of 64 bits, got {self.batch_id!r} "
+                                     f"(stream {self.stream_id!r}); nothing was written")
 
 
 def check_unrecorded(conn: sqlite3.Connection, table_id: int, mark: StreamMark) -> None:

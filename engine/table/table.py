@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 import time
@@ -35,7 +36,7 @@ from fieldshift.table.create import (
     remove_abandoned_catalogs,
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
-from fieldshift.table.files import TMP_SUFFIX, remove_files
+from fieldshift.table.files import TMP_SUFFIX, check_present, remove_files
 from fieldshift.table.key_lookup import plan_vectors
 from fieldshift.table.keyed_write import key_rows
 from fieldshift.table.keys import KeySpec, check_key_change, key_properties, key_spec
@@ -343,7 +344,9 @@ class Table:
                 snap = self.catalog.commit(self.table_id, head.snapshot_id, operation="delete", add_files=files,
                                            write_schema_id=schema.schema_id, exclusive=filter is not None,
                                            vectors=plan.commit(files) if plan is not None else None,
-                                           summary={"keys": rows.num_rows})
+                                           summary={"keys": rows.num_rows},
+                                           present=functools.partial(check_present, self.storage,
+                                                                     [f.path for f in files]))
             except CommitConflictError:
                 remove_files(self.storage, written)
                 if attempt == COMMIT_RETRIES - 1:
@@ -446,24 +449,26 @@ class Table:
             older_than = dt.timedelta(seconds=older_than)  # plain numbers are seconds
         if not isinstance(older_than, dt.timedelta):
             raise TypeError(f"older_than must be a datetime.timedelta or seconds, not {older_than!r}")
-        keep = self.catalog.all_paths(self.table_id)
-        for other_id, _, other_location in self.catalog.tables():
-            if other_id != self.table_id and location_key(other_location) == self.location:
-                keep |= self.catalog.all_paths(other_id)  # a catalog from before locations were unique
         cutoff = time.time() - older_than.total_seconds()
+        found = [e for folder in ("data", "quarantine") for e in self.storage.list_files(folder)
+                 if e.regular and _OWN_FILE.fullmatch(e.name) and e.mtime <= cutoff]  # fieldshift's files only
         removed = []
-        for folder in ("data", "quarantine"):
-            for entry in self.storage.list_files(folder):
-                rel = entry.rel
-                is_tmp = entry.name.endswith(TMP_SUFFIX)
-                if not entry.regular or not _OWN_FILE.fullmatch(entry.name):
-                    continue  # directories and files fieldshift did not name are not ours to delete
-                try:
-                    if (is_tmp or rel not in keep) and entry.mtime <= cutoff:
-                        self.storage.delete(rel, missing_ok=False)
-                        removed.append(rel)
-                except FileNotFoundError:  # a concurrent vacuum (or a writer's clean-up) got there first
-                    continue
+        with self.catalog.exclusive():  # no commit lands while files are deleted; one whose file went retries
+            keep = self.catalog.all_paths(self.table_id)
+            for other_id, _, other_location in self.catalog.tables():
+                if other_id != self.table_id and location_key(other_location) == self.location:
+                    keep |= self.catalog.all_paths(other_id)  # a catalog from before locations were unique
+            for entry in found:
+                if entry.name.endswith(TMP_SUFFIX) or entry.rel not in keep:
+                    try:
+                        if entry.name.endswith(TMP_SUFFIX):  # kept while a writer holds it
+                            if not self.storage.delete_idle(entry.rel):
+                                continue
+                        else:
+                            self.storage.delete(entry.rel, missing_ok=False)
+                    except FileNotFoundError:  # a concurrent vacuum (or a writer's clean-up) got there first
+                        continue
+                    removed.append(entry.rel)
         if self.catalog.directory == self.location:  # a create killed after linking its catalog in
             removed += remove_abandoned_catalogs(self.location)
         return removed

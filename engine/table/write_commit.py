@@ -20,7 +20,7 @@ from fieldshift.errors import CommitOutcomeUnknownError, DuplicateKeyError, NotK
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot
 from fieldshift.table.deletion_vectors import VectorCommit
-from fieldshift.table.files import remove_files, write_side_file
+from fieldshift.table.files import check_present, remove_files, write_side_file
 from fieldshift.table.key_lookup import live_keys, plan_vectors
 from fieldshift.table.keyed_write import check_unique, new_keys_only
 from fieldshift.table.keys import KeySpec, dedupe_latest, key_spec
@@ -123,7 +123,8 @@ def commit_files(table: Table, head: Snapshot, schema: Schema, evolved: bool, fi
         schema=schema if evolved else None, write_schema_id=schema.schema_id, add_files=files,
         quarantine=quarantine, replace_all=operation == "overwrite", stream=mark, vectors=vectors,
         summary={"rows": sum(f.record_count for f in files if f.content == "data"),
-                 "quarantined": sum(n for _, n in quarantine), **(summary or {})})
+                 "quarantined": sum(n for _, n in quarantine), **(summary or {})},
+        present=lambda: check_present(table.storage, [f.path for f in files] + [p for p, _ in quarantine]))
 
 
 def write_rows(table: Table, head: Snapshot, base: Schema, schema: Schema, evolved: bool, data: pa.Table,
