@@ -39,7 +39,7 @@ from fieldshift.schema import Schema, join_path
 from fieldshift.types import ListType, MapType, StructType, check_arrow_depth, logical_type
 from fieldshift.widening import decoded_type, supertype
 
-__all__ = ["PreparedAppend", "WritePlan", "plan_write", "prepare_append", "storable_type"]
+__all__ = ["PreparedAppend", "WritePlan", "plan_write", "prepare_append"]
 
 SOURCE_SCHEMA_COLUMN = "_fieldshift_source_schema"
 QUARANTINED_AT_COLUMN = "_fieldshift_quarantined_at"
@@ -232,37 +232,25 @@ def _holds_value(data: pa.Table, parts: tuple[str, ...]) -> np.ndarray:
     return present
 
 
-def storable_type(t: pa.DataType, *, fixed_size: bool = True) -> pa.DataType:
+def storable_type(t: pa.DataType) -> pa.DataType:
     """The type a table column takes for input of type ``t``: encodings decoded, list views (an in-memory
-    layout) as lists and, with ``fixed_size``, fixed-size lists as lists (Parquet and Avro lists have no
-    fixed size: a later batch of longer lists must fit), at every depth."""
-    t = decoded_type(t)
-    if pa.types.is_struct(t):
-        return pa.struct([f.with_type(storable_type(f.type, fixed_size=fixed_size)) for f in t])
-    if pa.types.is_map(t):
-        return pa.map_(t.key_field.with_type(storable_type(t.key_type, fixed_size=fixed_size)),
-                       t.item_field.with_type(storable_type(t.item_type, fixed_size=fixed_size)))
-    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t) or pa.types.is_list(t) \
-            or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        element = t.value_field.with_type(storable_type(t.value_type, fixed_size=fixed_size))
-        if pa.types.is_fixed_size_list(t) and not fixed_size:
-            return pa.list_(element, t.list_size)
-        large = pa.types.is_large_list(t) or pa.types.is_large_list_view(t)
-        return pa.large_list(element) if large else pa.list_(element)
-    return t
+    layout) and fixed-size lists (Parquet and Avro lists have no fixed size: a later batch of longer lists
+    must fit) as lists, at every depth."""
+    return _plain_list_type(t, decode=True)
 
 
-def _plain_list_type(t: pa.DataType) -> pa.DataType:
-    """``t`` with list views and fixed-size lists as lists at every depth: the input is planned (matched to
-    the table by name) and written in these layouts."""
+def _plain_list_type(t: pa.DataType, decode: bool = False) -> pa.DataType:
+    """``t`` with list views and fixed-size lists as lists at every depth (``decode``: and encodings as their
+    value types): the input is planned (matched to the table by name) and written in these layouts."""
+    t = decoded_type(t) if decode else t
     if pa.types.is_struct(t):
-        return pa.struct([f.with_type(_plain_list_type(f.type)) for f in t])
+        return pa.struct([f.with_type(_plain_list_type(f.type, decode)) for f in t])
     if pa.types.is_map(t):
-        return pa.map_(t.key_field.with_type(_plain_list_type(t.key_type)),
-                       t.item_field.with_type(_plain_list_type(t.item_type)))
+        return pa.map_(t.key_field.with_type(_plain_list_type(t.key_type, decode)),
+                       t.item_field.with_type(_plain_list_type(t.item_type, decode)))
     if pa.types.is_list_view(t) or pa.types.is_large_list_view(t) or pa.types.is_list(t) \
             or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        element = t.value_field.with_type(_plain_list_type(t.value_type))
+        element = t.value_field.with_type(_plain_list_type(t.value_type, decode))
         return pa.large_list(element) if pa.types.is_large_list(t) or pa.types.is_large_list_view(t) \
             else pa.list_(element)
     return t

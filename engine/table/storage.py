@@ -15,7 +15,6 @@ PyIceberg's ``s3.*`` property names), or a ready ``filesystem=``.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -28,6 +27,11 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from fieldshift.errors import StorageLocationError
+
+try:
+    import fcntl
+except ImportError:  # no advisory locks (Windows): vacuum keeps to its age margin for temporary files
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["TMP_SUFFIX", "StoredFile", "TableStorage", "is_object_store", "location_key", "open_storage"]
 
@@ -177,7 +181,8 @@ class TableStorage:
             for attempt in range(3):  # locked while written: vacuum (delete_idle) leaves it alone
                 try:
                     with open(tmp, "ab") as fh:
-                        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+                        if fcntl is not None:
+                            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
                         pq.write_table(table, tmp, **options)  # the same file: the lock stays on it
                         os.fsync(fh.fileno())
                         size = os.fstat(fh.fileno()).st_size
@@ -259,7 +264,8 @@ class TableStorage:
             return True
         with open(self.local_path / rel, "rb") as fh:
             try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if fcntl is not None:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return False
             (self.local_path / rel).unlink()
