@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from fieldshift.arrow_conversion import fields_to_arrow
 from fieldshift.errors import (
     DuplicateFieldError,
     InvalidFieldIdError,
@@ -92,8 +93,8 @@ class Schema:
     use :meth:`logically_equal` to ignore physical variants such as large_string vs string.
     """
 
-    __slots__ = ("_arrow", "_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths", "_schema_id",
-                 "_top", "_unmapped", "doc")
+    __slots__ = ("_arrow", "_arrow_types", "_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths",
+                 "_schema_id", "_top", "_unmapped", "doc")
 
     def __init__(
         self,
@@ -114,6 +115,7 @@ class Schema:
         self.doc = doc
         self._fp: str | None = None
         self._arrow: pa.Schema | None = None
+        self._arrow_types: dict[int, pa.DataType] | None = None
         self._by_id: dict[int, Field] = {}
         self._paths: dict[int, tuple[str, ...]] = {}
         self._parents: dict[int, int | None] = {}
@@ -223,6 +225,11 @@ class Schema:
 
     def __len__(self) -> int:
         return len(self._fields)
+
+    @property
+    def field_count(self) -> int:
+        """Fields at every depth (struct fields, list elements, map keys and values included)."""
+        return len(self._by_id)
 
     def __iter__(self) -> Iterator[Field]:
         return iter(self._fields)
@@ -385,8 +392,17 @@ class Schema:
         """The Arrow schema with ids in field metadata (built once: schemas are immutable)."""
         if self._arrow is None:
             with paused_gc():  # one pa.Field per column, no cycles (gc_pause)
-                self._arrow = pa.schema([f.to_arrow() for f in self._fields])
+                fields, self._arrow_types = fields_to_arrow(self._fields)
+                self._arrow = pa.schema(fields)
         return self._arrow
+
+    def arrow_types(self) -> Mapping[int, pa.DataType]:
+        """Every field's Arrow type by id, at every depth: those of ``to_arrow()``, kept as it built them
+        (planning looks up thousands; reading them back out of the Arrow schema builds a wrapper each)."""
+        if self._arrow_types is None:
+            self.to_arrow()
+        assert self._arrow_types is not None
+        return self._arrow_types
 
     @classmethod
     def from_json(cls, text: str | dict[str, Any]) -> Schema:

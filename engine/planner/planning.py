@@ -37,9 +37,10 @@ _Context = tuple[str | None, Any, bool]
 
 
 class _Planner(PartnerVisitor[_Context, Node]):
-    def __init__(self, policy: CastPolicy, constants: Mapping[int, Any]) -> None:
+    def __init__(self, policy: CastPolicy, constants: Mapping[int, Any], targets: Mapping[int, pa.DataType]) -> None:
         self.policy = policy
         self.constants = constants
+        self.targets = targets  # read field id -> its Arrow type in the output schema
         self.mismatches: list[Mismatch] = []
         self._decisions: dict[tuple[int, int, bool], tuple[Any, Any, tuple[str, str, str, str] | CastKind | str]] = {}
         self._defaults: dict[tuple[Any, ...], pa.Scalar] = {}
@@ -47,19 +48,20 @@ class _Planner(PartnerVisitor[_Context, Node]):
 
     # -- the walk (engine/partner_visitor.py): context, then one callback per kind of pair --------
     def field_contexts(self, ctx: _Context, read_fields: tuple[Field, ...]) -> list[_Context]:
-        path, target, _ = ctx
-        prefix = "" if path is None else f"{path}."
-        types = target.types if path is None else [f.type for f in target]
-        return [(f"{prefix}{rf.name}", t, False) for rf, t in zip(read_fields, types, strict=True)]
+        path = ctx[0]
+        targets = self.targets
+        if path is None:
+            return [(rf.name, targets[rf.id], False) for rf in read_fields]
+        return [(f"{path}.{rf.name}", targets[rf.id], False) for rf in read_fields]
 
     def element_context(self, ctx: _Context, rf: Field) -> _Context:
-        return f"{ctx[0]}.element", ctx[1].value_type, False
+        return f"{ctx[0]}.element", self.targets[rf.id], False
 
     def key_context(self, ctx: _Context, rf: Field) -> _Context:
-        return f"{ctx[0]}.key", ctx[1].key_type, True
+        return f"{ctx[0]}.key", self.targets[rf.id], True
 
     def value_context(self, ctx: _Context, rf: Field) -> _Context:
-        return f"{ctx[0]}.value", ctx[1].item_type, False
+        return f"{ctx[0]}.value", self.targets[rf.id], False
 
     def missing(self, rf: Field, ctx: _Context) -> Node:
         path, target, _ = ctx
@@ -223,9 +225,9 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
 
     ``file_arrow`` is the data's own Arrow schema when the file schema was recovered from it."""
     policy = policy or CastPolicy.lossless()
-    planner = _Planner(policy, constants or {})
     with paused_gc():  # thousands of nodes, no cycles: collections would only walk the heap (gc_pause)
         output = read_schema.to_arrow()
+        planner = _Planner(policy, constants or {}, read_schema.arrow_types())
         nodes = tuple(visit_level(planner, read_schema.fields, file_schema.fields, (None, output, False)))
     if planner.mismatches:
         raise SchemaMismatchError(
@@ -236,7 +238,8 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
         file_arrow = file_schema.to_arrow() if file_arrow is None else file_arrow
         strategy, steps = choose_strategy(nodes, read_schema, file_arrow, output)
     return EvolutionPlan(strategy=strategy, nodes=nodes, output_schema=output, input_schema=file_arrow,
-                         policy=policy, steps=steps, notes=tuple(planner.notes.items()))
+                         policy=policy, steps=steps, notes=tuple(planner.notes.items()),
+                         columns=1 + file_schema.field_count + read_schema.field_count)
 
 
 PLAN_CACHE = PlanCache()
