@@ -6,6 +6,8 @@
 * ``Schema.arrow_types()`` keeps the Arrow type of every field as ``to_arrow()`` built it: the types
   the Arrow schema holds.
 * A plan counts its columns on its schemas (``EvolutionPlan.columns``), not by walking its Arrow schemas.
+* ``Schema`` walks its paths and parents on first need, not while indexing.
+* Planning converts the initial defaults of the columns a file lacks together (``default_scalars``).
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ import fieldshift as fs
 from fieldshift import Field, Schema
 from fieldshift import file_schema as file_schema_module
 from fieldshift.arrow_conversion import FIELD_ID_KEY, field_from_arrow, fields_from_arrow
+from fieldshift.defaults import default_scalar, default_scalars
 from fieldshift.file_schema import file_schema_of
 from fieldshift.planner import build_plan
-from fieldshift.planner.cache import plan_columns
+from fieldshift.planner import planning
+from fieldshift.planner.cache import plan_columns, value_key
+from fieldshift.planner.nodes import ConstantNode
 from fieldshift.types import MAX_NESTING_DEPTH
 
 try:
@@ -219,3 +224,67 @@ def test_plan_columns_of_a_plan_from_arrow() -> None:
     schema = Schema([Field(1, "a", pa.int32()), Field(2, "s", fs.StructType((Field(3, "x", pa.string()),)))])
     plan = fs.plan(schema.to_arrow(), schema)
     assert plan_columns(plan) == plan_columns(dataclasses.replace(plan, columns=0)) == 1 + 2 * 3
+
+
+# -- Schema's paths and parents, walked on first need rather than while indexing -------------------
+def _places(fields: Any, prefix: tuple[str, ...] = (), parent: int | None = None, container: Any = None) -> Any:
+    for f in fields:
+        name = f.name if not isinstance(container, (fs.ListType, fs.MapType)) else \
+            "element" if isinstance(container, fs.ListType) else "key" if container.key.id == f.id else "value"
+        yield f.id, (*prefix, name), parent
+        yield from _places(f.children(), (*prefix, name), f.id, f.type)
+
+
+@PROPERTY
+@given(schema=schemas(max_depth=3))
+def test_paths_and_parents_walked_on_first_need(schema: Schema) -> None:
+    for fid, path, parent in _places(schema.fields):
+        assert schema.path_of(fid) == fs.schema.join_path(path)
+        assert schema.parent_id(fid) == parent
+
+
+def test_a_duplicate_id_names_both_places() -> None:
+    inner = Field(3, "x", fs.StructType((Field(4, "y", pa.int8()),)))
+    with pytest.raises(fs.DuplicateFieldError, match=r"field id 4 is used by both 's\.x\.y' and 'l\.element'"):
+        Schema([Field(1, "s", fs.StructType((inner,))), Field(2, "l", fs.ListType(Field(4, "element", pa.int8())))])
+    with pytest.raises(fs.DuplicateFieldError, match=r"field id 1 is used by both 'a' and 'm\.value'"):
+        Schema([Field(1, "a", pa.int8()),
+                Field(2, "m", fs.MapType(Field(3, "key", pa.int8()), Field(1, "value", pa.int8())))])
+
+
+# -- initial defaults converted together, one Arrow conversion per type ------------------------------
+@PROPERTY
+@given(schema=schemas(max_depth=2))
+def test_default_scalars_match_default_scalar(schema: Schema) -> None:
+    fields = [f for f in schema.all_fields() if f.initial_default is not None]
+    together = default_scalars(fields, schema.arrow_types())
+    for f in fields:
+        alone = default_scalar(f, "initial")
+        if f.id not in together:
+            continue
+        got = together[f.id]
+        assert got.type == alone.type and got.is_valid == alone.is_valid
+        assert value_key(got.as_py()) == value_key(alone.as_py())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=histories())
+def test_plans_with_defaults_converted_together_match_one_by_one(history: Any) -> None:
+    def comparable(node: Any) -> Any:
+        if isinstance(node, ConstantNode):
+            return ("constant", node.path, node.value.type, node.value.is_valid, value_key(node.value.as_py()))
+        return tuple(comparable(v) if dataclasses.is_dataclass(v) else
+                     tuple(map(comparable, v)) if isinstance(v, tuple) else v
+                     for v in (getattr(node, f.name) for f in dataclasses.fields(node)))
+
+    read = history.final
+    for version in history.schemas:
+        try:
+            together = build_plan(version, read, fs.CastPolicy.hudi())
+        except fs.SchemaMismatchError:
+            continue
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(planning, "default_scalars", lambda *args: {})
+            alone = build_plan(version, read, fs.CastPolicy.hudi())
+        assert [comparable(n) for n in together.nodes] == [comparable(n) for n in alone.nodes]
+        assert together.notes == alone.notes and together.strategy is alone.strategy
