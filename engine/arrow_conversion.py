@@ -259,21 +259,21 @@ def _fast_type(t: pa.DataType, depth: int, next_id: Callable[[], int], max_depth
     tid = t.id
     if tid not in _NESTED_OR_WRAPPED:
         return _primitive(t, "")
-    if tid == _DICTIONARY_ID:
-        return _fast_type(t.value_type, depth, next_id, max_depth)
-    if isinstance(t, pa.BaseExtensionType):
-        return _fast_type(t.storage_type, depth, next_id, max_depth)
-    if tid == _STRUCT_ID:
-        return StructType(tuple(_fast_field(t.field(i), None, depth + 1, next_id, max_depth)
-                                for i in range(t.num_fields)))
-    if tid == _MAP_ID:
-        return MapType(key=_fast_field(t.key_field, None, depth + 2, next_id, max_depth),
-                       value=_fast_field(t.item_field, None, depth + 2, next_id, max_depth),
-                       keys_sorted=t.keys_sorted)
+    if tid == _STRUCT_ID:  # the ids of nested and wrapper types are distinct: any order of tests will do
+        return StructType(tuple([_fast_field(t.field(i), None, depth + 1, next_id, max_depth)
+                                 for i in range(t.num_fields)]))
     variant = _LIST_IDS.get(tid)
     if variant is not None:
         element = _fast_field(t.value_field, "element", depth + 2, next_id, max_depth)
         return ListType(element=element, variant=variant, size=t.list_size if variant == "fixed_size_list" else None)
+    if tid == _MAP_ID:
+        return MapType(key=_fast_field(t.key_field, None, depth + 2, next_id, max_depth),
+                       value=_fast_field(t.item_field, None, depth + 2, next_id, max_depth),
+                       keys_sorted=t.keys_sorted)
+    if tid == _DICTIONARY_ID:
+        return _fast_type(t.value_type, depth, next_id, max_depth)
+    if isinstance(t, pa.BaseExtensionType):
+        return _fast_type(t.storage_type, depth, next_id, max_depth)
     return _fast_type(t.value_type, depth, next_id, max_depth)  # run-end encoded
 
 

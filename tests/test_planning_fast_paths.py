@@ -27,8 +27,7 @@ from fieldshift import file_schema as file_schema_module
 from fieldshift.arrow_conversion import FIELD_ID_KEY, field_from_arrow, fields_from_arrow
 from fieldshift.defaults import default_scalar, default_scalars
 from fieldshift.file_schema import file_schema_of
-from fieldshift.planner import build_plan
-from fieldshift.planner import planning
+from fieldshift.planner import build_plan, planning
 from fieldshift.planner.cache import plan_columns, value_key
 from fieldshift.planner.nodes import ConstantNode
 from fieldshift.types import MAX_NESTING_DEPTH
