@@ -6,17 +6,18 @@ already carries the ids, and a table written from ``to_arrow()`` stores them in 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from fieldshift.errors import InvalidFieldIdError, MissingFieldIdError
 from fieldshift.field import Field
-from fieldshift.type_visitor import TypeVisitor, visit_field, visit_type
+from fieldshift.type_visitor import TypeVisitor, visit_field, visit_fields, visit_type
 from fieldshift.types import FieldType, ListType, MapType, StructType
 
-__all__ = ["FIELD_ID_KEY", "arrow_field_id", "field_from_arrow", "field_to_arrow", "type_to_arrow"]
+__all__ = ["FIELD_ID_KEY", "arrow_field_id", "field_from_arrow", "field_to_arrow", "fields_from_arrow",
+           "fields_to_arrow", "type_to_arrow"]
 
 FIELD_ID_KEY = b"PARQUET:field_id"
 
@@ -77,6 +78,17 @@ class _ToArrow(TypeVisitor[Any]):
         return t
 
 
+class _ToArrowRecorded(_ToArrow):
+    """``_ToArrow`` that keeps every field's Arrow type by id as it builds it."""
+
+    def __init__(self) -> None:
+        self.types: dict[int, pa.DataType] = {}
+
+    def field(self, f: Field, result: pa.DataType) -> pa.Field:
+        self.types[f.id] = result
+        return _ToArrow.field(self, f, result)
+
+
 _TO_ARROW = _ToArrow()
 _ID_METADATA: dict[int, pa.KeyValueMetadata] = {}
 """The metadata of a field without a doc, by id: built once, as pyarrow converts a dict on every call."""
@@ -88,6 +100,13 @@ def type_to_arrow(t: FieldType) -> pa.DataType:
 
 def field_to_arrow(f: Field) -> pa.Field:
     return visit_field(f, _TO_ARROW)
+
+
+def fields_to_arrow(fields: Sequence[Field]) -> tuple[list[pa.Field], dict[int, pa.DataType]]:
+    """``field_to_arrow`` of each field, and the Arrow type built for every field at every depth, by id
+    (reading them back out of the Arrow fields would build a wrapper per type)."""
+    recorder = _ToArrowRecorded()
+    return visit_fields(fields, recorder), recorder.types
 
 
 IdSource = Callable[[str], int]
@@ -159,13 +178,103 @@ def _type_from_arrow(t: pa.DataType, path: str, next_id: IdSource | None) -> Fie
 
 def _primitive(t: pa.DataType, path: str) -> pa.DataType:
     """The one shared instance of a storable primitive type (plans memoise decisions per instance)."""
+    shared = _BY_TYPE_ID.get(t.id)  # hashing a pa.DataType formats it: 0.25-1 us
+    if shared is not None:
+        return shared
     shared = _PRIMITIVES.get(t)
     if shared is None:
         _check_storable(t, path)
         if len(_PRIMITIVES) < 4096:
             _PRIMITIVES[t] = t
         shared = t
+    if t.id in _PARAMETERLESS:
+        _BY_TYPE_ID[t.id] = shared
     return shared
+
+
+_PARAMETERLESS = frozenset(t.id for t in (
+    pa.null(), pa.bool_(), pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
+    pa.uint64(), pa.float16(), pa.float32(), pa.float64(), pa.string(), pa.large_string(), pa.string_view(),
+    pa.binary(), pa.large_binary(), pa.binary_view(), pa.date32(), pa.date64(),
+))
+"""Arrow type ids that name exactly one type: their shared instance is found by id, without hashing."""
+_BY_TYPE_ID: dict[int, pa.DataType] = {}
+
+
+class _TooDeep(Exception):
+    """A column nests deeper than the walk's limit (``fields_from_arrow`` returns None)."""
+
+
+_STRUCT_ID = pa.struct([]).id
+_MAP_ID = pa.map_(pa.int8(), pa.int8()).id
+_LIST_IDS = {pa.list_(pa.int8()).id: "list", pa.large_list(pa.int8()).id: "large_list",
+             pa.list_view(pa.int8()).id: "list_view", pa.large_list_view(pa.int8()).id: "large_list_view",
+             pa.list_(pa.int8(), 1).id: "fixed_size_list"}
+_DICTIONARY_ID = pa.dictionary(pa.int8(), pa.int8()).id
+
+
+def fields_from_arrow(schema: pa.Schema, next_id: Callable[[], int], max_depth: int) -> list[Field] | None:
+    """``field_from_arrow`` of every column in one walk, the nesting depth checked on the way: the fast
+    path of wide schemas, for callers that keep the general walk for errors.
+
+    Gives the same fields as ``field_from_arrow`` with ``next_id`` (called in the same order, without a
+    path), or None when a column spans more than ``max_depth`` Parquet levels (counted as
+    ``types.arrow_depth`` counts them). Builds no paths: an invalid id or type raises an error without
+    the right path (``InvalidFieldIdError``, ``TypeError``, ``ValueError``), which the caller answers by
+    taking the general walk, whose errors name the column."""
+    try:
+        return [_fast_field(f, None, 1, next_id, max_depth) for f in schema]
+    except _TooDeep:
+        return None
+
+
+def _fast_field(f: pa.Field, name: str | None, depth: int, next_id: Callable[[], int], max_depth: int) -> Field:
+    """``field_from_arrow`` of a field whose type sits at Parquet level ``depth``."""
+    if depth > max_depth:
+        raise _TooDeep
+    meta = f.metadata
+    doc = None
+    if meta is None:
+        fid = next_id()
+    else:
+        raw = meta.get(FIELD_ID_KEY)
+        if raw is None:
+            fid = next_id()
+        else:
+            fid = int(raw)
+            if fid <= 0:
+                raise ValueError(f"field id {fid} is not positive")
+        raw_doc = meta.get(b"doc")
+        if raw_doc is not None:
+            doc = raw_doc.decode()
+    t = f.type
+    ftype = _BY_TYPE_ID.get(t.id)
+    if ftype is None:
+        ftype = _fast_type(t, depth, next_id, max_depth)
+    return Field(fid, f.name if name is None else name, ftype, f.nullable, doc)
+
+
+def _fast_type(t: pa.DataType, depth: int, next_id: Callable[[], int], max_depth: int) -> FieldType:
+    """``_type_from_arrow`` at Parquet level ``depth`` (wrappers' values sit at their own level)."""
+    tid = t.id
+    if tid not in _NESTED_OR_WRAPPED:
+        return _primitive(t, "")
+    if tid == _STRUCT_ID:  # the ids of nested and wrapper types are distinct: any order of tests will do
+        return StructType(tuple([_fast_field(t.field(i), None, depth + 1, next_id, max_depth)
+                                 for i in range(t.num_fields)]))
+    variant = _LIST_IDS.get(tid)
+    if variant is not None:
+        element = _fast_field(t.value_field, "element", depth + 2, next_id, max_depth)
+        return ListType(element=element, variant=variant, size=t.list_size if variant == "fixed_size_list" else None)
+    if tid == _MAP_ID:
+        return MapType(key=_fast_field(t.key_field, None, depth + 2, next_id, max_depth),
+                       value=_fast_field(t.item_field, None, depth + 2, next_id, max_depth),
+                       keys_sorted=t.keys_sorted)
+    if tid == _DICTIONARY_ID:
+        return _fast_type(t.value_type, depth, next_id, max_depth)
+    if isinstance(t, pa.BaseExtensionType):
+        return _fast_type(t.storage_type, depth, next_id, max_depth)
+    return _fast_type(t.value_type, depth, next_id, max_depth)  # run-end encoded
 
 
 def _check_storable(t: pa.DataType, path: str) -> None:

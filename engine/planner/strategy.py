@@ -42,15 +42,16 @@ class BatchSteps:
 def choose_strategy(nodes: tuple[Node, ...], read_schema: Schema, file_arrow: pa.Schema,
                     output: pa.Schema) -> tuple[BatchStrategy, BatchSteps]:
     """The strategy for batches of ``file_arrow`` and the runtime selectors it needs."""
-    lists = tuple(i for i, f in enumerate(read_schema.fields) if _holds_list(f.type))
+    lists = tuple(i for i, f in enumerate(read_schema.fields) if f.type.__class__ in _NESTED and _holds_list(f.type))
     takes = all(isinstance(n, Take) for n in nodes)
     if takes and len(nodes) == len(file_arrow) and all(n.index == i for i, n in enumerate(nodes)) \
             and file_arrow.equals(output):
         return BatchStrategy.IDENTITY, BatchSteps(list_columns=lists)
-    types = file_arrow.types
-    if takes and all(names_like(types[n.index], n.target) == types[n.index] for n in nodes):
-        views = tuple((i, n.target) for i, n in enumerate(nodes) if types[n.index] != n.target)
-        return BatchStrategy.RELABEL, BatchSteps(views=views, list_columns=lists)
+    if takes:
+        types = file_arrow.types  # a wrapper per column: only when every node might relabel
+        if all(names_like(types[n.index], n.target) == types[n.index] for n in nodes):
+            views = tuple((i, n.target) for i, n in enumerate(nodes) if types[n.index] != n.target)
+            return BatchStrategy.RELABEL, BatchSteps(views=views, list_columns=lists)
     return BatchStrategy.COMPUTED, BatchSteps(untouched=_untouched(nodes, file_arrow),
                                               computed=_costliest_first(nodes), list_columns=lists)
 
@@ -58,10 +59,10 @@ def choose_strategy(nodes: tuple[Node, ...], read_schema: Schema, file_arrow: pa
 def _untouched(nodes: tuple[Node, ...], file_arrow: pa.Schema) -> tuple[tuple[int, int], ...]:
     """Take nodes whose file column already has exactly the target type, child names included."""
     out = []
-    types = file_arrow.types  # one list: file_arrow.field(i) builds a pa.Field per call
+    field = file_arrow.field  # a pa.Field per Take: file_arrow.types would build a wrapper per column
     for i, n in enumerate(nodes):
-        if isinstance(n, Take):
-            source = types[n.index]
+        if n.__class__ is Take:
+            source = field(n.index).type
             if source == n.target and (source.num_fields == 0 or same_child_names(source, n.target)):
                 out.append((i, n.index))
     return tuple(out)
@@ -69,8 +70,12 @@ def _untouched(nodes: tuple[Node, ...], file_arrow: pa.Schema) -> tuple[tuple[in
 
 def _costliest_first(nodes: tuple[Node, ...]) -> tuple[int, ...]:
     """The nodes that compute, costliest first: threads take them in this order (see run_parallel)."""
-    heavy = [i for i, n in enumerate(nodes) if not isinstance(n, (Take, ConstantNode))]
+    heavy = [i for i, n in enumerate(nodes) if n.__class__ not in _LIGHT]
     return tuple(sorted(heavy, key=lambda i: -_cost(nodes[i])))
+
+
+_LIGHT = frozenset((Take, ConstantNode))
+_NESTED = frozenset((StructType, ListType, MapType))
 
 
 _TEXT_TYPE_IDS = frozenset((pa.string().id, pa.large_string().id, pa.string_view().id))
@@ -78,16 +83,17 @@ _TEXT_TYPE_IDS = frozenset((pa.string().id, pa.large_string().id, pa.string_view
 
 def _cost(node: Node) -> int:
     """A rough weight: text is formatted or parsed value by value; widening and rebuilds are copies."""
-    if isinstance(node, NullCheck):
-        return 1 + _cost(node.inner)
-    if isinstance(node, CastNode):
+    cls = node.__class__  # the node classes are final: a class check each, not an isinstance chain
+    if cls is CastNode:
         text = node.kernel.startswith(("cast.numba", "cast.masked")) or node.target.id in _TEXT_TYPE_IDS
         return 8 if text else 1
-    if isinstance(node, StructNode):
+    if cls is NullCheck:
+        return 1 + _cost(node.inner)
+    if cls is StructNode:
         return 1 + sum(_cost(c) for c in node.children)
-    if isinstance(node, ListNode):
+    if cls is ListNode:
         return 2 + _cost(node.element)
-    if isinstance(node, MapNode):
+    if cls is MapNode:
         return 2 + _cost(node.key) + _cost(node.value)
     return 0
 
