@@ -18,6 +18,7 @@ from fieldshift.errors import (
     CommitConflictError,
     NotKeyedError,
     SchemaEvolutionError,
+    SnapshotExpiredError,
     TableError,
 )
 from fieldshift.options import OnIncompatible
@@ -330,14 +331,20 @@ class Table:
         for attempt in range(COMMIT_RETRIES):
             head = self.catalog.head(self.table_id)
             schema = self.schemas_by_id()[head.schema_id]
-            if filter is not None:
-                rows = self.scan(columns=list(spec.key_names), filter=filter, snapshot_id=head.snapshot_id).to_arrow()
-            else:
-                rows = key_rows(keys, schema, spec)
-            if not rows.num_rows:
-                return DeleteResult(0, head.snapshot_id)
+            try:
+                if filter is not None:
+                    rows = self.scan(columns=list(spec.key_names), filter=filter,
+                                     snapshot_id=head.snapshot_id).to_arrow()
+                else:
+                    rows = key_rows(keys, schema, spec)
+                if not rows.num_rows:
+                    return DeleteResult(0, head.snapshot_id)
+                plan = plan_vectors(self, head.snapshot_id, rows, "delete") if attempt < COMMIT_RETRIES - 1 else None
+            except SnapshotExpiredError as e:  # another writer committed and expired ``head`` meanwhile: retry
+                if attempt == COMMIT_RETRIES - 1:
+                    raise CommitConflictError(f"the snapshot this delete read was expired meanwhile: {e}") from None
+                continue
             written: list[str] = []
-            plan = plan_vectors(self, head.snapshot_id, rows, "delete") if attempt < COMMIT_RETRIES - 1 else None
             try:
                 files = write_partitioned(self.storage, schema, self.spec, rows, written, keys=spec,
                                           content="deletes")

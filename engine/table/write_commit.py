@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from fieldshift.errors import CommitOutcomeUnknownError, DuplicateKeyError, NotKeyedError
+from fieldshift.errors import (
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    DuplicateKeyError,
+    NotKeyedError,
+    SnapshotExpiredError,
+)
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot
 from fieldshift.table.deletion_vectors import VectorCommit
@@ -96,9 +102,9 @@ def resolve_written(table: Table, snapshot_id: int, schema: Schema, files: Seque
         rows = pa.concat_tables([table.storage.read_table(f.path, columns=names) for f in files])
         rows = rows.cast(schema.select(names).to_arrow())  # Parquet gives some types back otherwise
         check_unique(rows, keys, operation)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, DuplicateKeyError):
-        return None
-    plan = plan_vectors(table, snapshot_id, rows, operation)
+        plan = plan_vectors(table, snapshot_id, rows, operation)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, DuplicateKeyError, SnapshotExpiredError):
+        return None  # (an expired snapshot: another writer committed meanwhile, the commit replays)
     if plan.rows.num_rows != rows.num_rows:
         return None
     return plan.commit(files, on_conflict="skip")
@@ -137,12 +143,16 @@ def write_rows(table: Table, head: Snapshot, base: Schema, schema: Schema, evolv
     if mark is not None:  # a replay is told so before any key check (an insert-only replay is no duplicate)
         table.catalog.run_read(lambda conn: check_unrecorded(conn, table.table_id, mark))
     keys = key_spec(table.properties, schema)  # the key's columns as ``data`` names them
-    data = keyed_rows(table, keys, data, operation, head.snapshot_id)
     plan = None
-    if keys is not None and resolve:  # superseded rows go to deletion vectors (``resolve``: else merge on read)
-        plan = plan_vectors(table, head.snapshot_id, data, "upsert" if operation == "upsert" else "append",
-                            replace_all=operation == "overwrite")
-        data = plan.rows
+    try:
+        data = keyed_rows(table, keys, data, operation, head.snapshot_id)
+        if keys is not None and resolve:  # superseded rows go to deletion vectors (``resolve``: else merge on read)
+            plan = plan_vectors(table, head.snapshot_id, data, "upsert" if operation == "upsert" else "append",
+                                replace_all=operation == "overwrite")
+            data = plan.rows
+    except SnapshotExpiredError as e:  # another writer committed and expired ``head`` meanwhile
+        raise CommitConflictError(f"the snapshot this {operation} looked its keys up in was expired meanwhile: "
+                                  f"{e}; retry on the new head") from None
     if evolved:  # before writing anything
         check_evolution(table, base, schema, f"an {operation}")
     written: list[str] = []

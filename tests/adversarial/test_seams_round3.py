@@ -102,3 +102,26 @@ def test_an_overwrite_with_a_repeated_key_says_overwrite(tmp_path: Path) -> None
     with pytest.raises(fs.DuplicateKeyError, match="the rows to overwrite hold key"):
         t.overwrite({"k": [2, 2], "pre": [1, 2], "v": ["x", "y"]})
     assert t.to_arrow().column("v").to_pylist() == ["a"]
+
+
+def test_an_upsert_whose_head_is_expired_meanwhile_retries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two keyed writers: one expires snapshots (older_than=0) while the other looks its keys up in the head
+    it read; that snapshot is gone by the lookup. The upsert must retry on the new head, not fail with
+    SnapshotExpiredError (the stateful two-writer test hit this now and then)."""
+    import fieldshift.table.write_commit as write_commit
+
+    t = _keyed(tmp_path, pa.int64())
+    t.upsert({"k": [1, 2], "pre": [1, 1], "v": ["a", "b"]})
+    lookup = write_commit.plan_vectors
+
+    def racing(*args: object, **kwargs: object) -> object:
+        monkeypatch.setattr(write_commit, "plan_vectors", lookup)  # one race, then look up as usual
+        other = fs.Table.open(t.location)
+        other.upsert({"k": [3], "pre": [1], "v": ["c"]})
+        other.expire_snapshots(older_than=0, retain_last=1)
+        return lookup(*args, **kwargs)
+
+    monkeypatch.setattr(write_commit, "plan_vectors", racing)
+    t.upsert({"k": [1], "pre": [2], "v": ["a2"]})
+    rows = sorted(fs.Table.open(t.location).to_arrow().to_pylist(), key=lambda r: r["k"])
+    assert [(r["k"], r["v"]) for r in rows] == [(1, "a2"), (2, "b"), (3, "c")]
