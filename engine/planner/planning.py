@@ -283,7 +283,8 @@ def arrow_plan(file_arrow: pa.Schema, read_schema: Schema, policy: CastPolicy,
         return hit
 
     def build() -> EvolutionPlan:
-        schema = file_schema_of(file_arrow, read_schema, name_mapping=name_mapping, match=match)
+        with paused_gc():  # a wide file schema is thousands of cycle-free objects too (gc_pause)
+            schema = file_schema_of(file_arrow, read_schema, name_mapping=name_mapping, match=match)
         return build_plan(schema, read_schema, policy, constants, file_arrow)
 
     return PLAN_CACHE.get((file_arrow.serialize().to_pybytes(), *rest), build, arrow=file_arrow)

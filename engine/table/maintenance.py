@@ -15,13 +15,14 @@ compaction's files are resolved (``deletion_vectors``): they need no merge until
 from __future__ import annotations
 
 import datetime as dt
+import math
 import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from fieldshift.errors import CommitConflictError, DataFileError
+from fieldshift.errors import CommitConflictError, DataFileError, InvalidOptionError
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.deletion_vectors import VectorCommit
 from fieldshift.table.files import check_present, remove_files
@@ -32,8 +33,8 @@ from fieldshift.table.scan import Scan
 if TYPE_CHECKING:
     from fieldshift.table.table import Table
 
-__all__ = ["CompactResult", "ExpireResult", "PendingCompaction", "commit_compaction", "compact", "expire_snapshots",
-           "prepare_compaction", "remove_expired_files"]
+__all__ = ["CompactResult", "ExpireResult", "PendingCompaction", "age_margin", "commit_compaction", "compact",
+           "expire_snapshots", "prepare_compaction", "remove_expired_files"]
 
 RETRIES = 8
 SMALL_FILE_ROWS = 1 << 19
@@ -163,12 +164,27 @@ def compact(table: Table, max_file_rows: int) -> CompactResult:
     raise AssertionError("unreachable")
 
 
-def expire_snapshots(table: Table, older_than: dt.timedelta | float, retain_last: int) -> ExpireResult:
-    """See the module docstring."""
+
+def age_margin(older_than: dt.timedelta | float) -> dt.timedelta:
+    """``older_than`` of expiry and vacuum (a timedelta, or seconds) as a timedelta: finite, not negative."""
     if isinstance(older_than, (int, float)) and not isinstance(older_than, bool):
-        older_than = dt.timedelta(seconds=older_than)
+        if not math.isfinite(older_than) or not 0 <= older_than <= _MAX_AGE.total_seconds():
+            raise InvalidOptionError(f"older_than must be a number of seconds from 0 to {_MAX_AGE.total_seconds():.0f} "
+                                     f"(or a timedelta), not {older_than!r}; nothing was changed")
+        return dt.timedelta(seconds=older_than)  # plain numbers are seconds
     if not isinstance(older_than, dt.timedelta):
         raise TypeError(f"older_than must be a datetime.timedelta or seconds, not {older_than!r}")
+    if older_than < dt.timedelta(0):
+        raise InvalidOptionError(f"older_than must not be negative, not {older_than!r}; nothing was changed")
+    return min(older_than, _MAX_AGE)
+
+
+_MAX_AGE = dt.timedelta(days=365_000)
+"""Longer than any table has lived; also keeps ``now - older_than`` within datetime's range."""
+
+def expire_snapshots(table: Table, older_than: dt.timedelta | float, retain_last: int) -> ExpireResult:
+    """See the module docstring."""
+    older_than = age_margin(older_than)
     if isinstance(retain_last, bool) or not isinstance(retain_last, int) or retain_last < 1:
         raise TypeError(f"retain_last must be an int >= 1 (the head is always kept), not {retain_last!r}")
     snapshots = table.history()

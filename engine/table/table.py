@@ -41,7 +41,7 @@ from fieldshift.table.files import TMP_SUFFIX, check_present, remove_files
 from fieldshift.table.key_lookup import plan_vectors
 from fieldshift.table.keyed_write import key_rows
 from fieldshift.table.keys import KeySpec, check_key_change, key_properties, key_spec
-from fieldshift.table.maintenance import CompactResult, ExpireResult, compact, expire_snapshots
+from fieldshift.table.maintenance import CompactResult, ExpireResult, age_margin, compact, expire_snapshots
 from fieldshift.table.object_store import create_on_object_store, open_on_object_store
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_write import write_partitioned
@@ -452,11 +452,7 @@ class Table:
         it) are kept; directories, symlinks and other entries are left alone. Temporary catalogs of
         creates killed midway (that no live create holds) go too.
         """
-        if isinstance(older_than, (int, float)) and not isinstance(older_than, bool):
-            older_than = dt.timedelta(seconds=older_than)  # plain numbers are seconds
-        if not isinstance(older_than, dt.timedelta):
-            raise TypeError(f"older_than must be a datetime.timedelta or seconds, not {older_than!r}")
-        cutoff = time.time() - older_than.total_seconds()
+        cutoff = time.time() - age_margin(older_than).total_seconds()
         found = [e for folder in ("data", "quarantine") for e in self.storage.list_files(folder)
                  if e.regular and _OWN_FILE.fullmatch(e.name) and e.mtime <= cutoff]  # fieldshift's files only
         removed = []

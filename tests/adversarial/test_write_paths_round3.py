@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -187,3 +188,16 @@ def test_run_end_encoded_struct_child_is_written_as_its_values(tmp_path: Path) -
     table.append(pa.table({"id": [1, 2, 3], "s": values}))
     table.append(pa.table({"id": [4, 5, 6], "s": values}))
     assert table.to_arrow().column("s").to_pylist() == [{"x": "a"}, {"x": "a"}, {"x": "b"}] * 2
+
+
+@pytest.mark.parametrize("older_than", [float("nan"), float("inf"), 1e300, -1, dt.timedelta(days=-1)], ids=repr)
+def test_expiry_and_vacuum_refuse_margins_that_are_no_age(tmp_path: Path, older_than: object) -> None:
+    """NaN, infinite, absurd or negative margins raised raw ValueError/OverflowError (or were taken as 'now')."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]))
+    t.append({"id": [1]})
+    t.append({"id": [2]})
+    for call in (t.expire_snapshots, t.vacuum):
+        with pytest.raises(fs.InvalidOptionError, match="older_than"):
+            call(older_than)
+    assert len(t.history()) == 3 and t.to_arrow().column("id").to_pylist() == [1, 2]
+    assert t.expire_snapshots(dt.timedelta.max).expired_snapshots == ()  # nothing is that old
