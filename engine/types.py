@@ -26,6 +26,7 @@ __all__ = [
     "check_arrow_depth",
     "check_primitive",
     "container_depth_guard",
+    "int_range",
     "is_nested",
     "logical_type",
     "logically_equal",
@@ -221,3 +222,9 @@ def container_depth_guard(obj: object, limit: int, what: str) -> None:
             stack.extend((v, d + 1) for v in o.values() if isinstance(v, (dict, list)))
         elif isinstance(o, list):
             stack.extend((v, d + 1) for v in o if isinstance(v, (dict, list)))
+
+
+def int_range(t: pa.DataType) -> tuple[int, int]:
+    """The least and greatest value of an Arrow integer type."""
+    bits = t.bit_width
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if pa.types.is_signed_integer(t) else (0, (1 << bits) - 1)

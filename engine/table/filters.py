@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from fieldshift.errors import InvalidFilterError
 from fieldshift.schema import Schema, join_path, split_path
-from fieldshift.types import StructType, type_name
+from fieldshift.types import StructType, int_range, type_name
 
 __all__ = ["OPS", "BoundPredicate", "InvalidFilterError", "Predicate", "bind_filter", "parse_filter",
            "row_filter", "sort_keys"]
@@ -153,11 +153,6 @@ _TICKS_PER_SECOND = {"s": 1, "ms": 1000, "us": 10**6, "ns": 10**9}
 _INF = math.inf
 
 
-def _int_range(t: pa.DataType) -> tuple[int, int]:
-    bits = t.bit_width
-    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if T.is_signed_integer(t) else (0, (1 << bits) - 1)
-
-
 def _locate_int(x: Fraction | float, lo: int, hi: int) -> tuple[int | None, int | None]:
     """(largest int in [lo, hi] <= x, smallest one >= x); None where there is none."""
     if x == _INF:
@@ -236,7 +231,7 @@ class _Domain:
 
 def _domain(t: pa.DataType) -> _Domain | None:
     if T.is_integer(t):
-        lo, hi = _int_range(t)
+        lo, hi = int_range(t)
 
         def loc_int(v: Any) -> tuple[Any, Any] | None:
             x = _as_real(v)
@@ -280,7 +275,7 @@ def _domain(t: pa.DataType) -> _Domain | None:
     if T.is_time(t):
         per_second = _TICKS_PER_SECOND[t.unit]
         storage = pa.int32() if T.is_time32(t) else pa.int64()
-        lo, hi = _int_range(storage)
+        lo, hi = int_range(storage)
 
         def loc_time(v: Any) -> tuple[Any, Any] | None:
             if not isinstance(v, dt.time):
@@ -297,7 +292,7 @@ def _temporal_domain(t: pa.DataType) -> _Domain:
     """Dates count days, timestamps count their unit since the epoch (UTC for zoned columns)."""
     if T.is_date(t):
         per_second: Fraction | int = Fraction(1, 86400)
-        lo, hi = _int_range(pa.int32())
+        lo, hi = int_range(pa.int32())
         aware: bool | None = None
 
         def build(vs: list[Any]) -> pa.Array:
@@ -305,7 +300,7 @@ def _temporal_domain(t: pa.DataType) -> _Domain:
             return days if T.is_date32(t) else days.cast(t)
     else:
         per_second = _TICKS_PER_SECOND[t.unit]
-        lo, hi = _int_range(pa.int64())
+        lo, hi = int_range(pa.int64())
         aware = t.tz is not None
 
         def build(vs: list[Any]) -> pa.Array:

@@ -40,6 +40,7 @@ from fieldshift.errors import PartitionKeyChangeError
 from fieldshift.schema import Schema
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.transforms import Transform
+from fieldshift.types import int_range
 
 __all__ = ["check_schema_change", "same_keys"]
 
@@ -47,10 +48,7 @@ T = pa.types
 
 
 def _int_contains(old: pa.DataType, new: pa.DataType) -> bool:
-    def bounds(t: pa.DataType) -> tuple[int, int]:
-        bits = t.bit_width
-        return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if T.is_signed_integer(t) else (0, (1 << bits) - 1)
-    (a, b), (c, d) = bounds(old), bounds(new)
+    (a, b), (c, d) = int_range(old), int_range(new)
     return c <= a and b <= d
 
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from fieldshift.errors import KeyDeclarationError
 from fieldshift.schema import Schema
+from fieldshift.types import int_range
 
 __all__ = ["PRECOMBINE_PROPERTY", "check_precombine_change", "keeps_order"]
 
@@ -27,10 +28,7 @@ _MANTISSA = {16: 11, 32: 24, 64: 53}
 
 
 def _int_fits(old: pa.DataType, new: pa.DataType) -> bool:
-    def bounds(t: pa.DataType) -> tuple[int, int]:
-        bits = t.bit_width
-        return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if T.is_signed_integer(t) else (0, (1 << bits) - 1)
-    (a, b), (c, d) = bounds(old), bounds(new)
+    (a, b), (c, d) = int_range(old), int_range(new)
     return c <= a and b <= d
 
 

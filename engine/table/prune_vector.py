@@ -27,6 +27,7 @@ from fieldshift.table.catalog import DataFile
 from fieldshift.table.file_cache import Bounds, SnapshotFiles
 from fieldshift.table.filters import BoundPredicate
 from fieldshift.table.stats import leaf_node
+from fieldshift.types import int_range
 
 if TYPE_CHECKING:
     from fieldshift.table.scan import Scan
@@ -88,10 +89,9 @@ def _eligible_schema_ids(scan: Scan, pred: BoundPredicate, schema_ids: set[int])
     return out
 
 
-def _int_range(t: pa.DataType) -> tuple[int, int]:
+def _int64_range(t: pa.DataType) -> tuple[int, int]:
     """The values ``t`` holds, clipped to int64 (bounds are parsed as int64)."""
-    bits = t.bit_width - pa.types.is_signed_integer(t)
-    low, high = (-(1 << bits), (1 << bits) - 1) if pa.types.is_signed_integer(t) else (0, (1 << bits) - 1)
+    low, high = int_range(t)
     return max(low, _I64[0]), min(high, _I64[1])
 
 
@@ -99,7 +99,7 @@ def _ruled_out(pred: BoundPredicate, file_type: pa.DataType, b: Bounds, at: np.n
     """A mask over the files at positions ``at``: True where statistics prove no row matches ``pred``."""
     present, counts, nulls = b.present[at], b.counts[at], b.nulls[at]
     lo, hi, ok = b.low[at], b.high[at], b.ok[at]
-    low, high = _int_range(file_type)
+    low, high = _int64_range(file_type)
     bounds = ok & (lo >= low) & (lo <= high) & (hi >= low) & (hi <= high)  # as stats.read_bounds
     out = nulls >= counts if pred.op in _NULL_REJECTING else np.zeros(len(at), dtype=bool)
     keys = pred.keys
