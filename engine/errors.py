@@ -26,6 +26,7 @@ __all__ = [
     "DuplicateFieldError",
     "DuplicateKeyError",
     "FieldshiftError",
+    "FilterSyntaxError",
     "HistoryUnreadableError",
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
@@ -318,6 +319,11 @@ class DDLSyntaxError(SchemaEvolutionError):
         shown = "the end of the statement" if found is None else repr(found)
         super().__init__(f"syntax error at {where}: expected {expected}, found {shown}\n"
                          f"{pointer(statement, position, end)}")
+
+
+class FilterSyntaxError(DDLSyntaxError, InvalidFilterError):
+    """Filter text (``Table.scan(filter="...")``, the CLI's ``--where``) that does not parse, or whose
+    column or literal does not fit the table: the caret points at the token."""
 
 
 class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
