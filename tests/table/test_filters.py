@@ -58,7 +58,8 @@ def table(tmp_path: Path) -> fs.Table:
     (("id", "is_null", 1), "takes no value"),
     (("id", "in", [1, None]), "is_null"),
     (("d", "==", float("nan")), "NaN"),
-    ("id > 1", "not a str"),
+    ("id >> 1", "expected a value"),  # filter text parses, or points at the bad token
+    (5, "not a int"),
     ([[("id", ">", 1)], [("id", "<", 0)]], "OR"),
     ([("id", ">", 1), 5], "write \\(column, op, value\\)"),
     (("", "==", 1), "name a column"),
@@ -76,7 +77,7 @@ def test_filter_shapes_that_work(table: fs.Table) -> None:
     assert _ids(table, [("s", "IS_NULL")]) == [3]
     assert _ids(table, (["st", "x"], ">=", 2)) == [2]
     assert _ids(table, ("st.x", "not_null")) == [1, 2]
-    assert parse_filter(("a", "=", 1))[0].op == "=="
+    assert parse_filter(("a", "=", 1)).op == "=="
 
 
 # -- literal kinds ----------------------------------------------------------------------------------
