@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from fieldshift.ddl_changes import SqlLiteral
-from fieldshift.errors import InvalidFilterError
+from fieldshift.errors import InvalidFilterError, InvalidNameError
 from fieldshift.schema import join_path, split_path
 
 __all__ = ["OPS", "AlwaysFalse", "AlwaysTrue", "And", "Expression", "ExpressionVisitor", "Not", "Or", "Predicate",
@@ -228,10 +228,11 @@ class Predicate(Expression):
     prefix for ``starts_with``, nothing for ``is_null``/``not_null``/``is_nan``/``not_nan``.
     """
 
-    column: str | tuple[str, ...]
+    column: str | tuple[str, ...] = field(compare=False)
     op: str
     value: Any = None
     source: TextSource | None = field(default=None, compare=False, repr=False)
+    parts: tuple[str, ...] = field(init=False, repr=False)  # the column's names: predicates compare by them
 
     def __post_init__(self) -> None:
         col = self.column
@@ -243,6 +244,10 @@ class Predicate(Expression):
                 raise InvalidFilterError(f"filter column {col!r}: a path is a non-empty sequence of names")
         elif not isinstance(col, str) or not col:
             raise InvalidFilterError(f"filter column {col!r}: name a column (a str such as 'a' or 's.x')")
+        try:
+            object.__setattr__(self, "parts", split_path(col))
+        except InvalidNameError as e:
+            raise InvalidFilterError(f"filter column {col!r}: {e}") from None
         op = self.op.strip().lower() if isinstance(self.op, str) else self.op
         if op not in OPS:
             raise InvalidFilterError(f"filter on {self.shown_column!r}: unknown operator {self.op!r}; "
@@ -293,7 +298,7 @@ class Predicate(Expression):
     @property
     def path(self) -> tuple[str, ...]:
         """The column's name parts."""
-        return split_path(self.column)
+        return self.parts
 
     def __str__(self) -> str:
         return render(self)
@@ -301,6 +306,29 @@ class Predicate(Expression):
     def text(self) -> str:
         """This condition as filter text (``a >= 2``, ``s.x is null``, ``n in (1, 2)``)."""
         return leaf_text(self.path, self.op, self.value)
+
+    def negate(self) -> Expression:
+        """NOT of this condition in SQL's logic, without a ``Not``: true where it is false, false where it
+        is true, never true where it is unknown. ``= < <= > >= in starts_with`` are unknown on a null, so
+        their negation keeps nulls out; NaN makes every comparison false, so ``not (d < 1)`` holds on a
+        NaN (``is_nan`` is false on columns that hold none)."""
+        op = self.op
+        if op in ("==", "in", "starts_with"):
+            opposite = {"==": "!=", "in": "not in", "starts_with": "not_starts_with"}[op]
+            return and_(_with_op(self, opposite), _with_op(self, "not_null"))
+        negated = _with_op(self, NEGATED[op])
+        if op in ("<", "<=", ">", ">="):
+            return or_(negated, _with_op(self, "is_nan"))
+        return negated
+
+
+NEGATED = {"!=": "==", "not in": "in", "is_null": "not_null", "not_null": "is_null", "is_nan": "not_nan",
+           "not_nan": "is_nan", "not_starts_with": "starts_with", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+"""The operator that is true exactly where each operator is false, on values that are never unknown."""
+
+
+def _with_op(p: Predicate, op: str) -> Predicate:
+    return Predicate(p.column, op, None if op in UNARY else p.value, p.source)
 
 
 def _is_null(v: Any) -> bool:

@@ -5,7 +5,7 @@ the type and rewrites it into the column's own values (``filter_literals``), and
 constant. A bound leaf keeps its field id, so a filter bound at one schema version reads files of
 every other by id, and binding a bound filter at another schema re-resolves it by id (a rename keeps
 it). ``rewrite_not`` then pushes every ``Not`` into the leaves, so pruning visitors see only ``And``,
-``Or`` and leaves, where "might be true" composes.
+``Or`` and leaves, where "might be true" composes (``bind`` does it before anything folds).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from fieldshift.errors import FilterSyntaxError, InvalidFilterError, UnknownFiel
 from fieldshift.schema import Schema, join_path, split_path
 from fieldshift.table.expressions import (
     LISTS,
+    NEGATED,
     PREFIXES,
     AlwaysFalse,
     AlwaysTrue,
@@ -39,8 +40,6 @@ from fieldshift.types import StructType, type_name
 __all__ = ["BoundPredicate", "bind", "leaves", "rewrite_not"]
 
 T = pa.types
-_NEGATED = {"!=": "==", "not in": "in", "is_null": "not_null", "not_null": "is_null", "is_nan": "not_nan",
-            "not_nan": "is_nan", "not_starts_with": "starts_with", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +84,7 @@ class BoundPredicate(Expression):
         if self.op in ("==", "in", "starts_with"):
             opposite = {"==": "!=", "in": "not in", "starts_with": "not_starts_with"}[self.op]
             return and_(self.with_op(opposite), self.with_op("not_null"))
-        negated = self.with_op(_NEGATED[self.op])
+        negated = self.with_op(NEGATED[self.op])
         if self.op in ("<", "<=", ">", ">=") and self.cmp_type is not None and T.is_floating(self.cmp_type):
             return or_(negated, self.with_op("is_nan"))
         return negated
@@ -124,12 +123,14 @@ class _Bind(ExpressionVisitor[Expression]):
 
 
 def bind(expr: Expression, schema: Schema) -> Expression:
-    """``expr`` with every column resolved in ``schema`` and every literal typed; constants folded.
+    """``expr`` without NOT, every column resolved in ``schema`` and every literal typed; constants folded.
 
-    Raises ``InvalidFilterError`` (``FilterSyntaxError`` with a caret for filter text) for a column
-    the schema lacks or cannot filter on, and a literal that does not fit its column.
+    NOT goes first (``rewrite_not``): a leaf that binds to a constant (``a = 1.5`` on a long column is
+    false on every value) is unknown on a null, which only its negation could tell apart. Raises
+    ``InvalidFilterError`` (``FilterSyntaxError`` with a caret for filter text) for a column the
+    schema lacks or cannot filter on, and a literal that does not fit its column.
     """
-    return visit(expr, _Bind(schema))
+    return visit(rewrite_not(expr), _Bind(schema))
 
 
 def _text_error(p: Predicate, at: SqlLiteral | None, expected: str, found: str | None = None) -> InvalidFilterError:
@@ -249,14 +250,14 @@ class _RewriteNot(ExpressionVisitor[Callable[[bool], Expression]]):
         return lambda neg: result(not neg)
 
     def visit_leaf(self, leaf: Expression) -> Callable[[bool], Expression]:
-        if not isinstance(leaf, BoundPredicate):
-            raise InvalidFilterError(f"rewrite_not takes a bound filter; bind {leaf} first")
+        if not isinstance(leaf, (Predicate, BoundPredicate)):
+            raise InvalidFilterError(f"not a filter expression: {leaf!r}")
         return lambda neg: leaf.negate() if neg else leaf
 
 
-def rewrite_not(bound: Expression) -> Expression:
-    """A bound filter without ``Not``: the same rows, with negations folded into its leaves."""
-    return visit(bound, _RewriteNot())(False)
+def rewrite_not(expr: Expression) -> Expression:
+    """A filter without ``Not``, bound or not: the same rows, negations folded into the leaves."""
+    return visit(expr, _RewriteNot())(False)
 
 
 class _Leaves(ExpressionVisitor[list[Expression]]):

@@ -23,7 +23,7 @@ from fieldshift.errors import FilterSyntaxError, InvalidFilterError
 from fieldshift.schema import Schema
 from fieldshift.table.expr_visitors import arrow_expression
 from fieldshift.table.expressions import OPS, AlwaysTrue, Expression, Predicate, and_
-from fieldshift.table.filter_bind import BoundPredicate, bind, rewrite_not
+from fieldshift.table.filter_bind import BoundPredicate, bind
 from fieldshift.table.filter_literals import sort_keys
 from fieldshift.table.filter_text import parse_filter_text
 from fieldshift.table.references import Reference
@@ -80,7 +80,7 @@ def _one(p: Any) -> Expression:
 def bind_filter(filter: Expression, schema: Schema) -> Expression:
     """``filter`` validated against ``schema`` (the read schema), literals rewritten exactly, NOT pushed
     into the leaves: what every visitor that prunes or filters takes."""
-    return rewrite_not(bind(filter, schema))
+    return bind(filter, schema)
 
 
 def row_filter(bound: Expression) -> pc.Expression | None:
