@@ -15,6 +15,7 @@ from fieldshift.errors import (
     DuplicateFieldError,
     DuplicateKeyError,
     FieldshiftError,
+    FilterSyntaxError,
     HistoryUnreadableError,
     IdentifierFieldChangeError,
     IncompatibleTypeError,
@@ -61,7 +62,10 @@ from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
 from fieldshift.table.capture import CaptureProgress, capture
+from fieldshift.table.expressions import AlwaysFalse, AlwaysTrue, And, Expression, Not, Or, Predicate
+from fieldshift.table.filters import parse_filter
 from fieldshift.table.parquet_read import read_parquet
+from fieldshift.table.references import col
 from fieldshift.types import ListType, MapType, StructType
 from fieldshift.widening import supertype
 
@@ -69,6 +73,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyCommittedError",
+    "AlwaysFalse",
+    "AlwaysTrue",
+    "And",
     "AppendResult",
     "AvroSchemaError",
     "BatchTypeError",
@@ -87,8 +94,10 @@ __all__ = [
     "DuplicateFieldError",
     "DuplicateKeyError",
     "EvolutionPlan",
+    "Expression",
     "Field",
     "FieldshiftError",
+    "FilterSyntaxError",
     "HistoryUnreadableError",
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
@@ -107,11 +116,14 @@ __all__ = [
     "NameMappingError",
     "NestingDepthError",
     "NestingLevelMoveError",
+    "Not",
     "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
+    "Or",
     "PartitionKeyChangeError",
     "PartitionSpecError",
+    "Predicate",
     "RequiredFieldWithoutDefaultError",
     "Schema",
     "SchemaEvolutionError",
@@ -132,8 +144,10 @@ __all__ = [
     "UnknownFieldError",
     "UnsupportedSparkTypeError",
     "capture",
+    "col",
     "evolve",
     "get_threads",
+    "parse_filter",
     "plan",
     "read_parquet",
     "set_threads",
