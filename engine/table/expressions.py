@@ -119,6 +119,7 @@ class _Connective(Expression):
 
     @property
     def children(self) -> tuple[Expression, ...]:
+        """The combined expressions, two or more."""
         return self._children
 
     def __eq__(self, other: object) -> bool:
@@ -155,6 +156,7 @@ class Not(Expression):
 
     @property
     def children(self) -> tuple[Expression, ...]:
+        """The one negated expression."""
         return (self.child,)
 
     def __eq__(self, other: object) -> bool:
@@ -343,18 +345,23 @@ class ExpressionVisitor(Generic[R]):
     """Post-order visit of a tree: each connective gets its children's results, each leaf itself."""
 
     def visit_true(self) -> R:
+        """``AlwaysTrue``."""
         raise NotImplementedError
 
     def visit_false(self) -> R:
+        """``AlwaysFalse``."""
         raise NotImplementedError
 
     def visit_and(self, results: list[R]) -> R:
+        """An ``And``, given its children's results in order."""
         raise NotImplementedError
 
     def visit_or(self, results: list[R]) -> R:
+        """An ``Or``, given its children's results in order."""
         raise NotImplementedError
 
     def visit_not(self, result: R) -> R:
+        """A ``Not``, given its child's result."""
         raise NotImplementedError
 
     def visit_leaf(self, leaf: Expression) -> R:
