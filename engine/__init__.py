@@ -35,11 +35,13 @@ from fieldshift.errors import (
     NullInRequiredFieldError,
     PartitionKeyChangeError,
     PartitionSpecError,
+    ReadOnlyTableError,
     RequiredFieldWithoutDefaultError,
     SchemaEvolutionError,
     SchemaJSONError,
     SchemaMismatchError,
     SnapshotExpiredError,
+    SnapshotNotFoundError,
     SparkNotInstalledError,
     StorageLocationError,
     StreamChangeCommitError,
@@ -49,6 +51,7 @@ from fieldshift.errors import (
     TypeChangeNotAllowedError,
     TypeSyntaxError,
     UnknownFieldError,
+    UnsupportedFormatFeatureError,
     UnsupportedSparkTypeError,
 )
 from fieldshift.field import Field
@@ -61,6 +64,7 @@ from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
 from fieldshift.table.capture import CaptureProgress, capture
+from fieldshift.table.open_table import OpenTable, open_table
 from fieldshift.table.parquet_read import read_parquet
 from fieldshift.types import ListType, MapType, StructType
 from fieldshift.widening import supertype
@@ -110,8 +114,10 @@ __all__ = [
     "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
+    "OpenTable",
     "PartitionKeyChangeError",
     "PartitionSpecError",
+    "ReadOnlyTableError",
     "RequiredFieldWithoutDefaultError",
     "Schema",
     "SchemaEvolutionError",
@@ -119,6 +125,7 @@ __all__ = [
     "SchemaMismatchError",
     "SchemaUpdate",
     "SnapshotExpiredError",
+    "SnapshotNotFoundError",
     "SparkNotInstalledError",
     "StorageLocationError",
     "StreamChangeCommitError",
@@ -130,10 +137,12 @@ __all__ = [
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
+    "UnsupportedFormatFeatureError",
     "UnsupportedSparkTypeError",
     "capture",
     "evolve",
     "get_threads",
+    "open_table",
     "plan",
     "read_parquet",
     "set_threads",

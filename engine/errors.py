@@ -47,11 +47,13 @@ __all__ = [
     "NullabilityTighteningError",
     "PartitionKeyChangeError",
     "PartitionSpecError",
+    "ReadOnlyTableError",
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
     "SchemaJSONError",
     "SchemaMismatchError",
     "SnapshotExpiredError",
+    "SnapshotNotFoundError",
     "SparkNotInstalledError",
     "StorageLocationError",
     "StreamChangeCommitError",
@@ -61,6 +63,7 @@ __all__ = [
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
+    "UnsupportedFormatFeatureError",
     "UnsupportedSparkTypeError",
     "closest_names",
     "pointer",
@@ -366,3 +369,19 @@ class StreamOffsetExpiredError(TableError):
 class CaptureFileError(SchemaEvolutionError):
     """A landing-directory file a capture cannot take (with ``on_incompatible='fail'``): names the file
     and why (the underlying refusal is the ``__cause__``); nothing of its commit group was written."""
+
+
+class ReadOnlyTableError(TableError):
+    """A write (append, upsert, delete, schema change, ...) on a table another format wrote, opened with
+    ``fs.open_table``: fieldshift reads such tables; the message names the tool that writes them."""
+
+
+class UnsupportedFormatFeatureError(TableError):
+    """A feature of another format's table that fieldshift does not read (an encrypted file, an unknown type,
+    a newer specification version, a kind of delete it does not apply): the message names the feature
+    and where it is, and no rows are read as if it were absent."""
+
+
+class SnapshotNotFoundError(TableError):
+    """Time travel to a snapshot the table does not have: an unknown snapshot id, or a time before the
+    table's first snapshot (the message says which snapshots there are)."""
