@@ -22,8 +22,8 @@ import pyarrow as pa
 
 from fieldshift.errors import (
     CatalogFormatError,
+    InvalidNameError,
     SnapshotNotFoundError,
-    UnknownFieldError,
     UnsupportedFormatFeatureError,
 )
 from fieldshift.name_mapping import MappedField, NameMapping
@@ -104,7 +104,8 @@ class DuckLakeSource:
             known = [f"{s}.{t}" for s, t in self.db.rows(
                 "SELECT s.schema_name, t.table_name FROM ducklake_table t JOIN ducklake_schema s "
                 "ON t.schema_id = s.schema_id WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL")]
-            raise UnknownFieldError(f"DuckLake table {name!r} in {self.where} (at snapshot {latest})", known)
+            raise InvalidNameError(f"DuckLake catalog {self.where} has no table {name!r} at its latest snapshot "
+                                   f"{latest}; its tables are {', '.join(sorted(known)) or 'none'}")
         table_id, begin, _end, tpath, trel, spath, srel = found[0]
         self.table_id, self.begin_snapshot = int(table_id), int(begin)
         schema_dir = _join(self.data_path, spath or "", srel)
