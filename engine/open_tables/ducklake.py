@@ -5,7 +5,8 @@ What is read: snapshots and the table's schema versions (``ducklake_schema_versi
 their ids, defaults and nesting; the data files live at a snapshot with their column statistics,
 partition values and name mappings (files added without field ids); Parquet delete files (also DuckDB's
 partial ones, whose rows record the deleting snapshot) and deletion vectors; inlined inserts and deletes.
-What is refused, by name: encrypted files, partial data files read before their last snapshot, Hive
+Files merged from several snapshots (``ducklake_merge_adjacent_files``) keep each row's snapshot in a
+column; an older snapshot reads only its own rows of them. What is refused, by name: encrypted files, Hive
 partition columns kept only in paths, a newer specification, types without a fieldshift counterpart.
 """
 
@@ -46,6 +47,7 @@ from fieldshift.schema import Schema
 __all__ = ["SPEC_VERSIONS", "DuckLakeSource"]
 
 SPEC_VERSIONS = ("0.1", "0.2", "0.3", "0.4", "1.0")
+ROW_SNAPSHOT_COLUMN = "_ducklake_internal_snapshot_id"  # a merged file's per-row snapshot
 _LIVE = "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)"
 _TABLE_CHANGE = re.compile(r"([a-z_]+):(\d+)")
 _TRANSFORMS = {"identity": "identity", "year": "year", "month": "month", "day": "day", "hour": "hour"}
@@ -205,17 +207,14 @@ class DuckLakeSource:
             if key:
                 raise UnsupportedFormatFeatureError(f"DuckLake data file {full} is encrypted; fieldshift does not read "
                                                     "encrypted DuckLake files")
-            if partial_max is not None and int(partial_max) > s:
-                raise UnsupportedFormatFeatureError(
-                    f"DuckLake data file {full} holds rows of snapshots up to {partial_max} (merged by "
-                    f"ducklake_merge_adjacent_files); reading it at snapshot {s} needs its per-row snapshots, which "
-                    "fieldshift does not apply yet: read a later snapshot")
+            partial = partial_max is not None and int(partial_max) > s  # merged rows of later snapshots
             positions = inline.get(int(fid))
             out.append(DataFileEntry(
                 full, int(count), file_format=(fmt or "parquet").lower(), name_mapping=mappings.get(mapping),
                 partition=partitions.get(int(fid), ()), stats=stats.get(int(fid), {}),
                 delete_files=tuple(deletes.get(int(fid), ())), positions=positions, first_row_id=row_start,
-                file_size=size, file_id=int(fid), sequence_number=int(begin)))
+                file_size=size, file_id=int(fid), sequence_number=int(begin),
+                snapshot_column=ROW_SNAPSHOT_COLUMN if partial else None, up_to_snapshot=s if partial else None))
         return tuple(out)
 
     def _delete_files(self, s: int) -> dict[int, list[DeleteFile]]:

@@ -122,8 +122,11 @@ class DataFileEntry:
     does not carry ids), else the field ids in the file itself (DuckLake and Iceberg files carry them).
 
     ``positions`` are deleted rows the format keeps in its metadata rather than in a file (DuckLake's
-    inlined deletes), already resolved for this snapshot. ``sequence_number`` orders the file against
-    equality deletes; ``first_row_id`` is the format's row id of the file's first row (row lineage).
+    inlined deletes), already resolved for this snapshot. ``snapshot_column``/``up_to_snapshot``: a file
+    that merged the rows of several snapshots records each row's snapshot in that column; only rows of
+    snapshots up to ``up_to_snapshot`` are live (DuckLake's ``ducklake_merge_adjacent_files``).
+    ``sequence_number`` orders the file against equality deletes; ``first_row_id`` is the format's row id
+    of the file's first row (row lineage).
     """
 
     path: str
@@ -139,6 +142,8 @@ class DataFileEntry:
     first_row_id: int | None = None
     file_size: int | None = None
     file_id: int | None = None
+    snapshot_column: str | None = None
+    up_to_snapshot: int | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -154,17 +154,32 @@ class OpenScan:
                 p = self._plan(projected, f.name_mapping)
             except SchemaEvolutionError as e:
                 raise name_data_file(e, f.path, self.content.snapshot.schema_id) from None
+            by_snapshot = f.snapshot_column is not None
+            if by_snapshot and f.snapshot_column not in found.names:
+                raise UnsupportedFormatFeatureError(f"data file {f.path} should record each row's snapshot in "
+                                                    f"{f.snapshot_column!r} and has no such column")
+            names = [*projected.names, f.snapshot_column] if by_snapshot else projected.names
             offset = 0
-            for batch in read_columns(pf, projected.names, self.batch_size, file_schema=found):
-                n = batch.num_rows
-                if deleted is not None:
-                    lo, hi = np.searchsorted(deleted, [offset, offset + n])
-                    if hi > lo:
-                        keep = np.ones(n, bool)
-                        keep[deleted[lo:hi] - offset] = False
-                        batch = batch.filter(pa.array(keep))
-                offset += n
-                yield p.apply(batch)
+            for batch in read_columns(pf, names, self.batch_size, file_schema=found):
+                keep = self._keep(batch, offset, deleted, f)
+                offset += batch.num_rows
+                if by_snapshot:
+                    batch = batch.drop_columns([f.snapshot_column])
+                yield p.apply(batch if keep is None else batch.filter(pa.array(keep)))
+
+    @staticmethod
+    def _keep(batch: pa.RecordBatch, offset: int, deleted: np.ndarray | None, f: DataFileEntry) -> np.ndarray | None:
+        """The batch's live rows: not deleted, and of a snapshot the read sees (None: all of them)."""
+        n, keep = batch.num_rows, None
+        if deleted is not None:
+            lo, hi = np.searchsorted(deleted, [offset, offset + n])
+            if hi > lo:
+                keep = np.ones(n, bool)
+                keep[deleted[lo:hi] - offset] = False
+        if f.snapshot_column is not None and f.up_to_snapshot is not None:
+            seen = batch.column(f.snapshot_column).to_numpy(zero_copy_only=False) <= f.up_to_snapshot
+            keep = seen if keep is None else keep & seen
+        return keep
 
     def _inlined_batches(self, rows: InlinedRows) -> Iterator[pa.RecordBatch]:
         p = self._plan(rows.rows.schema, None)
@@ -210,6 +225,9 @@ class OpenScan:
             return sum(b.num_rows for b in self.to_batches())
         total = sum(r.rows.num_rows for r in self.content.inlined)
         for f in self.content.files:
+            if f.snapshot_column is not None:  # rows of later snapshots in it: read which they are
+                total += sum(b.num_rows for b in self.evolved_batches(f))
+                continue
             deleted = self.deleted(f)
             total += f.record_count - (0 if deleted is None else int(np.count_nonzero(deleted < f.record_count)))
         return total
