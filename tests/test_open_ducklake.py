@@ -222,3 +222,21 @@ def test_deletion_vector_blobs_decode_bare_and_in_puffin() -> None:
     assert np.array_equal(decode_deletion_vector(puffin, "dv.puffin"), want)
     with pytest.raises(fs.DataFileError, match="CRC"):
         decode_deletion_vector(blob[:-1] + b"\x00", "dv")
+
+
+def test_nested_values_inlined_as_duckdb_text_parse_back() -> None:
+    """The text DuckDB 1.5.5 stores for inlined nested values in SQLite catalogs (strings quoted only when needed)."""
+    from fieldshift.open_tables.ducklake_literals import parse_nested
+
+    struct = pa.struct([("a", pa.int32()), ("b", pa.string()), ("c", pa.float64())])
+    assert parse_nested("{'a': 1, 'b': 'it''s, {x}: [y]', 'c': 1.5}", struct) == \
+        {"a": 1, "b": "it's, {x}: [y]", "c": 1.5}
+    assert parse_nested("[a, NULL, b c, '', 'NULL']", pa.list_(pa.string())) == ["a", None, "b c", "", "NULL"]
+    assert parse_nested("{'k\\'1'=1, k2=NULL}", pa.map_(pa.string(), pa.int32())) == [("k'1", 1), ("k2", None)]
+    nested = pa.struct([("x", pa.list_(pa.int32())), ("y", pa.struct([("z", pa.string())]))])
+    assert parse_nested("{'x': [1, 2], 'y': {'z': 'q'}}", nested) == {"x": [1, 2], "y": {"z": "q"}}
+    assert parse_nested("['2024-01-01 00:00:00']", pa.list_(pa.timestamp("us"))) == [dt.datetime(2024, 1, 1)]
+    with pytest.raises(fs.UnsupportedFormatFeatureError, match="no field 'q'"):
+        parse_nested("{'q': 1}", struct)
+    with pytest.raises(fs.UnsupportedFormatFeatureError, match="not a int32"):
+        parse_nested("[x]", pa.list_(pa.int32()))
