@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,8 @@ class DuckLakeSource:
         self._snapshots: tuple[SourceSnapshot, ...] | None = None
         self._schemas: dict[int, Schema] = {}
         self._versions = self._schema_versions()
+        self._has_partitions: bool | None = None
+        self._inlined_versions: list[tuple[str, int, int]] | None = None
 
     # -- the catalog ----------------------------------------------------------------------------
     def _settings(self) -> dict[str, str]:
@@ -198,8 +200,8 @@ class DuckLakeSource:
             return ()
         deletes = self._delete_files(s)
         inline = self._inlined_deletes(s)
-        stats = self._stats(s)
-        partitions = self._partition_values(s)
+        stats = _LazyStats(lambda: self._stats(s))  # loaded on the first look (a filtered scan), once
+        partitions = self._partition_values(s) if self._partitioned() else {}
         mappings = self._mappings({r[9] for r in rows if r[9] is not None})
         out = []
         for (fid, path, rel, fmt, count, size, row_start, _part, key, mapping, partial_max, begin) in rows:
@@ -211,7 +213,7 @@ class DuckLakeSource:
             positions = inline.get(int(fid))
             out.append(DataFileEntry(
                 full, int(count), file_format=(fmt or "parquet").lower(), name_mapping=mappings.get(mapping),
-                partition=partitions.get(int(fid), ()), stats=stats.get(int(fid), {}),
+                partition=partitions.get(int(fid), ()), stats=_FileStats(stats, int(fid)),
                 delete_files=tuple(deletes.get(int(fid), ())), positions=positions, first_row_id=row_start,
                 file_size=size, file_id=int(fid), sequence_number=int(begin),
                 snapshot_column=ROW_SNAPSHOT_COLUMN if partial else None, up_to_snapshot=s if partial else None))
@@ -272,6 +274,13 @@ class DuckLakeSource:
                 None if nan is None else bool(nan), t)
         return out
 
+    def _partitioned(self) -> bool:
+        """Whether the table ever had a partition spec (no file of an unpartitioned one has values)."""
+        if self._has_partitions is None:
+            self._has_partitions = "ducklake_partition_info" in self.db.tables() and bool(self.db.rows(
+                "SELECT 1 FROM ducklake_partition_info WHERE table_id = ? LIMIT 1", (self.table_id,)))
+        return self._has_partitions
+
     def _partition_values(self, s: int) -> dict[int, tuple[PartitionValue, ...]]:
         if "ducklake_file_partition_value" not in self.db.tables():
             return {}
@@ -308,23 +317,67 @@ class DuckLakeSource:
 
     # -- inlined rows ---------------------------------------------------------------------------
     def _inlined(self, s: int) -> tuple[InlinedRows, ...]:
-        if "ducklake_inlined_data_tables" not in self.db.tables():
+        """Inlined rows live at ``s``: one query counts them in every inlined table of the table, and only
+        tables holding some are read."""
+        tables = self._inlined_tables()
+        if not tables:
             return ()
+        live = "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)"
+        counts = self.db.rows(" UNION ALL ".join(f"SELECT {i}, count(*) FROM {name} WHERE {live}"
+                                                 for i, (name, _, _) in enumerate(tables)), (s, s) * len(tables))
         out = []
-        for name, version in self.db.rows("SELECT table_name, schema_version FROM ducklake_inlined_data_tables "
-                                          "WHERE table_id = ? ORDER BY schema_version", (self.table_id,)):
-            if name not in self.db.tables():
-                continue
-            first = self.db.rows("SELECT min(snapshot_id) FROM ducklake_snapshot WHERE schema_version = ?",
-                                 (version,))[0][0]
-            schema = schema_at(self._columns, int(first if first is not None else s), int(version), self.name)
-            rows = inlined_table(self.db, name, schema, s)
-            if rows.num_rows:
-                out.append(InlinedRows(int(version), rows, name))
+        for i, n in sorted(counts):
+            if n:
+                name, version, first = tables[i]
+                schema = schema_at(self._columns, first, version, self.name)
+                out.append(InlinedRows(version, inlined_table(self.db, name, schema, s), name))
         return tuple(out)
+
+    def _inlined_tables(self) -> list[tuple[str, int, int]]:
+        """(name, schema version, first snapshot of that version) of this table's inlined data tables."""
+        if self._inlined_versions is None:
+            self._inlined_versions = []
+            if "ducklake_inlined_data_tables" in self.db.tables():
+                firsts = dict(self.db.rows("SELECT schema_version, min(snapshot_id) FROM ducklake_snapshot "
+                                           "GROUP BY schema_version"))
+                for name, version in self.db.rows("SELECT table_name, schema_version FROM "
+                                                  "ducklake_inlined_data_tables WHERE table_id = ? ORDER BY "
+                                                  "schema_version", (self.table_id,)):
+                    if name in self.db.tables() and re.fullmatch(r"\w+", name):
+                        self._inlined_versions.append((name, int(version), int(firsts.get(version, 0))))
+        return self._inlined_versions
 
     def close(self) -> None:
         self.db.close()
+
+
+class _LazyStats:
+    """A snapshot's column statistics, read from the catalog on first use (an unfiltered scan never uses them)."""
+
+    def __init__(self, load: Callable[[], dict[int, dict[int, ColumnStats]]]) -> None:
+        self._load = load
+        self._stats: dict[int, dict[int, ColumnStats]] | None = None
+
+    def of(self, file_id: int) -> dict[int, ColumnStats]:
+        if self._stats is None:
+            self._stats = self._load()
+        return self._stats.get(file_id, {})
+
+
+class _FileStats(Mapping[int, ColumnStats]):
+    """One file's statistics by field id, from the snapshot's lazily loaded ones."""
+
+    def __init__(self, shared: _LazyStats, file_id: int) -> None:
+        self._shared, self._file_id = shared, file_id
+
+    def __getitem__(self, field_id: int) -> ColumnStats:
+        return self._shared.of(self._file_id)[field_id]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._shared.of(self._file_id))
+
+    def __len__(self) -> int:
+        return len(self._shared.of(self._file_id))
 
 
 def _mapped(kids: dict[Any, list[tuple[Any, ...]]], parent: Any) -> tuple[MappedField, ...]:
