@@ -27,6 +27,7 @@ from fieldshift.errors import (
     SnapshotNotFoundError,
     UnsupportedFormatFeatureError,
 )
+from fieldshift.gc_pause import paused_gc
 from fieldshift.name_mapping import MappedField, NameMapping
 from fieldshift.open_tables.ducklake_db import MetadataDB, open_metadata
 from fieldshift.open_tables.ducklake_inlined import inlined_table
@@ -86,6 +87,7 @@ class DuckLakeSource:
         self._schemas: dict[int, Schema] = {}
         self._versions = self._schema_versions()
         self._has_partitions: bool | None = None
+        self._types: dict[int, dict[int, pa.DataType]] = {}
         self._inlined_versions: list[tuple[str, int, int]] | None = None
 
     # -- the catalog ----------------------------------------------------------------------------
@@ -188,7 +190,9 @@ class DuckLakeSource:
                                             f"has no such snapshot, or it was expired); the table changed at {known}")
             snap = SourceSnapshot(snapshot_id, _utc(found[0][0]), self.schema_id_at(snapshot_id))
         schema = self.schema_at_snapshot(snapshot_id)
-        return SnapshotContent(snap, schema, self._files(snapshot_id), self._inlined(snapshot_id))
+        with paused_gc():  # thousands of small, cycle-free values per snapshot (gc_pause)
+            files = self._files(snapshot_id)
+        return SnapshotContent(snap, schema, files, self._inlined(snapshot_id))
 
     # -- files ----------------------------------------------------------------------------------
     def _files(self, s: int) -> tuple[DataFileEntry, ...]:
@@ -200,7 +204,7 @@ class DuckLakeSource:
             return ()
         deletes = self._delete_files(s)
         inline = self._inlined_deletes(s)
-        stats = _LazyStats(lambda: self._stats(s))  # loaded on the first look (a filtered scan), once
+        stats = _LazyStats(lambda column_id: self._stats(s, column_id))  # a filtered scan loads its columns
         partitions = self._partition_values(s) if self._partitioned() else {}
         mappings = self._mappings({r[9] for r in rows if r[9] is not None})
         out = []
@@ -250,19 +254,18 @@ class DuckLakeSource:
             grouped.setdefault(int(fid), []).append(int(pos))
         return {fid: np.unique(np.asarray(p, np.int64)) for fid, p in grouped.items()}
 
-    def _stats(self, s: int) -> dict[int, dict[int, ColumnStats]]:
+    def _stats(self, s: int, column_id: int | None) -> dict[int, dict[int, ColumnStats]]:
+        """file id -> field id -> statistics of the files live at ``s`` (of one column, or all)."""
+        one = "" if column_id is None else " AND c.column_id = ?"
         rows = self.db.rows(
             "SELECT c.data_file_id, c.column_id, c.value_count, c.null_count, c.min_value, c.max_value, "
             "c.contains_nan, f.begin_snapshot FROM ducklake_file_column_stats c JOIN ducklake_data_file f "
             "ON f.data_file_id = c.data_file_id WHERE c.table_id = ? AND f.table_id = ? AND f.begin_snapshot <= ? "
-            "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)", (self.table_id, self.table_id, s, s))
-        types: dict[int, dict[int, pa.DataType]] = {}
+            "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)" + one,
+            (self.table_id, self.table_id, s, s, *(() if column_id is None else (column_id,))))
         out: dict[int, dict[int, ColumnStats]] = {}
         for fid, cid, values, nulls, lo, hi, nan, begin in rows:
-            begin = int(begin)
-            if begin not in types:  # the column types when the file was written: its statistics' types
-                types[begin] = type_at(self._columns, begin, self.name)
-            t = types[begin].get(int(cid))
+            t = self._types_at(int(begin)).get(int(cid))  # the types when the file was written: its stats' types
             lower = upper = None
             if t is not None:
                 try:
@@ -273,6 +276,11 @@ class DuckLakeSource:
                 None if values is None else int(values), None if nulls is None else int(nulls), lower, upper,
                 None if nan is None else bool(nan), t)
         return out
+
+    def _types_at(self, snapshot_id: int) -> dict[int, pa.DataType]:
+        if snapshot_id not in self._types:
+            self._types[snapshot_id] = type_at(self._columns, snapshot_id, self.name)
+        return self._types[snapshot_id]
 
     def _partitioned(self) -> bool:
         """Whether the table ever had a partition spec (no file of an unpartitioned one has values)."""
@@ -294,7 +302,7 @@ class DuckLakeSource:
         out: dict[int, list[PartitionValue]] = {}
         for fid, _index, value, cid, transform, begin in rows:
             name = _transform(transform)
-            t = type_at(self._columns, int(begin), self.name).get(int(cid)) if name == "identity" else pa.int64()
+            t = self._types_at(int(begin)).get(int(cid)) if name == "identity" else pa.int64()
             typed = None if value is None or t is None else decode_text(value, t, hex_blob=False)
             out.setdefault(int(fid), []).append(PartitionValue(int(cid), name, typed))
         return {k: tuple(v) for k, v in out.items()}
@@ -352,16 +360,24 @@ class DuckLakeSource:
 
 
 class _LazyStats:
-    """A snapshot's column statistics, read from the catalog on first use (an unfiltered scan never uses them)."""
+    """A snapshot's column statistics, read from the catalog per column on first use: an unfiltered scan
+    reads none, a filtered one only its filter's columns."""
 
-    def __init__(self, load: Callable[[], dict[int, dict[int, ColumnStats]]]) -> None:
+    def __init__(self, load: Callable[[int | None], dict[int, dict[int, ColumnStats]]]) -> None:
         self._load = load
-        self._stats: dict[int, dict[int, ColumnStats]] | None = None
+        self._columns: dict[int, dict[int, ColumnStats]] = {}  # field id -> file id -> statistics
+        self._all: dict[int, dict[int, ColumnStats]] | None = None
 
-    def of(self, file_id: int) -> dict[int, ColumnStats]:
-        if self._stats is None:
-            self._stats = self._load()
-        return self._stats.get(file_id, {})
+    def of(self, file_id: int, field_id: int) -> ColumnStats | None:
+        if field_id not in self._columns:
+            by_file = self._load(field_id)
+            self._columns[field_id] = {fid: stats[field_id] for fid, stats in by_file.items()}
+        return self._columns[field_id].get(file_id)
+
+    def every(self, file_id: int) -> dict[int, ColumnStats]:
+        if self._all is None:
+            self._all = self._load(None)
+        return self._all.get(file_id, {})
 
 
 class _FileStats(Mapping[int, ColumnStats]):
@@ -371,13 +387,16 @@ class _FileStats(Mapping[int, ColumnStats]):
         self._shared, self._file_id = shared, file_id
 
     def __getitem__(self, field_id: int) -> ColumnStats:
-        return self._shared.of(self._file_id)[field_id]
+        found = self._shared.of(self._file_id, field_id)
+        if found is None:
+            raise KeyError(field_id)
+        return found
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._shared.of(self._file_id))
+        return iter(self._shared.every(self._file_id))
 
     def __len__(self) -> int:
-        return len(self._shared.of(self._file_id))
+        return len(self._shared.every(self._file_id))
 
 
 def _mapped(kids: dict[Any, list[tuple[Any, ...]]], parent: Any) -> tuple[MappedField, ...]:

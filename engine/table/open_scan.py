@@ -12,7 +12,7 @@ so the expression tree that replaces them (issue 28) changes only that class.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -22,13 +22,14 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from fieldshift.errors import SchemaEvolutionError, UnsupportedFormatFeatureError
+from fieldshift.gc_pause import paused_gc
 from fieldshift.open_tables.position_deletes import read_positions
 from fieldshift.open_tables.source import ColumnStats, DataFileEntry, InlinedRows, ReadSource, SnapshotContent
 from fieldshift.planner import EvolutionPlan, plan
 from fieldshift.planner.nodes import Take
 from fieldshift.schema import Schema
 from fieldshift.table.files import data_file_errors, name_data_file, read_columns
-from fieldshift.table.filters import bind_filter, parse_filter, row_filter
+from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.parquet_read import decode_schema
 from fieldshift.table.stats import may_match
 
@@ -44,25 +45,33 @@ class _Filter:
         self.bound = bind_filter(parse_filter(filter), schema)
         self.expression = row_filter(self.bound)
         self.columns = [p.path[0] for p in self.bound]
+        self._nodes: dict[int, tuple[Any, Take | None]] = {}
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         return batch if self.expression is None else batch.filter(self.expression)
 
-    def may_match(self, stats: dict[int, ColumnStats] | Any, schema: Schema) -> bool:
+    def may_match(self, stats: Mapping[int, ColumnStats], schema: Schema) -> bool:
         """False only when some predicate's statistics prove no row of the file passes it. Bounds are used
         in the read type only when they convert to it exactly (a promotion that keeps values)."""
         for p in self.bound:
+            if p.op == "false":
+                return False
             st = stats.get(p.field_id)
-            if p.op != "false" and (st is None or st.type is None or st.value_count is None
-                                    or st.null_count is None):
+            if st is None or st.type is None or st.value_count is None or st.null_count is None:
                 continue
-            read_type = schema.field(p.field_id).type
-            lo, hi = (None, None) if st is None else _bounds(st, read_type)
-            counts = (0, 0) if st is None else (st.value_count, st.null_count)
-            node = Take(0, read_type, ".".join(p.path)) if isinstance(read_type, pa.DataType) else None
-            if not may_match((*counts, lo, hi), p, node, read_type):
+            read_type, node = self._node(p, schema)
+            lo, hi = _bounds(st, read_type)
+            if not may_match((st.value_count, st.null_count, lo, hi), p, node, read_type):
                 return False
         return True
+
+    def _node(self, p: BoundPredicate, schema: Schema) -> tuple[Any, Take | None]:
+        """The predicate column's read type, and a plan node that takes it as it is (made once)."""
+        if p.field_id not in self._nodes:
+            read_type = schema.field(p.field_id).type
+            node = Take(0, read_type, ".".join(p.path)) if isinstance(read_type, pa.DataType) else None
+            self._nodes[p.field_id] = (read_type, node)
+        return self._nodes[p.field_id]
 
 
 def _bounds(st: ColumnStats, read_type: Any) -> tuple[Any, Any]:
@@ -115,9 +124,10 @@ class OpenScan:
         for f in files:
             if f.file_format != "parquet":
                 raise UnsupportedFormatFeatureError(f"data file {f.path} is {f.file_format}; fieldshift reads Parquet")
-        if not self.prune:
+        if not self.prune or not self.filter.bound:
             return files
-        return [f for f in files if self.filter.may_match(f.stats, self.full_schema)]
+        with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
+            return [f for f in files if self.filter.may_match(f.stats, self.full_schema)]
 
     def _open(self, path: str) -> Any:
         """A readable file for a local path or a URI pyarrow.fs knows (s3://, gs://, file://, ...)."""
