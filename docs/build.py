@@ -187,7 +187,7 @@ def build(out: Path, modules: Sequence[str] = MODULES) -> list[Path]:
         shutil.rmtree(out)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a docstring pdoc cannot render fails the build
-        pdoc.render.configure(docformat="markdown", show_source=False, footer_text="fieldshift")
+        pdoc.render.configure(docformat="google", show_source=False, footer_text="fieldshift")
         pdoc.pdoc(*modules, output_directory=out)
     sources = {"concepts.html": _concepts(), "cli.html": cli_reference(app),
                "architecture.html": (ROOT / "ARCHITECTURE.md").read_text()}
