@@ -53,7 +53,18 @@ def _check_arguments(columns: Any, snapshot_id: Any, schema_id: Any, limit: Any 
 
 
 class Scan:
-    """A lazy read of a table at a snapshot, into a chosen schema version, with a filter."""
+    """A lazy read of a table at a snapshot, into a chosen schema version, with a filter and a limit.
+
+    Made by `fieldshift.Table.scan` (its page lists the arguments and the filter grammar). Nothing is read
+    until a result method runs: ``to_arrow`` (files read in parallel), ``to_batches`` / ``to_reader``
+    (streamed, memory bounded by a batch per file or a merge group of a keyed table), ``to_pandas``,
+    ``to_polars``, ``to_duckdb``, ``count``. ``files`` is the plan: the live files the filter cannot rule
+    out. Each schema version of the files is planned once and shared by every file of that version.
+    A keyed table's rows are merged on read: the newest version of each key, deletes applied.
+
+    A scan reads the snapshot it was made for, so it can be run again with the same answer; the results
+    of a ``limit`` are the first rows of the unlimited scan's order.
+    """
 
     def __init__(self, table: Table, columns: Sequence[str] | None = None, filter: Any = None,
                  snapshot_id: int | None = None, schema_id: int | None = None,
@@ -201,6 +212,9 @@ class Scan:
         return self._plans[schema_id]
 
     def finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Apply the row filter to an evolved batch and keep only the requested columns (the last step of
+        every read path, the merge included).
+        """
         if self._row_filter is not None:
             batch = batch.filter(self._row_filter)
         return batch.select(self.output_schema.names)
@@ -219,6 +233,9 @@ class Scan:
                     yield batch
 
     def to_reader(self) -> pa.RecordBatchReader:
+        """The result as a streaming ``pyarrow.RecordBatchReader`` (``to_batches`` behind the Arrow stream
+        interface, for DuckDB, polars or Arrow Flight consumers).
+        """
         return pa.RecordBatchReader.from_batches(self.output_schema, self.to_batches())
 
     def to_arrow(self) -> pa.Table:

@@ -232,20 +232,25 @@ class Table:
     # -- schema and history ---------------------------------------------------------------------
     @property
     def schema(self) -> Schema:
+        """The current schema (the newest snapshot's), read fresh from the catalog."""
         head = self.catalog.head(self.table_id)
         return self.schemas_by_id()[head.schema_id]
 
     def schemas(self) -> list[Schema]:
+        """Every schema version the table has had, oldest first (files keep the one they were written with)."""
         return list(self.schemas_by_id().values())
 
     def schemas_by_id(self) -> dict[int, Schema]:
+        """Every schema version by its ``schema_id``."""
         return self.catalog.schemas(self.table_id)
 
     def history(self) -> list[Snapshot]:
+        """Every snapshot still kept (``expire_snapshots`` forgets old ones), oldest first."""
         return self.catalog.snapshots(self.table_id)
 
     @property
     def current_snapshot(self) -> Snapshot:
+        """The newest snapshot: what a scan reads unless given ``snapshot_id``."""
         return self.catalog.head(self.table_id)
 
     # -- partitioning ---------------------------------------------------------------------------
