@@ -23,5 +23,5 @@ def require(module: str, extra: str, purpose: str) -> ModuleType:
         if (e.name or module).split(".")[0] != module.split(".")[0]:
             raise  # the library is installed but something it imports is broken: that error says more
         raise MissingDependencyError(
-            f"{purpose} needs {module}, which is not installed; install it with "
-            f"pip install 'fieldshift[{extra}]' (or pip install {module})") from e
+            f"{purpose} needs {module}, which is not installed: pip install {module}, or install fieldshift "
+            f"with its {extra!r} extra (pip install '.[{extra}]' in a fieldshift checkout)") from e
