@@ -65,7 +65,7 @@ def _rows(t: pa.Table) -> list[tuple[object, ...]]:
 
 def _check_limited(table: fs.Table, opened: list[str], limit: int, read: str, **scan: object) -> list[str]:
     """A limited scan's rows are the first ``min(limit, total)`` rows of the same scan without the limit
-    (so a subset of them), and it opens no file the unlimited scan does not; returns the files it opened."""
+    (so a subset of them), and its count says so; returns the data files it opened, in order."""
     whole = _rows(READS[read](table.scan(**scan)))
     del opened[:]
     limited = READS[read](table.scan(**scan, limit=limit))
@@ -89,7 +89,7 @@ def test_limit_on_a_plain_table_reads_only_the_files_it_needs(plain: fs.Table, o
     assert _check_limited(plain, opened, 0, read) == []
     assert _check_limited(plain, opened, 50, read) == every
     assert _check_limited(plain, opened, 1000, read) == every
-    # after the row filter: ids >= 13 and odd: 3 rows in the second file, 5 in the third
+    # after the row filter: ids >= 13 and odd: 4 rows in the second file, 5 in the third
     odd = {"filter": [("id", ">=", 13), ("s", "in", [str(i) for i in range(1, 50, 2)])]}
     assert _check_limited(plain, opened, 6, read, **odd) == every[1:3]  # the first file pruned by its stats
     assert _check_limited(plain, opened, 2, read, columns=["s"], **odd) == every[1:2]
