@@ -1,5 +1,6 @@
 """Deleted row positions from the files other formats write: Parquet position-delete files and deletion
-vectors (Iceberg v3's ``deletion-vector-v1`` blob, bare or inside a Puffin container).
+vectors (Iceberg v3's ``deletion-vector-v1`` blob, bare or inside a Puffin container; Delta's vector
+files through ``delta_dv``).
 
 Both come back as a sorted, unique int64 array of 0-based row positions of one data file, the one form
 the scan applies (a keep-mask per batch). A file that is not what it claims to be is a DataFileError
@@ -21,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fieldshift.errors import DataFileError, UnsupportedFormatFeatureError
+from fieldshift.open_tables.delta_dv import read_dv_file
 from fieldshift.open_tables.source import DeleteFile
 
 __all__ = ["decode_deletion_vector", "read_positions"]
@@ -39,8 +41,10 @@ def read_positions(delete: DeleteFile, open_input: Callable[[str], Any]) -> np.n
     if delete.format == "puffin":
         with open_input(delete.path) as f:
             return decode_deletion_vector(f.read(), delete.path)
+    if delete.format == "deletion-vector":
+        return read_dv_file(delete.path, delete.offset, delete.length, delete.record_count, open_input)
     raise UnsupportedFormatFeatureError(f"delete file {delete.path}: format {delete.format!r} is not one fieldshift "
-                                        "reads (parquet position deletes, puffin deletion vectors)")
+                                        "reads (parquet position deletes, puffin and Delta deletion vectors)")
 
 
 def _parquet_positions(delete: DeleteFile, open_input: Callable[[str], Any]) -> np.ndarray:

@@ -89,16 +89,20 @@ class DeleteFile:
     """Row positions of one data file deleted by a file the format wrote (positions are 0-based rows of
     the data file, in its own order).
 
-    ``format`` is ``parquet`` (Iceberg-style ``file_path``, ``pos`` columns) or ``puffin`` (deletion
-    vectors, Iceberg v3). ``up_to_snapshot``: some writers keep one delete file per data file and record
-    in it which snapshot deleted each row (DuckLake's partial delete files); then only the rows deleted at
-    or before this snapshot count. None: every row of the file counts."""
+    ``format`` is ``parquet`` (Iceberg-style ``file_path``, ``pos`` columns), ``puffin`` (deletion
+    vectors, Iceberg v3) or ``deletion-vector`` (one vector at ``offset`` of a file of vectors: a size, a
+    64-bit RoaringBitmap, a CRC-32, as Delta stores them; ``length`` is the size the metadata records).
+    ``up_to_snapshot``: some writers keep one delete file per data file and record in it which snapshot
+    deleted each row (DuckLake's partial delete files); then only the rows deleted at or before this
+    snapshot count. None: every row of the file counts."""
 
     path: str
-    format: Literal["parquet", "puffin"]
+    format: Literal["parquet", "puffin", "deletion-vector"]
     record_count: int | None = None
     up_to_snapshot: int | None = None
     data_file_path: str | None = None  # the data file as the delete file names it (Parquet ``file_path``)
+    offset: int | None = None  # where the blob starts inside ``path`` (a file may hold many vectors)
+    length: int | None = None  # the blob's size in bytes, as the metadata records it
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +130,10 @@ class DataFileEntry:
     that merged the rows of several snapshots records each row's snapshot in that column; only rows of
     snapshots up to ``up_to_snapshot`` are live (DuckLake's ``ducklake_merge_adjacent_files``).
     ``sequence_number`` orders the file against equality deletes; ``first_row_id`` is the format's row id
-    of the file's first row (row lineage).
+    of the file's first row (row lineage). ``ids_in_file`` False: field ids the file may carry are not the
+    table's (a Delta table without column mapping, or in ``name`` mode, resolves columns by name), so its
+    columns find their fields through ``name_mapping`` only. An identity ``partition`` value fills its
+    column when the file lacks it (Delta and Hive-style files keep partition columns only in metadata).
     """
 
     path: str
@@ -144,6 +151,7 @@ class DataFileEntry:
     file_id: int | None = None
     snapshot_column: str | None = None
     up_to_snapshot: int | None = None
+    ids_in_file: bool = True
 
 
 @dataclass(frozen=True, slots=True, eq=False)

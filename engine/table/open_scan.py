@@ -2,8 +2,9 @@
 
 Per snapshot: bind the filter to the snapshot's schema, prune files whose statistics rule it out, then
 per file: plan the file's own Arrow schema against the read schema by field id (``fieldshift.planner``;
-the format's policy says which type changes its readers apply), read only the columns the plan takes,
-drop deleted positions, evolve, filter rows. Inlined rows take the same path from memory.
+the format's policy says which type changes its readers apply; an identity partition value fills a
+column the file lacks), read only the columns the plan takes, drop deleted positions, evolve, filter
+rows. Inlined rows take the same path from memory.
 
 Filters are today's tuples (``table/filters.py``); everything that knows their shape is in ``_Filter``,
 so the expression tree that replaces them (issue 28) changes only that class.
@@ -22,6 +23,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from fieldshift.errors import SchemaEvolutionError, UnsupportedFormatFeatureError
+from fieldshift.file_schema import file_schema_of, has_field_ids, without_field_ids
 from fieldshift.gc_pause import paused_gc
 from fieldshift.open_tables.position_deletes import read_positions
 from fieldshift.open_tables.source import ColumnStats, DataFileEntry, InlinedRows, ReadSource, SnapshotContent
@@ -150,18 +152,37 @@ class OpenScan:
         return np.unique(np.concatenate(parts))
 
     # -- reading --------------------------------------------------------------------------------
-    def _plan(self, arrow_schema: pa.Schema, mapping: Any) -> EvolutionPlan:
-        return plan(arrow_schema, self.read_schema, policy=self.policy, name_mapping=mapping)
+    def _plan(self, arrow_schema: pa.Schema, mapping: Any, constants: dict[int, Any] | None = None) -> EvolutionPlan:
+        return plan(arrow_schema, self.read_schema, policy=self.policy, name_mapping=mapping, constants=constants)
+
+    def _constants(self, f: DataFileEntry, found: pa.Schema) -> dict[int, Any] | None:
+        """Identity partition values of read columns the file lacks (a format that keeps partition columns
+        only in its metadata, as Delta and Hive-style tables do)."""
+        wanted = {pv.source_id: pv.value for pv in f.partition
+                  if pv.transform == "identity" and pv.value is not None and self.read_schema.has_field(pv.source_id)}
+        if not wanted:
+            return None
+        try:
+            present = file_schema_of(found, name_mapping=f.name_mapping)
+        except SchemaEvolutionError:
+            return None
+        return {sid: v for sid, v in wanted.items() if not present.has_field(sid)} or None
 
     def evolved_batches(self, f: DataFileEntry) -> Iterator[pa.RecordBatch]:
         """A data file's live rows in the read schema, before the row filter."""
         deleted = self.deleted(f)
         with data_file_errors(f.path):
-            pf = pq.ParquetFile(self._open(f.path), arrow_extensions_enabled=False)
+            # INT96 (Spark's legacy timestamps) as microseconds, the unit every table format reads them in
+            pf = pq.ParquetFile(self._open(f.path), arrow_extensions_enabled=False, coerce_int96_timestamp_unit="us")
             found = pf.schema_arrow
-            projected = decode_schema(found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping)
+            foreign_ids = not f.ids_in_file and has_field_ids(found)
+            if foreign_ids:  # ids the table does not own: columns resolve by name only
+                found = without_field_ids(found)
+            constants = self._constants(f, found)
+            projected = decode_schema(found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping,
+                                      constants=constants)
             try:
-                p = self._plan(projected, f.name_mapping)
+                p = self._plan(projected, f.name_mapping, constants)
             except SchemaEvolutionError as e:
                 raise name_data_file(e, f.path, self.content.snapshot.schema_id) from None
             by_snapshot = f.snapshot_column is not None
@@ -175,6 +196,9 @@ class OpenScan:
                 offset += batch.num_rows
                 if by_snapshot:
                     batch = batch.drop_columns([f.snapshot_column])
+                if foreign_ids:
+                    stripped = pa.schema([projected.field(n) for n in batch.schema.names])
+                    batch = pa.RecordBatch.from_arrays(batch.columns, schema=stripped)
                 yield p.apply(batch if keep is None else batch.filter(pa.array(keep)))
 
     @staticmethod

@@ -21,7 +21,7 @@ from fieldshift.table.open_scan import BATCH_SIZE, OpenScan
 
 __all__ = ["FORMATS", "OpenTable", "open_table"]
 
-FORMATS = ("ducklake",)
+FORMATS = ("ducklake", "delta")
 _WRITES = ("append", "overwrite", "upsert", "delete", "update_schema", "alter", "evolve", "compact",
            "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture")
 
@@ -136,13 +136,23 @@ def open_table(source: str | Path, format: str | None = None, name: str | None =
 
     ``format="ducklake"``: ``source`` is the catalog database (a DuckDB or SQLite file, or a
     ``postgresql://`` URI), ``name`` is ``schema.table`` (or ``table`` in schema ``main``), and
-    ``data_path=`` overrides the catalog's data path. ``format=None`` detects DuckLake catalogs.
+    ``data_path=`` overrides the catalog's data path.
+
+    ``format="delta"``: ``source`` is the table's directory (a local path or a URI pyarrow.fs opens);
+    ``name`` only labels it in messages. ``format=None`` detects DuckLake catalogs and Delta tables (a
+    directory with ``_delta_log``).
     """
     if format is None:
         format = _detect(source)
     key = str(format).strip().lower()
     if key not in FORMATS:
         raise InvalidOptionError(f"format {format!r} is not one fieldshift opens; use one of {', '.join(FORMATS)}")
+    if key == "delta":
+        if options:
+            raise InvalidOptionError(f"unknown option(s) {sorted(options)} for a Delta table; it takes none")
+        from fieldshift.open_tables.delta import DeltaSource
+
+        return OpenTable(DeltaSource(source, name))
     if not name:
         raise InvalidOptionError("name the table: name='schema.table' (DuckLake)")
     unknown = set(options) - {"data_path"}
@@ -158,6 +168,8 @@ def _detect(source: str | Path) -> str:
     if text.startswith(("ducklake:", "postgresql://", "postgres://")):
         return "ducklake"
     path = Path(text)
+    if (path / "_delta_log").is_dir():
+        return "delta"
     if path.is_file():
         with open(path, "rb") as f:
             head = f.read(16)
