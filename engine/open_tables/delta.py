@@ -218,7 +218,7 @@ class DeltaSource:
         if self._history is not None and self._history.latest == latest:
             return self._history
         start = self.log.earliest()
-        base: LogState = self.log.replay(start) if start not in self.log.commits else LogState(-1)
+        base = self.log.replay(start) if start > 0 else LogState(-1)  # a checkpoint start: its state
         protocol, metadata = base.protocol, base.metadata
         raw: list[_Raw] = []
         previous: dt.datetime | None = None

@@ -26,6 +26,7 @@ __all__ = ["DV_MAGIC", "decode_bitmap", "dv_file_path", "dv_unique_id", "inline_
            "z85_decode"]
 
 DV_MAGIC = 1681511377
+NATIVE_MAGIC = 1681511376  # Java's native RoaringNavigableMap serialization, which readers need not take
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _B85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
 _TO_B85 = str.maketrans(_Z85, _B85)  # the same digit values in the alphabet base64.b85decode reads
@@ -65,6 +66,9 @@ def dv_file_path(dv: Mapping[str, Any], table_root: str, where: str) -> str:
 
 def decode_bitmap(data: bytes, where: str) -> np.ndarray:
     """Positions of a serialized vector: the magic number, then a portable 64-bit RoaringBitmap."""
+    if len(data) >= 4 and NATIVE_MAGIC in (struct.unpack_from("<I", data)[0], struct.unpack_from(">I", data)[0]):
+        raise UnsupportedFormatFeatureError(f"{where}: the deletion vector is in Java's native RoaringBitmap "
+                                            "serialization; fieldshift reads the portable one Delta writers use")
     if len(data) < 4 or struct.unpack_from("<I", data)[0] != DV_MAGIC:
         raise DataFileError(f"{where}: not a Delta deletion vector (no magic number {DV_MAGIC} at its start)")
     roaring = require("pyroaring", "delta", "reading Delta deletion vectors")

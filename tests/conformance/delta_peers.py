@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from peers import duckdb_connection
 
 import fieldshift as fs
-from peers import duckdb_connection
 
 __all__ = ["delta_rs_read", "duckdb_read", "fieldshift_read", "plain_rows", "write_versions"]
 
