@@ -314,3 +314,21 @@ def test_statistics_never_drop_a_needed_file(tmp_path: Path) -> None:
         assert t.scan(filter=[("ts", "==", stamp)]).count() == 1
         assert t.scan(filter=[("s", "==", long_text)]).count() == 1
         assert t.scan(filter=[("ts", ">", stamp + dt.timedelta(seconds=1))]).files() == []  # still prunes
+
+
+def test_a_file_is_not_a_delta_table(tmp_path: Path) -> None:
+    (tmp_path / "x.db").write_bytes(b"not a table")
+    with pytest.raises(CatalogFormatError, match="no _delta_log"):
+        fs.open_table(tmp_path / "x.db", format="delta")
+
+
+def test_enabling_column_mapping_keeps_each_columns_id() -> None:
+    """A table created without column mapping and later switched to ``name`` mode (physical names = the old
+    display names), then a partition column renamed: one id per column across all versions."""
+    path = Path(__file__).parent / "conformance" / "data" / "delta" / "table_with_partitioning_mapping"
+    with fs.open_table(path, format="delta") as t:
+        schemas = [t.schemas()[s.schema_id] for s in t.history()]
+        assert [s.names for s in schemas] == [["id", "description"]] * 3 + [["newid", "description"]] * 2
+        assert {s.fields[0].id for s in schemas} == {1} and {s.fields[1].id for s in schemas} == {2}
+        assert sorted(t.to_arrow()["newid"].to_pylist()) == [1, 2]
+        assert t.to_arrow(snapshot_id=1).to_pylist() == [{"id": 1, "description": "Initial data"}]

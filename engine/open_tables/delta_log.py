@@ -68,7 +68,7 @@ class DeltaLog:
         """List the log again (a writer may have committed since)."""
         try:
             infos = self.fs.get_file_info(pafs.FileSelector(self.log_dir))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise CatalogFormatError(f"{self.root} is not a Delta table: it has no _delta_log directory") from None
         commits: dict[int, tuple[str, dt.datetime | None]] = {}
         parts: dict[tuple[int, int], dict[int, str]] = {}
