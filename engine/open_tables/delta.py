@@ -33,7 +33,7 @@ from fieldshift.name_mapping import NameMapping
 from fieldshift.open_tables.delta_dv import dv_file_path, inline_positions
 from fieldshift.open_tables.delta_log import DeltaLog, LogState
 from fieldshift.open_tables.delta_schema import DeltaSchema, DeltaSchemaBuilder, parse_schema_string
-from fieldshift.open_tables.delta_values import file_stats, parse_partition_value, parse_stats
+from fieldshift.open_tables.delta_values import FileStats, parse_partition_value, record_count
 from fieldshift.open_tables.source import (
     ColumnStats,
     DataFileEntry,
@@ -56,6 +56,7 @@ READER_FEATURES = frozenset({"columnMapping", "deletionVectors", "timestampNtz",
 DELTA_POLICY = CastPolicy("delta", frozenset({
     "int_widening", "int_to_float_exact", "float_widening", "decimal_widening", "int_to_decimal",
     "date_to_timestamp", "timestamp_unit_widening", "timestamp_zone_change", "null_to_any"}))
+_KEPT_VERSIONS = 8
 _SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
 _Raw = tuple[int, dt.datetime, dict[str, Any], Mapping[str, Any], Mapping[str, Any]]  # version, time, commitInfo, ...
 
@@ -104,6 +105,7 @@ class DeltaSource:
         self.log = DeltaLog(self.root, filesystem, inner)
         self._fs = filesystem
         self._history: _History | None = None
+        self._contents: dict[int, SnapshotContent] = {}
         h = self._load()
         self._check_protocol(h.versions[h.latest].protocol, h.latest)
 
@@ -117,7 +119,10 @@ class DeltaSource:
         return {sid: s.schema for sid, s in self._load().schemas.items()}
 
     def content(self, snapshot_id: int) -> SnapshotContent:
+        """The live files of a version (a version never changes, so the last few are kept)."""
         h = self._load()
+        if snapshot_id in self._contents:
+            return self._contents[snapshot_id]
         info = h.versions.get(snapshot_id)
         if info is None:
             first = min(h.versions)
@@ -139,18 +144,21 @@ class DeltaSource:
         with paused_gc():  # many small frozen entries, cycle-free
             files = tuple(self._entry(add, ds, partition_columns, mapping, snapshot_id) for add in state.files.values())
         snapshot = SourceSnapshot(info.version, info.timestamp, info.schema_id, info.operation)
-        return SnapshotContent(snapshot, ds.schema, files)
+        content = SnapshotContent(snapshot, ds.schema, files)
+        if len(self._contents) >= _KEPT_VERSIONS:
+            self._contents.pop(next(iter(self._contents)))
+        self._contents[snapshot_id] = content
+        return content
 
     # -- one file -------------------------------------------------------------------------------
     def _entry(self, add: Mapping[str, Any], ds: DeltaSchema, partition_columns: list[str],
                mapping: NameMapping | None, version: int) -> DataFileEntry:
         path = self._path(str(add["path"]))
         where = f"Delta table {self.name}, version {version}, file {add['path']}"
-        stats = parse_stats(add, where)
-        count = stats.get("numRecords") if stats else None
+        count = record_count(add)
         if count is None:
             count = self._footer_rows(path)
-        column_stats: dict[int, ColumnStats] = file_stats(stats, ds.leaves) if stats else {}
+        known: dict[int, ColumnStats] = {}
         values = _as_dict(add.get("partitionValues"))
         partition = []
         for col in partition_columns:
@@ -159,7 +167,7 @@ class DeltaSource:
             value = parse_partition_value(text, leaf.type, f"{where}, partition column {col}")
             partition.append(PartitionValue(leaf.field_id, "identity", value))
             n = max(int(count), 1)
-            column_stats[leaf.field_id] = ColumnStats(n, n if value is None else 0, value, value, type=leaf.type)
+            known[leaf.field_id] = ColumnStats(n, n if value is None else 0, value, value, type=leaf.type)
         dv = add.get("deletionVector")
         deletes: tuple[DeleteFile, ...] = ()
         positions: np.ndarray | None = None
@@ -169,7 +177,8 @@ class DeltaSource:
             else:
                 deletes = (DeleteFile(self._dv_path(dv, where), "deletion-vector", record_count=dv.get("cardinality"),
                                       offset=dv.get("offset"), length=dv.get("sizeInBytes")),)
-        return DataFileEntry(path, int(count), partition=tuple(partition), stats=column_stats, delete_files=deletes,
+        stats = FileStats(add, ds.leaf_by_id, known)
+        return DataFileEntry(path, int(count), partition=tuple(partition), stats=stats, delete_files=deletes,
                              positions=positions, name_mapping=mapping, file_size=add.get("size"),
                              ids_in_file=ds.mode == "id")
 

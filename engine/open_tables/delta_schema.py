@@ -86,6 +86,7 @@ class DeltaSchema:
     leaves: tuple[Leaf, ...]
     top: Mapping[str, Leaf]  # display name -> the top-level field
     physical: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    leaf_by_id: Mapping[int, Leaf] = field(default_factory=dict)
 
 
 def _type_changes_allowed(change: Mapping[str, Any]) -> bool:
@@ -136,7 +137,8 @@ class DeltaSchemaBuilder:
         fields = [self._field(f, (), mode, where, leaves, physical, None) for f in schema.get("fields", [])]
         top = {f["name"]: Leaf(fd.id, (physical[fd.id][0],), fd.type)
                for f, fd in zip(schema.get("fields", []), fields, strict=True)}
-        return DeltaSchema(Schema(fields, schema_id=schema_id), mode, tuple(leaves), top, physical)
+        return DeltaSchema(Schema(fields, schema_id=schema_id), mode, tuple(leaves), top, physical,
+                           {leaf.field_id: leaf for leaf in leaves})
 
     def name_mapping(self) -> NameMapping:
         """Physical (or, without column mapping, display) name paths of every version built so far → ids:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -22,7 +23,7 @@ from fieldshift.errors import CatalogFormatError
 from fieldshift.open_tables.delta_schema import Leaf
 from fieldshift.open_tables.source import ColumnStats
 
-__all__ = ["file_stats", "parse_partition_value", "parse_stats"]
+__all__ = ["FileStats", "column_stats", "parse_partition_value", "parse_stats", "record_count"]
 
 STRING_PREFIX = 32  # Delta's default dataSkippingStringPrefixLength
 _MS = dt.timedelta(milliseconds=1)
@@ -66,7 +67,22 @@ def _timestamp(text: str, t: pa.TimestampType) -> dt.datetime:
     return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
-def parse_stats(add: Mapping[str, Any], where: str) -> dict[str, Any] | None:
+_RECORDS = re.compile(r'"numRecords"\s*:\s*(\d+)')
+
+
+def record_count(add: Mapping[str, Any]) -> int | None:
+    """``numRecords`` of an add action's statistics, without parsing the rest of them."""
+    text = add.get("stats")
+    if isinstance(text, str):
+        m = _RECORDS.search(text)
+        return int(m.group(1)) if m else None
+    parsed = add.get("stats_parsed")
+    if isinstance(parsed, Mapping) and parsed.get("numRecords") is not None:
+        return int(parsed["numRecords"])
+    return None
+
+
+def parse_stats(add: Mapping[str, Any]) -> dict[str, Any] | None:
     """An add action's statistics as a dict (from the JSON string, or a checkpoint's ``stats_parsed``);
     decimals stay exact."""
     text = add.get("stats")
@@ -77,35 +93,71 @@ def parse_stats(add: Mapping[str, Any], where: str) -> dict[str, Any] | None:
             return None  # statistics are optional: unreadable ones prune nothing
         return parsed if isinstance(parsed, dict) else None
     parsed = add.get("stats_parsed")
-    return parsed if isinstance(parsed, dict) else None
+    return dict(parsed) if isinstance(parsed, Mapping) else None
 
 
-def file_stats(stats: Mapping[str, Any] | None, leaves: Iterable[Leaf]) -> dict[int, ColumnStats]:
-    """Per-field statistics of the columns the file's stats name (by physical path)."""
+class FileStats(Mapping[int, ColumnStats]):
+    """A file's statistics by field id, parsed when a filter first asks for one (a snapshot of many files
+    is planned without decoding statistics no filter uses). ``known`` holds ones already made (partition
+    columns)."""
+
+    __slots__ = ("_add", "_cache", "_leaves", "_parsed")
+
+    def __init__(self, add: Mapping[str, Any], leaves: Mapping[int, Leaf], known: dict[int, ColumnStats]) -> None:
+        self._add, self._leaves, self._cache = add, leaves, known
+        self._parsed: dict[str, Any] | None | bool = False
+
+    def _stats(self) -> dict[str, Any] | None:
+        if self._parsed is False:
+            self._parsed = parse_stats(self._add)
+        return self._parsed  # type: ignore[return-value]
+
+    def __getitem__(self, field_id: int) -> ColumnStats:
+        if field_id in self._cache:
+            return self._cache[field_id]
+        leaf = self._leaves.get(field_id)
+        found = None if leaf is None else column_stats(self._stats(), leaf)
+        if found is None:
+            raise KeyError(field_id)
+        self._cache[field_id] = found
+        return found
+
+    def __iter__(self) -> Iterator[int]:
+        return iter([fid for fid in {**self._leaves, **self._cache} if fid in self])
+
+    def __contains__(self, field_id: object) -> bool:
+        try:
+            self[field_id]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def column_stats(stats: Mapping[str, Any] | None, leaf: Leaf) -> ColumnStats | None:
+    """One field's statistics, found by its physical path (None: the file's stats do not name it)."""
     if not stats or stats.get("numRecords") is None:
-        return {}
-    count = int(stats["numRecords"])
-    mins, maxs, nulls = (stats.get(k) or {} for k in ("minValues", "maxValues", "nullCount"))
-    out: dict[int, ColumnStats] = {}
-    for leaf in leaves:
-        null_count = _at(nulls, leaf.path)
-        lo, hi = _at(mins, leaf.path), _at(maxs, leaf.path)
-        if null_count is None and lo is None:
-            continue
-        lower, upper = _bound(lo, leaf.type, False), _bound(hi, leaf.type, True)
-        if lower is None or upper is None:
-            lower = upper = None
-        out[leaf.field_id] = ColumnStats(value_count=count, null_count=None if not isinstance(null_count, int)
-                                         else null_count, lower=lower, upper=upper, type=leaf.type)
-    return out
+        return None
+    null_count = _at(stats.get("nullCount"), leaf.path)
+    lo, hi = _at(stats.get("minValues"), leaf.path), _at(stats.get("maxValues"), leaf.path)
+    if null_count is None and lo is None:
+        return None
+    lower, upper = _bound(lo, leaf.type, False), _bound(hi, leaf.type, True)
+    if lower is None or upper is None:
+        lower = upper = None
+    return ColumnStats(value_count=int(stats["numRecords"]),
+                       null_count=null_count if type(null_count) is int else None,
+                       lower=lower, upper=upper, type=leaf.type)
 
 
 def _at(tree: Any, path: tuple[str, ...]) -> Any:
     for part in path:
-        if not isinstance(tree, Mapping):
+        if type(tree) is not dict:
             return None
         tree = tree.get(part)
-    return None if isinstance(tree, Mapping) else tree
+    return None if type(tree) is dict else tree
 
 
 def _bound(value: Any, t: Any, upper: bool) -> Any:
