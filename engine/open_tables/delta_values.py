@@ -105,7 +105,7 @@ class FileStats(Mapping[int, ColumnStats]):
 
     def __init__(self, add: Mapping[str, Any], leaves: Mapping[int, Leaf], known: dict[int, ColumnStats]) -> None:
         self._add, self._leaves, self._cache = add, leaves, known
-        self._parsed: dict[str, Any] | None | bool = False
+        self._parsed: dict[str, Any] | bool | None = False
 
     def _stats(self) -> dict[str, Any] | None:
         if self._parsed is False:
