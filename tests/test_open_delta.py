@@ -332,3 +332,24 @@ def test_enabling_column_mapping_keeps_each_columns_id() -> None:
         assert {s.fields[0].id for s in schemas} == {1} and {s.fields[1].id for s in schemas} == {2}
         assert sorted(t.to_arrow()["newid"].to_pylist()) == [1, 2]
         assert t.to_arrow(snapshot_id=1).to_pylist() == [{"id": 1, "description": "Initial data"}]
+
+
+def test_a_remove_names_a_logical_file_by_path_and_deletion_vector(tmp_path: Path) -> None:
+    """The protocol keys a logical file by (path, deletion vector): removing (f, no vector) leaves (f, dv)
+    live, and a JSON V2 checkpoint's tombstones never drop a live file."""
+    raw = dv_bytes([0])
+    dv = {"storageType": "i", "pathOrInlineDv": z85(raw + b"\0" * (-len(raw) % 4)), "sizeInBytes": len(raw),
+          "cardinality": 1}
+    _dv_table(tmp_path, dv)
+    commit(tmp_path, 1, {"remove": {"path": "f.parquet", "dataChange": True}})
+    with fs.open_table(tmp_path, format="delta") as t:
+        assert t.scan(snapshot_id=1).count() == 9
+    checkpoint = [{"checkpointMetadata": {"version": 1}}, protocol(3, ["deletionVectors", "v2Checkpoint"]),
+                  metadata(schema_string(("v", "long"))), add("f.parquet", 10, dv=dv),
+                  {"remove": {"path": "f.parquet", "dataChange": True}}]
+    name = f"{1:020d}.checkpoint.{uuid.uuid4()}.json"
+    (tmp_path / "_delta_log" / name).write_text("\n".join(json.dumps(a) for a in checkpoint))
+    (tmp_path / "_delta_log" / f"{0:020d}.json").unlink()
+    with fs.open_table(tmp_path, format="delta") as t:
+        assert [s.snapshot_id for s in t.history()] == [1]
+        assert t.scan().count() == 9

@@ -5,7 +5,7 @@ The directory listing is the truth: the latest complete checkpoint at or before 
 multi-part checkpoint missing a part is ignored, as the protocol requires), then the commits after it in
 order. Log compaction files, staged commits and checksum files are optional for readers and not read.
 Within a commit, removes apply before adds, so a file whose deletion vector changed stays live with the
-new one; a remove names the logical file by path and deletion vector.
+new one; a remove names the logical file by path and deletion vector, and removes only that one.
 """
 
 from __future__ import annotations
@@ -151,6 +151,8 @@ class DeltaLog:
         for path in cp.paths:
             actions = self._json_lines(path) if path.endswith(".json") else self._parquet_actions(path)
             for action in actions:
+                if "remove" in action:
+                    continue  # a checkpoint's removes are tombstones for VACUUM, never live files
                 if "sidecar" in action:
                     sidecar = str(action["sidecar"]["path"])
                     name = sidecar if "/" in sidecar else f"{self.log_dir}/_sidecars/{sidecar}"
@@ -201,8 +203,8 @@ def _apply(state: LogState, actions: list[dict[str, Any]]) -> None:
         elif "remove" in action:
             rm = action["remove"]
             live = state.files.get(rm["path"])
-            if live is not None and (rm.get("deletionVector") is None
-                                     or _dv_id(live) == dv_unique_id(rm["deletionVector"])):
+            dv = rm.get("deletionVector")
+            if live is not None and _dv_id(live) == (None if dv is None else dv_unique_id(dv)):
                 del state.files[rm["path"]]
         elif "metaData" in action:
             state.metadata = action["metaData"]
