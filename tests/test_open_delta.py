@@ -353,3 +353,14 @@ def test_a_remove_names_a_logical_file_by_path_and_deletion_vector(tmp_path: Pat
     with fs.open_table(tmp_path, format="delta") as t:
         assert [s.snapshot_id for s in t.history()] == [1]
         assert t.scan().count() == 9
+
+
+def test_a_column_subset_decodes_only_its_columns(tmp_path: Path) -> None:
+    name = data(tmp_path, "a.parquet", pa.table({"a": pa.array([1], pa.int64()), "b": ["x"], "c": [2.0]}))
+    commit(tmp_path, 0, protocol(), metadata(schema_string(("a", "long"), ("b", "string"), ("c", "double"))),
+           add(name, 1))
+    with fs.open_table(tmp_path, format="delta") as t:
+        scan = t.scan(columns=["c", "a"])
+        (entry,) = scan.files()
+        assert scan._by_mapping(pq.read_schema(tmp_path / name), entry).names == ["a", "c"]
+        assert scan.to_arrow().to_pylist() == [{"c": 2.0, "a": 1}]

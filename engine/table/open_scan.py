@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from fieldshift.arrow_conversion import arrow_field_id
 from fieldshift.errors import SchemaEvolutionError, UnsupportedFormatFeatureError
 from fieldshift.file_schema import file_schema_of, has_field_ids, without_field_ids
 from fieldshift.gc_pause import paused_gc
@@ -168,6 +169,16 @@ class OpenScan:
             return None
         return {sid: v for sid, v in wanted.items() if not present.has_field(sid)} or None
 
+    def _by_mapping(self, found: pa.Schema, f: DataFileEntry) -> pa.Schema | None:
+        """The top-level columns of a file without field ids that its name mapping gives a read field (None:
+        the file has ids, or no mapping): a file of a format that resolves columns by name reads only those."""
+        if f.name_mapping is None or has_field_ids(found):
+            return None
+        wanted = {field.id for field in self.read_schema.fields}
+        mapped = f.name_mapping.apply(pa.schema([pa.field(n, pa.null()) for n in found.names]))
+        keep = [found.field(i) for i, m in enumerate(mapped) if arrow_field_id(m) in wanted]
+        return pa.schema(keep or [found.field(0)], metadata=found.metadata)  # one column still counts rows
+
     def evolved_batches(self, f: DataFileEntry) -> Iterator[pa.RecordBatch]:
         """A data file's live rows in the read schema, before the row filter."""
         deleted = self.deleted(f)
@@ -179,8 +190,8 @@ class OpenScan:
             if foreign_ids:  # ids the table does not own: columns resolve by name only
                 found = without_field_ids(found)
             constants = self._constants(f, found)
-            projected = decode_schema(found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping,
-                                      constants=constants)
+            projected = self._by_mapping(found, f) or decode_schema(
+                found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping, constants=constants)
             try:
                 p = self._plan(projected, f.name_mapping, constants)
             except SchemaEvolutionError as e:
