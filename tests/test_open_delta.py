@@ -364,3 +364,15 @@ def test_a_column_subset_decodes_only_its_columns(tmp_path: Path) -> None:
         (entry,) = scan.files()
         assert scan._by_mapping(pq.read_schema(tmp_path / name), entry).names == ["a", "c"]
         assert scan.to_arrow().to_pylist() == [{"c": 2.0, "a": 1}]
+
+
+def test_column_comments_and_row_ids(tmp_path: Path) -> None:
+    schema = json.dumps({"type": "struct", "fields": [
+        {"name": "v", "type": "long", "nullable": True, "metadata": {"comment": "the value"}}]})
+    name = data(tmp_path, "a.parquet", pa.table({"v": pa.array([1], pa.int64())}))
+    action = add(name, 1)
+    action["add"]["baseRowId"] = 40
+    commit(tmp_path, 0, protocol(), metadata(schema), action)
+    with fs.open_table(tmp_path, format="delta") as t:
+        assert t.schema.find("v").doc == "the value"
+        assert [f.first_row_id for f in t.scan().files()] == [40]

@@ -180,6 +180,7 @@ class DeltaSource:
         stats = FileStats(add, ds.leaf_by_id, known)
         return DataFileEntry(path, int(count), partition=tuple(partition), stats=stats, delete_files=deletes,
                              positions=positions, name_mapping=mapping, file_size=add.get("size"),
+                             first_row_id=add.get("baseRowId"),
                              ids_in_file=ds.mode == "id")
 
     def _path(self, text: str) -> str:

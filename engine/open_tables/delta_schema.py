@@ -174,7 +174,9 @@ class DeltaSchemaBuilder:
         ftype = self._type(f.get("type"), path, mode, label, leaves, physical, own_nested)
         if not isinstance(ftype, (StructType, ListType, MapType)):
             leaves.append(Leaf(fid, path, ftype))
-        return Field(fid, name, ftype, nullable=bool(f.get("nullable", True)))
+        comment = meta.get("comment")
+        return Field(fid, name, ftype, nullable=bool(f.get("nullable", True)),
+                     doc=comment if isinstance(comment, str) else None)
 
     def _type(self, t: Any, path: tuple[str, ...], mode: str, where: str, leaves: list[Leaf],
               physical: dict[int, tuple[str, ...]], nested_ids: Mapping[str, int] | None) -> FieldType:

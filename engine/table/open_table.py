@@ -167,9 +167,11 @@ def _detect(source: str | Path) -> str:
     text = str(source)
     if text.startswith(("ducklake:", "postgresql://", "postgres://")):
         return "ducklake"
-    path = Path(text)
-    if (path / "_delta_log").is_dir():
+    from fieldshift.open_tables.delta import is_delta_table
+
+    if is_delta_table(text):
         return "delta"
+    path = Path(text)
     if path.is_file():
         with open(path, "rb") as f:
             head = f.read(16)
