@@ -154,6 +154,8 @@ def test_deletion_vector_file_by_uuid_and_by_absolute_path(tmp_path: Path) -> No
                          "sizeInBytes": size, "cardinality": 2})
     with fs.open_table(tmp_path, format="delta") as t:
         assert t.to_arrow()["v"].to_pylist() == [0, 1, 3, 4, 6, 7, 8, 9]
+    with fs.open_table(tmp_path.as_uri(), format="delta") as t:  # a URI pyarrow.fs opens: files and vectors too
+        assert t.to_arrow()["v"].to_pylist() == [0, 1, 3, 4, 6, 7, 8, 9]
     other = tmp_path / "elsewhere.bin"
     offset, size = _dv_file(other, [0])
     commit(tmp_path, 1, add("f.parquet", 10, dv={"storageType": "p", "pathOrInlineDv": other.as_uri(),

@@ -5,6 +5,7 @@ Rows compare as sorted lists of plain Python values, columns by name and order."
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ def duckdb_read(path: str | Path, version: int | None = None) -> pa.Table:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"  # equal to itself, so rows with NaN compare
     if isinstance(value, dict):
         return tuple(sorted((k, _plain(v)) for k, v in value.items()))
     if isinstance(value, list):
@@ -49,7 +52,7 @@ def _plain(value: Any) -> Any:
 
 def plain_rows(table: pa.Table) -> list[tuple[Any, ...]]:
     """The rows as sorted tuples of plain values (string views, large types and field metadata ignored;
-    maps as sorted pairs)."""
+    maps as sorted pairs, NaN equal to NaN)."""
     rows = [tuple(_plain(r[n]) for n in table.column_names) for r in table.to_pylist()]
     return sorted(rows, key=repr)
 
