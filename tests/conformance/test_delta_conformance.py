@@ -27,7 +27,8 @@ DATA = Path(__file__).parent / "data" / "delta"
 BOTH = ["dv-with-columnmapping", "table-with-columnmapping-mode-name", "multi-part-checkpoint",
         "data-reader-partition-values", "time-travel-schema-changes-b", "log-replay-dv-key-cases",
         "kernel-timestamp-partition-col-ISO8601", "table_with_partitioning_mapping", "table-with-dv-small",
-        "with-short-dv", "v2-parquet-sidecars-struct-stats-only", "cdf-column-mapping-name-mode",
+        "with-short-dv", "v2-parquet-sidecars-struct-stats-only", "v2-json-sidecars-struct-stats-only",
+        "cdf-column-mapping-name-mode",
         "cdf-column-mapping-id-mode"]
 
 
