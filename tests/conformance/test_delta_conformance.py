@@ -68,6 +68,10 @@ def test_deltalake_written_table_equals_both_peers_at_every_version(tmp_path: Pa
         assert len(t.schemas()) == 3  # created, score merged in, ts merged in
         filtered = t.scan(filter=[("part", "==", "q")]).to_arrow()
         assert filtered["id"].to_pylist() == [9]
+        for snap in t.history():  # as_of a version's commit time: the version delta-rs loads at that time
+            peer = DeltaTable(str(tmp_path / "t"))
+            peer.load_as_version(snap.timestamp)
+            assert t.resolve(as_of=snap.timestamp) == peer.version() == snap.snapshot_id
 
 
 @pytest.mark.parametrize("name", ["type-widening", "type-widening-nested"])
