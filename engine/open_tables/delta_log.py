@@ -173,8 +173,11 @@ class DeltaLog:
         out: list[dict[str, Any]] = []
         for name in names:
             column = table.column(name)
-            for value in column.filter(column.is_valid()).to_pylist():
-                out.append({name: _plain(value)})
+            column = column.filter(column.is_valid())
+            if name == "add":
+                out.extend({"add": a} for a in _adds(column))
+            else:
+                out.extend({name: _plain(value)} for value in column.to_pylist())
         return out
 
     # -- replay ---------------------------------------------------------------------------------
@@ -211,6 +214,28 @@ def _apply(state: LogState, actions: list[dict[str, Any]]) -> None:
         elif "protocol" in action:
             state.protocol = action["protocol"]
     state.files.update(adds)
+
+
+_ADD_FIELDS = ("path", "partitionValues", "size", "stats", "deletionVector", "baseRowId")
+
+
+def _adds(column: pa.ChunkedArray) -> list[dict[str, Any]]:
+    """A checkpoint's add actions, converted field by field and only the fields a read uses (the parsed
+    statistics only where the JSON ones are missing): a checkpoint of many files converts quickly."""
+    if not len(column):
+        return []
+    struct = column.combine_chunks()
+    present = {f.name for f in struct.type}
+    fields = [n for n in _ADD_FIELDS if n in present]
+    values = {n: struct.field(n).to_pylist() for n in fields}
+    if "stats_parsed" in present and ("stats" not in values or None in values["stats"]):
+        fields.append("stats_parsed")
+        values["stats_parsed"] = struct.field("stats_parsed").to_pylist()
+    adds = [dict(zip(fields, row, strict=True)) for row in zip(*(values[n] for n in fields), strict=True)]
+    for a in adds:
+        if isinstance(a.get("partitionValues"), list):
+            a["partitionValues"] = dict(a["partitionValues"])
+    return adds
 
 
 def _dv_id(add: Mapping[str, Any]) -> str | None:
