@@ -8,7 +8,7 @@ schema per change of the schema (``delta_schema``: column mapping ``name`` and `
 the live files with their partition values (strings in the log, typed by the schema) and statistics
 (``delta_values``), and deletion vectors inline or in files (``delta_dv``). Change-data files and
 tombstones are not part of a snapshot and are not read. What is refused, by name: reader features
-fieldshift does not implement (variant types, catalog-managed tables, collations, any unknown one), a
+fieldshift does not implement (variant types, catalog-managed tables, any unknown one), a
 reader version above 3, a data file format other than Parquet, types fieldshift lacks.
 """
 
