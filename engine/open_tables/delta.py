@@ -163,7 +163,7 @@ class DeltaSource:
         partition = []
         for col in partition_columns:
             leaf = ds.top[col]
-            text = values.get(leaf.path[0], values.get(col)) if leaf.path[0] in values or col in values else None
+            text = values[leaf.path[0]] if leaf.path[0] in values else values.get(col)  # physical name first
             value = parse_partition_value(text, leaf.type, f"{where}, partition column {col}")
             partition.append(PartitionValue(leaf.field_id, "identity", value))
             n = max(int(count), 1)

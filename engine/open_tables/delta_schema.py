@@ -205,7 +205,7 @@ class DeltaSchemaBuilder:
                leaves: list[Leaf], physical: dict[int, tuple[str, ...]],
                nested_ids: Mapping[str, int] | None) -> Field:
         path = (*parent, role)
-        key = ".".join(path[_owner_depth(path, nested_ids):]) if nested_ids else None
+        key = ".".join(path[_owner_depth(path):]) if nested_ids else None
         if nested_ids and key in nested_ids:
             fid = int(nested_ids[key])
             self._ids.setdefault(path, fid)
@@ -219,7 +219,7 @@ class DeltaSchemaBuilder:
         return Field(fid, role, ftype, nullable=nullable)
 
 
-def _owner_depth(path: tuple[str, ...], nested_ids: Mapping[str, int] | None) -> int:
+def _owner_depth(path: tuple[str, ...]) -> int:
     """Where the key of ``delta.columnMapping.nested.ids`` starts: at the nearest struct field's
     physical name, the last path part that is not element/key/value."""
     i = len(path) - 1
