@@ -378,3 +378,14 @@ def test_column_comments_and_row_ids(tmp_path: Path) -> None:
     with fs.open_table(tmp_path, format="delta") as t:
         assert t.schema.find("v").doc == "the value"
         assert [f.first_row_id for f in t.scan().files()] == [40]
+
+
+def test_iceberg_compatible_tables_give_list_and_map_children_their_stored_ids() -> None:
+    """``delta.columnMapping.nested.ids`` (IcebergCompatV2) numbers list elements and map keys and values."""
+    path = Path(__file__).parent / "conformance" / "data" / "delta" / "table-with-icebegCompatV2Enabled"
+    with fs.open_table(path, format="delta") as t:
+        schema = t.schema
+        assert schema.find("array_of_prims").type.element.id == 31
+        assert schema.find(["array_of_arrays", "element"]).type.element.id == 33
+        assert (schema.find("map_of_prims").type.key.id, schema.find("map_of_prims").type.value.id) == (43, 44)
+        assert t.to_arrow().num_rows == 6

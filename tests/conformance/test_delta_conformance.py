@@ -28,7 +28,7 @@ BOTH = ["dv-with-columnmapping", "table-with-columnmapping-mode-name", "multi-pa
         "data-reader-partition-values", "time-travel-schema-changes-b", "log-replay-dv-key-cases",
         "kernel-timestamp-partition-col-ISO8601", "table_with_partitioning_mapping", "table-with-dv-small",
         "with-short-dv", "v2-parquet-sidecars-struct-stats-only", "v2-json-sidecars-struct-stats-only",
-        "cdf-column-mapping-name-mode",
+        "cdf-column-mapping-name-mode", "table-with-icebegCompatV2Enabled",
         "cdf-column-mapping-id-mode"]
 
 
