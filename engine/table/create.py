@@ -20,7 +20,7 @@ from pathlib import Path
 from fieldshift.errors import TableError, TableExistsError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
+from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog, open_catalog
 from fieldshift.table.catalog_sql import redact_uri
 from fieldshift.table.partitioning import PartitionSpec
 
@@ -30,6 +30,7 @@ __all__ = [
     "create_own_catalog",
     "default_table_name",
     "mark_table_directory",
+    "open_by_name",
     "own_table_name",
     "read_table_marker",
     "refuse_nested",
@@ -74,6 +75,19 @@ def shared_table_name(catalog: SqliteCatalog, location: Path | str, name: str | 
             return recorded_name
     raise TableError(f"no table of catalog {catalog.path} lives at {where}; pass its name "
                      "(name=, on the command line --table NAME), or create it with Table.create()")
+
+
+def open_by_name(catalog: str | None, name: str | None) -> tuple[SqliteCatalog, int, str, dict[str, str]]:
+    """(catalog, table id, recorded location, properties) of the table ``name`` of a shared catalog."""
+    if not catalog or not name:
+        raise TableError("Table.open() needs the table's location, or catalog= and name= (a table of a shared "
+                         "catalog opens by its name)")
+    cat = open_catalog(catalog)
+    if not cat.exists():
+        raise TableError(f"no fieldshift catalog at {cat.path}; create the table with Table.create()")
+    cat.check_version()
+    table_id, location, properties = cat.table_id(name)
+    return cat, table_id, location, properties
 
 
 def mark_table_directory(location: Path, catalog: str, name: str) -> None:

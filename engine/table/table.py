@@ -32,6 +32,7 @@ from fieldshift.table.create import (
     create_own_catalog,
     default_table_name,
     mark_table_directory,
+    open_by_name,
     own_table_name,
     read_table_marker,
     refuse_nested,
@@ -191,8 +192,10 @@ class Table:
         A table of a shared ``catalog`` opens by ``name`` alone (``Table.open(catalog=uri, name="events")``)
         or by its location (the table recorded there, whatever its name).
         """
-        if location is None:
-            return cls._open_by_name(catalog, name, storage_options, filesystem)
+        if location is None:  # a shared catalog's table by its name: the catalog records where it lives
+            cat, table_id, stored_location, properties = open_by_name(catalog, name)
+            stored = open_storage(stored_location, storage_options, filesystem)
+            return cls(cat, table_id, name or "", stored.location, properties, stored)
         store = open_storage(location, storage_options, filesystem)
         if store.local_path is None:
             cat, table_id, name, properties = open_on_object_store(store, catalog, name)
@@ -212,21 +215,6 @@ class Table:
         name = name or own_table_name(cat, loc)
         table_id, _, properties = cat.table_id(name)
         return cls(cat, table_id, name, loc, properties)  # the directory, not the recorded hint
-
-    @classmethod
-    def _open_by_name(cls, catalog: str | None, name: str | None, storage_options: dict[str, Any] | None,
-                      filesystem: Any) -> Table:
-        """A shared catalog's table by its name: the catalog records where it lives."""
-        if not catalog or not name:
-            raise TableError("Table.open() needs the table's location, or catalog= and name= (a table of a "
-                             "shared catalog opens by its name)")
-        cat = open_catalog(catalog)
-        if not cat.exists():
-            raise TableError(f"no fieldshift catalog at {cat.path}; create the table with Table.create()")
-        cat.check_version()
-        table_id, stored_location, properties = cat.table_id(name)
-        stored = open_storage(stored_location, storage_options, filesystem)
-        return cls(cat, table_id, name, stored.location, properties, stored)
 
     # -- the table's policy ---------------------------------------------------------------------
     @property
