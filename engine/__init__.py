@@ -62,6 +62,7 @@ from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
 from fieldshift.table.capture import CaptureProgress, capture
+from fieldshift.table.capture_read import read_file
 from fieldshift.table.parquet_read import read_parquet
 from fieldshift.types import ListType, MapType, StructType
 from fieldshift.widening import supertype
@@ -137,6 +138,7 @@ __all__ = [
     "evolve",
     "get_threads",
     "plan",
+    "read_file",
     "read_parquet",
     "set_threads",
     "supertype",

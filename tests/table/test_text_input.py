@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import fieldshift as fs
-from fieldshift.table.capture_read import DEFAULT_NULL_VALUES, read_file
+from fieldshift.table.capture_read import DEFAULT_NULL_VALUES
 
 
 def _land(folder: Path, name: str, text: str) -> Path:
@@ -62,29 +62,29 @@ def test_a_pinned_type_a_value_does_not_fit_names_the_file_and_column(tmp_path: 
 def test_read_file_keeps_text_and_fits_numbers_to_the_table(tmp_path: Path) -> None:
     t = fs.Table.create(tmp_path / "t", pa.schema([("k", pa.string()), ("n", pa.int16())]))
     path = _land(tmp_path, "in.csv", "k,n,extra\n007,5,9\n")
-    data = read_file(path, like=t)
+    data = fs.read_file(path, like=t)
     assert data.to_pylist() == [{"k": "007", "n": 5, "extra": 9}]
     assert data.schema.field("n").type == pa.int16() and data.schema.field("extra").type == pa.int64()
     t.append(data)
     assert t.to_arrow().column("k").to_pylist() == ["007"]
-    assert read_file(path, like=t, types={"extra": "string"}).column("extra").to_pylist() == ["9"]
+    assert fs.read_file(path, like=t, types={"extra": "string"}).column("extra").to_pylist() == ["9"]
     with pytest.raises(fs.InvalidOptionError, match="CSV and JSON"):
         import pyarrow.parquet as pq
 
         pq.write_table(data, tmp_path / "in.parquet")
-        read_file(tmp_path / "in.parquet", like=t, types={"k": "string"})
+        fs.read_file(tmp_path / "in.parquet", like=t, types={"k": "string"})
 
 
 def test_null_texts_are_documented_and_chosen_by_the_caller(tmp_path: Path) -> None:
     path = _land(tmp_path, "in.csv", "n,note\n1,n/a\nn/a,\nNULL,NULL\n")
-    default = read_file(path, like=pa.schema([("note", pa.string())]))
+    default = fs.read_file(path, like=pa.schema([("note", pa.string())]))
     # by default: pyarrow's list (n/a, NULL, an empty field, ...) in columns not read as text; text kept
     assert "n/a" in DEFAULT_NULL_VALUES and "" in DEFAULT_NULL_VALUES
     assert default.to_pylist() == [{"n": 1, "note": "n/a"}, {"n": None, "note": ""}, {"n": None, "note": "NULL"}]
-    chosen = read_file(path, like=pa.schema([("note", pa.string())]), null_values=["NULL", ""])
+    chosen = fs.read_file(path, like=pa.schema([("note", pa.string())]), null_values=["NULL", ""])
     assert chosen.schema.field("n").type == pa.string()  # "n/a" is a value now, so n is no number column
     assert chosen.to_pylist() == [{"n": "1", "note": "n/a"}, {"n": "n/a", "note": None}, {"n": None, "note": None}]
-    nothing = read_file(path, null_values=[])
+    nothing = fs.read_file(path, null_values=[])
     assert nothing.column("note").to_pylist() == ["n/a", "", "NULL"]
     land = tmp_path / "land"
     _land(land, "a.csv", "id,score\n1,n/a\n2,7\n")
