@@ -45,7 +45,7 @@ TypeOption = Annotated[list[str] | None, typer.Option(
 NullOption = Annotated[list[str] | None, typer.Option(
     "--null-values", help="A CSV text that reads as null, repeatable (--null-values '' --null-values NULL); "
     "replaces the default (an empty field, NA, N/A, n/a, NULL, null, NaN, nan, #N/A, ... in columns not read as "
-    "text) and applies to text columns too.")]
+    "text) and applies to every unquoted field, text columns too (a quoted field is a value).")]
 
 
 def parse_types(pairs: list[str] | None) -> dict[str, pa.DataType]:

@@ -15,8 +15,10 @@ How CSV and JSON types are decided, column by column (top-level columns):
 Which CSV texts read as null: by default, in columns read as anything but text, an empty field and
 pyarrow's list ``DEFAULT_NULL_VALUES`` (``NA``, ``N/A``, ``n/a``, ``NULL``, ``null``, ``NaN``, ``nan``,
 ``#N/A``, ...); in text columns none (an empty field is ``""``). ``null_values=[...]`` (``--null-values``)
-replaces that list and applies it to every column, text columns too; ``null_values=[]`` reads no text
-as null. JSON has its own ``null``.
+replaces that list and applies it to every unquoted field, text columns too (a quoted field is a value:
+``null_values=[""]`` reads an empty field as null and ``""`` as the empty string, so a CSV that
+``fieldshift read --format csv`` wrote reads back exactly); ``null_values=[]`` reads no text as null.
+JSON has its own ``null``.
 """
 
 from __future__ import annotations
@@ -134,7 +136,7 @@ def _read_csv(path: Path, like: Mapping[str, pa.DataType], types: Mapping[str, p
     if null_values is None:
         nulls: dict[str, Any] = {"null_values": list(DEFAULT_NULL_VALUES), "strings_can_be_null": False}
     else:
-        nulls = {"null_values": list(null_values), "strings_can_be_null": True}
+        nulls = {"null_values": list(null_values), "strings_can_be_null": True, "quoted_strings_can_be_null": False}
     return pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(column_types=column_types, **nulls))
 
 

@@ -84,6 +84,9 @@ def test_null_texts_are_documented_and_chosen_by_the_caller(tmp_path: Path) -> N
     chosen = fs.read_file(path, like=pa.schema([("note", pa.string())]), null_values=["NULL", ""])
     assert chosen.schema.field("n").type == pa.string()  # "n/a" is a value now, so n is no number column
     assert chosen.to_pylist() == [{"n": "1", "note": "n/a"}, {"n": "n/a", "note": None}, {"n": None, "note": None}]
+    quoted = _land(tmp_path, "quoted.csv", 'id,note\n1,""\n2,\n3,"NULL"\n')  # as `fieldshift read -f csv` writes
+    assert fs.read_file(quoted, like=pa.schema([("note", pa.string())]), null_values=[""]).column("note").to_pylist() \
+        == ["", None, "NULL"]  # a quoted field is a value
     nothing = fs.read_file(path, null_values=[])
     assert nothing.column("note").to_pylist() == ["n/a", "", "NULL"]
     land = tmp_path / "land"
