@@ -38,6 +38,7 @@ __all__ = [
     "JavaNotFoundError",
     "KeyDeclarationError",
     "Mismatch",
+    "MissingDependencyError",
     "MissingFieldIdError",
     "NameMappingError",
     "NestingDepthError",
@@ -327,7 +328,12 @@ class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
     """A fieldshift/Arrow type (or a Spark type) with no counterpart on the other side."""
 
 
-class SparkNotInstalledError(FieldshiftError, ImportError):
+class MissingDependencyError(FieldshiftError, ImportError):
+    """An optional library a call needs (pandas, polars, DuckDB, PySpark, ...) is not installed; the message
+    names the fieldshift extra that installs it (``pip install 'fieldshift[EXTRA]'``)."""
+
+
+class SparkNotInstalledError(MissingDependencyError):
     """``fieldshift.spark`` used where PySpark is not installed; the message names the extra to install."""
 
 
