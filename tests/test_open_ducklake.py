@@ -133,6 +133,25 @@ def test_a_hand_written_ducklake_table_reads_at_every_snapshot(lake: Path) -> No
         assert _rows(t.to_arrow(filter=("id", "==", 20))) == [{"id": 20, "name": "in", "score": 2.5}]
 
 
+def test_a_merged_file_gives_each_snapshot_its_own_rows(lake: Path) -> None:
+    """ducklake_merge_adjacent_files keeps each row's snapshot in a column; an older snapshot reads only its rows."""
+    _parquet(lake.parent / "lake" / "main" / "t" / "c.parquet", {
+        "id": (1, pa.array([30, 31], pa.int64())), "name": (2, pa.array(["m5", "m6"])),
+        "_ducklake_internal_snapshot_id": (2147483539, pa.array([5, 6], pa.int64()))})
+    db = sqlite3.connect(lake)
+    db.execute("INSERT INTO ducklake_snapshot VALUES (6, '2024-05-01 12:06:00+00', 2, 2, 4)")
+    db.execute("INSERT INTO ducklake_snapshot_changes VALUES (6, 'inserted_into_table:1', NULL, NULL, NULL)")
+    db.execute("INSERT INTO ducklake_data_file VALUES (3, 1, 5, NULL, NULL, 'c.parquet', 1, 'parquet', 2, 1, 1, 30, "
+               "NULL, NULL, NULL, 6)")
+    db.commit()
+    db.close()
+    with fs.open_table(lake, name="t") as t:
+        at5 = t.scan(snapshot_id=5)
+        assert [r["id"] for r in _rows(at5.to_arrow())] == [0, 2, 3, 11, 12, 20, 30] and at5.count() == 7
+        at6 = t.scan(snapshot_id=6, columns=["name"], filter=("id", ">=", 30))
+        assert sorted(at6.to_arrow()["name"].to_pylist()) == ["m5", "m6"] and at6.count() == 2
+
+
 def test_statistics_of_promoted_columns_prune_files(lake: Path) -> None:
     with fs.open_table(lake, format="ducklake", name="t") as t:
         scan = t.scan(columns=["name"], filter=("id", ">=", 11))
@@ -203,3 +222,21 @@ def test_deletion_vector_blobs_decode_bare_and_in_puffin() -> None:
     assert np.array_equal(decode_deletion_vector(puffin, "dv.puffin"), want)
     with pytest.raises(fs.DataFileError, match="CRC"):
         decode_deletion_vector(blob[:-1] + b"\x00", "dv")
+
+
+def test_nested_values_inlined_as_duckdb_text_parse_back() -> None:
+    """The text DuckDB 1.5.5 stores for inlined nested values in SQLite catalogs (strings quoted only when needed)."""
+    from fieldshift.open_tables.ducklake_literals import parse_nested
+
+    struct = pa.struct([("a", pa.int32()), ("b", pa.string()), ("c", pa.float64())])
+    assert parse_nested("{'a': 1, 'b': 'it''s, {x}: [y]', 'c': 1.5}", struct) == \
+        {"a": 1, "b": "it's, {x}: [y]", "c": 1.5}
+    assert parse_nested("[a, NULL, b c, '', 'NULL']", pa.list_(pa.string())) == ["a", None, "b c", "", "NULL"]
+    assert parse_nested("{'k\\'1'=1, k2=NULL}", pa.map_(pa.string(), pa.int32())) == [("k'1", 1), ("k2", None)]
+    nested = pa.struct([("x", pa.list_(pa.int32())), ("y", pa.struct([("z", pa.string())]))])
+    assert parse_nested("{'x': [1, 2], 'y': {'z': 'q'}}", nested) == {"x": [1, 2], "y": {"z": "q"}}
+    assert parse_nested("['2024-01-01 00:00:00']", pa.list_(pa.timestamp("us"))) == [dt.datetime(2024, 1, 1)]
+    with pytest.raises(fs.UnsupportedFormatFeatureError, match="no field 'q'"):
+        parse_nested("{'q': 1}", struct)
+    with pytest.raises(fs.UnsupportedFormatFeatureError, match="not a int32"):
+        parse_nested("[x]", pa.list_(pa.int32()))

@@ -5,7 +5,8 @@ What is read: snapshots and the table's schema versions (``ducklake_schema_versi
 their ids, defaults and nesting; the data files live at a snapshot with their column statistics,
 partition values and name mappings (files added without field ids); Parquet delete files (also DuckDB's
 partial ones, whose rows record the deleting snapshot) and deletion vectors; inlined inserts and deletes.
-What is refused, by name: encrypted files, partial data files read before their last snapshot, Hive
+Files merged from several snapshots (``ducklake_merge_adjacent_files``) keep each row's snapshot in a
+column; an older snapshot reads only its own rows of them. What is refused, by name: encrypted files, Hive
 partition columns kept only in paths, a newer specification, types without a fieldshift counterpart.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from fieldshift.errors import (
     SnapshotNotFoundError,
     UnsupportedFormatFeatureError,
 )
+from fieldshift.gc_pause import paused_gc
 from fieldshift.name_mapping import MappedField, NameMapping
 from fieldshift.open_tables.ducklake_db import MetadataDB, open_metadata
 from fieldshift.open_tables.ducklake_inlined import inlined_table
@@ -46,6 +48,7 @@ from fieldshift.schema import Schema
 __all__ = ["SPEC_VERSIONS", "DuckLakeSource"]
 
 SPEC_VERSIONS = ("0.1", "0.2", "0.3", "0.4", "1.0")
+ROW_SNAPSHOT_COLUMN = "_ducklake_internal_snapshot_id"  # a merged file's per-row snapshot
 _LIVE = "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)"
 _TABLE_CHANGE = re.compile(r"([a-z_]+):(\d+)")
 _TRANSFORMS = {"identity": "identity", "year": "year", "month": "month", "day": "day", "hour": "hour"}
@@ -83,6 +86,9 @@ class DuckLakeSource:
         self._snapshots: tuple[SourceSnapshot, ...] | None = None
         self._schemas: dict[int, Schema] = {}
         self._versions = self._schema_versions()
+        self._has_partitions: bool | None = None
+        self._types: dict[int, dict[int, pa.DataType]] = {}
+        self._inlined_versions: list[tuple[str, int, int]] | None = None
 
     # -- the catalog ----------------------------------------------------------------------------
     def _settings(self) -> dict[str, str]:
@@ -184,7 +190,9 @@ class DuckLakeSource:
                                             f"has no such snapshot, or it was expired); the table changed at {known}")
             snap = SourceSnapshot(snapshot_id, _utc(found[0][0]), self.schema_id_at(snapshot_id))
         schema = self.schema_at_snapshot(snapshot_id)
-        return SnapshotContent(snap, schema, self._files(snapshot_id), self._inlined(snapshot_id))
+        with paused_gc():  # thousands of small, cycle-free values per snapshot (gc_pause)
+            files = self._files(snapshot_id)
+        return SnapshotContent(snap, schema, files, self._inlined(snapshot_id))
 
     # -- files ----------------------------------------------------------------------------------
     def _files(self, s: int) -> tuple[DataFileEntry, ...]:
@@ -196,8 +204,8 @@ class DuckLakeSource:
             return ()
         deletes = self._delete_files(s)
         inline = self._inlined_deletes(s)
-        stats = self._stats(s)
-        partitions = self._partition_values(s)
+        stats = _LazyStats(lambda column_id: self._stats(s, column_id))  # a filtered scan loads its columns
+        partitions = self._partition_values(s) if self._partitioned() else {}
         mappings = self._mappings({r[9] for r in rows if r[9] is not None})
         out = []
         for (fid, path, rel, fmt, count, size, row_start, _part, key, mapping, partial_max, begin) in rows:
@@ -205,17 +213,14 @@ class DuckLakeSource:
             if key:
                 raise UnsupportedFormatFeatureError(f"DuckLake data file {full} is encrypted; fieldshift does not read "
                                                     "encrypted DuckLake files")
-            if partial_max is not None and int(partial_max) > s:
-                raise UnsupportedFormatFeatureError(
-                    f"DuckLake data file {full} holds rows of snapshots up to {partial_max} (merged by "
-                    f"ducklake_merge_adjacent_files); reading it at snapshot {s} needs its per-row snapshots, which "
-                    "fieldshift does not apply yet: read a later snapshot")
+            partial = partial_max is not None and int(partial_max) > s  # merged rows of later snapshots
             positions = inline.get(int(fid))
             out.append(DataFileEntry(
                 full, int(count), file_format=(fmt or "parquet").lower(), name_mapping=mappings.get(mapping),
-                partition=partitions.get(int(fid), ()), stats=stats.get(int(fid), {}),
+                partition=partitions.get(int(fid), ()), stats=_FileStats(stats, int(fid)),
                 delete_files=tuple(deletes.get(int(fid), ())), positions=positions, first_row_id=row_start,
-                file_size=size, file_id=int(fid), sequence_number=int(begin)))
+                file_size=size, file_id=int(fid), sequence_number=int(begin),
+                snapshot_column=ROW_SNAPSHOT_COLUMN if partial else None, up_to_snapshot=s if partial else None))
         return tuple(out)
 
     def _delete_files(self, s: int) -> dict[int, list[DeleteFile]]:
@@ -249,19 +254,18 @@ class DuckLakeSource:
             grouped.setdefault(int(fid), []).append(int(pos))
         return {fid: np.unique(np.asarray(p, np.int64)) for fid, p in grouped.items()}
 
-    def _stats(self, s: int) -> dict[int, dict[int, ColumnStats]]:
+    def _stats(self, s: int, column_id: int | None) -> dict[int, dict[int, ColumnStats]]:
+        """file id -> field id -> statistics of the files live at ``s`` (of one column, or all)."""
+        one = "" if column_id is None else " AND c.column_id = ?"
         rows = self.db.rows(
             "SELECT c.data_file_id, c.column_id, c.value_count, c.null_count, c.min_value, c.max_value, "
             "c.contains_nan, f.begin_snapshot FROM ducklake_file_column_stats c JOIN ducklake_data_file f "
             "ON f.data_file_id = c.data_file_id WHERE c.table_id = ? AND f.table_id = ? AND f.begin_snapshot <= ? "
-            "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)", (self.table_id, self.table_id, s, s))
-        types: dict[int, dict[int, pa.DataType]] = {}
+            "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)" + one,
+            (self.table_id, self.table_id, s, s, *(() if column_id is None else (column_id,))))
         out: dict[int, dict[int, ColumnStats]] = {}
         for fid, cid, values, nulls, lo, hi, nan, begin in rows:
-            begin = int(begin)
-            if begin not in types:  # the column types when the file was written: its statistics' types
-                types[begin] = type_at(self._columns, begin, self.name)
-            t = types[begin].get(int(cid))
+            t = self._types_at(int(begin)).get(int(cid))  # the types when the file was written: its stats' types
             lower = upper = None
             if t is not None:
                 try:
@@ -272,6 +276,18 @@ class DuckLakeSource:
                 None if values is None else int(values), None if nulls is None else int(nulls), lower, upper,
                 None if nan is None else bool(nan), t)
         return out
+
+    def _types_at(self, snapshot_id: int) -> dict[int, pa.DataType]:
+        if snapshot_id not in self._types:
+            self._types[snapshot_id] = type_at(self._columns, snapshot_id, self.name)
+        return self._types[snapshot_id]
+
+    def _partitioned(self) -> bool:
+        """Whether the table ever had a partition spec (no file of an unpartitioned one has values)."""
+        if self._has_partitions is None:
+            self._has_partitions = "ducklake_partition_info" in self.db.tables() and bool(self.db.rows(
+                "SELECT 1 FROM ducklake_partition_info WHERE table_id = ? LIMIT 1", (self.table_id,)))
+        return self._has_partitions
 
     def _partition_values(self, s: int) -> dict[int, tuple[PartitionValue, ...]]:
         if "ducklake_file_partition_value" not in self.db.tables():
@@ -286,7 +302,7 @@ class DuckLakeSource:
         out: dict[int, list[PartitionValue]] = {}
         for fid, _index, value, cid, transform, begin in rows:
             name = _transform(transform)
-            t = type_at(self._columns, int(begin), self.name).get(int(cid)) if name == "identity" else pa.int64()
+            t = self._types_at(int(begin)).get(int(cid)) if name == "identity" else pa.int64()
             typed = None if value is None or t is None else decode_text(value, t, hex_blob=False)
             out.setdefault(int(fid), []).append(PartitionValue(int(cid), name, typed))
         return {k: tuple(v) for k, v in out.items()}
@@ -309,23 +325,78 @@ class DuckLakeSource:
 
     # -- inlined rows ---------------------------------------------------------------------------
     def _inlined(self, s: int) -> tuple[InlinedRows, ...]:
-        if "ducklake_inlined_data_tables" not in self.db.tables():
+        """Inlined rows live at ``s``: one query counts them in every inlined table of the table, and only
+        tables holding some are read."""
+        tables = self._inlined_tables()
+        if not tables:
             return ()
+        live = "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)"
+        counts = self.db.rows(" UNION ALL ".join(f"SELECT {i}, count(*) FROM {name} WHERE {live}"
+                                                 for i, (name, _, _) in enumerate(tables)), (s, s) * len(tables))
         out = []
-        for name, version in self.db.rows("SELECT table_name, schema_version FROM ducklake_inlined_data_tables "
-                                          "WHERE table_id = ? ORDER BY schema_version", (self.table_id,)):
-            if name not in self.db.tables():
-                continue
-            first = self.db.rows("SELECT min(snapshot_id) FROM ducklake_snapshot WHERE schema_version = ?",
-                                 (version,))[0][0]
-            schema = schema_at(self._columns, int(first if first is not None else s), int(version), self.name)
-            rows = inlined_table(self.db, name, schema, s)
-            if rows.num_rows:
-                out.append(InlinedRows(int(version), rows, name))
+        for i, n in sorted(counts):
+            if n:
+                name, version, first = tables[i]
+                schema = schema_at(self._columns, first, version, self.name)
+                out.append(InlinedRows(version, inlined_table(self.db, name, schema, s), name))
         return tuple(out)
+
+    def _inlined_tables(self) -> list[tuple[str, int, int]]:
+        """(name, schema version, first snapshot of that version) of this table's inlined data tables."""
+        if self._inlined_versions is None:
+            self._inlined_versions = []
+            if "ducklake_inlined_data_tables" in self.db.tables():
+                firsts = dict(self.db.rows("SELECT schema_version, min(snapshot_id) FROM ducklake_snapshot "
+                                           "GROUP BY schema_version"))
+                for name, version in self.db.rows("SELECT table_name, schema_version FROM "
+                                                  "ducklake_inlined_data_tables WHERE table_id = ? ORDER BY "
+                                                  "schema_version", (self.table_id,)):
+                    if name in self.db.tables() and re.fullmatch(r"\w+", name):
+                        self._inlined_versions.append((name, int(version), int(firsts.get(version, 0))))
+        return self._inlined_versions
 
     def close(self) -> None:
         self.db.close()
+
+
+class _LazyStats:
+    """A snapshot's column statistics, read from the catalog per column on first use: an unfiltered scan
+    reads none, a filtered one only its filter's columns."""
+
+    def __init__(self, load: Callable[[int | None], dict[int, dict[int, ColumnStats]]]) -> None:
+        self._load = load
+        self._columns: dict[int, dict[int, ColumnStats]] = {}  # field id -> file id -> statistics
+        self._all: dict[int, dict[int, ColumnStats]] | None = None
+
+    def of(self, file_id: int, field_id: int) -> ColumnStats | None:
+        if field_id not in self._columns:
+            by_file = self._load(field_id)
+            self._columns[field_id] = {fid: stats[field_id] for fid, stats in by_file.items()}
+        return self._columns[field_id].get(file_id)
+
+    def every(self, file_id: int) -> dict[int, ColumnStats]:
+        if self._all is None:
+            self._all = self._load(None)
+        return self._all.get(file_id, {})
+
+
+class _FileStats(Mapping[int, ColumnStats]):
+    """One file's statistics by field id, from the snapshot's lazily loaded ones."""
+
+    def __init__(self, shared: _LazyStats, file_id: int) -> None:
+        self._shared, self._file_id = shared, file_id
+
+    def __getitem__(self, field_id: int) -> ColumnStats:
+        found = self._shared.of(self._file_id, field_id)
+        if found is None:
+            raise KeyError(field_id)
+        return found
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._shared.every(self._file_id))
+
+    def __len__(self) -> int:
+        return len(self._shared.every(self._file_id))
 
 
 def _mapped(kids: dict[Any, list[tuple[Any, ...]]], parent: Any) -> tuple[MappedField, ...]:

@@ -13,7 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fieldshift.errors import CatalogConnectionError, CatalogFormatError, StorageLocationError
+from fieldshift.errors import (
+    CatalogConnectionError,
+    CatalogFormatError,
+    MissingDependencyError,
+    StorageLocationError,
+)
 
 __all__ = ["MetadataDB", "open_metadata"]
 
@@ -108,7 +113,7 @@ def _duckdb(path: Path) -> MetadataDB:
     try:
         import duckdb
     except ImportError:
-        raise CatalogConnectionError(f"DuckLake catalog {path} is a DuckDB database; reading it needs the duckdb "
+        raise MissingDependencyError(f"DuckLake catalog {path} is a DuckDB database; reading it needs the duckdb "
                                      "package: pip install 'fieldshift[ducklake]'") from None
     try:
         conn = duckdb.connect(str(path), read_only=True)
@@ -122,7 +127,7 @@ def _postgres(uri: str) -> MetadataDB:
     try:
         import psycopg
     except ImportError:
-        raise CatalogConnectionError("a PostgreSQL DuckLake catalog needs psycopg: pip install "
+        raise MissingDependencyError("a PostgreSQL DuckLake catalog needs psycopg: pip install "
                                      "'fieldshift[postgres]'") from None
     try:
         conn = psycopg.connect(uri)

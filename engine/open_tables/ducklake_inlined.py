@@ -4,8 +4,7 @@ Arrow table of that schema version, field ids included, so the scan evolves them
 A row is live at snapshot ``s`` when ``begin_snapshot <= s`` and it was not deleted by then
 (``end_snapshot``). A DuckDB catalog keeps the values in their own types; SQLite and PostgreSQL keep
 many as text (the specification's "Type Encoding for Data Inlining"), decoded here per column type.
-Nested values in those two are text in DuckDB's literal syntax, which fieldshift does not parse: such
-rows are refused by name (``CALL ducklake_flush_inlined_data(...)`` in DuckDB writes them to Parquet).
+Nested values in those two are DuckDB's text of the value, parsed by ``ducklake_literals``.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import pyarrow.compute as pc
 
 from fieldshift.errors import UnsupportedFormatFeatureError
 from fieldshift.open_tables.ducklake_db import MetadataDB
+from fieldshift.open_tables.ducklake_literals import parse_nested
 from fieldshift.open_tables.ducklake_types import decode_text
 from fieldshift.schema import Schema
 
@@ -67,11 +67,9 @@ def _conform(column: pa.ChunkedArray, t: pa.DataType, table: str) -> pa.ChunkedA
 def _decoded(values: list[object], t: pa.DataType, table: str, column: str) -> pa.Array:
     nested = pa.types.is_struct(t) or pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)
     if nested:
-        if any(v is not None for v in values):
-            raise UnsupportedFormatFeatureError(
-                f"inlined data table {table}: nested column {column!r} keeps its values as DuckDB literal text, "
-                "which fieldshift does not parse; write them to Parquet first (CALL ducklake_flush_inlined_data)")
-        return pa.nulls(len(values), t)
+        parsed = [None if v is None else parse_nested(bytes(v).decode() if isinstance(v, (bytes, memoryview))
+                                                      else str(v), t) for v in values]
+        return pa.array(parsed, t)
     out = []
     for v in values:
         if isinstance(v, (bytes, memoryview)) and (pa.types.is_string(t)):

@@ -133,10 +133,13 @@ class DataFileEntry:
     does not carry ids), else the field ids in the file itself (DuckLake and Iceberg files carry them).
 
     ``positions`` are deleted rows the format keeps in its metadata rather than in a file (DuckLake's
-    inlined deletes), already resolved for this snapshot. ``sequence_number`` orders the file against
-    equality deletes; ``first_row_id`` is the format's row id of the file's first row (row lineage).
-    ``equality_deletes`` are the ones the format's scoping rules apply to this file (Iceberg: same
-    partition or a global delete, newer sequence number), on top of the snapshot-wide ones.
+    inlined deletes), already resolved for this snapshot. ``snapshot_column``/``up_to_snapshot``: a file
+    that merged the rows of several snapshots records each row's snapshot in that column; only rows of
+    snapshots up to ``up_to_snapshot`` are live (DuckLake's ``ducklake_merge_adjacent_files``).
+    ``sequence_number`` orders the file against equality deletes; ``first_row_id`` is the format's row id
+    of the file's first row (row lineage). ``equality_deletes`` are the ones the format's scoping rules
+    apply to this file (Iceberg: same partition or a global delete, newer sequence number), on top of the
+    snapshot-wide ones.
     """
 
     path: str
@@ -152,6 +155,8 @@ class DataFileEntry:
     first_row_id: int | None = None
     file_size: int | None = None
     file_id: int | None = None
+    snapshot_column: str | None = None
+    up_to_snapshot: int | None = None
     equality_deletes: tuple[EqualityDeletes, ...] = ()
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from fieldshift.errors import PartitionSpecError, SchemaEvolutionError, UnsupportedFormatFeatureError
 from fieldshift.file_schema import file_schema_of
+from fieldshift.gc_pause import paused_gc
 from fieldshift.open_tables.position_deletes import read_position_groups, read_positions
 from fieldshift.open_tables.source import (
     ColumnStats,
@@ -42,7 +43,7 @@ from fieldshift.planner.nodes import Take
 from fieldshift.schema import Schema
 from fieldshift.table.equality_deletes import EqualityMatcher, with_equality_fields
 from fieldshift.table.files import data_file_errors, name_data_file, read_columns
-from fieldshift.table.filters import bind_filter, parse_filter, row_filter
+from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.parquet_read import decode_schema
 from fieldshift.table.partition_prune import project
 from fieldshift.table.stats import may_match
@@ -60,25 +61,33 @@ class _Filter:
         self.bound = bind_filter(parse_filter(filter), schema)
         self.expression = row_filter(self.bound)
         self.columns = [p.path[0] for p in self.bound]
+        self._nodes: dict[int, tuple[Any, Take | None]] = {}
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         return batch if self.expression is None else batch.filter(self.expression)
 
-    def may_match(self, stats: dict[int, ColumnStats] | Any, schema: Schema) -> bool:
+    def may_match(self, stats: Mapping[int, ColumnStats], schema: Schema) -> bool:
         """False only when some predicate's statistics prove no row of the file passes it. Bounds are used
         in the read type only when they convert to it exactly (a promotion that keeps values)."""
         for p in self.bound:
+            if p.op == "false":
+                return False
             st = stats.get(p.field_id)
-            if p.op != "false" and (st is None or st.type is None or st.value_count is None
-                                    or st.null_count is None):
+            if st is None or st.type is None or st.value_count is None or st.null_count is None:
                 continue
-            read_type = schema.field(p.field_id).type
-            lo, hi = (None, None) if st is None else _bounds(st, read_type)
-            counts = (0, 0) if st is None else (st.value_count, st.null_count)
-            node = Take(0, read_type, ".".join(p.path)) if isinstance(read_type, pa.DataType) else None
-            if not may_match((*counts, lo, hi), p, node, read_type):
+            read_type, node = self._node(p, schema)
+            lo, hi = _bounds(st, read_type)
+            if not may_match((st.value_count, st.null_count, lo, hi), p, node, read_type):
                 return False
         return True
+
+    def _node(self, p: BoundPredicate, schema: Schema) -> tuple[Any, Take | None]:
+        """The predicate column's read type, and a plan node that takes it as it is (made once)."""
+        if p.field_id not in self._nodes:
+            read_type = schema.field(p.field_id).type
+            node = Take(0, read_type, ".".join(p.path)) if isinstance(read_type, pa.DataType) else None
+            self._nodes[p.field_id] = (read_type, node)
+        return self._nodes[p.field_id]
 
     def partition_may_match(self, partition: Sequence[PartitionValue], schema: Schema) -> bool:
         """False only when a file's partition values prove no row passes: each predicate projected through
@@ -184,8 +193,9 @@ class OpenScan:
                                                     "data files")
         if not self.prune or not self.filter.bound:
             return files
-        return [f for f in files if self.filter.partition_may_match(f.partition, self.full_schema)
-                and self.filter.may_match(f.stats, self.full_schema)]
+        with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
+            return [f for f in files if self.filter.partition_may_match(f.partition, self.full_schema)
+                    and self.filter.may_match(f.stats, self.full_schema)]
 
     def _all_equality_deletes(self) -> list[EqualityDeletes]:
         found = {d.path: d for f in self.content.files for d in f.equality_deletes}
@@ -262,23 +272,38 @@ class OpenScan:
                 p = self._plan(projected, f.name_mapping, constants)
             except SchemaEvolutionError as e:
                 raise name_data_file(e, f.path, self.content.snapshot.schema_id) from None
+            by_snapshot = f.snapshot_column is not None
+            if by_snapshot and f.snapshot_column not in found.names:
+                raise UnsupportedFormatFeatureError(f"data file {f.path} should record each row's snapshot in "
+                                                    f"{f.snapshot_column!r} and has no such column")
+            names = [*projected.names, f.snapshot_column] if by_snapshot else projected.names
             offset = 0
-            for batch in read_columns(pf, projected.names, self.batch_size, file_schema=found):
-                n = batch.num_rows
-                if deleted is not None:
-                    lo, hi = np.searchsorted(deleted, [offset, offset + n])
-                    if hi > lo:
-                        keep = np.ones(n, bool)
-                        keep[deleted[lo:hi] - offset] = False
-                        batch = batch.filter(pa.array(keep))
-                offset += n
-                out = p.apply(batch)
+            for batch in read_columns(pf, names, self.batch_size, file_schema=found):
+                keep = self._keep(batch, offset, deleted, f)
+                offset += batch.num_rows
+                if by_snapshot:
+                    batch = batch.drop_columns([f.snapshot_column])
+                out = p.apply(batch if keep is None else batch.filter(pa.array(keep)))
                 if equality:
                     assert self.equality is not None
                     gone = self.equality.deleted(out, equality)
                     if gone is not None and gone.any():
                         out = out.filter(pa.array(~gone))
                 yield out
+
+    @staticmethod
+    def _keep(batch: pa.RecordBatch, offset: int, deleted: np.ndarray | None, f: DataFileEntry) -> np.ndarray | None:
+        """The batch's live rows: not deleted, and of a snapshot the read sees (None: all of them)."""
+        n, keep = batch.num_rows, None
+        if deleted is not None:
+            lo, hi = np.searchsorted(deleted, [offset, offset + n])
+            if hi > lo:
+                keep = np.ones(n, bool)
+                keep[deleted[lo:hi] - offset] = False
+        if f.snapshot_column is not None and f.up_to_snapshot is not None:
+            seen = batch.column(f.snapshot_column).to_numpy(zero_copy_only=False) <= f.up_to_snapshot
+            keep = seen if keep is None else keep & seen
+        return keep
 
     def _inlined_batches(self, rows: InlinedRows) -> Iterator[pa.RecordBatch]:
         p = self._plan(rows.rows.schema, None)
@@ -324,7 +349,7 @@ class OpenScan:
             return sum(b.num_rows for b in self.to_batches())
         total = sum(r.rows.num_rows for r in self.content.inlined)
         for f in self.content.files:
-            if self.equality is not None and self.equality_deletes(f):
+            if f.snapshot_column is not None or (self.equality is not None and self.equality_deletes(f)):
                 total += sum(b.num_rows for b in self.evolved_batches(f))
                 continue
             deleted = self.deleted(f)

@@ -52,7 +52,7 @@ class OpenTable:
         self.close()
 
     def close(self) -> None:
-        """Release the source's connection or files (a DuckLake catalog's database connection)."""
+        """Close the format's metadata connection (a DuckDB catalog file stays locked while it is open)."""
         closer = getattr(self.source, "close", None)
         if closer is not None:
             closer()
@@ -64,7 +64,7 @@ class OpenTable:
 
     @property
     def current_snapshot(self) -> SourceSnapshot:
-        """The latest snapshot (what a scan reads unless given ``snapshot_id`` or ``as_of``)."""
+        """The latest snapshot in which the table changed."""
         snaps = self.source.snapshots()
         if not snaps:
             raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot")
@@ -133,7 +133,7 @@ class OpenTable:
         return OpenScan(self.source, content, columns, filter, batch_size)
 
     def to_arrow(self, **scan: Any) -> pa.Table:
-        """``scan(**scan).to_arrow()``: the whole table (or the scan's columns, rows and snapshot) at once."""
+        """``scan(**scan).to_arrow()``: the table (at a snapshot, of some columns, filtered) as one Arrow table."""
         return self.scan(**scan).to_arrow()
 
     # -- writes are refused ---------------------------------------------------------------------

@@ -53,6 +53,7 @@ SEQUENCE = [
     "ALTER TABLE lake.t ADD COLUMN new_v INTEGER DEFAULT 5",
     "DELETE FROM lake.t WHERE id % 7 = 0",
     "DELETE FROM lake.t WHERE id = 3",
+    "CALL ducklake_merge_adjacent_files('lake')",  # older snapshots then read their rows of merged files
     "UPDATE lake.t SET name = upper(name), new_v = 9 WHERE id < 20",
     "INSERT INTO lake.t (id, name) VALUES (1000, 'inlined'), (1001, 'inlined too')",
     "DELETE FROM lake.t WHERE id = 1000",
@@ -61,7 +62,10 @@ SEQUENCE = [
     "INSERT INTO lake.t (id, name, new_v) SELECT i, 'part' || i, i % 3 FROM range(2000, 2060) r(i)",
     "ALTER TABLE lake.t RENAME name TO full_name",
     "DELETE FROM lake.t WHERE id >= 2050",
-    "UPDATE lake.t SET full_name = 'again' WHERE id BETWEEN 2000 AND 2004",  # inlined (rows without nested values)
+    "UPDATE lake.t SET full_name = 'again' WHERE id BETWEEN 100 AND 104",  # inlined rows with nested values
+    "INSERT INTO lake.t (id, full_name) SELECT i, 'tail' || i FROM range(3000, 3040) r(i)",
+    "INSERT INTO lake.t (id, full_name) SELECT i, 'tail' || i FROM range(3040, 3080) r(i)",
+    "CALL ducklake_merge_adjacent_files('lake')",
 ]
 
 
@@ -164,24 +168,44 @@ def test_every_snapshot_of_the_seed_sequence_reads_as_duckdb_reads_it(tmp_path: 
             assert table.scan(snapshot_id=sid).count() == expected.num_rows, sid
         latest = table.to_arrow()
         assert _rows(latest) == _rows(answers[max(answers)])
+        merged = [f for sid in answers for f in table.source.content(sid).files if f.snapshot_column]
+        assert merged  # older snapshots read rows of files merged later
         kinds = {s.operation for s in table.history()}
         assert any("inlined" in (k or "") for k in kinds)  # the sequence exercised inlining
         assert len(table.schemas()) > 10
 
 
-def test_nested_values_inlined_in_a_sqlite_catalog_are_refused_by_name(tmp_path: Path) -> None:
-    """SQLite and PostgreSQL catalogs keep inlined nested values as DuckDB literal text: not parsed yet, so a
-    read that meets one stops with a named error instead of reading them as NULL."""
+NESTED_ROWS = [
+    "CREATE TABLE lake.t (id INTEGER, s STRUCT(a INTEGER, b VARCHAR, c DOUBLE), l VARCHAR[], m MAP(VARCHAR, INTEGER), "
+    "li INTEGER[], ts TIMESTAMP[], n STRUCT(x INTEGER[], y STRUCT(z VARCHAR)))",
+    "INSERT INTO lake.t VALUES (1, {'a': 1, 'b': 'it''s, {x}: [y] = \\z', 'c': 1.5}, "
+    "['a', NULL, 'b c', '', 'NULL', ' pad '], MAP {'k''1': 1, 'k=2': NULL}, [1, NULL], ['2024-01-01 00:00:00'], "
+    "{'x': [1, 2], 'y': {'z': 'q'}})",
+    "INSERT INTO lake.t VALUES (2, NULL, [], MAP {}, NULL, NULL, {'x': NULL, 'y': NULL})",
+]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_nested_values_inlined_as_text_read_as_they_were_written(tmp_path: Path, kind: str,
+                                                                 request: pytest.FixtureRequest) -> None:
+    """SQLite and PostgreSQL catalogs keep inlined nested values as DuckDB's text of them, quoting strings
+    only where needed. fieldshift reads back what was written, as DuckDB does from a DuckDB-file catalog
+    (native values); DuckDB 1.5.5's own read of the text drops a quote and a backslash inside a struct's
+    string, which this test names and does not follow."""
+    control = duckdb_connection()
+    _attach(control, str(tmp_path / "control.ducklake"), tmp_path / "control")
+    written = _build(control, tmp_path, NESTED_ROWS)
+    attach, source = _catalogs(tmp_path, kind, request)
     conn = duckdb_connection()
-    _attach(conn, f"sqlite:{tmp_path / 'meta.sqlite'}", tmp_path / "data")
-    conn.execute("CREATE TABLE lake.t (id INTEGER, s STRUCT(a INTEGER, b VARCHAR))")
-    conn.execute("INSERT INTO lake.t VALUES (1, NULL)")
-    conn.execute("INSERT INTO lake.t VALUES (2, {'a': 2, 'b': 'x'})")
-    conn.execute("DETACH lake")
-    with fs.open_table(tmp_path / "meta.sqlite", name="t") as table:
-        assert table.scan(snapshot_id=2).to_arrow().to_pylist() == [{"id": 1, "s": None}]
-        with pytest.raises(fs.UnsupportedFormatFeatureError, match=r"nested column 's'.*ducklake_flush_inlined_data"):
-            table.scan().to_arrow()
+    _attach(conn, attach, tmp_path / "data")
+    duckdb_text_read = _build(conn, tmp_path, NESTED_ROWS)
+    assert set(written) == set(duckdb_text_read)
+    with fs.open_table(source, name="t") as table:
+        for sid, expected in written.items():
+            assert _rows(table.scan(snapshot_id=sid).to_arrow()) == _rows(expected), sid
+    latest = max(written)
+    assert written[latest].column("s").to_pylist()[0]["b"] == "it's, {x}: [y] = \\z"
+    assert duckdb_text_read[latest].column("s").to_pylist()[0]["b"] == "its, {x}: [y] = z"  # DuckDB 1.5.5
 
 
 def test_filters_prune_by_column_statistics_and_match_duckdb(tmp_path: Path) -> None:
