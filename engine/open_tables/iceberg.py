@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,8 @@ class IcebergSource:
                                                 f"reads versions {', '.join(map(str, FORMAT_VERSIONS))}")
         self.format_version = version
         self.current_schema_id = int(self.metadata.current_schema_id)
-        self._schema_json = {int(s.schema_id): s for s in self.metadata.schemas}
+        self._schema_json: dict[int, Any] = {int(s.schema_id): s for s in self.metadata.schemas}
+        self._schema_json.update(_raw_schemas(self.io, self.where, set(self._schema_json)))
         self._schemas: dict[int, Schema] = {}
         self._snapshots: tuple[SourceSnapshot, ...] | None = None
         self._rows: dict[str, list[ManifestRow]] = {}
@@ -126,7 +128,7 @@ class IcebergSource:
             if model is None:
                 raise CatalogFormatError(f"Iceberg table {self.where} has no schema {schema_id} (it has "
                                          f"{sorted(self._schema_json)}); the metadata is inconsistent")
-            text = model.model_dump_json(by_alias=True)
+            text = model if isinstance(model, dict) else model.model_dump_json(by_alias=True)
             try:
                 self._schemas[schema_id] = Schema.from_json(text)
             except InvalidTypeError as e:
@@ -314,7 +316,7 @@ def _from_location(text: str, properties: dict[str, str]) -> Any:
         if p.name == "metadata" and (p / "version-hint.text").is_file():
             p = p.parent
         if not (p / "metadata" / "version-hint.text").is_file():
-            found = sorted((p / "metadata").glob("*.metadata.json")) if (p / "metadata").is_dir() else []
+            found = sorted((p / "metadata").glob("*.metadata.json"), key=_natural) if (p / "metadata").is_dir() else []
             hint = f"; its metadata files include {found[-1].name}: pass that file's path" if found else ""
             raise InvalidNameError(f"{text} is neither an Iceberg metadata JSON file nor a table directory with "
                                    f"metadata/version-hint.text, so its current metadata is unknown{hint}")
@@ -328,6 +330,11 @@ def _from_location(text: str, properties: dict[str, str]) -> Any:
         raise CatalogFormatError(f"Iceberg metadata at {text} cannot be read: {_first_line(e)}") from None
 
 
+def _natural(path: Path) -> list[Any]:
+    """Sort key that puts v10.metadata.json after v9 (and 00010-... after 00009-...)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name)]
+
+
 def _hinted(table_dir: Path) -> str:
     """The metadata file ``metadata/version-hint.text`` names (a version number N means vN.metadata.json),
     resolved as PyIceberg's StaticTable resolves it."""
@@ -339,6 +346,23 @@ def _hinted(table_dir: Path) -> str:
     else:
         name = f"{hint}.metadata.json"
     return str(table_dir / "metadata" / name)
+
+
+def _raw_schemas(io: Any, location: str, ids: set[int]) -> dict[int, dict[str, Any]]:
+    """The metadata file's own schema JSON by id: fieldshift parses Iceberg schema JSON itself, and PyIceberg
+    0.12 writes some initial defaults back wrongly (a uuid's as bytes). Empty when the file cannot be
+    re-read or its ids differ from PyIceberg's (then PyIceberg's parse is used)."""
+    try:
+        with io.new_input(location).open() as f:
+            data = f.read()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        raw = json.loads(data)
+        found = raw.get("schemas") or ([raw["schema"]] if "schema" in raw else [])
+        out = {int(s.get("schema-id", 0)): s for s in found}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    return out if set(out) == ids else {}
 
 
 def _refuse_newer(location: str, text: str, properties: dict[str, str]) -> None:
