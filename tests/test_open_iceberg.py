@@ -88,7 +88,7 @@ def test_pyiceberg_table_reads_as_pyiceberg_reads_it_at_every_snapshot(tmp_path:
         by_file.scan(snapshot_id=12345)
     with pytest.raises(fs.ReadOnlyTableError, match="Iceberg writer"):
         by_file.append(pa.table({"id": [1]}))
-    with pytest.raises(fs.InvalidNameError, match="no table 'db.nope'.*db.t"):
+    with pytest.raises(fs.InvalidNameError, match=r"no table .db\.nope.*db\.t"):
         fs.open_table(catalog={"name": "smoke", "type": "sql", **props}, name="db.nope")
 
 
@@ -104,7 +104,7 @@ def test_a_table_directory_resolves_through_version_hint(tmp_path: Path) -> None
     (tmp_path / "t" / "metadata" / "version-hint.text").unlink()
     with pytest.raises(fs.InvalidOptionError, match="cannot tell the format"):
         fs.open_table(tmp_path / "t")
-    with pytest.raises(fs.InvalidNameError, match="v3.metadata.json"):  # the newest, a hint to the user
+    with pytest.raises(fs.InvalidNameError, match=r"v3\.metadata\.json"):  # the newest, a hint to the user
         fs.open_table(tmp_path / "t", format="iceberg")
 
 
