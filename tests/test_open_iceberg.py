@@ -291,3 +291,19 @@ def test_unsupported_features_are_named_errors_naming_the_file(tmp_path: Path) -
         {"id": 2, "name": "shape", "type": "geometry", "required": False}]}, format_version=3)
     with pytest.raises(fs.UnsupportedFormatFeatureError, match="geometry"):
         fs.open_table(b.metadata_path).schemas()
+
+
+def test_manifests_whose_partition_summaries_rule_the_filter_out_are_not_read(tmp_path: Path) -> None:
+    b = IcebergBuilder(tmp_path / "t", SCHEMA, spec=BY_CAT)
+    for cat in "abc":  # three fast appends: three manifests, one partition each
+        b.commit([b.data([{"id": ord(cat), "cat": cat, "n": 1}, {"id": ord(cat) + 100, "cat": cat, "n": 2}],
+                         (cat,))])
+    t = fs.open_table(b.metadata_path)
+    everything = t.to_arrow()
+    for flt in [("cat", "==", "b"), ("cat", ">", "a"), ("cat", "in", ["a", "c"]), ("cat", "<=", "a"),
+                ("cat", "is_null"), [("cat", "==", "b"), ("n", "==", 2)]]:
+        scan = t.scan(filter=flt)
+        want = everything.filter(scan.filter.expression) if scan.filter.expression is not None else everything
+        assert ids(scan.to_arrow()) == ids(want), flt  # the same rows as filtering everything
+        assert len(scan.content.files) < 3, flt  # a skipped manifest's files never reach the scan
+    assert len(t.scan(filter=("n", "==", 2)).content.files) == 3  # not a partition column: all read

@@ -34,6 +34,7 @@ __all__ = [
     "EqualityDeletes",
     "InlinedRows",
     "MergeMode",
+    "PartitionRange",
     "PartitionValue",
     "ReadSource",
     "SnapshotContent",
@@ -84,6 +85,20 @@ class PartitionValue:
     source_id: int
     transform: str
     value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRange:
+    """What a group of files (an Iceberg manifest) records about one partition field: every file's value
+    is null or lies in [``lower``, ``upper``] (None: unknown), in ``PartitionValue``'s terms; ``contains_null``
+    says whether some file's value is null (None: unknown). A scan skips a group whose ranges rule its
+    filter out before reading the group's file list."""
+
+    source_id: int
+    transform: str
+    lower: Any = None
+    upper: Any = None
+    contains_null: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +242,10 @@ class ReadSource(Protocol):
     integer as DOUBLE). Snapshots are the ones in which this table changed, oldest first.
 
     Optional members a source may add: ``specs()`` (its partition specs, ``SourcePartitionSpec`` values,
-    oldest first), ``current_schema_id`` (the schema of a table that has no snapshot yet) and ``close()``.
+    oldest first), ``current_schema_id`` (the schema of a table that has no snapshot yet), ``close()``,
+    and group pruning: ``prunes_groups = True`` with ``schema_id_at(snapshot_id)``, ``schema(schema_id)``
+    and ``content(snapshot_id, keep=...)``, where ``keep(ranges)`` (a tuple of ``PartitionRange``) returning
+    False lets the source skip a group of files without reading its list (Iceberg's manifests).
     """
 
     format: str

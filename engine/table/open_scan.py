@@ -34,6 +34,7 @@ from fieldshift.open_tables.source import (
     DeleteFile,
     EqualityDeletes,
     InlinedRows,
+    PartitionRange,
     PartitionValue,
     ReadSource,
     SnapshotContent,
@@ -45,11 +46,11 @@ from fieldshift.table.equality_deletes import EqualityMatcher, with_equality_fie
 from fieldshift.table.files import data_file_errors, name_data_file, read_columns
 from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.parquet_read import decode_schema
-from fieldshift.table.partition_prune import project
+from fieldshift.table.partition_prune import project, project_range
 from fieldshift.table.stats import may_match
 from fieldshift.table.transforms import Transform, parse_transform
 
-__all__ = ["OpenScan"]
+__all__ = ["OpenScan", "group_filter"]
 
 BATCH_SIZE = 65_536
 
@@ -62,6 +63,8 @@ class _Filter:
         self.expression = row_filter(self.bound)
         self.columns = [p.path[0] for p in self.bound]
         self._nodes: dict[int, tuple[Any, Take | None]] = {}
+        self._projections: dict[tuple[int, str], tuple[Any, bool] | None] = {}
+        self._range_tests: dict[tuple[int, str], Any] = {}
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         return batch if self.expression is None else batch.filter(self.expression)
@@ -99,16 +102,54 @@ class _Filter:
             for pv in partition:
                 if pv.source_id != p.field_id:
                     continue
-                transform = _transform(pv.transform)
-                if transform is None:
+                projected = self._projected(p, pv.transform, schema)
+                if projected is None:
                     continue
-                test = project(transform, p)
-                if test is None:
-                    continue
-                key = _partition_key(pv.value, transform, schema.field(p.field_id).type)
+                test, temporal = projected
+                key = _temporal_key(pv.value, schema.field(p.field_id).type) if temporal else pv.value
                 if key is not _UNKNOWN and not test(key):
                     return False
         return True
+
+    def ranges_may_match(self, ranges: Sequence[PartitionRange], schema: Schema) -> bool:
+        """False only when a group of files' partition ranges (an Iceberg manifest's summaries) prove that no
+        file in it holds a row that passes."""
+        for p in self.bound:
+            if p.op == "false":
+                return False
+            for r in ranges:
+                if r.source_id != p.field_id:
+                    continue
+                key = (id(p), r.transform)
+                if key not in self._range_tests:
+                    transform = _transform(r.transform)
+                    self._range_tests[key] = None if transform is None else project_range(transform, p)
+                test = self._range_tests[key]
+                if test is None:
+                    continue
+                lo, hi = r.lower, r.upper
+                projected = self._projected(p, r.transform, schema)
+                if projected is not None and projected[1]:  # identity timestamps and times: nanoseconds
+                    read_type = schema.field(p.field_id).type
+                    lo, hi = _temporal_key(lo, read_type), _temporal_key(hi, read_type)
+                    if lo is _UNKNOWN or hi is _UNKNOWN:
+                        continue
+                if not test(lo, hi, r.contains_null):
+                    return False
+        return True
+
+    def _projected(self, p: BoundPredicate, transform_text: str, schema: Schema) -> tuple[Any, bool] | None:
+        """(the predicate's test on partition values of this transform, whether values need converting to
+        the nanoseconds ``Transform.value`` records for identity timestamps and times), made once per scan."""
+        key = (id(p), transform_text)
+        if key not in self._projections:
+            transform = _transform(transform_text)
+            test = None if transform is None else project(transform, p)
+            read_type = schema.field(p.field_id).type
+            temporal = transform is not None and transform.kind == "identity" and isinstance(read_type, pa.DataType) \
+                and (pa.types.is_timestamp(read_type) or pa.types.is_time(read_type))
+            self._projections[key] = None if test is None else (test, temporal)
+        return self._projections[key]
 
 
 _UNKNOWN = object()
@@ -121,14 +162,12 @@ def _transform(text: str) -> Transform | None:
         return None
 
 
-def _partition_key(value: Any, transform: Transform, read_type: Any) -> Any:
-    """A partition value as ``Transform.value`` records it (identity timestamps as nanoseconds)."""
-    if value is None or transform.kind != "identity":
-        return value
-    if not isinstance(read_type, pa.DataType):
-        return _UNKNOWN
+def _temporal_key(value: Any, read_type: pa.DataType) -> Any:
+    """An identity timestamp or time partition value as ``Transform.value`` records it (nanoseconds)."""
+    if value is None:
+        return None
     try:
-        return transform.values(pa.array([value], read_type))[0]
+        return parse_transform("identity").values(pa.array([value], read_type))[0]
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return _UNKNOWN
 
@@ -149,6 +188,15 @@ def _bounds(st: ColumnStats, read_type: Any) -> tuple[Any, Any]:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
         return None, None
     return lo, hi
+
+
+def group_filter(filter: Any, schema: Schema) -> Callable[[tuple[PartitionRange, ...]], bool] | None:
+    """The ``keep`` test a source that prunes groups of files takes for a scan with ``filter`` at a snapshot
+    of ``schema`` (None: the filter has no predicate to prune with)."""
+    f = _Filter(filter, schema)
+    if not f.bound:
+        return None
+    return lambda ranges: f.ranges_may_match(ranges, schema)
 
 
 class OpenScan:

@@ -23,7 +23,7 @@ from fieldshift.errors import (
 )
 from fieldshift.open_tables.source import ReadSource, SourceSnapshot
 from fieldshift.schema import Schema
-from fieldshift.table.open_scan import BATCH_SIZE, OpenScan
+from fieldshift.table.open_scan import BATCH_SIZE, OpenScan, group_filter
 from fieldshift.table.partitioning import PartitionField, PartitionSpec
 from fieldshift.table.transforms import parse_transform
 
@@ -129,7 +129,11 @@ class OpenTable:
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
              as_of: dt.datetime | str | None = None, batch_size: int = BATCH_SIZE) -> OpenScan:
         """A lazy read: ``.to_arrow()``, ``.to_batches()``, ``.count()``; ``filter`` takes scan filter tuples."""
-        content = self.source.content(self.resolve(snapshot_id, as_of))
+        sid = self.resolve(snapshot_id, as_of)
+        keep = None
+        if filter is not None and getattr(self.source, "prunes_groups", False):
+            keep = group_filter(filter, self.source.schema(self.source.schema_id_at(sid)))
+        content = self.source.content(sid) if keep is None else self.source.content(sid, keep=keep)
         return OpenScan(self.source, content, columns, filter, batch_size)
 
     def to_arrow(self, **scan: Any) -> pa.Table:
