@@ -85,6 +85,7 @@ class IcebergSource:
     writer = _WRITER
     policy = ICEBERG_POLICY
     prunes_groups = True  # content(keep=...) skips manifests by their partition summaries
+    partition_transforms = "iceberg"  # year/month/day/hour since 1970, Iceberg's bucket hash and truncation
 
     def __init__(self, source: str | Path | None = None, name: str | None = None, *,
                  catalog: Mapping[str, Any] | None = None, properties: Mapping[str, str] | None = None) -> None:

@@ -243,6 +243,8 @@ class ReadSource(Protocol):
 
     Optional members a source may add: ``specs()`` (its partition specs, ``SourcePartitionSpec`` values,
     oldest first), ``current_schema_id`` (the schema of a table that has no snapshot yet), ``close()``,
+    ``partition_transforms = "iceberg"`` (its partition values of year/month/day/hour/bucket/truncate are
+    Iceberg's, so filters project through them; otherwise only identity values prune),
     and group pruning: ``prunes_groups = True`` with ``schema_id_at(snapshot_id)``, ``schema(schema_id)``
     and ``content(snapshot_id, keep=...)``, where ``keep(ranges)`` (a tuple of ``PartitionRange``) returning
     False lets the source skip a group of files without reading its list (Iceberg's manifests).

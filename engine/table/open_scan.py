@@ -58,12 +58,15 @@ BATCH_SIZE = 65_536
 class _Filter:
     """The scan's filter: bound to the read schema, evaluated on rows, and checked against statistics."""
 
-    def __init__(self, filter: Any, schema: Schema) -> None:
+    def __init__(self, filter: Any, schema: Schema, iceberg_transforms: bool = False) -> None:
         self.bound = bind_filter(parse_filter(filter), schema)
         self.expression = row_filter(self.bound)
         self.columns = [p.path[0] for p in self.bound]
         self._nodes: dict[int, tuple[Any, Take | None]] = {}
         self._projections: dict[tuple[int, str], tuple[Any, bool] | None] = {}
+        # transforms other than identity prune only where their values are Iceberg's (years, months, days
+        # and hours since 1970, Iceberg's bucket hash); DuckLake's year/month/day are calendar fields
+        self.iceberg_transforms = iceberg_transforms
         self._range_tests: dict[tuple[int, str], Any] = {}
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -123,6 +126,8 @@ class _Filter:
                 key = (id(p), r.transform)
                 if key not in self._range_tests:
                     transform = _transform(r.transform)
+                    if transform is not None and transform.kind != "identity" and not self.iceberg_transforms:
+                        transform = None
                     self._range_tests[key] = None if transform is None else project_range(transform, p)
                 test = self._range_tests[key]
                 if test is None:
@@ -144,6 +149,8 @@ class _Filter:
         key = (id(p), transform_text)
         if key not in self._projections:
             transform = _transform(transform_text)
+            if transform is not None and transform.kind != "identity" and not self.iceberg_transforms:
+                transform = None
             test = None if transform is None else project(transform, p)
             read_type = schema.field(p.field_id).type
             temporal = transform is not None and transform.kind == "identity" and isinstance(read_type, pa.DataType) \
@@ -190,10 +197,11 @@ def _bounds(st: ColumnStats, read_type: Any) -> tuple[Any, Any]:
     return lo, hi
 
 
-def group_filter(filter: Any, schema: Schema) -> Callable[[tuple[PartitionRange, ...]], bool] | None:
+def group_filter(filter: Any, schema: Schema,
+                 source: ReadSource) -> Callable[[tuple[PartitionRange, ...]], bool] | None:
     """The ``keep`` test a source that prunes groups of files takes for a scan with ``filter`` at a snapshot
     of ``schema`` (None: the filter has no predicate to prune with)."""
-    f = _Filter(filter, schema)
+    f = _Filter(filter, schema, getattr(source, "partition_transforms", None) == "iceberg")
     if not f.bound:
         return None
     return lambda ranges: f.ranges_may_match(ranges, schema)
@@ -212,7 +220,7 @@ class OpenScan:
         self.source, self.content = source, content
         self.snapshot_id = content.snapshot.snapshot_id
         self.full_schema = content.schema
-        self.filter = _Filter(filter, self.full_schema)
+        self.filter = _Filter(filter, self.full_schema, getattr(source, "partition_transforms", None) == "iceberg")
         self.columns = list(columns) if columns is not None else self.full_schema.names
         self.read_schema = self.full_schema.select(list(dict.fromkeys([*self.columns, *self.filter.columns])))
         self.output_schema = self.full_schema.select(self.columns).to_arrow()

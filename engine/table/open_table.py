@@ -21,7 +21,7 @@ from fieldshift.errors import (
     SnapshotNotFoundError,
     UnsupportedFormatFeatureError,
 )
-from fieldshift.open_tables.source import ReadSource, SourceSnapshot
+from fieldshift.open_tables.source import ReadSource, SnapshotContent, SourceSnapshot
 from fieldshift.schema import Schema
 from fieldshift.table.open_scan import BATCH_SIZE, OpenScan, group_filter
 from fieldshift.table.partitioning import PartitionField, PartitionSpec
@@ -30,6 +30,7 @@ from fieldshift.table.transforms import parse_transform
 __all__ = ["FORMATS", "OpenTable", "open_table"]
 
 FORMATS = ("ducklake", "iceberg")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _WRITES = ("append", "overwrite", "upsert", "delete", "update_schema", "alter", "evolve", "compact",
            "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture")
 
@@ -129,10 +130,15 @@ class OpenTable:
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
              as_of: dt.datetime | str | None = None, batch_size: int = BATCH_SIZE) -> OpenScan:
         """A lazy read: ``.to_arrow()``, ``.to_batches()``, ``.count()``; ``filter`` takes scan filter tuples."""
+        current = getattr(self.source, "current_schema_id", None)
+        if snapshot_id is None and as_of is None and current is not None and not self.source.snapshots():
+            schema = self.schemas()[current]  # created, never written: no rows (as the format's own readers say)
+            empty = SnapshotContent(SourceSnapshot(-1, _EPOCH, current, None), schema, ())
+            return OpenScan(self.source, empty, columns, filter, batch_size)
         sid = self.resolve(snapshot_id, as_of)
         keep = None
         if filter is not None and getattr(self.source, "prunes_groups", False):
-            keep = group_filter(filter, self.source.schema(self.source.schema_id_at(sid)))
+            keep = group_filter(filter, self.source.schema(self.source.schema_id_at(sid)), self.source)
         content = self.source.content(sid) if keep is None else self.source.content(sid, keep=keep)
         return OpenScan(self.source, content, columns, filter, batch_size)
 
