@@ -34,9 +34,12 @@ __all__ = [
     "EqualityDeletes",
     "InlinedRows",
     "MergeMode",
+    "PartitionRange",
     "PartitionValue",
     "ReadSource",
     "SnapshotContent",
+    "SourcePartitionField",
+    "SourcePartitionSpec",
     "SourceSnapshot",
 ]
 
@@ -85,6 +88,20 @@ class PartitionValue:
 
 
 @dataclass(frozen=True, slots=True)
+class PartitionRange:
+    """What a group of files (an Iceberg manifest) records about one partition field: every file's value
+    is null or lies in [``lower``, ``upper``] (None: unknown), in ``PartitionValue``'s terms; ``contains_null``
+    says whether some file's value is null (None: unknown). A scan skips a group whose ranges rule its
+    filter out before reading the group's file list."""
+
+    source_id: int
+    transform: str
+    lower: Any = None
+    upper: Any = None
+    contains_null: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DeleteFile:
     """Row positions of one data file deleted by a file the format wrote (positions are 0-based rows of
     the data file, in its own order).
@@ -94,7 +111,10 @@ class DeleteFile:
     64-bit RoaringBitmap, a CRC-32, as Delta stores them; ``length`` is the size the metadata records).
     ``up_to_snapshot``: some writers keep one delete file per data file and record in it which snapshot
     deleted each row (DuckLake's partial delete files); then only the rows deleted at or before this
-    snapshot count. None: every row of the file counts."""
+    snapshot count. None: every row of the file counts. ``offset``/``length`` locate one deletion vector
+    inside a container that holds vectors of many data files (Iceberg's Puffin files, Delta's vector
+    files); ``data_file_path`` keeps only the rows that name this data file (a Parquet file deleting from
+    many)."""
 
     path: str
     format: Literal["parquet", "puffin", "deletion-vector"]
@@ -102,19 +122,24 @@ class DeleteFile:
     up_to_snapshot: int | None = None
     data_file_path: str | None = None  # the data file as the delete file names it (Parquet ``file_path``)
     offset: int | None = None  # where the blob starts inside ``path`` (a file may hold many vectors)
-    length: int | None = None  # the blob's size in bytes, as the metadata records it
+    length: int | None = None  # the blob's size in bytes; None with offset None: the whole file
 
 
 @dataclass(frozen=True, slots=True)
 class EqualityDeletes:
     """Rows deleted by value: a row of a data file with a sequence number below ``sequence_number`` whose
     ``field_ids`` values equal a row of this file is deleted (Iceberg's equality deletes; a keyed table's
-    newer version of a key works the same way). No DuckLake table has them."""
+    newer version of a key works the same way). No DuckLake table has them.
+
+    Values compare in the read schema's types (a delete written before a promotion matches the promoted
+    rows), and a null matches a null (``col IS NULL``). A field id the read schema no longer has is still
+    compared: the scan reads it from the schema that last had it, as the Iceberg spec requires."""
 
     path: str
     field_ids: tuple[int, ...]
     sequence_number: int
     record_count: int | None = None
+    file_format: str = "parquet"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -130,10 +155,12 @@ class DataFileEntry:
     that merged the rows of several snapshots records each row's snapshot in that column; only rows of
     snapshots up to ``up_to_snapshot`` are live (DuckLake's ``ducklake_merge_adjacent_files``).
     ``sequence_number`` orders the file against equality deletes; ``first_row_id`` is the format's row id
-    of the file's first row (row lineage). ``ids_in_file`` False: field ids the file may carry are not the
-    table's (a Delta table without column mapping, or in ``name`` mode, resolves columns by name), so its
-    columns find their fields through ``name_mapping`` only. An identity ``partition`` value fills its
-    column when the file lacks it (Delta and Hive-style files keep partition columns only in metadata).
+    of the file's first row (row lineage). ``equality_deletes`` are the ones the format's scoping rules
+    apply to this file (Iceberg: same partition or a global delete, newer sequence number), on top of the
+    snapshot-wide ones. ``ids_in_file`` False: field ids the file may carry are not the table's (a Delta
+    table without column mapping, or in ``name`` mode, resolves columns by name), so its columns find
+    their fields through ``name_mapping`` only. An identity ``partition`` value fills its column when the
+    file lacks it (Delta and Hive-style files keep partition columns only in metadata).
     """
 
     path: str
@@ -151,6 +178,7 @@ class DataFileEntry:
     file_id: int | None = None
     snapshot_column: str | None = None
     up_to_snapshot: int | None = None
+    equality_deletes: tuple[EqualityDeletes, ...] = ()
     ids_in_file: bool = True
 
 
@@ -192,6 +220,25 @@ class SnapshotContent:
     merge: MergeMode = NO_MERGE
 
 
+@dataclass(frozen=True, slots=True)
+class SourcePartitionField:
+    """One field of a partition spec: ``transform`` (the format's text: identity, day, bucket[16], ...;
+    one fieldshift does not know stays as written and never prunes) of field ``source_id``."""
+
+    source_id: int
+    field_id: int
+    name: str
+    transform: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePartitionSpec:
+    """A partition spec a table has had; its files record values under these fields, in this order."""
+
+    spec_id: int
+    fields: tuple[SourcePartitionField, ...] = ()
+
+
 @runtime_checkable
 class ReadSource(Protocol):
     """A table of some format, read-only, as the scan pipeline sees it.
@@ -200,6 +247,14 @@ class ReadSource(Protocol):
     refused write says to use it); ``policy`` is the type changes the format's own readers apply to old
     files (DuckLake: its promotions, plus what its writer stores in another Parquet type, e.g. a 128-bit
     integer as DOUBLE). Snapshots are the ones in which this table changed, oldest first.
+
+    Optional members a source may add: ``specs()`` (its partition specs, ``SourcePartitionSpec`` values,
+    oldest first), ``current_schema_id`` (the schema of a table that has no snapshot yet), ``close()``,
+    ``partition_transforms = "iceberg"`` (its partition values of year/month/day/hour/bucket/truncate are
+    Iceberg's, so filters project through them; otherwise only identity values prune),
+    and group pruning: ``prunes_groups = True`` with ``schema_id_at(snapshot_id)``, ``schema(schema_id)``
+    and ``content(snapshot_id, keep=...)``, where ``keep(ranges)`` (a tuple of ``PartitionRange``) returning
+    False lets the source skip a group of files without reading its list (Iceberg's manifests).
     """
 
     format: str
