@@ -14,8 +14,10 @@ from fieldshift.open_tables.source import (
     InlinedRows,
     MergeMode,
     PartitionValue,
+    ReaderRows,
     ReadSource,
     SnapshotContent,
+    SnapshotId,
     SourceSnapshot,
 )
 
@@ -28,6 +30,8 @@ __all__ = [
     "MergeMode",
     "PartitionValue",
     "ReadSource",
+    "ReaderRows",
     "SnapshotContent",
+    "SnapshotId",
     "SourceSnapshot",
 ]

@@ -15,13 +15,13 @@ from typing import Any, NoReturn
 import pyarrow as pa
 
 from fieldshift.errors import InvalidOptionError, ReadOnlyTableError, SnapshotNotFoundError
-from fieldshift.open_tables.source import ReadSource, SourceSnapshot
+from fieldshift.open_tables.source import ReadSource, SnapshotId, SourceSnapshot
 from fieldshift.schema import Schema
 from fieldshift.table.open_scan import BATCH_SIZE, OpenScan
 
 __all__ = ["FORMATS", "OpenTable", "open_table"]
 
-FORMATS = ("ducklake",)
+FORMATS = ("ducklake", "hudi")
 _WRITES = ("append", "overwrite", "upsert", "delete", "update_schema", "alter", "evolve", "compact",
            "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture")
 
@@ -72,18 +72,18 @@ class OpenTable:
         return dict(self.source.schemas())
 
     # -- reads ----------------------------------------------------------------------------------
-    def resolve(self, snapshot_id: int | None = None, as_of: dt.datetime | str | None = None) -> int:
+    def resolve(self, snapshot_id: SnapshotId | None = None, as_of: dt.datetime | str | None = None) -> SnapshotId:
         """The snapshot a read at ``snapshot_id`` or ``as_of`` (the latest snapshot at or before that time;
-        a naive time is UTC) sees; the latest one when both are None."""
+        a naive time is UTC) sees; the latest one when both are None. An id is taken in the kind the format
+        uses (Hudi's instants are text: ``20240418173551906`` given as an int reads as that text)."""
         if snapshot_id is not None and as_of is not None:
             raise InvalidOptionError("give snapshot_id or as_of, not both")
         snaps = self.source.snapshots()
         if not snaps:
             raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot")
         if snapshot_id is not None:
-            if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
-                raise TypeError(f"snapshot_id must be an int, not {snapshot_id!r}")
-            if snapshot_id < snaps[0].snapshot_id:
+            snapshot_id = _id_like(snapshot_id, snaps[0].snapshot_id)
+            if isinstance(snapshot_id, int) and snapshot_id < snaps[0].snapshot_id:  # type: ignore[operator]
                 raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot {snapshot_id}: it was "
                                             f"created at snapshot {snaps[0].snapshot_id}")
             return snapshot_id
@@ -97,7 +97,7 @@ class OpenTable:
                                         f"{snaps[0].timestamp.isoformat()}")
         return before[-1].snapshot_id
 
-    def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
+    def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: SnapshotId | None = None,
              as_of: dt.datetime | str | None = None, batch_size: int = BATCH_SIZE) -> OpenScan:
         """A lazy read: ``.to_arrow()``, ``.to_batches()``, ``.count()``; ``filter`` takes scan filter tuples."""
         content = self.source.content(self.resolve(snapshot_id, as_of))
@@ -118,6 +118,20 @@ class OpenTable:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
+def _id_like(value: Any, example: SnapshotId) -> SnapshotId:
+    """``value`` as a snapshot id of the kind the source uses (``example``): an int, or a string."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"snapshot_id must be {'a string' if isinstance(example, str) else 'an int'}, not {value!r}")
+    if isinstance(example, str):
+        return str(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise TypeError(f"snapshot_id must be an int, not {value!r}") from None
+    return value
+
+
 def _instant(value: dt.datetime | str) -> dt.datetime:
     if isinstance(value, str):
         try:
@@ -136,13 +150,26 @@ def open_table(source: str | Path, format: str | None = None, name: str | None =
 
     ``format="ducklake"``: ``source`` is the catalog database (a DuckDB or SQLite file, or a
     ``postgresql://`` URI), ``name`` is ``schema.table`` (or ``table`` in schema ``main``), and
-    ``data_path=`` overrides the catalog's data path. ``format=None`` detects DuckLake catalogs.
+    ``data_path=`` overrides the catalog's data path.
+
+    ``format="hudi"`` (needs the ``hudi`` package: the ``hudi`` extra): ``source`` is the table's base path
+    (the directory holding ``.hoodie/``); ``name`` only labels it in messages; ``storage_options=`` go to
+    hudi-rs (object-store credentials).
+
+    ``format=None`` detects DuckLake catalogs and Hudi tables (a directory with ``.hoodie/``).
     """
     if format is None:
         format = _detect(source)
     key = str(format).strip().lower()
     if key not in FORMATS:
         raise InvalidOptionError(f"format {format!r} is not one fieldshift opens; use one of {', '.join(FORMATS)}")
+    if key == "hudi":
+        unknown = set(options) - {"storage_options"}
+        if unknown:
+            raise InvalidOptionError(f"unknown option(s) {sorted(unknown)} for a Hudi table; it takes storage_options=")
+        from fieldshift.open_tables.hudi import HudiSource
+
+        return OpenTable(HudiSource(source, name, storage_options=options.get("storage_options")))
     if not name:
         raise InvalidOptionError("name the table: name='schema.table' (DuckLake)")
     unknown = set(options) - {"data_path"}
@@ -157,6 +184,10 @@ def _detect(source: str | Path) -> str:
     text = str(source)
     if text.startswith(("ducklake:", "postgresql://", "postgres://")):
         return "ducklake"
+    from fieldshift.open_tables.hudi import is_hudi_location
+
+    if is_hudi_location(text):
+        return "hudi"
     path = Path(text)
     if path.is_file():
         with open(path, "rb") as f:
