@@ -77,7 +77,7 @@ def _refusal(e: Exception, where: str) -> Exception:
     """hudi-rs' error as fieldshift's: what it does not support is a feature refused, anything else a table
     it cannot read."""
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    if "unsupported" in text.lower() or "only support" in text.lower():
+    if any(w in text.lower() for w in ("unsupported", "only support", "not supported")):
         return UnsupportedFormatFeatureError(f"Hudi table {where}: {text}")
     return CatalogFormatError(f"Hudi table {where} cannot be read by hudi-rs: {text}")
 

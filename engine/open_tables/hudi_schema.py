@@ -95,7 +95,8 @@ class AvroIds:
             return dict(node, **{"element-id": self._id(p), "items": self._type(node.get("items"), p)})
         if kind == "map":
             key_id, p = self._id((*path, "key")), (*path, "value")
-            return dict(node, **{"key-id": key_id, "value-id": self._id(p), "values": self._type(node.get("values"), p)})
+            value_id = self._id(p)
+            return dict(node, **{"key-id": key_id, "value-id": value_id, "values": self._type(node.get("values"), p)})
         if isinstance(kind, (dict, list)):
             return dict(node, type=self._type(kind, path))
         return node
