@@ -221,3 +221,23 @@ def test_snapshot_ids_writes_and_missing_package(tmp_path: Path, monkeypatch: py
     monkeypatch.setitem(sys.modules, "hudi", None)
     with pytest.raises(MissingDependencyError, match=r"fieldshift\[hudi\]"):
         fs.open_table(base, format="hudi")
+
+
+def test_a_numbered_formats_ids_given_as_text_read_as_numbers() -> None:
+    """The view takes a snapshot id in the kind its format uses: text for Hudi, numbers for the others."""
+    import datetime as dt
+
+    from fieldshift.open_tables.source import SourceSnapshot
+    from fieldshift.policy import CastPolicy
+    from fieldshift.table.open_table import OpenTable
+
+    class Numbered:
+        format, name, writer, policy = "numbered", "t", "a writer", CastPolicy.lossless()
+
+        def snapshots(self) -> tuple[SourceSnapshot, ...]:
+            return (SourceSnapshot(3, dt.datetime(2024, 1, 1, tzinfo=dt.UTC), 0),)
+
+    view = OpenTable(Numbered())  # type: ignore[arg-type]
+    assert view.resolve(" 3") == 3 and view.resolve(3) == 3
+    with pytest.raises(TypeError, match="snapshot_id must be an int"):
+        view.resolve("three")

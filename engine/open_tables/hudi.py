@@ -113,6 +113,8 @@ class HudiSource:
         self.meta_fields = self.props.get("hoodie.populate.meta.fields", "true").lower() != "false"
         self._instants = self._load_timeline()
         self._load_schemas()
+        self._mappings: dict[int, NameMapping] = {}
+        self._instant_schema: dict[str, int] = {}
         self._record_counts: dict[str, int] = {}
         for meta in self._metadata.values():
             for stats in (meta.get("partitionToWriteStats") or {}).values():
@@ -235,13 +237,22 @@ class HudiSource:
 
     def schema_at_instant(self, instant: str) -> Schema:
         """The schema a file written at ``instant`` was written with (the newest version at or before it)."""
-        if self.mode == "internal":
-            return self._schemas[self._version_at(instant)]
-        best = None
-        for snap in self.snapshots():
-            if (len(str(snap.snapshot_id)), str(snap.snapshot_id)) <= (len(instant), instant):
-                best = snap.schema_id
-        return self._schemas[best if best is not None else self.snapshots()[0].schema_id]
+        if instant not in self._instant_schema:
+            if self.mode == "internal":
+                found = self._version_at(instant)
+            else:
+                key = (len(instant), instant)
+                earlier = [s.schema_id for s in self.snapshots()
+                           if (len(str(s.snapshot_id)), str(s.snapshot_id)) <= key]
+                found = earlier[-1] if earlier else self.snapshots()[0].schema_id
+            self._instant_schema[instant] = found
+        return self._schemas[self._instant_schema[instant]]
+
+    def _mapping(self, schema: Schema) -> NameMapping:
+        """The names of ``schema`` to its ids (one mapping per schema version)."""
+        if schema.schema_id not in self._mappings:
+            self._mappings[schema.schema_id] = NameMapping.from_schema(schema)
+        return self._mappings[schema.schema_id]
 
     # -- the read-source interface ------------------------------------------------------------
     def snapshots(self) -> tuple[SourceSnapshot, ...]:
@@ -271,7 +282,7 @@ class HudiSource:
         except Exception as e:
             raise _refusal(e, f"{self.name} at {snap.snapshot_id}") from None
         files, merged = [], []
-        read_mapping = NameMapping.from_schema(schema)
+        read_mapping = self._mapping(schema)
         for s in slices:
             partition = self._partition_stats(s.partition_path, schema, max(int(s.num_records), 1))
             if s.has_log_files() or not s.base_file_name:
@@ -284,7 +295,7 @@ class HudiSource:
             count = self._record_counts.get(rel)
             if count is None:
                 count = self._footer_rows(path)
-            mapping = NameMapping.from_schema(self.schema_at_instant(_file_instant(s.base_file_name)))
+            mapping = self._mapping(self.schema_at_instant(_file_instant(s.base_file_name)))
             stats = {k: ColumnStats(count, 0, v.lower, v.upper, None, v.type) for k, v in partition.items()}
             files.append(DataFileEntry(path, count, name_mapping=mapping, stats=stats, file_size=s.base_file_size))
         return SnapshotContent(snap, schema, tuple(files), reader_rows=tuple(merged))
