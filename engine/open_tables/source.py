@@ -16,7 +16,7 @@ values read in the table's current type.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -37,11 +37,17 @@ __all__ = [
     "PartitionRange",
     "PartitionValue",
     "ReadSource",
+    "ReaderRows",
     "SnapshotContent",
+    "SnapshotId",
     "SourcePartitionField",
     "SourcePartitionSpec",
     "SourceSnapshot",
 ]
+
+SnapshotId = int | str
+"""A snapshot's id as its format writes it: DuckLake and Iceberg number snapshots, Hudi names them by the
+instant (``20240418173551906``), which is text that only compares as text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +56,10 @@ class SourceSnapshot:
 
     ``timestamp`` is timezone-aware UTC, so ``as_of`` compares instants whatever zone the format wrote;
     ``schema_id`` is the table schema readers use at this snapshot (a key of ``ReadSource.schemas()``).
+    ``snapshot_id`` is an int or a string (``SnapshotId``); one source's ids are all of one kind.
     """
 
-    snapshot_id: int
+    snapshot_id: SnapshotId
     timestamp: dt.datetime
     schema_id: int
     operation: str | None = None  # the format's own words for the change (DuckLake's changes_made)
@@ -193,6 +200,20 @@ class InlinedRows:
     label: str  # where they live, for messages (DuckLake: the inlined data table's name)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ReaderRows:
+    """Rows only the format's own reader can produce (Hudi merges a file slice's log files into its base
+    file), read lazily through ``read`` and then evolved like a file: each column finds its field by name
+    through ``name_mapping``. ``stats`` (in the read types, e.g. a partition column's one value) let a scan
+    skip them; ``record_count`` None: unknown until read. ``label`` names them in messages."""
+
+    label: str
+    read: Callable[[], Iterator[pa.RecordBatch]]
+    name_mapping: NameMapping | None = None
+    stats: Mapping[int, ColumnStats] = field(default_factory=dict)
+    record_count: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class MergeMode:
     """How rows of different files combine: ``none`` (every live row is a row of the table) or ``key``
@@ -209,13 +230,15 @@ NO_MERGE = MergeMode()
 
 @dataclass(frozen=True, slots=True, eq=False)
 class SnapshotContent:
-    """Everything live in one snapshot: the files to read (with their deletes), inlined rows, equality
-    deletes, and how rows merge. ``schema`` is the table schema at the snapshot (the default read schema)."""
+    """Everything live in one snapshot: the files to read (with their deletes), inlined rows, rows of the
+    format's own reader, equality deletes, and how rows merge. ``schema`` is the table schema at the
+    snapshot (the default read schema)."""
 
     snapshot: SourceSnapshot
     schema: Schema
     files: tuple[DataFileEntry, ...]
     inlined: tuple[InlinedRows, ...] = ()
+    reader_rows: tuple[ReaderRows, ...] = ()
     equality_deletes: tuple[EqualityDeletes, ...] = ()
     merge: MergeMode = NO_MERGE
 
@@ -266,4 +289,4 @@ class ReadSource(Protocol):
 
     def schemas(self) -> Mapping[int, Schema]: ...
 
-    def content(self, snapshot_id: int) -> SnapshotContent: ...
+    def content(self, snapshot_id: SnapshotId) -> SnapshotContent: ...

@@ -5,7 +5,8 @@ projected through each file's transforms) or statistics rule it out, then per fi
 Arrow schema against the read schema by field id (``fieldshift.planner``; the format's policy says which
 type changes its readers apply; an identity partition value fills a column the file lacks), read only
 the columns the plan takes, drop deleted positions, evolve, drop rows equality deletes match, filter
-rows. Inlined rows take the same path from memory.
+rows. Inlined rows take the same path from memory. Rows the format's own reader produced
+(``ReaderRows``: Hudi's merged file slices) take it too, mapped by name.
 
 Filters are today's tuples (``table/filters.py``); everything that knows their shape is in ``_Filter``,
 so the expression tree that replaces them (issue 28) changes only that class.
@@ -37,6 +38,7 @@ from fieldshift.open_tables.source import (
     InlinedRows,
     PartitionRange,
     PartitionValue,
+    ReaderRows,
     ReadSource,
     SnapshotContent,
 )
@@ -384,6 +386,25 @@ class OpenScan:
         for batch in rows.rows.to_batches(self.batch_size):
             yield p.apply(batch)
 
+    def reader_rows(self) -> list[ReaderRows]:
+        """The snapshot's rows of the format's own reader that the filter's statistics cannot rule out."""
+        rows = list(self.content.reader_rows)
+        if not self.prune or not self.filter.bound:
+            return rows
+        return [r for r in rows if self.filter.may_match(r.stats, self.full_schema)]
+
+    def _reader_batches(self, rows: ReaderRows) -> Iterator[pa.RecordBatch]:
+        """A peer reader's batches evolved by name; a plan per distinct batch schema."""
+        plans: dict[pa.Schema, EvolutionPlan] = {}
+        for batch in rows.read():
+            p = plans.get(batch.schema)
+            if p is None:
+                try:
+                    p = plans[batch.schema] = self._plan(batch.schema, rows.name_mapping)
+                except SchemaEvolutionError as e:
+                    raise name_data_file(e, rows.label, self.content.snapshot.schema_id) from None
+            yield p.apply(batch)
+
     def _finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         return self.filter.apply(batch).select(self.output_schema.names)
 
@@ -391,6 +412,7 @@ class OpenScan:
         parts: list[Callable[[], Iterator[pa.RecordBatch]]] = [
             (lambda f=f: self.evolved_batches(f)) for f in self.files()]
         parts += [(lambda r=r: self._inlined_batches(r)) for r in self.content.inlined]
+        parts += [(lambda r=r: self._reader_batches(r)) for r in self.reader_rows()]
         return parts
 
     # -- results --------------------------------------------------------------------------------
@@ -422,6 +444,9 @@ class OpenScan:
         if self.filter.bound:
             return sum(b.num_rows for b in self.to_batches())
         total = sum(r.rows.num_rows for r in self.content.inlined)
+        for rows in self.content.reader_rows:
+            total += rows.record_count if rows.record_count is not None else \
+                sum(b.num_rows for b in rows.read())
         for f in self.content.files:
             if f.snapshot_column is not None or (self.equality is not None and self.equality_deletes(f)):
                 total += sum(b.num_rows for b in self.evolved_batches(f))

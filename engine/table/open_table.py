@@ -21,7 +21,7 @@ from fieldshift.errors import (
     SnapshotNotFoundError,
     UnsupportedFormatFeatureError,
 )
-from fieldshift.open_tables.source import ReadSource, SnapshotContent, SourceSnapshot
+from fieldshift.open_tables.source import ReadSource, SnapshotContent, SnapshotId, SourceSnapshot
 from fieldshift.schema import Schema
 from fieldshift.table.open_scan import BATCH_SIZE, OpenScan, group_filter
 from fieldshift.table.partitioning import PartitionField, PartitionSpec
@@ -29,7 +29,7 @@ from fieldshift.table.transforms import parse_transform
 
 __all__ = ["FORMATS", "OpenTable", "open_table"]
 
-FORMATS = ("ducklake", "iceberg", "delta")
+FORMATS = ("ducklake", "iceberg", "hudi", "delta")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _WRITES = ("append", "overwrite", "upsert", "delete", "update_schema", "alter", "evolve", "compact",
            "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture")
@@ -105,18 +105,18 @@ class OpenTable:
         return out
 
     # -- reads ----------------------------------------------------------------------------------
-    def resolve(self, snapshot_id: int | None = None, as_of: dt.datetime | str | None = None) -> int:
+    def resolve(self, snapshot_id: SnapshotId | None = None, as_of: dt.datetime | str | None = None) -> SnapshotId:
         """The snapshot a read at ``snapshot_id`` or ``as_of`` (the latest snapshot at or before that time;
-        a naive time is UTC) sees; the latest one when both are None."""
+        a naive time is UTC) sees; the latest one when both are None. An id is taken in the kind the format
+        uses (Hudi's instants are text: ``20240418173551906`` given as an int reads as that text)."""
         if snapshot_id is not None and as_of is not None:
             raise InvalidOptionError("give snapshot_id or as_of, not both")
         snaps = self.source.snapshots()
         if not snaps:
             raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot")
         if snapshot_id is not None:
-            if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
-                raise TypeError(f"snapshot_id must be an int, not {snapshot_id!r}")
-            return snapshot_id  # the source's content() refuses an id it does not have (ids need not be ordered)
+            # the source's content() refuses an id it does not have (ids need not be ordered)
+            return _id_like(snapshot_id, snaps[0].snapshot_id)
         if as_of is None:
             return snaps[-1].snapshot_id
         when = _instant(as_of)
@@ -127,7 +127,7 @@ class OpenTable:
                                         f"{snaps[0].timestamp.isoformat()}")
         return before[-1].snapshot_id
 
-    def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
+    def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: SnapshotId | None = None,
              as_of: dt.datetime | str | None = None, batch_size: int = BATCH_SIZE) -> OpenScan:
         """A lazy read: ``.to_arrow()``, ``.to_batches()``, ``.count()``; ``filter`` takes scan filter tuples."""
         current = getattr(self.source, "current_schema_id", None)
@@ -157,6 +157,20 @@ class OpenTable:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
+def _id_like(value: Any, example: SnapshotId) -> SnapshotId:
+    """``value`` as a snapshot id of the kind the source uses (``example``): an int, or a string."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"snapshot_id must be {'a string' if isinstance(example, str) else 'an int'}, not {value!r}")
+    if isinstance(example, str):
+        return str(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise TypeError(f"snapshot_id must be an int, not {value!r}") from None
+    return value
+
+
 def _instant(value: dt.datetime | str) -> dt.datetime:
     if isinstance(value, str):
         try:
@@ -183,18 +197,29 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
     ``catalog={...}`` (PyIceberg catalog properties, e.g. ``{"type": "sql", "uri": "sqlite:///c.db"}``) with
     ``name="namespace.table"``. ``properties=`` go to PyIceberg's FileIO (object-store credentials).
 
+    ``format="hudi"`` (needs the ``hudi`` package: the ``hudi`` extra): ``source`` is the table's base path
+    (the directory holding ``.hoodie/``); ``name`` only labels it in messages; ``storage_options=`` go to
+    hudi-rs (object-store credentials).
+
     ``format="delta"``: ``source`` is the table's directory (a local path or a URI pyarrow.fs opens);
     ``name`` only labels it in messages.
 
     ``format=None`` detects the format where the source says it: a DuckLake catalog file or URI, a path
     ending in ``.metadata.json`` or a directory with ``metadata/version-hint.text`` (Iceberg), ``catalog=``
-    (Iceberg), a directory with ``_delta_log`` (Delta).
+    (Iceberg), a directory with ``.hoodie/`` (Hudi), a directory with ``_delta_log`` (Delta).
     """
     if format is None:
         format = "iceberg" if catalog is not None and source is None else _detect(source)
     key = str(format).strip().lower()
     if key not in FORMATS:
         raise InvalidOptionError(f"format {format!r} is not one fieldshift opens; use one of {', '.join(FORMATS)}")
+    if key == "hudi":
+        unknown = set(options) - {"storage_options"}
+        if unknown:
+            raise InvalidOptionError(f"unknown option(s) {sorted(unknown)} for a Hudi table; it takes storage_options=")
+        from fieldshift.open_tables.hudi import HudiSource
+
+        return OpenTable(HudiSource(source, name, storage_options=options.get("storage_options")))
     if key == "iceberg":
         unknown = set(options) - {"properties"}
         if unknown:
@@ -231,7 +256,7 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
 def _detect(source: str | Path | None) -> str:
     if source is None:
         raise InvalidOptionError("give a source (a DuckLake catalog, an Iceberg metadata.json or table directory, a "
-                                 "Delta table directory) or catalog={...} for an Iceberg catalog")
+                                 "Hudi base path, a Delta table directory) or catalog={...} for an Iceberg catalog")
     text = str(source)
     if text.startswith(("ducklake:", "postgresql://", "postgres://")):
         return "ducklake"
@@ -242,6 +267,10 @@ def _detect(source: str | Path | None) -> str:
         return "delta"
     if is_iceberg_location(text):
         return "iceberg"
+    from fieldshift.open_tables.hudi import is_hudi_location
+
+    if is_hudi_location(text):
+        return "hudi"
     path = Path(text)
     if path.is_file():
         with open(path, "rb") as f:
