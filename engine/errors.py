@@ -52,6 +52,7 @@ __all__ = [
     "SchemaJSONError",
     "SchemaMismatchError",
     "SnapshotExpiredError",
+    "SnapshotNotFoundError",
     "SparkNotInstalledError",
     "StorageLocationError",
     "StreamChangeCommitError",
@@ -242,7 +243,11 @@ class NotKeyedError(TableError):
     """``upsert`` or ``delete`` on a table created without primary-key (identifier) fields."""
 
 
-class SnapshotExpiredError(TableError):
+class SnapshotNotFoundError(TableError):
+    """Time travel to a snapshot id the table never had (the message lists the ids it has)."""
+
+
+class SnapshotExpiredError(SnapshotNotFoundError):
     """Time travel to a snapshot that ``expire_snapshots`` removed."""
 
 

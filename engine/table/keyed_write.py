@@ -117,11 +117,11 @@ def _check_kind(name: str, column: pa.ChunkedArray, target: pa.DataType) -> None
     wanted = _kind(target)
     if pa.types.is_null(column.type) or _kind(column.type) == wanted:
         return
-    shown = next((v for v in column.to_pylist() if v is not None), None)
-    raise IncompatibleTypeError(
-        f"key column {name!r} is {target}, so a key to delete is {wanted}; got {column.type} ({shown!r}). A key "
-        f"of another kind is refused as a scan filter's literal is (no text is parsed, no bool counts as a "
-        f"number): pass keys that are {wanted}. Nothing was deleted.")
+    values = column.to_pylist()
+    row = next((i for i, v in enumerate(values) if v is not None), 0)
+    raise CastValueError(name, row, values[row], str(column.type), str(target),
+                         f"A key to delete is {wanted}, as a scan filter's literal is (no text is parsed, no bool "
+                         "counts as a number); nothing was deleted.")
 
 
 def _from_python(keys: dict[str, Any] | list[Any], schema: Schema) -> pa.Table:

@@ -340,7 +340,7 @@ def test_delete_refuses_keys_of_another_kind_as_filters_refuse_literals(keyed: f
     head = keyed.current_snapshot.snapshot_id
     with pytest.raises(fs.SchemaEvolutionError, match="'id'") as e:
         keyed.delete(bad)
-    assert isinstance(e.value, (fs.IncompatibleTypeError, fs.CastValueError))
+    assert isinstance(e.value, fs.CastValueError) and "nothing was deleted" in str(e.value)
     with pytest.raises(fs.InvalidFilterError):
         keyed.scan(filter=("id", "==", "01")).to_arrow()
     assert keyed.current_snapshot.snapshot_id == head and [r["id"] for r in rows(keyed)] == [0, 1, 2]
@@ -357,7 +357,7 @@ def test_string_and_date_keys_refuse_numbers_and_text(tmp_path: Path) -> None:
     head = t.current_snapshot.snapshot_id
     for bad in ({"k": [1], "d": [day]}, {"k": ["1"], "d": ["2024-01-02"]}, {"k": [b"1"], "d": [day]},
                 {"k": ["1"], "d": [19724]}):
-        with pytest.raises(fs.IncompatibleTypeError, match="Nothing was deleted"):
+        with pytest.raises(fs.CastValueError, match=r"as a scan filter's literal is .*nothing was deleted"):
             t.delete(bad)
     assert t.current_snapshot.snapshot_id == head
     assert t.delete({"k": ["1"], "d": [dt.datetime(2024, 1, 2)]}).keys_deleted == 1  # a datetime, as filters take
