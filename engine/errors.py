@@ -98,8 +98,8 @@ class InvalidNameError(SchemaEvolutionError, KeyError):
 
 
 class InvalidFieldIdError(SchemaEvolutionError):
-    """A field id that is not a positive integer (Iceberg ids start at 1; fieldshift reserves
-    negative ids for file columns no id identifies)."""
+    """A field id that is not a whole number from 0 to 2**31 - 1 (Iceberg numbers from 1, Paimon from 0;
+    fieldshift reserves negative ids for file columns no id identifies)."""
 
 
 class InvalidTypeError(SchemaEvolutionError):
