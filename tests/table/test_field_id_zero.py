@@ -107,3 +107,17 @@ def test_a_keyed_table_whose_key_is_field_zero(tmp_path: Path) -> None:
     t.delete([2])
     rows = sorted((r["id"], r["name"]) for r in t.to_arrow().to_pylist())
     assert rows == [(0, "n0"), (1, "again"), (3, "n3")]
+
+
+def test_parsed_types_never_carry_a_valid_placeholder_id() -> None:
+    """Types parsed from text numbered their nested fields 0 until a schema renumbered them; 0 being a valid
+    id now, the placeholder is -1, which no schema takes if it leaks."""
+    from fieldshift.ddl_types import parse_type
+
+    parsed = parse_type("struct<a: int, l: list<string>, m: map<string, int>>")
+    with pytest.raises(fs.InvalidFieldIdError):
+        fs.Schema([fs.Field(0, "s", parsed)])
+    base = fs.Schema.from_arrow(PAIMON)
+    added = base.update().add_column("n", parsed).apply()
+    new_ids = [f.id for f in added.all_fields() if not base.has_field(f.id)]
+    assert sorted(new_ids) == list(range(6, 6 + len(new_ids))) and len(new_ids) == 7
