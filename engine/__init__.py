@@ -26,6 +26,7 @@ from fieldshift.errors import (
     InvalidTypeError,
     JavaNotFoundError,
     KeyDeclarationError,
+    MissingDependencyError,
     MissingFieldIdError,
     NameMappingError,
     NestingDepthError,
@@ -35,6 +36,7 @@ from fieldshift.errors import (
     NullInRequiredFieldError,
     PartitionKeyChangeError,
     PartitionSpecError,
+    ReadOnlyTableError,
     RequiredFieldWithoutDefaultError,
     SchemaEvolutionError,
     SchemaJSONError,
@@ -50,6 +52,7 @@ from fieldshift.errors import (
     TypeChangeNotAllowedError,
     TypeSyntaxError,
     UnknownFieldError,
+    UnsupportedFormatFeatureError,
     UnsupportedSparkTypeError,
 )
 from fieldshift.field import Field
@@ -62,6 +65,7 @@ from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
 from fieldshift.table.capture import CaptureProgress, capture
+from fieldshift.table.open_table import OpenTable, open_table
 from fieldshift.table.parquet_read import read_parquet
 from fieldshift.types import ListType, MapType, StructType
 from fieldshift.widening import supertype
@@ -103,6 +107,7 @@ __all__ = [
     "KeyDeclarationError",
     "ListType",
     "MapType",
+    "MissingDependencyError",
     "MissingFieldIdError",
     "NameMapping",
     "NameMappingError",
@@ -111,8 +116,10 @@ __all__ = [
     "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
+    "OpenTable",
     "PartitionKeyChangeError",
     "PartitionSpecError",
+    "ReadOnlyTableError",
     "RequiredFieldWithoutDefaultError",
     "Schema",
     "SchemaEvolutionError",
@@ -132,10 +139,12 @@ __all__ = [
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
+    "UnsupportedFormatFeatureError",
     "UnsupportedSparkTypeError",
     "capture",
     "evolve",
     "get_threads",
+    "open_table",
     "plan",
     "read_parquet",
     "set_threads",

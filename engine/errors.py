@@ -38,6 +38,7 @@ __all__ = [
     "JavaNotFoundError",
     "KeyDeclarationError",
     "Mismatch",
+    "MissingDependencyError",
     "MissingFieldIdError",
     "NameMappingError",
     "NestingDepthError",
@@ -47,6 +48,7 @@ __all__ = [
     "NullabilityTighteningError",
     "PartitionKeyChangeError",
     "PartitionSpecError",
+    "ReadOnlyTableError",
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
     "SchemaJSONError",
@@ -62,6 +64,7 @@ __all__ = [
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
+    "UnsupportedFormatFeatureError",
     "UnsupportedSparkTypeError",
     "closest_names",
     "pointer",
@@ -329,7 +332,12 @@ class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
     """A fieldshift/Arrow type (or a Spark type) with no counterpart on the other side."""
 
 
-class SparkNotInstalledError(FieldshiftError, ImportError):
+class MissingDependencyError(FieldshiftError, ImportError):
+    """An optional library a call needs (pandas, polars, DuckDB, PySpark, ...) is not installed; the message
+    names the fieldshift extra that installs it (``pip install 'fieldshift[EXTRA]'``)."""
+
+
+class SparkNotInstalledError(MissingDependencyError):
     """``fieldshift.spark`` used where PySpark is not installed; the message names the extra to install."""
 
 
@@ -371,3 +379,19 @@ class StreamOffsetExpiredError(TableError):
 class CaptureFileError(SchemaEvolutionError):
     """A landing-directory file a capture cannot take (with ``on_incompatible='fail'``): names the file
     and why (the underlying refusal is the ``__cause__``); nothing of its commit group was written."""
+
+
+class ReadOnlyTableError(TableError):
+    """A write (append, upsert, delete, schema change, ...) on a table another format wrote, opened with
+    ``fs.open_table``: fieldshift reads such tables; the message names the tool that writes them."""
+
+
+class UnsupportedFormatFeatureError(TableError):
+    """A feature of another format's table that fieldshift does not read (an encrypted file, an unknown type,
+    a newer specification version, a kind of delete it does not apply): the message names the feature
+    and where it is, and no rows are read as if it were absent."""
+
+
+class SnapshotNotFoundError(TableError):
+    """Time travel to a snapshot the table does not have: an unknown snapshot id, or a time before the
+    table's first snapshot (the message says which snapshots there are)."""

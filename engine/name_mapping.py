@@ -118,6 +118,7 @@ class NameMapping:
         return cls(_fields_from_json(text, "name mapping"))
 
     def to_json(self, *, indent: int | None = None) -> str:
+        """The mapping as Iceberg's ``schema.name-mapping.default`` JSON (``from_json`` reads it back)."""
         return json.dumps([_field_to_json(f) for f in self.fields], indent=indent)
 
     # -- building ---------------------------------------------------------------------------------

@@ -266,6 +266,9 @@ class CastPolicy:
 
     @classmethod
     def presets(cls) -> list[CastPolicy]:
+        """The named presets, in the order ``suggest`` looks through them: ``lossless``, ``iceberg``, ``hudi``,
+        ``onehouse``, ``explicit``.
+        """
         return [cls.lossless(), cls.iceberg(), cls.hudi(), cls.onehouse(), cls.explicit()]
 
     # -- questions ------------------------------------------------------------------------------
@@ -274,6 +277,9 @@ class CastPolicy:
         return _classify(self.rules, file_type, read_type)
 
     def allows(self, file_type: pa.DataType, read_type: pa.DataType) -> bool:
+        """Whether a primitive written as ``file_type`` may be read as ``read_type`` under this policy (``classify``
+        is not None).
+        """
         return self.classify(file_type, read_type) is not None
 
     def reads(self, file_type: pa.DataType, read_type: pa.DataType, *, map_key: bool = False) -> bool:

@@ -120,6 +120,12 @@ class SchemaUpdate:
         return self
 
     def drop_column(self, path: PathLike) -> SchemaUpdate:
+        """Drop a field at any depth; its id is never reused, so old files' values for it are never read again.
+
+        Raises:
+            IdentifierFieldChangeError: the field is, or holds, a primary-key field.
+            SchemaEvolutionError: a list element, a map key or value, or a struct's last field.
+        """
         field = self._find(path)
         path = _shown(path)
         self._refuse_identifier(field, "drop", path)
@@ -149,6 +155,12 @@ class SchemaUpdate:
         return self
 
     def rename_column(self, path: PathLike, new_name: str) -> SchemaUpdate:
+        """Rename a struct field (the last part of ``path``); files keep reading by id, so no data is rewritten.
+
+        Raises:
+            InvalidNameError: an empty name.
+            DuplicateFieldError: a sibling already has ``new_name``.
+        """
         field = self._find(path)
         path = _shown(path)
         if new_name == field.name:
@@ -221,6 +233,9 @@ class SchemaUpdate:
         return self
 
     def set_write_default(self, path: PathLike, value: Any) -> SchemaUpdate:
+        """The value appends write for ``path`` when a batch lacks it (Iceberg's ``write-default``); the read
+        default of older files is unchanged.
+        """
         field = self._find(path)
         new = field.with_(write_default=value)
         if _same_field(new, field):
@@ -230,15 +245,29 @@ class SchemaUpdate:
         return self
 
     def move_first(self, path: PathLike) -> SchemaUpdate:
+        """Put the field first among its siblings (a read order change: files are untouched)."""
         return self._move(path, None, "first")
 
     def move_after(self, path: PathLike, other: PathLike) -> SchemaUpdate:
+        """Put the field right after its sibling ``other``.
+
+        Raises:
+            NestingLevelMoveError: ``other`` is not in the same struct.
+        """
         return self._move(path, other, "after")
 
     def move_before(self, path: PathLike, other: PathLike) -> SchemaUpdate:
+        """Put the field right before its sibling ``other``.
+
+        Raises:
+            NestingLevelMoveError: ``other`` is not in the same struct.
+        """
         return self._move(path, other, "before")
 
     def set_identifier_fields(self, *paths: PathLike) -> SchemaUpdate:
+        """Make ``paths`` the schema's identifier (primary-key) fields; none clears them. A keyed table refuses
+        a change of its key at commit (``IdentifierFieldChangeError``).
+        """
         ids = tuple(self._find(p).id for p in paths)
         if ids == self._ident:
             return self

@@ -100,10 +100,12 @@ class Predicate:
 
     @property
     def shown_column(self) -> str:
+        """The column as a dotted path, as messages show it."""
         return self.column if isinstance(self.column, str) else join_path(self.column)
 
     @property
     def path(self) -> tuple[str, ...]:
+        """The column's name parts, from the top level down."""
         return split_path(self.column)
 
     def __str__(self) -> str:

@@ -232,20 +232,25 @@ class Table:
     # -- schema and history ---------------------------------------------------------------------
     @property
     def schema(self) -> Schema:
+        """The current schema (the newest snapshot's), read fresh from the catalog."""
         head = self.catalog.head(self.table_id)
         return self.schemas_by_id()[head.schema_id]
 
     def schemas(self) -> list[Schema]:
+        """Every schema version the table has had, oldest first (files keep the one they were written with)."""
         return list(self.schemas_by_id().values())
 
     def schemas_by_id(self) -> dict[int, Schema]:
+        """Every schema version by its ``schema_id``."""
         return self.catalog.schemas(self.table_id)
 
     def history(self) -> list[Snapshot]:
+        """Every snapshot still kept (``expire_snapshots`` forgets old ones), oldest first."""
         return self.catalog.snapshots(self.table_id)
 
     @property
     def current_snapshot(self) -> Snapshot:
+        """The newest snapshot: what a scan reads unless given ``snapshot_id``."""
         return self.catalog.head(self.table_id)
 
     # -- partitioning ---------------------------------------------------------------------------
@@ -417,10 +422,55 @@ class Table:
     # -- reading --------------------------------------------------------------------------------
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None,
              snapshot_id: int | None = None, schema_id: int | None = None,
-             policy: CastPolicy | None = None) -> Scan:
-        return Scan(self, columns, filter, snapshot_id, schema_id, policy)
+             policy: CastPolicy | None = None, *, limit: int | None = None) -> Scan:
+        """A lazy read of the table: nothing is read until a ``Scan`` method such as ``to_arrow`` runs.
+
+        Every data file is read by field id and evolved into the chosen schema version, whatever schema it
+        was written with; files the filter rules out by partition values or statistics are skipped.
+
+        Args:
+            columns: top-level column names to return, in this order (default: every column).
+            filter: rows to keep (see *Filters* below); checked against the read schema before anything
+                is read.
+            snapshot_id: the snapshot to read (time travel; default: the current one).
+            schema_id: the schema version to read into (default: the snapshot's own schema).
+            policy: the casts allowed from older files' types (default: the table's policy).
+            limit: return at most this many rows (after the filter; on a keyed table after the merge and
+                deletes); reading stops once they are found. Which rows: the first of the unlimited scan's
+                order.
+
+        Returns:
+            A `fieldshift.table.Scan`: ``to_arrow``, ``to_batches``, ``to_reader``, ``to_pandas``,
+            ``to_polars``, ``to_duckdb``, ``count``, ``files``.
+
+        Raises:
+            SnapshotExpiredError: ``snapshot_id`` was expired (another missing one: a fieldshift error).
+            InvalidFilterError: a malformed filter, an unknown column or a literal of the wrong kind.
+            TypeError: ``columns`` is not a list of names, or an id or ``limit`` is not an int.
+
+        #### Filters
+
+        A filter is one ``(column, op, value)`` tuple (or `fieldshift.table.Predicate`) or a list of them,
+        all of which must hold (AND; there is no OR). ``column`` is a top-level name or a path through structs: dotted
+        (``"s.x"``), with backticks around a name holding dots (`` "`a.b`.c" ``), or a list of names
+        (``["s", "x"]``). Operators:
+
+        - ``==`` (or ``=``), ``!=``, ``<``, ``<=``, ``>``, ``>=`` with one value;
+        - ``in``, ``not in`` with a list, tuple or set of values;
+        - ``is_null``, ``not_null`` with no value: ``("c", "is_null")``.
+
+        A literal must fit the column's kind: int, float or Decimal for numbers, str for strings,
+        bytes for binary, bool for booleans, date/datetime for dates and timestamps (a naive datetime
+        against a zoned column is UTC), time for times. Numbers are compared exactly (``a > 1.5`` on
+        a long column is ``a >= 2``; an out-of-range literal is simply true or false). Nulls follow
+        Iceberg: ``==``, ordering and ``in`` are false on a null, ``!=`` and ``not in`` true; ``None``
+        and NaN literals are refused (use ``is_null``/``not_null``). Example:
+        ``t.scan(filter=[("id", ">=", 10), ("region", "in", ["eu", "us"])])``.
+        """
+        return Scan(self, columns, filter, snapshot_id, schema_id, policy, limit=limit)
 
     def to_arrow(self) -> pa.Table:
+        """Every row of the current snapshot in the current schema (``scan().to_arrow()``)."""
         return self.scan().to_arrow()
 
     @overload

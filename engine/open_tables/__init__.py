@@ -1,0 +1,33 @@
+"""Tables other formats wrote, read through fieldshift's engine (``fieldshift.open_tables``).
+
+``source`` is the read-source interface: the facts a scan needs from any format. Each format's source
+turns its metadata into them (``ducklake``: a DuckLake catalog in DuckDB, SQLite or PostgreSQL);
+``position_deletes`` reads the delete files formats share. The scan itself is the table layer's
+(``fieldshift.table.open_scan``), so every format reads through one pipeline.
+"""
+
+from fieldshift.open_tables.source import (
+    ColumnStats,
+    DataFileEntry,
+    DeleteFile,
+    EqualityDeletes,
+    InlinedRows,
+    MergeMode,
+    PartitionValue,
+    ReadSource,
+    SnapshotContent,
+    SourceSnapshot,
+)
+
+__all__ = [
+    "ColumnStats",
+    "DataFileEntry",
+    "DeleteFile",
+    "EqualityDeletes",
+    "InlinedRows",
+    "MergeMode",
+    "PartitionValue",
+    "ReadSource",
+    "SnapshotContent",
+    "SourceSnapshot",
+]

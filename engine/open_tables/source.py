@@ -1,0 +1,206 @@
+"""The read-source interface: what a scan needs from a table format, whichever format wrote the table.
+
+A scan of a fieldshift table and a scan of a DuckLake or Iceberg table do the same work — bind the
+filter, prune files by their statistics, plan each file's schema against the read schema by field id,
+read and evolve, drop deleted rows, filter rows — and differ only in where the facts come from. These
+frozen values are those facts, with nothing format-specific left in them: a format's source
+(``ReadSource``) turns its own metadata into them once per snapshot, and the one scan pipeline
+(``fieldshift.table.open_scan``) consumes nothing else. The fieldshift catalog is meant to implement it
+too (issue 29), so its shape follows what every format has to say, not what one of them stores.
+
+Values are in the file's own terms wherever the file could differ from the table (statistics in the
+file's type, positions in the file's row order), because only the plan made for that file knows how its
+values read in the table's current type.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+import pyarrow as pa
+
+from fieldshift.name_mapping import NameMapping
+from fieldshift.policy import CastPolicy
+from fieldshift.schema import Schema
+
+__all__ = [
+    "ColumnStats",
+    "DataFileEntry",
+    "DeleteFile",
+    "EqualityDeletes",
+    "InlinedRows",
+    "MergeMode",
+    "PartitionValue",
+    "ReadSource",
+    "SnapshotContent",
+    "SourceSnapshot",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSnapshot:
+    """One version of the table: what ``history()`` lists and what time travel picks from.
+
+    ``timestamp`` is timezone-aware UTC, so ``as_of`` compares instants whatever zone the format wrote;
+    ``schema_id`` is the table schema readers use at this snapshot (a key of ``ReadSource.schemas()``).
+    """
+
+    snapshot_id: int
+    timestamp: dt.datetime
+    schema_id: int
+    operation: str | None = None  # the format's own words for the change (DuckLake's changes_made)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnStats:
+    """A data file's statistics for one field id, in the file's own type: ``lower``/``upper`` are Python
+    values of ``type``, the type the column had when the file was written (None when unknown).
+
+    Bounds are inclusive and may be loose (a lower bound below every value is fine); ``contains_nan``
+    says whether NaN values were left out of a float column's bounds. A scan uses them only through the
+    plan's casts, so a promoted column's old bounds still prune exactly.
+    """
+
+    value_count: int | None = None
+    null_count: int | None = None
+    lower: Any = None
+    upper: Any = None
+    contains_nan: bool | None = None
+    type: pa.DataType | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionValue:
+    """The value every row of a file has under one partition term: ``transform`` (fieldshift's transform
+    names: identity, year, month, day, hour, bucket[N], truncate[W]) of field ``source_id``, typed as the
+    transform's result (a year transform's value is an int, an identity one the column's own value)."""
+
+    source_id: int
+    transform: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteFile:
+    """Row positions of one data file deleted by a file the format wrote (positions are 0-based rows of
+    the data file, in its own order).
+
+    ``format`` is ``parquet`` (Iceberg-style ``file_path``, ``pos`` columns) or ``puffin`` (deletion
+    vectors, Iceberg v3). ``up_to_snapshot``: some writers keep one delete file per data file and record
+    in it which snapshot deleted each row (DuckLake's partial delete files); then only the rows deleted at
+    or before this snapshot count. None: every row of the file counts."""
+
+    path: str
+    format: Literal["parquet", "puffin"]
+    record_count: int | None = None
+    up_to_snapshot: int | None = None
+    data_file_path: str | None = None  # the data file as the delete file names it (Parquet ``file_path``)
+
+
+@dataclass(frozen=True, slots=True)
+class EqualityDeletes:
+    """Rows deleted by value: a row of a data file with a sequence number below ``sequence_number`` whose
+    ``field_ids`` values equal a row of this file is deleted (Iceberg's equality deletes; a keyed table's
+    newer version of a key works the same way). No DuckLake table has them."""
+
+    path: str
+    field_ids: tuple[int, ...]
+    sequence_number: int
+    record_count: int | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DataFileEntry:
+    """One live data file of a snapshot, with everything a scan needs before opening it.
+
+    How its columns find their fields, first match wins: ``name_mapping`` (a file written without field
+    ids), else ``schema_id`` (the schema it was written with, when the format records one and the file
+    does not carry ids), else the field ids in the file itself (DuckLake and Iceberg files carry them).
+
+    ``positions`` are deleted rows the format keeps in its metadata rather than in a file (DuckLake's
+    inlined deletes), already resolved for this snapshot. ``snapshot_column``/``up_to_snapshot``: a file
+    that merged the rows of several snapshots records each row's snapshot in that column; only rows of
+    snapshots up to ``up_to_snapshot`` are live (DuckLake's ``ducklake_merge_adjacent_files``).
+    ``sequence_number`` orders the file against equality deletes; ``first_row_id`` is the format's row id
+    of the file's first row (row lineage).
+    """
+
+    path: str
+    record_count: int
+    file_format: str = "parquet"
+    schema_id: int | None = None
+    name_mapping: NameMapping | None = None
+    partition: tuple[PartitionValue, ...] = ()
+    stats: Mapping[int, ColumnStats] = field(default_factory=dict)
+    delete_files: tuple[DeleteFile, ...] = ()
+    positions: np.ndarray | None = None
+    sequence_number: int | None = None
+    first_row_id: int | None = None
+    file_size: int | None = None
+    file_id: int | None = None
+    snapshot_column: str | None = None
+    up_to_snapshot: int | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class InlinedRows:
+    """Rows a format keeps in its catalog instead of in a data file (DuckLake inlines small inserts),
+    already narrowed to the snapshot: a table whose columns are those of schema ``schema_id`` by name
+    (each column's field id is that schema's field of the same top-level name), evolved like a file."""
+
+    schema_id: int
+    rows: pa.Table
+    label: str  # where they live, for messages (DuckLake: the inlined data table's name)
+
+
+@dataclass(frozen=True, slots=True)
+class MergeMode:
+    """How rows of different files combine: ``none`` (every live row is a row of the table) or ``key``
+    (rows with equal ``key_ids`` values are versions of one row; the newest by ``order_ids``, then by
+    sequence number, wins). DuckLake and Iceberg tables are ``none``; fieldshift's keyed tables are ``key``."""
+
+    kind: Literal["none", "key"] = "none"
+    key_ids: tuple[int, ...] = ()
+    order_ids: tuple[int, ...] = ()
+
+
+NO_MERGE = MergeMode()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SnapshotContent:
+    """Everything live in one snapshot: the files to read (with their deletes), inlined rows, equality
+    deletes, and how rows merge. ``schema`` is the table schema at the snapshot (the default read schema)."""
+
+    snapshot: SourceSnapshot
+    schema: Schema
+    files: tuple[DataFileEntry, ...]
+    inlined: tuple[InlinedRows, ...] = ()
+    equality_deletes: tuple[EqualityDeletes, ...] = ()
+    merge: MergeMode = NO_MERGE
+
+
+@runtime_checkable
+class ReadSource(Protocol):
+    """A table of some format, read-only, as the scan pipeline sees it.
+
+    ``format`` names the format (``ducklake``); ``writer`` names the tool that writes it (the message of a
+    refused write says to use it); ``policy`` is the type changes the format's own readers apply to old
+    files (DuckLake: its promotions, plus what its writer stores in another Parquet type, e.g. a 128-bit
+    integer as DOUBLE). Snapshots are the ones in which this table changed, oldest first.
+    """
+
+    format: str
+    name: str
+    writer: str
+    policy: CastPolicy
+
+    def snapshots(self) -> tuple[SourceSnapshot, ...]: ...
+
+    def schemas(self) -> Mapping[int, Schema]: ...
+
+    def content(self, snapshot_id: int) -> SnapshotContent: ...

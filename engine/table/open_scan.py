@@ -1,0 +1,243 @@
+"""The scan of a table another format wrote: the read-source interface's facts in, evolved Arrow out.
+
+Per snapshot: bind the filter to the snapshot's schema, prune files whose statistics rule it out, then
+per file: plan the file's own Arrow schema against the read schema by field id (``fieldshift.planner``;
+the format's policy says which type changes its readers apply), read only the columns the plan takes,
+drop deleted positions, evolve, filter rows. Inlined rows take the same path from memory.
+
+Filters are today's tuples (``table/filters.py``); everything that knows their shape is in ``_Filter``,
+so the expression tree that replaces them (issue 28) changes only that class.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from fieldshift.errors import SchemaEvolutionError, UnsupportedFormatFeatureError
+from fieldshift.gc_pause import paused_gc
+from fieldshift.open_tables.position_deletes import read_positions
+from fieldshift.open_tables.source import ColumnStats, DataFileEntry, InlinedRows, ReadSource, SnapshotContent
+from fieldshift.planner import EvolutionPlan, plan
+from fieldshift.planner.nodes import Take
+from fieldshift.schema import Schema
+from fieldshift.table.files import data_file_errors, name_data_file, read_columns
+from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
+from fieldshift.table.parquet_read import decode_schema
+from fieldshift.table.stats import may_match
+
+__all__ = ["OpenScan"]
+
+BATCH_SIZE = 65_536
+
+
+class _Filter:
+    """The scan's filter: bound to the read schema, evaluated on rows, and checked against statistics."""
+
+    def __init__(self, filter: Any, schema: Schema) -> None:
+        self.bound = bind_filter(parse_filter(filter), schema)
+        self.expression = row_filter(self.bound)
+        self.columns = [p.path[0] for p in self.bound]
+        self._nodes: dict[int, tuple[Any, Take | None]] = {}
+
+    def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        return batch if self.expression is None else batch.filter(self.expression)
+
+    def may_match(self, stats: Mapping[int, ColumnStats], schema: Schema) -> bool:
+        """False only when some predicate's statistics prove no row of the file passes it. Bounds are used
+        in the read type only when they convert to it exactly (a promotion that keeps values)."""
+        for p in self.bound:
+            if p.op == "false":
+                return False
+            st = stats.get(p.field_id)
+            if st is None or st.type is None or st.value_count is None or st.null_count is None:
+                continue
+            read_type, node = self._node(p, schema)
+            lo, hi = _bounds(st, read_type)
+            if not may_match((st.value_count, st.null_count, lo, hi), p, node, read_type):
+                return False
+        return True
+
+    def _node(self, p: BoundPredicate, schema: Schema) -> tuple[Any, Take | None]:
+        """The predicate column's read type, and a plan node that takes it as it is (made once)."""
+        if p.field_id not in self._nodes:
+            read_type = schema.field(p.field_id).type
+            node = Take(0, read_type, ".".join(p.path)) if isinstance(read_type, pa.DataType) else None
+            self._nodes[p.field_id] = (read_type, node)
+        return self._nodes[p.field_id]
+
+
+def _bounds(st: ColumnStats, read_type: Any) -> tuple[Any, Any]:
+    if st.lower is None or st.upper is None or not isinstance(read_type, pa.DataType):
+        return None, None
+    if st.type == read_type:
+        return st.lower, st.upper
+    T = pa.types
+    same_family = (T.is_integer(st.type) and (T.is_integer(read_type) or T.is_decimal(read_type))) or \
+        (T.is_floating(st.type) and T.is_floating(read_type)) or (T.is_decimal(st.type) and T.is_decimal(read_type)) \
+        or (T.is_date(st.type) and T.is_timestamp(read_type) and read_type.tz is None)
+    if not same_family:
+        return None, None
+    try:
+        lo, hi = pa.array([st.lower, st.upper], st.type).cast(read_type, safe=True).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
+        return None, None
+    return lo, hi
+
+
+class OpenScan:
+    """A lazy read of one snapshot of a ReadSource into its schema (or the ``columns`` of it)."""
+
+    def __init__(self, source: ReadSource, content: SnapshotContent, columns: Sequence[str] | None = None,
+                 filter: Any = None, batch_size: int = BATCH_SIZE) -> None:
+        if columns is not None and (isinstance(columns, (str, bytes)) or not all(isinstance(c, str) for c in columns)):
+            raise TypeError(f"columns must be a list of top-level column names, e.g. ['id'], not {columns!r}")
+        if content.equality_deletes:
+            raise UnsupportedFormatFeatureError(f"{source.format} table {source.name}: equality deletes "
+                                                f"({content.equality_deletes[0].path}) are not applied yet")
+        if content.merge.kind != "none":
+            raise UnsupportedFormatFeatureError(f"{source.format} table {source.name}: rows merged by key are not "
+                                                "read through open tables yet")
+        self.source, self.content = source, content
+        self.snapshot_id = content.snapshot.snapshot_id
+        self.full_schema = content.schema
+        self.filter = _Filter(filter, self.full_schema)
+        self.columns = list(columns) if columns is not None else self.full_schema.names
+        self.read_schema = self.full_schema.select(list(dict.fromkeys([*self.columns, *self.filter.columns])))
+        self.output_schema = self.full_schema.select(self.columns).to_arrow()
+        self.policy = source.policy
+        self.batch_size = batch_size
+        self.prune = True  # False reads every live file (tests compare the two)
+        self._filesystems: dict[str, tuple[pafs.FileSystem, Callable[[str], str]]] = {}
+
+    # -- planning -------------------------------------------------------------------------------
+    def files(self) -> list[DataFileEntry]:
+        """The snapshot's live files that the filter's statistics cannot rule out."""
+        files = list(self.content.files)
+        for f in files:
+            if f.file_format != "parquet":
+                raise UnsupportedFormatFeatureError(f"data file {f.path} is {f.file_format}; fieldshift reads Parquet")
+        if not self.prune or not self.filter.bound:
+            return files
+        with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
+            return [f for f in files if self.filter.may_match(f.stats, self.full_schema)]
+
+    def _open(self, path: str) -> Any:
+        """A readable file for a local path or a URI pyarrow.fs knows (s3://, gs://, file://, ...)."""
+        if "://" not in path:
+            return pafs.LocalFileSystem().open_input_file(path)
+        key = path.split("://", 1)[0] + "://" + path.split("://", 1)[1].split("/", 1)[0]
+        if key not in self._filesystems:
+            fs, _ = pafs.FileSystem.from_uri(path)
+            self._filesystems[key] = (fs, lambda p: pafs.FileSystem.from_uri(p)[1])
+        fs, inner = self._filesystems[key]
+        return fs.open_input_file(inner(path))
+
+    def deleted(self, f: DataFileEntry) -> np.ndarray | None:
+        """Sorted positions of ``f``'s deleted rows at this snapshot (None: none are deleted)."""
+        parts = [read_positions(d, self._open) for d in f.delete_files]
+        if f.positions is not None and len(f.positions):
+            parts.append(np.asarray(f.positions, np.int64))
+        if not parts:
+            return None
+        return np.unique(np.concatenate(parts))
+
+    # -- reading --------------------------------------------------------------------------------
+    def _plan(self, arrow_schema: pa.Schema, mapping: Any) -> EvolutionPlan:
+        return plan(arrow_schema, self.read_schema, policy=self.policy, name_mapping=mapping)
+
+    def evolved_batches(self, f: DataFileEntry) -> Iterator[pa.RecordBatch]:
+        """A data file's live rows in the read schema, before the row filter."""
+        deleted = self.deleted(f)
+        with data_file_errors(f.path):
+            pf = pq.ParquetFile(self._open(f.path), arrow_extensions_enabled=False)
+            found = pf.schema_arrow
+            projected = decode_schema(found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping)
+            try:
+                p = self._plan(projected, f.name_mapping)
+            except SchemaEvolutionError as e:
+                raise name_data_file(e, f.path, self.content.snapshot.schema_id) from None
+            by_snapshot = f.snapshot_column is not None
+            if by_snapshot and f.snapshot_column not in found.names:
+                raise UnsupportedFormatFeatureError(f"data file {f.path} should record each row's snapshot in "
+                                                    f"{f.snapshot_column!r} and has no such column")
+            names = [*projected.names, f.snapshot_column] if by_snapshot else projected.names
+            offset = 0
+            for batch in read_columns(pf, names, self.batch_size, file_schema=found):
+                keep = self._keep(batch, offset, deleted, f)
+                offset += batch.num_rows
+                if by_snapshot:
+                    batch = batch.drop_columns([f.snapshot_column])
+                yield p.apply(batch if keep is None else batch.filter(pa.array(keep)))
+
+    @staticmethod
+    def _keep(batch: pa.RecordBatch, offset: int, deleted: np.ndarray | None, f: DataFileEntry) -> np.ndarray | None:
+        """The batch's live rows: not deleted, and of a snapshot the read sees (None: all of them)."""
+        n, keep = batch.num_rows, None
+        if deleted is not None:
+            lo, hi = np.searchsorted(deleted, [offset, offset + n])
+            if hi > lo:
+                keep = np.ones(n, bool)
+                keep[deleted[lo:hi] - offset] = False
+        if f.snapshot_column is not None and f.up_to_snapshot is not None:
+            seen = batch.column(f.snapshot_column).to_numpy(zero_copy_only=False) <= f.up_to_snapshot
+            keep = seen if keep is None else keep & seen
+        return keep
+
+    def _inlined_batches(self, rows: InlinedRows) -> Iterator[pa.RecordBatch]:
+        p = self._plan(rows.rows.schema, None)
+        for batch in rows.rows.to_batches(self.batch_size):
+            yield p.apply(batch)
+
+    def _finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        return self.filter.apply(batch).select(self.output_schema.names)
+
+    def _parts(self) -> list[Callable[[], Iterator[pa.RecordBatch]]]:
+        parts: list[Callable[[], Iterator[pa.RecordBatch]]] = [
+            (lambda f=f: self.evolved_batches(f)) for f in self.files()]
+        parts += [(lambda r=r: self._inlined_batches(r)) for r in self.content.inlined]
+        return parts
+
+    # -- results --------------------------------------------------------------------------------
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """Evolved batches file by file, then the inlined rows (memory bounded by one batch per file)."""
+        for part in self._parts():
+            for batch in part():
+                out = self._finish(batch)
+                if out.num_rows:
+                    yield out
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.output_schema, self.to_batches())
+
+    def to_arrow(self) -> pa.Table:
+        """The whole result as one Table; files are read in parallel."""
+        parts = self._parts()
+
+        def run(part: Callable[[], Iterator[pa.RecordBatch]]) -> list[pa.RecordBatch]:
+            return [b for b in (self._finish(x) for x in part()) if b.num_rows]
+
+        workers = max(1, min(os.cpu_count() or 1, len(parts)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = list(pool.map(run, parts))
+        return pa.Table.from_batches([b for part in done for b in part], schema=self.output_schema)
+
+    def count(self) -> int:
+        """Row count; without a filter, from the metadata and the delete positions alone."""
+        if self.filter.bound:
+            return sum(b.num_rows for b in self.to_batches())
+        total = sum(r.rows.num_rows for r in self.content.inlined)
+        for f in self.content.files:
+            if f.snapshot_column is not None:  # rows of later snapshots in it: read which they are
+                total += sum(b.num_rows for b in self.evolved_batches(f))
+                continue
+            deleted = self.deleted(f)
+            total += f.record_count - (0 if deleted is None else int(np.count_nonzero(deleted < f.record_count)))
+        return total

@@ -1,0 +1,166 @@
+"""``fs.open_table``: a read-only view of a table another format wrote, with the read API of ``Table``.
+
+The view holds a read source (``fieldshift.open_tables``) and scans it with ``OpenScan``; it never
+writes. Every write a ``Table`` has raises ReadOnlyTableError naming the tool that writes the format, so
+a script written for fieldshift tables fails at the write with what to do, not with an AttributeError.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pyarrow as pa
+
+from fieldshift.errors import InvalidOptionError, ReadOnlyTableError, SnapshotNotFoundError
+from fieldshift.open_tables.source import ReadSource, SourceSnapshot
+from fieldshift.schema import Schema
+from fieldshift.table.open_scan import BATCH_SIZE, OpenScan
+
+__all__ = ["FORMATS", "OpenTable", "open_table"]
+
+FORMATS = ("ducklake",)
+_WRITES = ("append", "overwrite", "upsert", "delete", "update_schema", "alter", "evolve", "compact",
+           "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture")
+
+
+class OpenTable:
+    """A table of another format, read-only: ``schema``, ``schemas()``, ``history()``, ``scan()``."""
+
+    def __init__(self, source: ReadSource) -> None:
+        self.source = source
+        self.name = source.name
+        self.format = source.format
+
+    def __repr__(self) -> str:
+        return f"OpenTable({self.format}, {self.name!r})"
+
+    def __enter__(self) -> OpenTable:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the format's metadata connection (a DuckDB catalog file stays locked while it is open)."""
+        closer = getattr(self.source, "close", None)
+        if closer is not None:
+            closer()
+
+    # -- metadata -------------------------------------------------------------------------------
+    def history(self) -> list[SourceSnapshot]:
+        """The snapshots in which this table changed, oldest first."""
+        return list(self.source.snapshots())
+
+    @property
+    def current_snapshot(self) -> SourceSnapshot:
+        """The latest snapshot in which the table changed."""
+        snaps = self.source.snapshots()
+        if not snaps:
+            raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot")
+        return snaps[-1]
+
+    @property
+    def schema(self) -> Schema:
+        """The schema at the latest snapshot."""
+        return self.schemas()[self.current_snapshot.schema_id]
+
+    def schemas(self) -> dict[int, Schema]:
+        """Every schema version of the table by id."""
+        return dict(self.source.schemas())
+
+    # -- reads ----------------------------------------------------------------------------------
+    def resolve(self, snapshot_id: int | None = None, as_of: dt.datetime | str | None = None) -> int:
+        """The snapshot a read at ``snapshot_id`` or ``as_of`` (the latest snapshot at or before that time;
+        a naive time is UTC) sees; the latest one when both are None."""
+        if snapshot_id is not None and as_of is not None:
+            raise InvalidOptionError("give snapshot_id or as_of, not both")
+        snaps = self.source.snapshots()
+        if not snaps:
+            raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot")
+        if snapshot_id is not None:
+            if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
+                raise TypeError(f"snapshot_id must be an int, not {snapshot_id!r}")
+            if snapshot_id < snaps[0].snapshot_id:
+                raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot {snapshot_id}: it was "
+                                            f"created at snapshot {snaps[0].snapshot_id}")
+            return snapshot_id
+        if as_of is None:
+            return snaps[-1].snapshot_id
+        when = _instant(as_of)
+        before = [s for s in snaps if s.timestamp <= when]
+        if not before:
+            raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot at or before "
+                                        f"{when.isoformat()}: its first is {snaps[0].snapshot_id} at "
+                                        f"{snaps[0].timestamp.isoformat()}")
+        return before[-1].snapshot_id
+
+    def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
+             as_of: dt.datetime | str | None = None, batch_size: int = BATCH_SIZE) -> OpenScan:
+        """A lazy read: ``.to_arrow()``, ``.to_batches()``, ``.count()``; ``filter`` takes scan filter tuples."""
+        content = self.source.content(self.resolve(snapshot_id, as_of))
+        return OpenScan(self.source, content, columns, filter, batch_size)
+
+    def to_arrow(self, **scan: Any) -> pa.Table:
+        """``scan(**scan).to_arrow()``: the table (at a snapshot, of some columns, filtered) as one Arrow table."""
+        return self.scan(**scan).to_arrow()
+
+    # -- writes are refused ---------------------------------------------------------------------
+    def _read_only(self, what: str) -> NoReturn:
+        raise ReadOnlyTableError(f"{what}() on {self.format} table {self.name}: fieldshift reads {self.format} tables "
+                                 f"and does not write them; write with {self.source.writer}")
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _WRITES:
+            return lambda *a, **k: self._read_only(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+def _instant(value: dt.datetime | str) -> dt.datetime:
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidOptionError(f"as_of {value!r} is not an ISO-8601 time (e.g. 2024-05-01T12:00:00Z)") from None
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        raise TypeError(f"as_of must be a datetime (or ISO-8601 text), not the date {value!r}")
+    if not isinstance(value, dt.datetime):
+        raise TypeError(f"as_of must be a datetime (or ISO-8601 text), not {value!r}")
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+
+
+def open_table(source: str | Path, format: str | None = None, name: str | None = None, **options: Any) -> OpenTable:
+    """Open a table another format wrote, read-only.
+
+    ``format="ducklake"``: ``source`` is the catalog database (a DuckDB or SQLite file, or a
+    ``postgresql://`` URI), ``name`` is ``schema.table`` (or ``table`` in schema ``main``), and
+    ``data_path=`` overrides the catalog's data path. ``format=None`` detects DuckLake catalogs.
+    """
+    if format is None:
+        format = _detect(source)
+    key = str(format).strip().lower()
+    if key not in FORMATS:
+        raise InvalidOptionError(f"format {format!r} is not one fieldshift opens; use one of {', '.join(FORMATS)}")
+    if not name:
+        raise InvalidOptionError("name the table: name='schema.table' (DuckLake)")
+    unknown = set(options) - {"data_path"}
+    if unknown:
+        raise InvalidOptionError(f"unknown option(s) {sorted(unknown)} for a DuckLake table; it takes data_path=")
+    from fieldshift.open_tables.ducklake import DuckLakeSource
+
+    return OpenTable(DuckLakeSource(source, name, data_path=options.get("data_path")))
+
+
+def _detect(source: str | Path) -> str:
+    text = str(source)
+    if text.startswith(("ducklake:", "postgresql://", "postgres://")):
+        return "ducklake"
+    path = Path(text)
+    if path.is_file():
+        with open(path, "rb") as f:
+            head = f.read(16)
+        if head.startswith(b"SQLite format 3") or head[8:12] == b"DUCK":
+            return "ducklake"
+    raise InvalidOptionError(f"cannot tell the format of {text!r}; pass format= (one of {', '.join(FORMATS)})")
