@@ -247,7 +247,8 @@ class NotKeyedError(TableError):
 
 
 class SnapshotNotFoundError(TableError):
-    """Time travel to a snapshot id the table never had (the message lists the ids it has)."""
+    """Time travel to a snapshot the table does not have: an unknown snapshot id, or a time before the
+    table's first snapshot (the message says which snapshots there are)."""
 
 
 class SnapshotExpiredError(SnapshotNotFoundError):
@@ -390,8 +391,3 @@ class UnsupportedFormatFeatureError(TableError):
     """A feature of another format's table that fieldshift does not read (an encrypted file, an unknown type,
     a newer specification version, a kind of delete it does not apply): the message names the feature
     and where it is, and no rows are read as if it were absent."""
-
-
-class SnapshotNotFoundError(TableError):
-    """Time travel to a snapshot the table does not have: an unknown snapshot id, or a time before the
-    table's first snapshot (the message says which snapshots there are)."""
