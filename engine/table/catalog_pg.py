@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from fieldshift.errors import CatalogConnectionError, CommitOutcomeUnknownError, TableError
+from fieldshift.errors import CatalogConnectionError, CommitOutcomeUnknownError, MissingDependencyError, TableError
 from fieldshift.table.catalog import Snapshot, SqliteCatalog
 from fieldshift.table.catalog_sql import DDL, redact_uri
 
@@ -155,8 +155,8 @@ class PostgresCatalog(SqliteCatalog):
 
     def __init__(self, uri: str) -> None:
         if _MISSING is not None:
-            raise TableError(f"catalog {display_uri(uri)} needs {_MISSING}, which is not installed: "
-                             "pip install 'fieldshift[postgres]' installs psycopg and psycopg-pool")
+            raise MissingDependencyError(f"catalog {display_uri(uri)} needs {_MISSING}, which is not installed: "
+                                         "pip install 'fieldshift[postgres]' installs psycopg and psycopg-pool")
         try:
             psycopg.conninfo.conninfo_to_dict(uri)
         except psycopg.ProgrammingError as e:

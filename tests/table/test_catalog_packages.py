@@ -17,7 +17,7 @@ SCRIPT = textwrap.dedent("""
     import fieldshift as fs
     try:
         fs.Table.create(sys.argv[2], pa.schema([("a", pa.int32())]), catalog="postgresql://u@127.0.0.1:1/db")
-    except fs.TableError as e:
+    except fs.MissingDependencyError as e:
         print(type(e).__name__, e)
 """)
 
@@ -29,5 +29,5 @@ def test_a_missing_postgres_package_is_named(tmp_path: Path, blocked: str, named
     out = subprocess.run([sys.executable, "-c", SCRIPT, blocked, str(tmp_path / "t")], capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("TableError catalog postgresql://u@127.0.0.1:1/db " + named), out.stdout
+    assert out.stdout.startswith("MissingDependencyError catalog postgresql://u@127.0.0.1:1/db " + named), out.stdout
     assert "pip install 'fieldshift[postgres]'" in out.stdout and not (tmp_path / "t").exists()
