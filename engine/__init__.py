@@ -44,6 +44,7 @@ from fieldshift.errors import (
     SnapshotExpiredError,
     SnapshotNotFoundError,
     SparkNotInstalledError,
+    SparkWorkerImportError,
     StorageLocationError,
     StreamChangeCommitError,
     StreamOffsetExpiredError,
@@ -65,6 +66,7 @@ from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
 from fieldshift.table.capture import CaptureProgress, capture
+from fieldshift.table.capture_read import read_file
 from fieldshift.table.open_table import OpenTable, open_table
 from fieldshift.table.parquet_read import read_parquet
 from fieldshift.types import ListType, MapType, StructType
@@ -129,6 +131,7 @@ __all__ = [
     "SnapshotExpiredError",
     "SnapshotNotFoundError",
     "SparkNotInstalledError",
+    "SparkWorkerImportError",
     "StorageLocationError",
     "StreamChangeCommitError",
     "StreamOffsetExpiredError",
@@ -146,6 +149,7 @@ __all__ = [
     "get_threads",
     "open_table",
     "plan",
+    "read_file",
     "read_parquet",
     "set_threads",
     "supertype",

@@ -342,6 +342,11 @@ class SparkNotInstalledError(MissingDependencyError):
     """``fieldshift.spark`` used where PySpark is not installed; the message names the extra to install."""
 
 
+class SparkWorkerImportError(FieldshiftError, RuntimeError):
+    """Spark's Python workers (a Spark Connect server's, or a cluster's executors) cannot import fieldshift;
+    the message says how to start them with it (``PYSPARK_PYTHON``)."""
+
+
 class JavaNotFoundError(FieldshiftError, RuntimeError):
     """No Java runtime to start Spark's JVM with (the environment, neither a schema nor a table)."""
 

@@ -30,11 +30,14 @@ from fieldshift.table.create import (
     CATALOG_FILE,
     TABLE_MARKER,
     create_own_catalog,
+    default_table_name,
     mark_table_directory,
+    open_by_name,
     own_table_name,
     read_table_marker,
     refuse_nested,
     remove_abandoned_catalogs,
+    shared_table_name,
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
 from fieldshift.table.files import TMP_SUFFIX, check_present, remove_files
@@ -145,6 +148,8 @@ class Table:
         ``partition_by`` takes Iceberg's Spark SQL terms (``["days(ts)", "bucket(16, id)", "region"]``).
         ``location`` may be a URI ``pyarrow.fs`` knows (``s3://bucket/path``; ``catalog`` is then required),
         opened with ``storage_options`` / ``filesystem`` or the usual environment (see ``storage``).
+        In a shared ``catalog`` the table is named ``name``, by default the last component of its location
+        (``/lake/events`` is ``events``), and ``Table.open(catalog=..., name=...)`` finds it by that name.
         """
         store = open_storage(location, storage_options, filesystem)
         if isinstance(schema, pa.Schema):
@@ -169,7 +174,7 @@ class Table:
                                  "pick another location for a table of a shared catalog")
             cat = open_catalog(catalog)
             cat.initialize()
-            name = name or str(loc)
+            name = name or default_table_name(loc)
             loc.mkdir(parents=True, exist_ok=True)
             table_id = cat.create_table(name, str(loc), schema, props, table_policy, spec)
             mark_table_directory(loc, catalog, name)
@@ -179,9 +184,18 @@ class Table:
         return cls(cat, table_id, name, loc, cat.table_id(name)[2])
 
     @classmethod
-    def open(cls, location: str | os.PathLike[str], *, catalog: str | None = None, name: str | None = None,
-             storage_options: dict[str, Any] | None = None, filesystem: Any = None) -> Table:
-        """Open a table; one with its own catalog opens from wherever its directory now is."""
+    def open(cls, location: str | os.PathLike[str] | None = None, *, catalog: str | None = None,
+             name: str | None = None, storage_options: dict[str, Any] | None = None,
+             filesystem: Any = None) -> Table:
+        """Open a table; one with its own catalog opens from wherever its directory now is.
+
+        A table of a shared ``catalog`` opens by ``name`` alone (``Table.open(catalog=uri, name="events")``)
+        or by its location (the table recorded there, whatever its name).
+        """
+        if location is None:  # a shared catalog's table by its name: the catalog records where it lives
+            cat, table_id, stored_location, properties = open_by_name(catalog, name)
+            stored = open_storage(stored_location, storage_options, filesystem)
+            return cls(cat, table_id, name or "", stored.location, properties, stored)
         store = open_storage(location, storage_options, filesystem)
         if store.local_path is None:
             cat, table_id, name, properties = open_on_object_store(store, catalog, name)
@@ -194,9 +208,10 @@ class Table:
             raise TableError(f"no fieldshift table at {loc} (no {cat.path.name}); create it with Table.create()")
         cat.check_version()
         if catalog:
-            table_id, stored_location, properties = cat.table_id(name or str(loc))
+            name = shared_table_name(cat, loc, name)
+            table_id, stored_location, properties = cat.table_id(name)
             stored = open_storage(stored_location, storage_options, filesystem)
-            return cls(cat, table_id, name or str(loc), stored.location, properties, stored)
+            return cls(cat, table_id, name, stored.location, properties, stored)
         name = name or own_table_name(cat, loc)
         table_id, _, properties = cat.table_id(name)
         return cls(cat, table_id, name, loc, properties)  # the directory, not the recorded hint
