@@ -35,7 +35,7 @@ test-slow: $(STAMP)  ## only the slow tests (many crash iterations, big property
 test-servers: $(STAMP)  ## tests against servers they start: PostgreSQL, S3 (moto), a Spark cluster, Spark Connect
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m servers tests/servers
 
-test-conformance: $(STAMP)  ## tables written by pinned peers (DuckDB 1.5.5 + extensions, PyIceberg 0.12), read back
+test-conformance: $(STAMP)  ## tables written by pinned peers (DuckDB 1.5.5 + extensions, PyIceberg 0.12), hudi-rs' sample tables, read back
 	$(BIN)/python -m pip install -q -e ".[conformance]"
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m conformance tests/conformance
 

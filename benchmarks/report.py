@@ -511,6 +511,9 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
     partitions = out_dir / "partitions.md"  # written by benchmarks/bench_partitions.py (run by hand)
     if partitions.exists():
         lines += ["", partitions.read_text().rstrip()]
+    iceberg = out_dir / "iceberg.md"  # written by benchmarks/bench_iceberg.py (run by hand)
+    if iceberg.exists():
+        lines += ["", iceberg.read_text().rstrip()]
     text = "\n".join(lines).rstrip() + "\n"
     (out_dir / "README.md").write_text(text)
     return text

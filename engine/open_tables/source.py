@@ -16,7 +16,7 @@ values read in the table's current type.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -34,11 +34,20 @@ __all__ = [
     "EqualityDeletes",
     "InlinedRows",
     "MergeMode",
+    "PartitionRange",
     "PartitionValue",
     "ReadSource",
+    "ReaderRows",
     "SnapshotContent",
+    "SnapshotId",
+    "SourcePartitionField",
+    "SourcePartitionSpec",
     "SourceSnapshot",
 ]
+
+SnapshotId = int | str
+"""A snapshot's id as its format writes it: DuckLake and Iceberg number snapshots, Hudi names them by the
+instant (``20240418173551906``), which is text that only compares as text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +56,10 @@ class SourceSnapshot:
 
     ``timestamp`` is timezone-aware UTC, so ``as_of`` compares instants whatever zone the format wrote;
     ``schema_id`` is the table schema readers use at this snapshot (a key of ``ReadSource.schemas()``).
+    ``snapshot_id`` is an int or a string (``SnapshotId``); one source's ids are all of one kind.
     """
 
-    snapshot_id: int
+    snapshot_id: SnapshotId
     timestamp: dt.datetime
     schema_id: int
     operation: str | None = None  # the format's own words for the change (DuckLake's changes_made)
@@ -85,6 +95,20 @@ class PartitionValue:
 
 
 @dataclass(frozen=True, slots=True)
+class PartitionRange:
+    """What a group of files (an Iceberg manifest) records about one partition field: every file's value
+    is null or lies in [``lower``, ``upper``] (None: unknown), in ``PartitionValue``'s terms; ``contains_null``
+    says whether some file's value is null (None: unknown). A scan skips a group whose ranges rule its
+    filter out before reading the group's file list."""
+
+    source_id: int
+    transform: str
+    lower: Any = None
+    upper: Any = None
+    contains_null: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DeleteFile:
     """Row positions of one data file deleted by a file the format wrote (positions are 0-based rows of
     the data file, in its own order).
@@ -92,25 +116,34 @@ class DeleteFile:
     ``format`` is ``parquet`` (Iceberg-style ``file_path``, ``pos`` columns) or ``puffin`` (deletion
     vectors, Iceberg v3). ``up_to_snapshot``: some writers keep one delete file per data file and record
     in it which snapshot deleted each row (DuckLake's partial delete files); then only the rows deleted at
-    or before this snapshot count. None: every row of the file counts."""
+    or before this snapshot count. None: every row of the file counts. ``offset``/``length`` locate one
+    deletion vector inside a container that holds vectors of many data files (Iceberg's Puffin files);
+    ``data_file_path`` keeps only the rows that name this data file (a Parquet file deleting from many)."""
 
     path: str
     format: Literal["parquet", "puffin"]
     record_count: int | None = None
     up_to_snapshot: int | None = None
     data_file_path: str | None = None  # the data file as the delete file names it (Parquet ``file_path``)
+    offset: int | None = None  # where the blob starts inside ``path`` (a Puffin file may hold many vectors)
+    length: int | None = None  # the blob's size in bytes; None with offset None: the whole file
 
 
 @dataclass(frozen=True, slots=True)
 class EqualityDeletes:
     """Rows deleted by value: a row of a data file with a sequence number below ``sequence_number`` whose
     ``field_ids`` values equal a row of this file is deleted (Iceberg's equality deletes; a keyed table's
-    newer version of a key works the same way). No DuckLake table has them."""
+    newer version of a key works the same way). No DuckLake table has them.
+
+    Values compare in the read schema's types (a delete written before a promotion matches the promoted
+    rows), and a null matches a null (``col IS NULL``). A field id the read schema no longer has is still
+    compared: the scan reads it from the schema that last had it, as the Iceberg spec requires."""
 
     path: str
     field_ids: tuple[int, ...]
     sequence_number: int
     record_count: int | None = None
+    file_format: str = "parquet"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -126,7 +159,9 @@ class DataFileEntry:
     that merged the rows of several snapshots records each row's snapshot in that column; only rows of
     snapshots up to ``up_to_snapshot`` are live (DuckLake's ``ducklake_merge_adjacent_files``).
     ``sequence_number`` orders the file against equality deletes; ``first_row_id`` is the format's row id
-    of the file's first row (row lineage).
+    of the file's first row (row lineage). ``equality_deletes`` are the ones the format's scoping rules
+    apply to this file (Iceberg: same partition or a global delete, newer sequence number), on top of the
+    snapshot-wide ones.
     """
 
     path: str
@@ -144,6 +179,7 @@ class DataFileEntry:
     file_id: int | None = None
     snapshot_column: str | None = None
     up_to_snapshot: int | None = None
+    equality_deletes: tuple[EqualityDeletes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -155,6 +191,20 @@ class InlinedRows:
     schema_id: int
     rows: pa.Table
     label: str  # where they live, for messages (DuckLake: the inlined data table's name)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ReaderRows:
+    """Rows only the format's own reader can produce (Hudi merges a file slice's log files into its base
+    file), read lazily through ``read`` and then evolved like a file: each column finds its field by name
+    through ``name_mapping``. ``stats`` (in the read types, e.g. a partition column's one value) let a scan
+    skip them; ``record_count`` None: unknown until read. ``label`` names them in messages."""
+
+    label: str
+    read: Callable[[], Iterator[pa.RecordBatch]]
+    name_mapping: NameMapping | None = None
+    stats: Mapping[int, ColumnStats] = field(default_factory=dict)
+    record_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,15 +223,36 @@ NO_MERGE = MergeMode()
 
 @dataclass(frozen=True, slots=True, eq=False)
 class SnapshotContent:
-    """Everything live in one snapshot: the files to read (with their deletes), inlined rows, equality
-    deletes, and how rows merge. ``schema`` is the table schema at the snapshot (the default read schema)."""
+    """Everything live in one snapshot: the files to read (with their deletes), inlined rows, rows of the
+    format's own reader, equality deletes, and how rows merge. ``schema`` is the table schema at the
+    snapshot (the default read schema)."""
 
     snapshot: SourceSnapshot
     schema: Schema
     files: tuple[DataFileEntry, ...]
     inlined: tuple[InlinedRows, ...] = ()
+    reader_rows: tuple[ReaderRows, ...] = ()
     equality_deletes: tuple[EqualityDeletes, ...] = ()
     merge: MergeMode = NO_MERGE
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePartitionField:
+    """One field of a partition spec: ``transform`` (the format's text: identity, day, bucket[16], ...;
+    one fieldshift does not know stays as written and never prunes) of field ``source_id``."""
+
+    source_id: int
+    field_id: int
+    name: str
+    transform: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePartitionSpec:
+    """A partition spec a table has had; its files record values under these fields, in this order."""
+
+    spec_id: int
+    fields: tuple[SourcePartitionField, ...] = ()
 
 
 @runtime_checkable
@@ -192,6 +263,14 @@ class ReadSource(Protocol):
     refused write says to use it); ``policy`` is the type changes the format's own readers apply to old
     files (DuckLake: its promotions, plus what its writer stores in another Parquet type, e.g. a 128-bit
     integer as DOUBLE). Snapshots are the ones in which this table changed, oldest first.
+
+    Optional members a source may add: ``specs()`` (its partition specs, ``SourcePartitionSpec`` values,
+    oldest first), ``current_schema_id`` (the schema of a table that has no snapshot yet), ``close()``,
+    ``partition_transforms = "iceberg"`` (its partition values of year/month/day/hour/bucket/truncate are
+    Iceberg's, so filters project through them; otherwise only identity values prune),
+    and group pruning: ``prunes_groups = True`` with ``schema_id_at(snapshot_id)``, ``schema(schema_id)``
+    and ``content(snapshot_id, keep=...)``, where ``keep(ranges)`` (a tuple of ``PartitionRange``) returning
+    False lets the source skip a group of files without reading its list (Iceberg's manifests).
     """
 
     format: str
@@ -203,4 +282,4 @@ class ReadSource(Protocol):
 
     def schemas(self) -> Mapping[int, Schema]: ...
 
-    def content(self, snapshot_id: int) -> SnapshotContent: ...
+    def content(self, snapshot_id: SnapshotId) -> SnapshotContent: ...

@@ -23,7 +23,7 @@ from fieldshift.table.partition_evolution import same_keys
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.transforms import Transform
 
-__all__ = ["PartitionPruner", "project"]
+__all__ = ["PartitionPruner", "project", "project_range"]
 
 Test = Callable[[Any], bool]
 T = pa.types
@@ -108,6 +108,57 @@ def _project(transform: Transform, p: BoundPredicate) -> Test | None:
         if near is not None:
             values = transform.values(near)
     return _at_most(values[0]) if op in ("<", "<=") else _at_least(values[0])
+
+
+RangeTest = Callable[[Any, Any, Any], bool]
+
+
+def project_range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
+    """A test on a group of files' partition values under ``transform`` — (lower, upper, contains_null),
+    None where unknown — that is false only if no file of the group can hold a row satisfying ``p``
+    (Iceberg's manifest pruning by partition summaries; None: the predicate prunes no group)."""
+    op = p.op
+    if op == "false":
+        return lambda lo, hi, nulls: False
+    if op == "true" or transform.kind == "void":
+        return None
+    if op == "is_null":
+        return lambda lo, hi, nulls: nulls is not False
+    if op in ("not_null", "!=", "not in") or p.literals is None:
+        return None
+    try:
+        values = transform.values(p.literals)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
+        return None
+    if op in ("==", "in"):  # the bounds bound the transformed values, whatever the transform's order
+        return lambda lo, hi, nulls: _any_within(values, lo, hi)
+    if not transform.preserves_order:
+        return None
+    bound = values[0]
+    if transform.kind == "identity" and op in ("<", ">"):  # values are the column's own: strict holds
+        if op == "<":
+            return lambda lo, hi, nulls: _compare(lambda: lo is None or lo < bound)
+        return lambda lo, hi, nulls: _compare(lambda: hi is None or hi > bound)
+    if op in ("<", ">"):
+        near = _neighbour(p, -1 if op == "<" else 1)
+        if near is not None:
+            bound = transform.values(near)[0]
+    if op in ("<", "<="):
+        return lambda lo, hi, nulls: _compare(lambda: lo is None or lo <= bound)
+    return lambda lo, hi, nulls: _compare(lambda: hi is None or hi >= bound)
+
+
+def _compare(check: Callable[[], bool]) -> bool:
+    try:
+        return bool(check())
+    except TypeError:
+        return True
+
+
+def _any_within(values: list[Any], lo: Any, hi: Any) -> bool:
+    if lo is None or hi is None:
+        return True
+    return any(v is not None and _compare(lambda v=v: lo <= v <= hi) for v in values)
 
 
 class PartitionPruner:
