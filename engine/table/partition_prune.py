@@ -26,6 +26,7 @@ from fieldshift.table.transforms import Transform
 __all__ = ["PartitionPruner", "project", "project_range"]
 
 Test = Callable[[Any], bool]
+RangeTest = Callable[[Any, Any, Any], bool]
 T = pa.types
 
 
@@ -63,8 +64,35 @@ def _at_least(bound: Any) -> Test:
     return test
 
 
+def _unless_wrapped(test: Test, width: int) -> Test:
+    """Keep a file whose recorded truncate value is no multiple of the width: Java's Iceberg (and
+    fieldshift catalogs written before truncate was exact) wrap the floor of an integer near the
+    minimum to a huge positive number, which is out of order."""
+    return lambda v: (type(v) is int and v % width != 0) or test(v)
+
+
+def _range_unless_wrapped(test: RangeTest, width: int) -> RangeTest:
+    """Keep a group of files that may hold a wrapped truncate value: a bound no multiple of the width,
+    or an upper bound among the last ``width`` values below 2**31 or 2**63, where wrapped ints and
+    longs land (a wrapped value between two true ones hides behind them)."""
+    def test_unless_wrapped(lo: Any, hi: Any, nulls: Any) -> bool:
+        if any(type(v) is int and v % width != 0 for v in (lo, hi)):
+            return True
+        if type(hi) is int and (2**31 - width < hi < 2**31 or hi > 2**63 - width):
+            return True
+        return test(lo, hi, nulls)
+    return test_unless_wrapped
+
+
 def project(transform: Transform, p: BoundPredicate) -> Test | None:
     """A test on a file's partition value that is false only if no row can satisfy ``p`` (None: keep all)."""
+    test = _project(transform, p)
+    if test is not None and transform.kind == "truncate" and p.op not in ("false", "is_null", "not_null"):
+        return _unless_wrapped(test, transform.param)
+    return test
+
+
+def _project(transform: Transform, p: BoundPredicate) -> Test | None:
     op = p.op
     if op == "false":
         return lambda v: False
@@ -97,13 +125,17 @@ def project(transform: Transform, p: BoundPredicate) -> Test | None:
     return _at_most(values[0]) if op in ("<", "<=") else _at_least(values[0])
 
 
-RangeTest = Callable[[Any, Any, Any], bool]
-
-
 def project_range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
     """A test on a group of files' partition values under ``transform`` — (lower, upper, contains_null),
     None where unknown — that is false only if no file of the group can hold a row satisfying ``p``
     (Iceberg's manifest pruning by partition summaries; None: the predicate prunes no group)."""
+    test = _project_range(transform, p)
+    if test is not None and transform.kind == "truncate" and p.op not in ("false", "is_null"):
+        return _range_unless_wrapped(test, transform.param)
+    return test
+
+
+def _project_range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
     op = p.op
     if op == "false":
         return lambda lo, hi, nulls: False
