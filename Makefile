@@ -8,7 +8,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 # Arrow's allocator returns idle pages late instead of re-faulting them on every batch.
 export MIMALLOC_PURGE_DELAY ?= -1
 
-.PHONY: help install demo test test-slow test-servers bench lint docs wheel-check clean
+.PHONY: help install demo test test-slow test-servers test-conformance bench lint docs wheel-check clean
 
 help:  ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -34,6 +34,10 @@ test-slow: $(STAMP)  ## only the slow tests (many crash iterations, big property
 
 test-servers: $(STAMP)  ## tests against servers they start: PostgreSQL, S3 (moto), a Spark cluster, Spark Connect
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m servers tests/servers
+
+test-conformance: $(STAMP)  ## tables written by pinned peers (DuckDB 1.5.5 + extensions, PyIceberg 0.12, deltalake), upstream sample tables, read back
+	$(BIN)/python -m pip install -q -e ".[conformance]"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m conformance tests/conformance
 
 bench: $(STAMP)  ## benchmarks; writes benchmarks/README.md and the chart
 	$(BIN)/python -m pytest benchmarks -p no:cacheprovider --benchmark-enable -m "" \

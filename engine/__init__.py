@@ -27,6 +27,7 @@ from fieldshift.errors import (
     InvalidTypeError,
     JavaNotFoundError,
     KeyDeclarationError,
+    MissingDependencyError,
     MissingFieldIdError,
     NameMappingError,
     NestingDepthError,
@@ -36,12 +37,15 @@ from fieldshift.errors import (
     NullInRequiredFieldError,
     PartitionKeyChangeError,
     PartitionSpecError,
+    ReadOnlyTableError,
     RequiredFieldWithoutDefaultError,
     SchemaEvolutionError,
     SchemaJSONError,
     SchemaMismatchError,
     SnapshotExpiredError,
+    SnapshotNotFoundError,
     SparkNotInstalledError,
+    SparkWorkerImportError,
     StorageLocationError,
     StreamChangeCommitError,
     StreamOffsetExpiredError,
@@ -50,6 +54,7 @@ from fieldshift.errors import (
     TypeChangeNotAllowedError,
     TypeSyntaxError,
     UnknownFieldError,
+    UnsupportedFormatFeatureError,
     UnsupportedSparkTypeError,
 )
 from fieldshift.field import Field
@@ -62,8 +67,10 @@ from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.table import AppendResult, Table
 from fieldshift.table.capture import CaptureProgress, capture
+from fieldshift.table.capture_read import read_file
 from fieldshift.table.expressions import AlwaysFalse, AlwaysTrue, And, Expression, Not, Or, Predicate
 from fieldshift.table.filters import parse_filter
+from fieldshift.table.open_table import OpenTable, open_table
 from fieldshift.table.parquet_read import read_parquet
 from fieldshift.table.references import col
 from fieldshift.types import ListType, MapType, StructType
@@ -111,6 +118,7 @@ __all__ = [
     "KeyDeclarationError",
     "ListType",
     "MapType",
+    "MissingDependencyError",
     "MissingFieldIdError",
     "NameMapping",
     "NameMappingError",
@@ -120,10 +128,12 @@ __all__ = [
     "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
+    "OpenTable",
     "Or",
     "PartitionKeyChangeError",
     "PartitionSpecError",
     "Predicate",
+    "ReadOnlyTableError",
     "RequiredFieldWithoutDefaultError",
     "Schema",
     "SchemaEvolutionError",
@@ -131,7 +141,9 @@ __all__ = [
     "SchemaMismatchError",
     "SchemaUpdate",
     "SnapshotExpiredError",
+    "SnapshotNotFoundError",
     "SparkNotInstalledError",
+    "SparkWorkerImportError",
     "StorageLocationError",
     "StreamChangeCommitError",
     "StreamOffsetExpiredError",
@@ -142,13 +154,16 @@ __all__ = [
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
+    "UnsupportedFormatFeatureError",
     "UnsupportedSparkTypeError",
     "capture",
     "col",
     "evolve",
     "get_threads",
+    "open_table",
     "parse_filter",
     "plan",
+    "read_file",
     "read_parquet",
     "set_threads",
     "supertype",

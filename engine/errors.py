@@ -39,6 +39,7 @@ __all__ = [
     "JavaNotFoundError",
     "KeyDeclarationError",
     "Mismatch",
+    "MissingDependencyError",
     "MissingFieldIdError",
     "NameMappingError",
     "NestingDepthError",
@@ -48,11 +49,13 @@ __all__ = [
     "NullabilityTighteningError",
     "PartitionKeyChangeError",
     "PartitionSpecError",
+    "ReadOnlyTableError",
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
     "SchemaJSONError",
     "SchemaMismatchError",
     "SnapshotExpiredError",
+    "SnapshotNotFoundError",
     "SparkNotInstalledError",
     "StorageLocationError",
     "StreamChangeCommitError",
@@ -62,6 +65,7 @@ __all__ = [
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
+    "UnsupportedFormatFeatureError",
     "UnsupportedSparkTypeError",
     "closest_names",
     "pointer",
@@ -98,8 +102,8 @@ class InvalidNameError(SchemaEvolutionError, KeyError):
 
 
 class InvalidFieldIdError(SchemaEvolutionError):
-    """A field id that is not a positive integer (Iceberg ids start at 1; fieldshift reserves
-    negative ids for file columns no id identifies)."""
+    """A field id that is not a whole number from 0 to 2**31 - 1 (Iceberg numbers from 1, Paimon from 0;
+    fieldshift reserves negative ids for file columns no id identifies)."""
 
 
 class InvalidTypeError(SchemaEvolutionError):
@@ -243,7 +247,12 @@ class NotKeyedError(TableError):
     """``upsert`` or ``delete`` on a table created without primary-key (identifier) fields."""
 
 
-class SnapshotExpiredError(TableError):
+class SnapshotNotFoundError(TableError):
+    """Time travel to a snapshot the table does not have: an unknown snapshot id, or a time before the
+    table's first snapshot (the message says which snapshots there are)."""
+
+
+class SnapshotExpiredError(SnapshotNotFoundError):
     """Time travel to a snapshot that ``expire_snapshots`` removed."""
 
 
@@ -330,8 +339,18 @@ class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
     """A fieldshift/Arrow type (or a Spark type) with no counterpart on the other side."""
 
 
-class SparkNotInstalledError(FieldshiftError, ImportError):
+class MissingDependencyError(FieldshiftError, ImportError):
+    """An optional library a call needs (pandas, polars, DuckDB, PySpark, ...) is not installed; the message
+    names the fieldshift extra that installs it (``pip install 'fieldshift[EXTRA]'``)."""
+
+
+class SparkNotInstalledError(MissingDependencyError):
     """``fieldshift.spark`` used where PySpark is not installed; the message names the extra to install."""
+
+
+class SparkWorkerImportError(FieldshiftError, RuntimeError):
+    """Spark's Python workers (a Spark Connect server's, or a cluster's executors) cannot import fieldshift;
+    the message says how to start them with it (``PYSPARK_PYTHON``)."""
 
 
 class JavaNotFoundError(FieldshiftError, RuntimeError):
@@ -372,3 +391,14 @@ class StreamOffsetExpiredError(TableError):
 class CaptureFileError(SchemaEvolutionError):
     """A landing-directory file a capture cannot take (with ``on_incompatible='fail'``): names the file
     and why (the underlying refusal is the ``__cause__``); nothing of its commit group was written."""
+
+
+class ReadOnlyTableError(TableError):
+    """A write (append, upsert, delete, schema change, ...) on a table another format wrote, opened with
+    ``fs.open_table``: fieldshift reads such tables; the message names the tool that writes them."""
+
+
+class UnsupportedFormatFeatureError(TableError):
+    """A feature of another format's table that fieldshift does not read (an encrypted file, an unknown type,
+    a newer specification version, a kind of delete it does not apply): the message names the feature
+    and where it is, and no rows are read as if it were absent."""

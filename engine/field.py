@@ -52,6 +52,7 @@ class Field:
 
     @property
     def required(self) -> bool:
+        """Whether a value must be present (not ``nullable``; Iceberg's word)."""
         return not self.nullable
 
     def with_(self, **changes: Any) -> Field:
@@ -70,6 +71,9 @@ class Field:
         return ()
 
     def logically_equal(self, other: Field) -> bool:
+        """Same id, name, nullability and values: types compare by what they hold, not how Arrow lays them out
+        (``string`` and ``large_string`` are equal), and docs and defaults are ignored.
+        """
         return (
             self.id == other.id
             and self.name == other.name
@@ -78,6 +82,9 @@ class Field:
         )
 
     def to_arrow(self) -> pa.Field:
+        """The Arrow field, with the field id (and doc) in its metadata at every depth, as Parquet
+        and Iceberg readers expect (``PARQUET:field_id``).
+        """
         from fieldshift.arrow_conversion import field_to_arrow
 
         return field_to_arrow(self)

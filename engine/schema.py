@@ -107,7 +107,8 @@ class Schema:
         unmapped_ids: bool = False,
     ) -> None:
         """``unmapped_ids`` is internal: a file schema recovered from data numbers the columns no id
-        identifies -1, -2, ... (they never match a read field); every other id must be positive."""
+        identifies -1, -2, ... (they never match a read field); every other id is 0 or more (Iceberg
+        numbers fields from 1, Paimon from 0)."""
         self._fields = tuple(fields)
         self._unmapped = unmapped_ids
         self._schema_id = int(schema_id)
@@ -145,10 +146,10 @@ class Schema:
         by_id, unmapped = self._by_id, self._unmapped
         for f in fields:
             fid = f.id
-            if not 0 < fid <= MAX_FIELD_ID and not (unmapped and fid < 0):
+            if not 0 <= fid <= MAX_FIELD_ID and not (unmapped and fid < 0):
                 raise InvalidFieldIdError(
-                    f"field {join_path((*prefix, f.name))!r} has id {fid}; field ids must be positive "
-                    "integers (number them from 1, or let Schema.from_arrow(assign_ids=True) do it)"
+                    f"field {join_path((*prefix, f.name))!r} has id {fid}; field ids are whole numbers from 0 "
+                    f"to {MAX_FIELD_ID} (number them from 1, or let Schema.from_arrow(assign_ids=True) do it)"
                 )
             if sibling_names:
                 if f.name in seen:
@@ -227,22 +228,29 @@ class Schema:
     # -- basic properties -----------------------------------------------------------------------
     @property
     def fields(self) -> tuple[Field, ...]:
+        """The top-level fields, in order."""
         return self._fields
 
     @property
     def schema_id(self) -> int:
+        """This version's id in its table's history; files record the id of the schema they were written with."""
         return self._schema_id
 
     @property
     def highest_field_id(self) -> int:
+        """The highest field id ever assigned, dropped fields included: new fields are numbered after it, so an
+        id is never reused.
+        """
         return self._highest
 
     @property
     def identifier_field_ids(self) -> tuple[int, ...]:
+        """The ids of the primary-key (identifier) fields; empty for a table without a key."""
         return self._ident
 
     @property
     def names(self) -> list[str]:
+        """The top-level column names, in order."""
         return [f.name for f in self._fields]
 
     def __len__(self) -> int:
@@ -301,18 +309,26 @@ class Schema:
         return iter(self._by_id.values())
 
     def field(self, field_id: int) -> Field:
+        """The field with ``field_id`` at any depth.
+
+        Raises:
+            UnknownFieldError: no field has that id.
+        """
         try:
             return self._by_id[field_id]
         except KeyError:
             raise UnknownFieldError(f"field id {field_id}", []) from None
 
     def has_field(self, field_id: int) -> bool:
+        """Whether a field with ``field_id`` exists at any depth."""
         return field_id in self._by_id
 
     def path_of(self, field_id: int) -> str:
+        """The dotted path of field ``field_id`` (names holding dots backtick-quoted; ``find`` reads it back)."""
         return join_path(self._places()[0][self.field(field_id).id])
 
     def parent_id(self, field_id: int) -> int | None:
+        """The id of the struct, list or map holding field ``field_id``; None for a top-level field."""
         self.field(field_id)
         return self._places()[1][field_id]
 
@@ -434,6 +450,8 @@ class Schema:
         return schema_from_json(text)
 
     def to_json(self, *, indent: int | None = None) -> str:
+        """The schema as Iceberg's JSON (``schema-id``, ``identifier-field-ids``, defaults); ``from_json``
+        reads it back."""
         from fieldshift.iceberg_json import schema_to_json
 
         return schema_to_json(self, indent=indent)
@@ -446,6 +464,7 @@ class Schema:
         return schema_from_avro(avro, schema_id=schema_id, assign_ids=assign_ids)
 
     def to_avro(self, name: str = "record") -> dict[str, Any]:
+        """An Avro record schema (``name`` its record name), field ids in Iceberg's ``field-id`` attributes."""
         from fieldshift.avro import schema_to_avro
 
         return schema_to_avro(self, name=name)

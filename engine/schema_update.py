@@ -46,7 +46,7 @@ class SchemaUpdate:
     """Chainable schema changes; nothing changes until :meth:`apply` (or a table's ``commit``)."""
 
     def __init__(self, base: Schema, *, policy: CastPolicy | None = None,
-                 on_apply: Callable[[Schema], Any] | None = None) -> None:
+                 on_apply: Callable[[Schema], Any] | None = None, table_policy: CastPolicy | None = None) -> None:
         self._base = base
         self._top = TopLevel(base.fields)  # the working top level; nested edits replace a top-level field
         self._ident = base.identifier_field_ids
@@ -54,7 +54,20 @@ class SchemaUpdate:
         self._policy = policy or CastPolicy.lossless()
         self._next_id = base.highest_field_id + 1
         self._on_apply = on_apply
+        self._table_policy = table_policy  # a table's builder: its commit reads every file under this policy
         self.changes: list[str] = []
+
+    def _advice(self, old: Any, new: Any, map_key: bool) -> str:
+        """A preset that makes the type change and reads old data after it; on a table, the commit
+        checks every file under the table's own policy, so the advice is to make it the table's."""
+        preset = self._policy.suggested_preset(old, new, map_key=map_key, keeping=self._table_policy)
+        if preset is None:
+            return "no preset allows it: rewrite the data or add a new column"
+        if self._table_policy is None:
+            return f"use CastPolicy.{preset.call}"
+        return (f"make CastPolicy.{preset.call} the table's policy first (table.set_policy(CastPolicy.{preset.call}) "
+                f"or `fieldshift policy LOCATION {preset.option_name}`): the commit reads every data file under "
+                "the table's policy")
 
     # -- public operations ----------------------------------------------------------------------
     def add_column(
@@ -107,6 +120,12 @@ class SchemaUpdate:
         return self
 
     def drop_column(self, path: PathLike) -> SchemaUpdate:
+        """Drop a field at any depth; its id is never reused, so old files' values for it are never read again.
+
+        Raises:
+            IdentifierFieldChangeError: the field is, or holds, a primary-key field.
+            SchemaEvolutionError: a list element, a map key or value, or a struct's last field.
+        """
         field = self._find(path)
         path = _shown(path)
         self._refuse_identifier(field, "drop", path)
@@ -136,6 +155,12 @@ class SchemaUpdate:
         return self
 
     def rename_column(self, path: PathLike, new_name: str) -> SchemaUpdate:
+        """Rename a struct field (the last part of ``path``); files keep reading by id, so no data is rewritten.
+
+        Raises:
+            InvalidNameError: an empty name.
+            DuplicateFieldError: a sibling already has ``new_name``.
+        """
         field = self._find(path)
         path = _shown(path)
         if new_name == field.name:
@@ -185,8 +210,7 @@ class SchemaUpdate:
             if self._policy.classify(field.type, target) is None:
                 raise TypeChangeNotAllowedError(
                     f"cannot change {path!r} from {type_name(field.type)} to {type_name(target)} "
-                    f"under CastPolicy.{self._policy.name}(): "
-                    f"{self._policy.suggest(field.type, target)}"
+                    f"under CastPolicy.{self._policy.call}: {self._advice(field.type, target, is_key)}"
                 )
             if target != field.type:
                 self._refuse_identifier(field, "retype", path)
@@ -209,6 +233,9 @@ class SchemaUpdate:
         return self
 
     def set_write_default(self, path: PathLike, value: Any) -> SchemaUpdate:
+        """The value appends write for ``path`` when a batch lacks it (Iceberg's ``write-default``); the read
+        default of older files is unchanged.
+        """
         field = self._find(path)
         new = field.with_(write_default=value)
         if _same_field(new, field):
@@ -218,15 +245,29 @@ class SchemaUpdate:
         return self
 
     def move_first(self, path: PathLike) -> SchemaUpdate:
+        """Put the field first among its siblings (a read order change: files are untouched)."""
         return self._move(path, None, "first")
 
     def move_after(self, path: PathLike, other: PathLike) -> SchemaUpdate:
+        """Put the field right after its sibling ``other``.
+
+        Raises:
+            NestingLevelMoveError: ``other`` is not in the same struct.
+        """
         return self._move(path, other, "after")
 
     def move_before(self, path: PathLike, other: PathLike) -> SchemaUpdate:
+        """Put the field right before its sibling ``other``.
+
+        Raises:
+            NestingLevelMoveError: ``other`` is not in the same struct.
+        """
         return self._move(path, other, "before")
 
     def set_identifier_fields(self, *paths: PathLike) -> SchemaUpdate:
+        """Make ``paths`` the schema's identifier (primary-key) fields; none clears them. A keyed table refuses
+        a change of its key at commit (``IdentifierFieldChangeError``).
+        """
         ids = tuple(self._find(p).id for p in paths)
         if ids == self._ident:
             return self

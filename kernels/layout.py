@@ -79,12 +79,16 @@ def rebuild_struct(target: pa.DataType, like: pa.Array, children: list[pa.Array]
 
 def rebuild_list(target: pa.DataType, like: pa.Array, offsets: pa.Buffer | None,
                  values: pa.Array) -> pa.Array:
+    """A list array of ``target`` over new ``values``, keeping ``like``'s validity and ``offsets`` (None: a
+    fixed-size list), without copying them.
+    """
     buffers = [validity_buffer(like)] if offsets is None else [validity_buffer(like), offsets]
     return pa.Array.from_buffers(target, len(like), buffers, null_count=like.null_count, children=[values])
 
 
 def rebuild_map(target: pa.DataType, like: pa.Array, offsets: pa.Buffer, keys: pa.Array,
                 items: pa.Array) -> pa.Array:
+    """A map array of ``target`` over new ``keys`` and ``items``, keeping ``like``'s validity and ``offsets``."""
     entries = pa.Array.from_buffers(_entries_type(target), len(keys), [None], null_count=0, children=[keys, items])
     return pa.Array.from_buffers(target, len(like), [validity_buffer(like), offsets],
                                  null_count=like.null_count, children=[entries])

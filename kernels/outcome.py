@@ -22,4 +22,5 @@ class CastOutcome:
 
     @property
     def failure_count(self) -> int:
+        """How many rows failed the cast."""
         return 0 if self.failed is None else int(self.failed.sum())

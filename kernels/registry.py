@@ -24,6 +24,11 @@ def kernel(name: str) -> Callable[[F], F]:
 
 
 def get_kernel(name: str) -> Callable[..., Any]:
+    """The kernel registered as ``name`` (plans name kernels by key, so they pickle).
+
+    Raises:
+        KeyError: no kernel has that name (the message lists those that do).
+    """
     try:
         return _KERNELS[name]
     except KeyError:
@@ -31,4 +36,5 @@ def get_kernel(name: str) -> Callable[..., Any]:
 
 
 def kernel_names() -> list[str]:
+    """Every registered kernel's name, sorted."""
     return sorted(_KERNELS)

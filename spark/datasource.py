@@ -71,6 +71,7 @@ from fieldshift.spark.partitioned_write import write_partition_files, writer_spe
 from fieldshift.spark.pushed_filters import from_spark_filter
 from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
+from fieldshift.spark.workers import prepare_session
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.expressions import Expression, and_
 from fieldshift.table.files import remove_files, write_side_file
@@ -446,11 +447,9 @@ one_line_errors(FieldshiftDataSource, _PlainReader, FieldshiftReader, Fieldshift
 
 
 def register(spark: Any) -> None:
-    """Register the ``fieldshift`` format with ``spark`` (and enable Python filter pushdown)."""
-    try:
-        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    except Exception:  # pragma: no cover - a Spark without the setting
-        pass
+    """Register the ``fieldshift`` format with ``spark`` (and enable Python filter pushdown); over Spark
+    Connect, first check that the server's Python workers import fieldshift (``SparkWorkerImportError``)."""
+    prepare_session(spark)
     parallelism = default_parallelism(spark)  # None over Spark Connect without the conf: a partition per file
     # A subclass made here (not importable by name) is pickled by value, so the planning workers see
     # the session's parallelism and pack small files into partitions the way Spark's scans do.

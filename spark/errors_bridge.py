@@ -7,7 +7,9 @@ exception. So the code Spark runs raises a one-line copy of a fieldshift error w
 behind it (``one_line_errors``): the fieldshift message is the last line of Spark's error. And
 fieldshift's own Spark entry points (``read``, ``evolve``, ``write``) run under
 ``fieldshift_errors()``, which finds that line in Spark's error and raises the fieldshift exception
-type again with its message first (Spark's error stays attached as ``__cause__``).
+type again with its message first (Spark's error stays attached as ``__cause__``). A Spark error
+whose Python workers could not import fieldshift at all (a Spark Connect server started without
+``PYSPARK_PYTHON`` pointing at fieldshift's Python) becomes ``SparkWorkerImportError``, saying so.
 """
 
 from __future__ import annotations
@@ -21,11 +23,20 @@ from typing import Any
 import fieldshift.errors as fs_errors
 from fieldshift.errors import FieldshiftError
 
-__all__ = ["GUARDED_METHODS", "fieldshift_errors", "from_spark_error", "one_line", "one_line_errors"]
+__all__ = ["GUARDED_METHODS", "WORKERS_WITHOUT_FIELDSHIFT", "fieldshift_errors", "from_spark_error", "one_line",
+           "one_line_errors", "workers_without_fieldshift"]
 
 # the methods Spark calls on data sources, readers, writers and mapInArrow functions
 GUARDED_METHODS = ("schema", "reader", "writer", "partitions", "read", "pushFilters", "write", "commit", "__call__")
 _RAISED = re.compile(r"fieldshift\.errors\.([A-Za-z]+Error): (.*)")
+_NO_FIELDSHIFT = re.compile(r"ModuleNotFoundError: No module named '(fieldshift[\w.]*)'")
+
+WORKERS_WITHOUT_FIELDSHIFT = (
+    "Spark's Python workers cannot import fieldshift (No module named {module!r}). Spark runs fieldshift's data "
+    "source and mapInArrow functions in Python workers of its own, which need fieldshift installed: start the "
+    "Spark Connect server with PYSPARK_PYTHON pointing at a Python that has fieldshift, e.g. "
+    "`PYSPARK_PYTHON=/path/to/venv/bin/python sbin/start-connect-server.sh ...` (a cluster's workers likewise, "
+    "or ship the wheel to the executors: see the README's 'Running on a cluster').")
 
 
 def _copy(error: FieldshiftError, message: str) -> FieldshiftError:
@@ -75,12 +86,20 @@ def one_line_errors(*classes: type) -> None:
                 setattr(cls, name, guarded)
 
 
+def workers_without_fieldshift(error: BaseException) -> fs_errors.SparkWorkerImportError | None:
+    """``SparkWorkerImportError`` if ``error`` is Spark's report of workers that could not import fieldshift."""
+    missing = _NO_FIELDSHIFT.search(str(error))
+    if missing is None:
+        return None
+    return fs_errors.SparkWorkerImportError(WORKERS_WITHOUT_FIELDSHIFT.format(module=missing.group(1)))
+
+
 def from_spark_error(error: BaseException) -> FieldshiftError | None:
     """The fieldshift exception a Spark error reports as its Python cause, or None if it holds none."""
     text = str(error)
     found = _RAISED.findall(text)
     if not found:
-        return None
+        return workers_without_fieldshift(error)
     name, message = found[-1]
     cls = getattr(fs_errors, name, None)
     if not (isinstance(cls, type) and issubclass(cls, FieldshiftError)):

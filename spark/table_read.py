@@ -240,6 +240,9 @@ class ReadPlan:
     bound: Any = None  # the bound filter, None without one (rows are filtered by spark_condition)
 
     def explain(self) -> str:
+        """Which files each route reads and why: one line for the plan, one per schema version (native Parquet
+        scan, or pyarrow and the reason).
+        """
         lines = [f"read of snapshot {self.snapshot_id} as schema {self.read_schema.schema_id}: "
                  f"{len(self.native_files)} file(s) native, {len(self.arrow_files)} file(s) via pyarrow"]
         for sid, why in sorted(self.reasons.items()):

@@ -129,7 +129,7 @@ def test_create_append_alter_and_read(tmp_path: Path) -> None:
     listed = invoke(tmp_path, "read", "trips", "--where", "rowId IN ('row_1', 'row_9')", "--format", "json")
     assert sorted(r["rowId"] for r in json_lines(listed.out)) == ["row_1", "row_9"]
     parquet = invoke(tmp_path, "read", "trips", "--format", "parquet", "--output", "out.parquet")
-    assert parquet.code == 0 and parquet.out == ""
+    assert parquet.code == 0 and parquet.out == "wrote 6 row(s) to out.parquet (parquet)\n"  # a confirmation
     written = pq.read_table(tmp_path / "out.parquet")
     assert written.num_rows == 6 and written.schema.field("newField").metadata[b"PARQUET:field_id"] == b"7"
 

@@ -12,15 +12,34 @@ import pytest
 FIELDSHIFT = [sys.executable, "-m", "fieldshift.cli"]
 
 
-def _demo(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "NO_COLOR": "1"}
+def _demo(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "NO_COLOR": "1", **(env or {})}
     return subprocess.run([*FIELDSHIFT, "demo", "--dir", str(tmp_path / "demo"), *args],
                           capture_output=True, text=True, env=env, timeout=600)
 
 
-def test_demo_standalone_passes_every_check(tmp_path: Path) -> None:
-    run = _demo(tmp_path, "--no-spark")
+_HIDE_PYSPARK = """
+import sys
+class HidePySpark:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("pyspark", "py4j"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, HidePySpark())
+"""
+
+
+def test_demo_without_pyspark_says_so_in_one_line_and_passes_every_standalone_check(tmp_path: Path) -> None:
+    """Without PySpark (hidden from the subprocess, as if not installed) `fieldshift demo` says so in one
+    line and runs what `--no-spark` runs."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(_HIDE_PYSPARK)
+    run = _demo(tmp_path, env={"PYTHONPATH": os.pathsep.join([str(hide), *sys.path])})
     assert run.returncode == 0, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    first = run.stdout.splitlines()[0]
+    assert first.startswith("Spark is not installed") and "pip install 'fieldshift[spark]'" in first, first
+    assert "--no-spark" in first and "Spark data source" not in run.stdout
     assert "0 failed" in run.stdout
     for seed in ("Hudi", "Table Store", "DuckLake", "Onehouse", "Rename, drop and re-add"):
         assert seed in run.stdout

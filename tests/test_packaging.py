@@ -17,6 +17,9 @@ def test_wheel_installs_and_imports_in_a_clean_venv(tmp_path: Path) -> None:
                             str(REPO)], check=True, capture_output=True, text=True, cwd=tmp_path)
     assert "deprecated" not in (built.stdout + built.stderr).lower(), built.stdout + built.stderr  # quiet install
     wheel = next(dist.glob("fieldshift-*.whl"))
+    # the README's install line names this very wheel (fieldshift is on no package index)
+    readme = (REPO / "README.md").read_text()
+    assert f"pip install 'dist/{wheel.name}[spark]'" in readme, wheel.name
     import zipfile
 
     names = zipfile.ZipFile(wheel).namelist()
@@ -36,3 +39,17 @@ def test_wheel_installs_and_imports_in_a_clean_venv(tmp_path: Path) -> None:
     out = subprocess.run([python, "-c", code], check=True, capture_output=True, text=True, cwd=tmp_path)
     assert out.stdout.strip().startswith(target), out.stdout
     assert str(REPO) not in out.stdout
+
+
+def test_the_readme_installs_only_what_pip_can_find() -> None:
+    """fieldshift is on no package index: ``pip install fieldshift`` fails for a new user. The README's
+    installs are this directory, a built wheel, a git URL, or an extra of an installed fieldshift."""
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    installs = re.findall(r"pip install ([^`]+)`", readme)
+    assert installs and "." in installs and "'.[spark]'" in installs, installs
+    for target in installs:
+        arg = target.strip().strip("'")
+        assert arg.startswith((".", "dist/")) or "@ git+" in arg or re.fullmatch(r"fieldshift\[\w+\]", arg), arg
+    assert "`pip install fieldshift`" not in readme

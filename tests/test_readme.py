@@ -88,3 +88,10 @@ def test_every_finite_readme_block_runs_as_written(tmp_path: Path, monkeypatch: 
     rides = fs.Table.open(tmp_path / "rides")  # made by the CLI block from the tour's trips
     assert rides.schema.find("intToLong").type == pa.int64() and "note" in rides.schema.names
     assert sorted(rides.to_arrow().column("rowId").to_pylist()) == ["r1", "r2"]
+    fares = fs.Table.open(catalog="lake.db", name="fares")  # a shared catalog's table, by the name it was given
+    assert fares.location == tmp_path / "lake" / "fares"
+    got = sorted(fares.to_arrow().select(["rowId", "comment"]).to_pylist(), key=lambda r: r["rowId"])
+    assert got == [{"rowId": r, "comment": None} for r in ("r1", "r1", "r2", "r2")]  # "" read back as null
+    k = scope["k"]  # the keyed example: after expiring all but the head, vacuum left only the head's file
+    on_disk = sorted(str(f.relative_to(k.location)) for f in (k.location / "data").rglob("*.parquet"))
+    assert on_disk == sorted(f.path for f in k.scan().live_files()) and len(on_disk) == 1

@@ -13,8 +13,19 @@ from rich.live import Live
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from fieldshift.cli.console import POLICY_HELP, UsageError, cli_errors, err_console, out_console, parse_policy
+from fieldshift.cli.catalog_opt import chosen
+from fieldshift.cli.console import (
+    POLICY_HELP,
+    UsageError,
+    cli_errors,
+    err_console,
+    open_table,
+    out_console,
+    parse_policy,
+)
 from fieldshift.cli.render import simple_table
+from fieldshift.cli.write_cmds import NullOption, TypeOption, parse_types
+from fieldshift.errors import DuplicateKeyError
 from fieldshift.table.capture import CaptureProgress, capture
 
 __all__ = ["CaptureFormatOption", "CaptureOperationOption", "capture_command"]
@@ -46,7 +57,8 @@ def _view(p: CaptureProgress, source: Path, watching: bool) -> RichTable:
 @cli_errors
 def capture_command(
     source: Annotated[Path, typer.Argument(help="The landing directory to read new files from.")],
-    location: Annotated[str, typer.Argument(help="Table directory (created from the first file if absent).")],
+    location: Annotated[str, typer.Argument(help="Table directory (created from the first file if absent; "
+                                            "leave out with --catalog and --table).")],
     fmt: Annotated[CaptureFormatOption, typer.Option(
         "--format", help="Source format (default: each file's suffix; JSON is one object per line).")
     ] = CaptureFormatOption.auto,
@@ -64,13 +76,24 @@ def capture_command(
     operation: Annotated[CaptureOperationOption, typer.Option(
         "--operation", help="On a keyed table: append (insert-only) or upsert (the latest row per key wins).")
     ] = CaptureOperationOption.append,
+    types: TypeOption = None,
+    null_values: NullOption = None,
 ) -> None:
-    """Capture a landing directory: each new file read with its own schema, the table evolving on write."""
+    """Capture a landing directory: each new file read with its own schema, the table evolving on write.
+
+    CSV and JSON columns the table holds as string are read as text exactly as written ("007" stays
+    "007"); other columns' types are guessed (CSV: integer, double, boolean, date, timestamp or string;
+    JSON: its own types) unless pinned with --type COL=TYPE. --type and --null-values apply to CSV and
+    JSON files only.
+    """
     if not source.is_dir():
         raise UsageError(f"no such directory: {source}")
     if files_per_commit < 1:
         raise UsageError("--files-per-commit must be at least 1")
-    chosen = None if fmt is CaptureFormatOption.auto else fmt.value
+    chosen_format = None if fmt is CaptureFormatOption.auto else fmt.value
+    pinned = parse_types(types)
+    # --catalog: the table must exist there (a capture creates tables only with their own catalog)
+    target = open_table(location) if chosen().catalog else location
     stop = threading.Event()
     console = err_console()
     live_on = console.is_terminal
@@ -86,11 +109,14 @@ def capture_command(
                 console.print(f"captured {p.files:,} files, {p.rows:,} rows, {p.quarantined:,} quarantined")
 
         try:
-            state = capture(source, location, format=chosen, watch=watch,  # type: ignore[arg-type]
+            state = capture(source, target, format=chosen_format, watch=watch,  # type: ignore[arg-type]
                             on_incompatible="quarantine" if quarantine else "fail", policy=parse_policy(policy),
                             files_per_commit=files_per_commit, interval=interval, idle_timeout=idle_timeout,
-                            stop=stop, on_progress=report,
-                            operation=operation.value)  # type: ignore[arg-type]
+                            stop=stop, on_progress=report, operation=operation.value,  # type: ignore[arg-type]
+                            types=pinned, null_values=null_values)
+        except DuplicateKeyError as e:  # the command line's way to keep the latest row per key
+            e.args = (str(e).replace("Use table.upsert()", "Capture with --operation upsert"),)
+            raise
         except KeyboardInterrupt:
             stop.set()
             state = latest[0]
@@ -98,10 +124,11 @@ def capture_command(
             ("commits", state.commits)]
     rows += [("schema change", c) for c in state.schema_changes]
     out = out_console()
-    out.print(Text(f"captured {source} into {location}", style="bold"))
+    into = location or str(getattr(target, "location", location))
+    out.print(Text(f"captured {source} into {into}", style="bold"))
     out.print(simple_table(["", ""], rows, show_header=False))
     if state.quarantined:
-        out.print(Text(f"{state.quarantined} record(s) quarantined: see `fieldshift quarantine {location}`",
+        out.print(Text(f"{state.quarantined} record(s) quarantined: see `fieldshift quarantine {into}`",
                        style="yellow"))
 
 

@@ -150,13 +150,18 @@ def parse_policy(name: str | None) -> CastPolicy | None:
 
 
 def open_table(location: str) -> Any:
-    """The table at ``location``, or exit 1 saying how to make one."""
+    """The table at ``location`` (or the one ``--catalog`` and ``--table`` name), or exit 1 saying how to
+    make one."""
     from fieldshift.cli.catalog_opt import chosen
     from fieldshift.table import Table
     from fieldshift.table.create import CATALOG_FILE, TABLE_MARKER
 
-    if chosen().catalog:  # --catalog: the table is found by name (default: its location) in that catalog
-        return Table.open(location, catalog=chosen().catalog, name=chosen().table)
+    if chosen().catalog:  # --catalog: the table is found by --table, else by its location, in that catalog
+        if not location and not chosen().table:
+            raise UsageError("name the table: give its LOCATION, or --table NAME with --catalog")
+        return Table.open(location or None, catalog=chosen().catalog, name=chosen().table)
+    if not location:
+        raise UsageError("missing the table's LOCATION (or name it with --catalog URI --table NAME)")
     from fieldshift.table.storage import is_object_store
 
     if is_object_store(location):  # its marker object names the catalog, or the error says to pass one

@@ -262,6 +262,16 @@ SCENARIOS: tuple[Callable[[_Demo], None], ...] = (_hudi_trips, _table_store, _du
                                                    _rename_drop_readd, partition_evolution, stream_capture)
 
 
+def _spark_installed() -> bool:
+    """Whether PySpark can be imported here (looked up, not imported: that starts nothing)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("pyspark") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _start_spark(console: Console) -> Any:
     if shutil.which("java") is None:
         console.print("[red]Java was not found.[/red] Spark needs Java 17: install it with "
@@ -280,6 +290,10 @@ def run_demo(directory: Path | None, *, keep: bool = False, use_spark: bool = Tr
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="fieldshift-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    if use_spark and not _spark_installed():
+        console.print(Text("Spark is not installed (pip install 'fieldshift[spark]' adds PySpark): running the "
+                           "standalone part only, as --no-spark does."))
+        use_spark = False
     spark = _start_spark(console) if use_spark else None
     if use_spark and spark is None:
         return 1

@@ -4,7 +4,8 @@ Typer's rich help prints each parameter's Python type (``<bool>`` on flags, ``<l
 wraps required arguments in braces. ``PlainHelpGroup`` (the root group's class) walks the command
 tree once it is built and gives every parameter without an explicit metavar the classic click one,
 and gives every command the root's ``--quiet`` flag, so commands other modules add later get both
-without doing anything.
+without doing anything. The same walk lets every command leave out LOCATION when the root's
+``--catalog`` and ``--table`` name the table (``catalog_opt.allow_omitted_location``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any, get_args, get_origin
 
 from typer.core import TyperArgument, TyperGroup
+
+from fieldshift.cli.catalog_opt import allow_omitted_location
 
 __all__ = ["PlainHelpGroup", "plain_metavars", "share_option"]
 
@@ -94,9 +97,11 @@ def share_option(command: Any, flag: str) -> None:
 
 
 class PlainHelpGroup(TyperGroup):
-    """The root group: plain metavars everywhere below it, and ``--quiet`` on every command."""
+    """The root group: plain metavars everywhere below it, ``--quiet`` on every command, and LOCATION
+    optional wherever ``--catalog`` and ``--table`` name the table."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         share_option(self, "--quiet")
         plain_metavars(self)
+        allow_omitted_location(self)

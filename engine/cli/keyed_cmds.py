@@ -10,7 +10,7 @@ import typer
 
 from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console
 from fieldshift.cli.read_cmds import parse_where
-from fieldshift.cli.write_cmds import InputFormat, write_file
+from fieldshift.cli.write_cmds import InputFormat, NullOption, TypeOption, write_file
 
 __all__ = ["compact", "delete", "expire", "upsert"]
 
@@ -25,9 +25,15 @@ def upsert(
         "--evolve/--no-evolve", help="Let new columns and wider types change the table schema.")] = True,
     fmt: Annotated[InputFormat, typer.Option("--format", help="Input format (default: from the suffix).")
                    ] = InputFormat.auto,
+    types: TypeOption = None,
+    null_values: NullOption = None,
 ) -> None:
-    """Insert or replace rows by primary key (the highest precombine value wins), evolving on write."""
-    write_file(location, file, quarantine=quarantine, evolve=evolve, fmt=fmt, upsert=True)
+    """Insert or replace rows by primary key (the highest precombine value wins), evolving on write.
+
+    CSV and JSON files are read as by `fieldshift append` (string columns as text, --type pins).
+    """
+    write_file(location, file, quarantine=quarantine, evolve=evolve, fmt=fmt, upsert=True, types=types,
+               null_values=null_values)
 
 
 @cli_errors

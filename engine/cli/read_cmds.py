@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import pyarrow as pa
 import typer
 
-from fieldshift.cli.console import POLICY_HELP, UsageError, cli_errors, open_table, parse_policy, progress
+from fieldshift.cli.console import POLICY_HELP, UsageError, cli_errors, open_table, out_console, parse_policy, progress
 from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
 from fieldshift.table.expressions import and_
 from fieldshift.table.filter_text import parse_filter_text
@@ -83,11 +83,19 @@ def read(
                 yield batch
 
         if fmt is not OutputFormat.table:
-            write_batches(counted(), scan.output_schema, fmt, output, limit=limit, title=title)
+            rows = write_batches(counted(), scan.output_schema, fmt, output, limit=limit, title=title)
+            _confirm(rows, output, fmt)
             return
         # a terminal table is printed after the bar is gone, so the two never overwrite each other
         batches = list(limit_batches(counted(), (TABLE_ROWS if limit is None else limit) + 1))
-    write_batches(batches, scan.output_schema, fmt, output, limit=limit, title=title)
+    rows = write_batches(batches, scan.output_schema, fmt, output, limit=limit, title=title)
+    _confirm(rows, output, fmt)
+
+
+def _confirm(rows: int, output: Path | None, fmt: OutputFormat) -> None:
+    """With --output, say what was written where (stdout is free: the rows went to the file)."""
+    if output is not None:
+        out_console().print(f"wrote {rows:,} row(s) to {output} ({fmt.value})")
 
 
 @cli_errors
@@ -133,12 +141,12 @@ def quarantine(
     if not source_schema:
         rows = rows.drop_columns([SOURCE_SCHEMA_COLUMN])
     if fmt is OutputFormat.json:
-        _quarantine_json(rows, limit, output)
+        _confirm(_quarantine_json(rows, limit, output), output, fmt)
         return
-    write_batches(rows.to_batches(), rows.schema, fmt, output, limit=limit, title=title)
+    _confirm(write_batches(rows.to_batches(), rows.schema, fmt, output, limit=limit, title=title), output, fmt)
 
 
-def _quarantine_json(rows: pa.Table, limit: int | None, output: Path | None) -> None:
+def _quarantine_json(rows: pa.Table, limit: int | None, output: Path | None) -> int:
     """One JSON object per quarantined row: its own columns, then reason, time and snapshot."""
     import json
 
@@ -156,3 +164,4 @@ def _quarantine_json(rows: pa.Table, limit: int | None, output: Path | None) -> 
         sys.stdout.flush()
     else:
         output.write_text(text, encoding="utf-8")
+    return len(lines)

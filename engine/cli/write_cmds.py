@@ -7,17 +7,25 @@ from pathlib import Path
 from typing import Annotated
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import typer
 from rich.text import Text
 
-from fieldshift.cli.console import UsageError, cli_errors, fail, open_table, out_console, parse_policy, progress
+from fieldshift.cli.console import (
+    UsageError,
+    cli_errors,
+    cli_terms,
+    fail,
+    open_table,
+    out_console,
+    parse_policy,
+    progress,
+)
 from fieldshift.cli.render import schema_tree, simple_table
-from fieldshift.errors import SchemaEvolutionError, TableExistsError
+from fieldshift.errors import DuplicateKeyError, InvalidOptionError, SchemaEvolutionError, TableExistsError
 from fieldshift.policy import POLICY_NAMES
 from fieldshift.schema import Schema
 
-__all__ = ["InputFormat", "append", "create", "read_input", "write_file"]
+__all__ = ["InputFormat", "NullOption", "TypeOption", "append", "create", "parse_types", "read_input", "write_file"]
 
 
 class InputFormat(StrEnum):
@@ -31,48 +39,37 @@ _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "j
              ".ndjson": "json"}
 
 
-def _fitted_type(guessed: pa.DataType, target: pa.DataType) -> pa.DataType:
-    """``guessed`` with each leaf the table also has replaced by the table's type (names kept)."""
-    T = pa.types
-    if T.is_struct(guessed) and T.is_struct(target):
-        by_name = {target.field(i).name: target.field(i) for i in range(target.num_fields)}
-        children = []
-        for i in range(guessed.num_fields):
-            g = guessed.field(i)
-            t = by_name.get(g.name)
-            children.append(g.with_type(_fitted_type(g.type, t.type)) if t is not None else g)
-        return pa.struct(children)
-    if T.is_list(guessed) and (T.is_list(target) or T.is_large_list(target)):
-        return pa.list_(guessed.value_field.with_type(_fitted_type(guessed.value_type, target.value_type)))
-    if T.is_nested(guessed) or T.is_nested(target):
-        return guessed
-    return target
+TypeOption = Annotated[list[str] | None, typer.Option(
+    "--type", help="COL=TYPE, repeatable: read CSV/JSON column COL as TYPE (string, bigint, decimal(10,2), date, "
+    "...) instead of guessing. Columns the table holds as string are always read as text as written.")]
+NullOption = Annotated[list[str] | None, typer.Option(
+    "--null-values", help="A CSV text that reads as null, repeatable (--null-values '' --null-values NULL); "
+    "replaces the default (an empty field, NA, N/A, n/a, NULL, null, NaN, nan, #N/A, ... in columns not read as "
+    "text) and applies to every unquoted field, text columns too (a quoted field is a value).")]
 
 
-def _fit_to_table(data: pa.Table, schema: Schema) -> pa.Table:
-    """Text formats guess types (every integer is int64); use the table's types wherever values fit exactly.
+def parse_types(pairs: list[str] | None) -> dict[str, pa.DataType]:
+    """``--type COL=TYPE`` options as ``{COL: Arrow type}``."""
+    from fieldshift.table.capture_read import pinned_types
 
-    Otherwise a CSV of small numbers would widen an ``int`` column to ``long`` on write. A column
-    whose values do not fit keeps its guessed type, so on-write evolution still widens or
-    quarantines it as it should.
-    """
-    columns = []
-    for name, column in zip(data.column_names, data.columns, strict=True):
+    types: dict[str, pa.DataType] = {}
+    for pair in pairs or ():
+        name, sep, type_text = pair.rpartition("=")
+        if not sep or not name.strip() or not type_text.strip():
+            raise UsageError(f"--type {pair!r}: expected COL=TYPE, e.g. --type zip=string")
         try:
-            target = _fitted_type(column.type, schema.find(name).to_arrow().type)
-        except KeyError:
-            target = column.type
-        if target != column.type:
-            try:
-                column = pc.cast(column, target, safe=True)
-            except (pa.ArrowException, NotImplementedError):
-                pass
-        columns.append(column)
-    return pa.table(columns, names=data.column_names)
+            types.update(pinned_types({name.strip(): type_text.strip()}))
+        except InvalidOptionError as e:
+            raise UsageError(f"--type {pair!r}: {e}") from None
+    return types
 
 
-def read_input(path: Path, fmt: InputFormat, schema: Schema) -> pa.Table:
-    """Read an input file; Parquet keeps its types, CSV and JSON are fitted to the table's."""
+def read_input(path: Path, fmt: InputFormat, schema: Schema, *, types: dict[str, pa.DataType] | None = None,
+               null_values: list[str] | None = None) -> pa.Table:
+    """Read an input file; Parquet keeps its types, CSV and JSON are read as ``fs.read_file`` reads them
+    (the table's text columns as text, ``--type`` pins, ``--null-values``; guessed numbers fitted)."""
+    from fieldshift.table.capture_read import read_file
+
     kind = fmt.value if fmt is not InputFormat.auto else _SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise UsageError(f"cannot tell the format of {path.name!r} from its suffix; "
@@ -80,6 +77,9 @@ def read_input(path: Path, fmt: InputFormat, schema: Schema) -> pa.Table:
     if not path.exists():
         raise UsageError(f"no such file: {path}")
     if kind == "parquet":
+        if types or null_values is not None:
+            raise UsageError(f"--type and --null-values apply to CSV and JSON files; {path.name} is Parquet, "
+                             "which carries its own types")
         import pyarrow.parquet as pq
 
         f = pq.ParquetFile(path)
@@ -89,19 +89,12 @@ def read_input(path: Path, fmt: InputFormat, schema: Schema) -> pa.Table:
                 batches.append(batch)
                 advance(batch.num_rows)
         return pa.Table.from_batches(batches, schema=f.schema_arrow)
+    if kind == "json" and null_values is not None:
+        raise UsageError(f"--null-values applies to CSV files; JSON ({path.name}) writes null itself")
     with progress(f"reading {path.name}") as advance:
-        if kind == "csv":
-            import pyarrow.csv as pacsv
-
-            strings = {f.name: pa.string() for f in schema.fields  # keep '007' as text, not 7
-                       if isinstance(f.type, pa.DataType) and pa.types.is_string(f.type)}
-            data = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(column_types=strings))
-        else:
-            import pyarrow.json as pajson
-
-            data = pajson.read_json(path)
+        data = read_file(path, kind, like=schema, types=types, null_values=null_values)  # type: ignore[arg-type]
         advance(data.num_rows)
-    return _fit_to_table(data, schema)
+    return data
 
 
 @cli_errors
@@ -115,19 +108,33 @@ def append(
         "--evolve/--no-evolve", help="Let new columns and wider types change the table schema.")] = True,
     fmt: Annotated[InputFormat, typer.Option("--format", help="Input format (default: from the suffix).")
                    ] = InputFormat.auto,
+    types: TypeOption = None,
+    null_values: NullOption = None,
 ) -> None:
-    """Append a file's rows all-or-nothing, evolving the table schema on write (Onehouse rules)."""
-    write_file(location, file, quarantine=quarantine, evolve=evolve, fmt=fmt, upsert=False)
+    """Append a file's rows all-or-nothing, evolving the table schema on write (Onehouse rules).
+
+    CSV and JSON columns the table holds as string are read as text exactly as written ("007" stays
+    "007"); other columns' types are guessed (CSV: integer, double, boolean, date, timestamp or string;
+    JSON: its own types) unless pinned with --type COL=TYPE, and guessed numbers take the table's
+    narrower number type where every value fits.
+    """
+    write_file(location, file, quarantine=quarantine, evolve=evolve, fmt=fmt, upsert=False, types=types,
+               null_values=null_values)
 
 
-def write_file(location: str, file: Path, *, quarantine: bool, evolve: bool, fmt: InputFormat, upsert: bool) -> None:
+def write_file(location: str, file: Path, *, quarantine: bool, evolve: bool, fmt: InputFormat, upsert: bool,
+               types: list[str] | None = None, null_values: list[str] | None = None) -> None:
     """``append`` or ``upsert`` a file's rows and print what the write did."""
+    pinned = parse_types(types)
     table = open_table(location)
-    data = read_input(file, fmt, table.schema)
+    data = read_input(file, fmt, table.schema, types=pinned, null_values=null_values)
     write = table.upsert if upsert else table.append
     with progress("upserting" if upsert else "appending", None) as advance:
         try:
             result = write(data, evolve=evolve, on_incompatible="quarantine" if quarantine else "fail")
+        except DuplicateKeyError as e:
+            e.args = (cli_terms(str(e)).replace(_PY_UPSERT, _cli_upsert(location, file)),)
+            raise
         except SchemaEvolutionError as e:
             e.add_note("nothing was written. On the command line: --quarantine sets incompatible rows aside; "
                        "--evolve (the default) lets new columns and wider types change the schema.")
@@ -144,7 +151,25 @@ def write_file(location: str, file: Path, *, quarantine: bool, evolve: bool, fmt
     console.print(simple_table(["", ""], rows, show_header=False))
     if result.rows_quarantined:
         console.print(Text(f"{result.rows_quarantined} row(s) quarantined: see "
-                           f"`fieldshift quarantine {location}`", style="yellow"))
+                           f"`fieldshift quarantine {location or table.location}`", style="yellow"))
+
+
+_PY_UPSERT = "table.upsert()"
+
+
+def _cli_upsert(location: str, file: Path) -> str:
+    """The command that replaces rows by key, for a duplicate-key append's advice."""
+    import shlex
+
+    from fieldshift.cli.catalog_opt import chosen
+    from fieldshift.table.catalog_sql import redact_uri
+
+    words = ["fieldshift"]
+    if chosen().catalog:
+        words += ["--catalog", redact_uri(chosen().catalog or "")] + (["--table", chosen().table or ""]
+                                                                      if chosen().table else [])
+    words += ["upsert", *([location] if location else []), str(file)]
+    return "`" + shlex.join(words) + "`"
 
 
 def _load_schema(text: str) -> Schema:
@@ -163,7 +188,8 @@ def _load_schema(text: str) -> Schema:
 
 @cli_errors
 def create(
-    location: Annotated[str, typer.Argument(help="Table directory to create.")],
+    location: Annotated[str, typer.Argument(help="Table directory to create (with --catalog: named by --table, "
+                                            "default its last component).")],
     schema: Annotated[str, typer.Option(
         "--schema", "-s", help="Iceberg schema JSON, a file holding it, or columns: \"id bigint NOT NULL, "
         "name string\".")],
@@ -185,6 +211,9 @@ def create(
     from fieldshift.cli.catalog_opt import chosen
     from fieldshift.table import Table
 
+    if not location:
+        raise UsageError("create needs the new table's LOCATION (where its files go), also with --catalog and "
+                         "--table")
     parsed = _load_schema(schema)
     keys = [k.strip() for k in identifier.split(",") if k.strip()] if identifier else ()
     try:
@@ -195,6 +224,8 @@ def create(
         fail(f"a table already exists at {location}; see it with `fieldshift schema show {location}`, "
              "or pick another location")
     title = f"created {table.location} with schema {table.schema.schema_id}, policy {table.policy.option_name}"
+    if chosen().catalog:  # a shared catalog's table is found by this name (--table NAME)
+        title += f", as table {table.name!r} of the catalog"
     out_console().print(schema_tree(table.schema, title))
     if partition_by:
         out_console().print(Text(f"partitioned by {table.spec.describe(table.schema)}"))

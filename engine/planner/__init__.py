@@ -5,6 +5,7 @@ what a plan runs, ``evolution_plan`` applies it to batches (``small_batches`` gr
 ``front_door`` is the public ``plan()`` / ``evolve()``. Layers above import from this face.
 """
 
+from fieldshift.planner.cache import PlanCache
 from fieldshift.planner.evolution_plan import REASON_COLUMN, CastReport, EvolutionPlan
 from fieldshift.planner.front_door import evolve, plan
 from fieldshift.planner.planning import (
@@ -17,6 +18,13 @@ from fieldshift.planner.planning import (
     value_key,
 )
 from fieldshift.planner.strategy import BatchStrategy
+
+# The two constants again, annotated: pdoc renders a re-exported variable's docstring only from here.
+PLAN_CACHE: PlanCache
+"""Every plan fieldshift makes through ``cached_plan`` and ``arrow_plan``: the one plan cache
+(``clear_plan_cache`` empties it)."""
+REASON_COLUMN: str
+"""The column ``EvolutionPlan.apply_split`` adds to the rows it sets aside: which values failed which cast."""
 
 __all__ = [
     "PLAN_CACHE",

@@ -41,6 +41,7 @@ __all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
 
 log = logging.getLogger("fieldshift")
 REASON_COLUMN = "_fieldshift_reason"
+"""The column ``EvolutionPlan.apply_split`` adds to the rows it sets aside: which values failed which cast."""
 _PARALLEL_MIN_ROWS = 16_384  # below this, handing columns to threads costs more than it saves
 WIDE_PLAN = 256  # more columns than this: one batch allocates enough wrappers to set off collections
 D = TypeVar("D", pa.RecordBatch, pa.Table)
@@ -56,9 +57,11 @@ class CastReport:
 
     @property
     def total(self) -> int:
+        """Failed values over every column."""
         return sum(self.failures.values())
 
     def merge(self, other: CastReport) -> None:
+        """Add ``other``'s failure counts to this report's (one report over many batches)."""
         for path, n in other.failures.items():
             self.failures[path] = self.failures.get(path, 0) + n
 
@@ -155,10 +158,12 @@ class EvolutionPlan:
 
     @property
     def input_names(self) -> tuple[str, ...]:
+        """The top-level column names a batch must have to be evolved by this plan (the file schema's)."""
         return tuple(self.input_schema.names)
 
     @property
     def input_width(self) -> int:
+        """How many top-level columns the plan takes (``len(input_names)``)."""
         return len(self.input_schema)
 
     # -- applying -------------------------------------------------------------------------------

@@ -10,10 +10,11 @@ files no commit recorded: a killed capture neither skips nor repeats a file.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ from fieldshift.table.capture_read import (
     fit_inferred,
     format_of,
     list_source_files,
+    pinned_types,
     read_source_file,
 )
 from fieldshift.table.on_write import WritePlan, plan_write
@@ -73,7 +75,8 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
             policy: CastPolicy | str | None = None, files_per_commit: int = 100, workers: int | None = None,
             interval: float = 1.0, idle_timeout: float | None = None, stop: threading.Event | None = None,
             on_progress: Callable[[CaptureProgress], None] | None = None,
-            operation: StreamOperation = "append") -> CaptureProgress:
+            operation: StreamOperation = "append", types: Mapping[str, pa.DataType | str] | None = None,
+            null_values: Sequence[str] | None = None) -> CaptureProgress:
     """Capture every file of ``source`` no earlier capture committed into ``table`` (a Table or a location;
     a location with no table gets one, created from the first file's schema).
 
@@ -85,6 +88,13 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
 
     A keyed table takes ``operation="upsert"`` (the latest row per key wins, later files over earlier
     ones) or an insert-only ``"append"`` (a key seen before fails the group with ``DuplicateKeyError``).
+
+    CSV and JSON files: columns the table holds as text are read as text exactly as written ("007" stays
+    "007"); other columns' types are inferred (CSV: int64, double, bool, date, timestamp or string; JSON:
+    its own types), or pinned with ``types={"zip": "string", "amount": "decimal(10,2)"}``.
+    ``null_values`` replaces the CSV texts that read as null (default: an empty field, ``NA``, ``n/a``,
+    ``NULL``, ... in columns not read as text; see ``fieldshift.table.capture_read``). Both are ignored
+    for Parquet and Avro files, which carry their own types.
     """
     check_option("on_incompatible", on_incompatible, OnIncompatible)
     check_option("operation", operation, StreamOperation)
@@ -92,6 +102,8 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
         check_option("format", format, CaptureFormat)
     if files_per_commit < 1:
         raise SchemaEvolutionError(f"files_per_commit must be at least 1, got {files_per_commit}")
+    pinned = pinned_types(types)
+    nulls = None if null_values is None else tuple(null_values)
     folder = Path(source).resolve()
     resolved = CastPolicy.from_name(policy) if isinstance(policy, str) else policy
     target = table if isinstance(table, Table) else _open(table)
@@ -110,14 +122,16 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
                 if stop is not None and stop.is_set():
                     return progress
                 group = new[start:start + files_per_commit]
-                datas = list(pool.map(lambda f: _read(f, format), group))
+                like = _text_types(target)
+                datas = list(pool.map(functools.partial(_read, fmt=format, like=like, types=pinned,
+                                                        null_values=nulls), group))
                 if target is None:
                     assert location is not None
                     first = next((tables[0][0] for tables in datas if tables), None)
                     if first is None:  # only empty files: no columns to create a table from, nothing to record
                         continue
                     target = _create(location, first, resolved)
-                _commit_group(target, group, datas, on_incompatible, resolved, progress, operation)
+                _commit_group(target, group, datas, on_incompatible, resolved, progress, operation, pinned)
                 progress.pending = max(0, len(new) - start - len(group))
                 if on_progress is not None:
                     on_progress(progress)
@@ -133,10 +147,20 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
                 time.sleep(interval)
 
 
-def _read(f: SourceFile, fmt: CaptureFormat | None) -> list[tuple[pa.Table, bool]]:
+def _read(f: SourceFile, fmt: CaptureFormat | None, like: dict[str, pa.DataType], types: dict[str, pa.DataType],
+          null_values: tuple[str, ...] | None) -> list[tuple[pa.Table, bool]]:
     """The file's tables, each with whether its types were guessed (JSON, CSV)."""
     kind = fmt or format_of(f.path)
-    return [(t, kind in INFERRED) for t in read_source_file(f.path, kind)]
+    if kind not in INFERRED:
+        return [(t, False) for t in read_source_file(f.path, kind)]
+    return [(t, True) for t in read_source_file(f.path, kind, like=like, types=types, null_values=null_values)]
+
+
+def _text_types(table: Table | None) -> dict[str, pa.DataType]:
+    """The table's top-level column types, which decide how CSV and JSON text is read (none yet: inferred)."""
+    if table is None:
+        return {}
+    return {f.name: f.type for f in table.schema.fields if isinstance(f.type, pa.DataType)}
 
 
 def _open(location: str | os.PathLike[str]) -> Table | None:
@@ -161,7 +185,7 @@ def _create(location: str | os.PathLike[str], first: pa.Table, policy: CastPolic
 
 def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[list[tuple[pa.Table, bool]]],
                   on_incompatible: OnIncompatible, policy: CastPolicy | None, progress: CaptureProgress,
-                  operation: StreamOperation) -> None:
+                  operation: StreamOperation, pinned: Mapping[str, pa.DataType]) -> None:
     """Fold the group's schemas into the table's, fit every file to it, commit once with the files' marks."""
     for attempt in range(COMMIT_RETRIES):
         head = table.current_snapshot
@@ -169,7 +193,7 @@ def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[lis
         rules = policy or table.policy
         schema, changes = base, []
         types = {f.name: f.type for f in base.fields if isinstance(f.type, pa.DataType)}
-        parts = [(f, fit_inferred(data, types) if guessed else data)
+        parts = [(f, fit_inferred(data, types, pinned) if guessed else data)
                  for f, tables in zip(group, datas, strict=True) for data, guessed in tables]
         folded: set[pa.Schema] = set()  # a file schema folded in once changes nothing the second time
         spec = table.spec

@@ -47,6 +47,10 @@ __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "S
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
+    """One commit of a table: its id, the snapshot it followed, the schema it reads with, when (UTC, ISO
+    8601), what it did (``append``, ``upsert``, ``delete``, ``overwrite``, ``schema``, ``compact``, ...)
+    and a summary of it (rows, changes, stream marks)."""
+
     snapshot_id: int
     parent_snapshot_id: int | None
     schema_id: int
@@ -203,6 +207,11 @@ class SqliteCatalog:
         return table_id
 
     def table_id(self, name: str) -> tuple[int, str, dict[str, str]]:
+        """The id, recorded location and properties of the table ``name``.
+
+        Raises:
+            TableError: the catalog has no table of that name.
+        """
         with self._connect() as conn:
             row = conn.execute("SELECT table_id, location, properties FROM fs_table WHERE name = ?",
                                (name,)).fetchone()
@@ -224,6 +233,7 @@ class SqliteCatalog:
 
     # -- reads ----------------------------------------------------------------------------------
     def snapshots(self, table_id: int) -> list[Snapshot]:
+        """Every kept snapshot of the table, oldest first."""
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation, summary "
@@ -246,6 +256,11 @@ class SqliteCatalog:
         return None if r is None else Snapshot(*r[:5], parse_json(r[5], f"the summary of snapshot {r[0]}"))
 
     def schemas(self, table_id: int) -> dict[int, Schema]:
+        """Every schema version of the table by id.
+
+        Raises:
+            CatalogFormatError: a stored schema cannot be parsed (names the table and schema id).
+        """
         with self._connect() as conn:
             return self._schemas(conn, table_id)
 
@@ -271,6 +286,9 @@ class SqliteCatalog:
             return load_specs(conn, table_id)
 
     def data_files(self, table_id: int, snapshot_id: int, with_stats: bool = True) -> list[DataFile]:
+        """The data (and delete) files live at ``snapshot_id``, by file id; ``with_stats`` loads their column
+        statistics too.
+        """
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT file_id, path, schema_id, record_count, file_size, content, "

@@ -20,7 +20,7 @@ from pathlib import Path
 from fieldshift.errors import TableError, TableExistsError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
+from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog, open_catalog
 from fieldshift.table.catalog_sql import redact_uri
 from fieldshift.table.partitioning import PartitionSpec
 
@@ -28,12 +28,15 @@ __all__ = [
     "CATALOG_FILE",
     "TABLE_MARKER",
     "create_own_catalog",
+    "default_table_name",
     "mark_table_directory",
+    "open_by_name",
     "own_table_name",
     "read_table_marker",
     "refuse_nested",
     "remove_abandoned_catalogs",
     "resolve_policy",
+    "shared_table_name",
 ]
 
 CATALOG_FILE = "fieldshift.db"
@@ -51,6 +54,40 @@ def resolve_policy(policy: CastPolicy | str | None, properties: dict[str, str]) 
         raise TableError(f"policy={chosen.option_name!r} and property {POLICY_PROPERTY}={given!r} disagree; "
                          "give one of them")
     return chosen or from_props or DEFAULT_POLICY
+
+
+def default_table_name(location: Path | str) -> str:
+    """The name a table of a shared catalog gets when ``name=`` is not given: the last component of its
+    location (``/lake/events`` and ``s3://bucket/lake/events`` are both ``events``), so a later
+    ``--table events`` finds it."""
+    text = str(location).rstrip("/")
+    return text.rsplit("/", 1)[-1] or text
+
+
+def shared_table_name(catalog: SqliteCatalog, location: Path | str, name: str | None) -> str:
+    """The name of the table of ``catalog`` at ``location``: ``name`` when given, else the table recorded
+    at that location (whatever it was named: older fieldshift named tables by their full location)."""
+    if name:
+        return name
+    where = str(location).rstrip("/")
+    for _, recorded_name, recorded in catalog.tables():
+        if recorded.rstrip("/") == where:
+            return recorded_name
+    raise TableError(f"no table of catalog {catalog.path} lives at {where}; pass its name "
+                     "(name=, on the command line --table NAME), or create it with Table.create()")
+
+
+def open_by_name(catalog: str | None, name: str | None) -> tuple[SqliteCatalog, int, str, dict[str, str]]:
+    """(catalog, table id, recorded location, properties) of the table ``name`` of a shared catalog."""
+    if not catalog or not name:
+        raise TableError("Table.open() needs the table's location, or catalog= and name= (a table of a shared "
+                         "catalog opens by its name)")
+    cat = open_catalog(catalog)
+    if not cat.exists():
+        raise TableError(f"no fieldshift catalog at {cat.path}; create the table with Table.create()")
+    cat.check_version()
+    table_id, location, properties = cat.table_id(name)
+    return cat, table_id, location, properties
 
 
 def mark_table_directory(location: Path, catalog: str, name: str) -> None:

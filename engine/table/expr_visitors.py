@@ -6,13 +6,19 @@ composes through ``And`` and ``Or``, so a leaf may say false where SQL says unkn
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pyarrow.compute as pc
 
 from fieldshift.errors import InvalidFilterError
 from fieldshift.table.expressions import Expression, ExpressionVisitor, visit
 from fieldshift.table.filter_bind import BoundPredicate
 
-__all__ = ["arrow_expression", "filter_columns"]
+__all__ = ["Test", "all_of", "any_of", "arrow_expression", "compile_test", "filter_columns"]
+
+Test = Callable[[Any], bool]
+"""A test of one thing a filter is checked against (a file's statistics, its partition values, ...)."""
 
 
 class _ToArrow(ExpressionVisitor[pc.Expression]):
@@ -100,3 +106,63 @@ def filter_columns(bound: Expression) -> list[str]:
     """The top-level columns a bound filter reads, in order of first use, without repeats."""
     return list(dict.fromkeys(visit(bound, _Columns())))
 
+
+
+# -- tests of files: a filter compiled for one kind of evidence ---------------------------------
+def all_of(tests: list[Test | bool]) -> Test | bool:
+    """A test true where every one of ``tests`` is (constants folded: True, False or a function)."""
+    if any(t is False for t in tests):
+        return False
+    funcs = [t for t in tests if t is not True]
+    if not funcs:
+        return True
+    return funcs[0] if len(funcs) == 1 else lambda x: all(t(x) for t in funcs)  # type: ignore[operator]
+
+
+def any_of(tests: list[Test | bool]) -> Test | bool:
+    """A test true where one of ``tests`` is (constants folded: True, False or a function)."""
+    if any(t is True for t in tests):
+        return True
+    funcs = [t for t in tests if t is not False]
+    if not funcs:
+        return False
+    return funcs[0] if len(funcs) == 1 else lambda x: any(t(x) for t in funcs)  # type: ignore[operator]
+
+
+class _Compile(ExpressionVisitor[Test | bool]):
+    def __init__(self, leaf: Callable[[BoundPredicate], Test | bool | None], strict: bool) -> None:
+        self.leaf, self.strict = leaf, strict
+
+    def visit_true(self) -> Test | bool:
+        return True
+
+    def visit_false(self) -> Test | bool:
+        return False
+
+    def visit_and(self, results: list[Test | bool]) -> Test | bool:
+        return all_of(results)
+
+    def visit_or(self, results: list[Test | bool]) -> Test | bool:
+        return any_of(results)
+
+    def visit_not(self, result: Test | bool) -> Test | bool:
+        raise InvalidFilterError("files are tested against a filter without NOT (filter_bind.rewrite_not)")
+
+    def visit_leaf(self, leaf: Expression) -> Test | bool:
+        assert isinstance(leaf, BoundPredicate)
+        test = self.leaf(leaf)
+        return (not self.strict) if test is None else test
+
+
+def compile_test(bound: Expression, leaf: Callable[[BoundPredicate], Test | bool | None], *,
+                 strict: bool = False) -> Test:
+    """One test of a file's evidence for a bound filter without NOT, from a test per leaf.
+
+    Inclusive (the default): false only where the evidence proves no row passes; a leaf without a test
+    (None) may pass. Strict: true only where it proves every row passes; a leaf without a test may not.
+    ``And`` and ``Or`` compose either way, as "true" composes in SQL's logic once NOT is gone.
+    """
+    test = visit(bound, _Compile(leaf, strict))
+    if isinstance(test, bool):
+        return (lambda x: True) if test else (lambda x: False)
+    return test

@@ -15,7 +15,7 @@ from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import SqliteCatalog, open_catalog
 from fieldshift.table.catalog_sql import redact_uri
-from fieldshift.table.create import CATALOG_FILE, TABLE_MARKER
+from fieldshift.table.create import CATALOG_FILE, TABLE_MARKER, default_table_name, shared_table_name
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.storage import TableStorage
 
@@ -42,7 +42,7 @@ def create_on_object_store(storage: TableStorage, catalog: str | None, name: str
                              f"({marker} exists); pick another location")
     cat = open_catalog(catalog)
     cat.initialize()
-    name = name or str(storage.location)
+    name = name or default_table_name(storage.location)
     table_id = cat.create_table(name, str(storage.location), schema, properties, policy, spec)
     storage.put(TABLE_MARKER, json.dumps({"catalog": redact_uri(catalog), "name": name}).encode())
     return cat, table_id, name
@@ -65,6 +65,6 @@ def open_on_object_store(storage: TableStorage, catalog: str | None,
     if not cat.exists():
         raise TableError(f"no fieldshift catalog at {redact_uri(catalog)}; create the table with Table.create()")
     cat.check_version()
-    name = name or str(storage.location)
+    name = shared_table_name(cat, storage.location, name)
     table_id, _, properties = cat.table_id(name)
     return cat, table_id, name, properties

@@ -19,18 +19,19 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.errors import InvalidFilterError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.expressions import Expression, ExpressionVisitor, visit
+from fieldshift.table.expr_visitors import all_of, any_of, compile_test
+from fieldshift.table.expressions import Expression
 from fieldshift.table.filter_bind import BoundPredicate
 from fieldshift.table.partition_evolution import same_keys
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.transforms import Transform
 
-__all__ = ["PartitionPruner", "project", "project_strict"]
+__all__ = ["PartitionPruner", "project", "project_range", "project_strict"]
 
 Test = Callable[[Any], bool]
+RangeTest = Callable[[Any, Any, Any], bool]
 PartitionTest = Callable[[tuple], bool]
 T = pa.types
 
@@ -69,8 +70,35 @@ def _at_least(bound: Any) -> Test:
     return test
 
 
+def _unless_wrapped(test: Test, width: int) -> Test:
+    """Keep a file whose recorded truncate value is no multiple of the width: Java's Iceberg (and
+    fieldshift catalogs written before truncate was exact) wrap the floor of an integer near the
+    minimum to a huge positive number, which is out of order."""
+    return lambda v: (type(v) is int and v % width != 0) or test(v)
+
+
+def _range_unless_wrapped(test: RangeTest, width: int) -> RangeTest:
+    """Keep a group of files that may hold a wrapped truncate value: a bound no multiple of the width,
+    or an upper bound among the last ``width`` values below 2**31 or 2**63, where wrapped ints and
+    longs land (a wrapped value between two true ones hides behind them)."""
+    def test_unless_wrapped(lo: Any, hi: Any, nulls: Any) -> bool:
+        if any(type(v) is int and v % width != 0 for v in (lo, hi)):
+            return True
+        if type(hi) is int and (2**31 - width < hi < 2**31 or hi > 2**63 - width):
+            return True
+        return test(lo, hi, nulls)
+    return test_unless_wrapped
+
+
 def project(transform: Transform, p: BoundPredicate) -> Test | None:
     """A test on a file's partition value that is false only if no row can satisfy ``p`` (None: keep all)."""
+    test = _project(transform, p)
+    if test is not None and transform.kind == "truncate" and p.op not in ("is_null", "not_null"):
+        return _unless_wrapped(test, transform.param)
+    return test
+
+
+def _project(transform: Transform, p: BoundPredicate) -> Test | None:
     op = p.op
     if transform.kind == "void":
         return None
@@ -107,6 +135,14 @@ def project(transform: Transform, p: BoundPredicate) -> Test | None:
 
 def project_strict(transform: Transform, p: BoundPredicate) -> Test | None:
     """A test on a file's partition value that is true only if every row satisfies ``p`` (None: never)."""
+    test = _project_strict(transform, p)
+    if test is not None and transform.kind == "truncate" and p.op not in ("is_null", "not_null"):
+        width = transform.param
+        return lambda v: not (type(v) is int and v % width != 0) and test(v)  # a wrapped value proves nothing
+    return test
+
+
+def _project_strict(transform: Transform, p: BoundPredicate) -> Test | None:
     op = p.op
     if transform.kind == "void":
         return None
@@ -186,66 +222,57 @@ def _prefix_test(transform: Transform, p: BoundPredicate, *, strict: bool) -> Te
     return lambda v: not (isinstance(v, type(head)) and v.startswith(head))
 
 
-class _Tests(ExpressionVisitor[PartitionTest | bool]):
-    """A test on a file's partition tuple for one (spec, file schema): projected leaves, combined."""
+def project_range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
+    """A test on a group of files' partition values under ``transform`` — (lower, upper, contains_null),
+    None where unknown — that is false only if no file of the group can hold a row satisfying ``p``
+    (Iceberg's manifest pruning by partition summaries; None: the predicate prunes no group)."""
+    test = _project_range(transform, p)
+    if test is not None and transform.kind == "truncate" and p.op != "is_null":
+        return _range_unless_wrapped(test, transform.param)
+    return test
 
-    def __init__(self, spec: PartitionSpec, file_schema: Schema, strict: bool) -> None:
-        self.spec, self.file_schema, self.strict = spec, file_schema, strict
 
-    def visit_true(self) -> PartitionTest | bool:
+def _project_range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
+    op = p.op
+    if transform.kind == "void":
+        return None
+    if op == "is_null":
+        return lambda lo, hi, nulls: nulls is not False
+    if op not in ("==", "in", "<", "<=", ">", ">=") or p.literals is None:
+        return None
+    try:
+        values = transform.values(p.literals)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
+        return None
+    if op in ("==", "in"):  # the bounds bound the transformed values, whatever the transform's order
+        return lambda lo, hi, nulls: _any_within(values, lo, hi)
+    if not transform.preserves_order:
+        return None
+    bound = values[0]
+    if transform.kind == "identity" and op in ("<", ">"):  # values are the column's own: strict holds
+        if op == "<":
+            return lambda lo, hi, nulls: _compare(lambda: lo is None or lo < bound)
+        return lambda lo, hi, nulls: _compare(lambda: hi is None or hi > bound)
+    if op in ("<", ">"):
+        near = _neighbour(p, -1 if op == "<" else 1)
+        if near is not None:
+            bound = transform.values(near)[0]
+    if op in ("<", "<="):
+        return lambda lo, hi, nulls: _compare(lambda: lo is None or lo <= bound)
+    return lambda lo, hi, nulls: _compare(lambda: hi is None or hi >= bound)
+
+
+def _compare(check: Callable[[], bool]) -> bool:
+    try:
+        return bool(check())
+    except TypeError:
         return True
 
-    def visit_false(self) -> PartitionTest | bool:
-        return False
 
-    def visit_and(self, results: list[PartitionTest | bool]) -> PartitionTest | bool:
-        return _all(results)
-
-    def visit_or(self, results: list[PartitionTest | bool]) -> PartitionTest | bool:
-        return _any(results)
-
-    def visit_not(self, result: PartitionTest | bool) -> PartitionTest | bool:
-        raise InvalidFilterError("partitions are projected from a filter without NOT (filter_bind.rewrite_not)")
-
-    def visit_leaf(self, leaf: Expression) -> PartitionTest | bool:
-        assert isinstance(leaf, BoundPredicate)
-        tests: list[PartitionTest | bool] = []
-        for i, f in enumerate(self.spec.fields):
-            if f.source_id != leaf.field_id or not self.file_schema.has_field(f.source_id):
-                continue
-            if not same_keys(f.transform, self.file_schema.field(f.source_id).type, leaf.read_type):
-                continue
-            test = (project_strict if self.strict else project)(f.transform, leaf)
-            if test is not None:
-                tests.append(_at(i, test, self.strict))
-        # inclusive: every field's projection must hold; strict: one field proving it is enough
-        return _any(tests) if self.strict else _all(tests)
-
-
-def _at(i: int, test: Test, strict: bool) -> PartitionTest:
-    def on(values: tuple) -> bool:
-        if i >= len(values):
-            return not strict  # a file recorded without values (cannot happen for a spec with fields)
-        return test(values[i])
-    return on
-
-
-def _all(results: list[PartitionTest | bool]) -> PartitionTest | bool:
-    if any(r is False for r in results):
-        return False
-    tests = [r for r in results if r is not True]
-    if not tests:
+def _any_within(values: list[Any], lo: Any, hi: Any) -> bool:
+    if lo is None or hi is None:
         return True
-    return tests[0] if len(tests) == 1 else lambda v: all(t(v) for t in tests)  # type: ignore[operator]
-
-
-def _any(results: list[PartitionTest | bool]) -> PartitionTest | bool:
-    if any(r is True for r in results):
-        return True
-    tests = [r for r in results if r is not False]
-    if not tests:
-        return False
-    return tests[0] if len(tests) == 1 else lambda v: any(t(v) for t in tests)  # type: ignore[operator]
+    return any(v is not None and _compare(lambda v=v: lo <= v <= hi) for v in values)
 
 
 class PartitionPruner:
@@ -256,25 +283,50 @@ class PartitionPruner:
         self._bound = bound
         self._specs = {s.spec_id: s for s in specs}
         self._schemas = schemas
-        self._tests: dict[tuple[int, int, bool], PartitionTest | bool] = {}
+        self._tests: dict[tuple[int, int, bool], PartitionTest] = {}
 
-    def _test_for(self, spec_id: int, schema_id: int, strict: bool) -> PartitionTest | bool:
+    def _test_for(self, spec_id: int, schema_id: int, strict: bool) -> PartitionTest:
         key = (spec_id, schema_id, strict)
         if key not in self._tests:
             spec = self._specs.get(spec_id)
             file_schema = self._schemas.get(schema_id)
             if spec is None or file_schema is None:
-                self._tests[key] = not strict
+                self._tests[key] = lambda values: not strict
             else:
-                self._tests[key] = visit(self._bound, _Tests(spec, file_schema, strict))
+                self._tests[key] = compile_test(self._bound, lambda p: _leaf_test(spec, file_schema, p, strict),
+                                                strict=strict)
         return self._tests[key]
 
     def may_match(self, f: DataFile) -> bool:
         """False only when no row of ``f`` can satisfy the filter, by its partition values."""
-        test = self._test_for(f.spec_id, f.schema_id, False)
-        return test if isinstance(test, bool) else test(f.partition)
+        return self._test_for(f.spec_id, f.schema_id, False)(f.partition)
 
     def all_match(self, f: DataFile) -> bool:
         """True only when every row of ``f`` satisfies the filter, by its partition values."""
-        test = self._test_for(f.spec_id, f.schema_id, True)
-        return test if isinstance(test, bool) else test(f.partition)
+        return self._test_for(f.spec_id, f.schema_id, True)(f.partition)
+
+
+def _leaf_test(spec: PartitionSpec, file_schema: Schema, p: BoundPredicate, strict: bool) -> PartitionTest | None:
+    """A leaf projected through every field of ``spec`` over its column: inclusive, each field's projection
+    must hold; strict, one field proving it is enough."""
+    tests: list[PartitionTest | bool] = []
+    for i, f in enumerate(spec.fields):
+        if f.source_id != p.field_id or not file_schema.has_field(f.source_id):
+            continue
+        if not same_keys(f.transform, file_schema.field(f.source_id).type, p.read_type):
+            continue
+        test = (project_strict if strict else project)(f.transform, p)
+        if test is not None:
+            tests.append(_at(i, test, strict))
+    if not tests:
+        return None
+    combined = any_of(tests) if strict else all_of(tests)
+    return (lambda values: combined) if isinstance(combined, bool) else combined
+
+
+def _at(i: int, test: Test, strict: bool) -> PartitionTest:
+    def on(values: tuple) -> bool:
+        if i >= len(values):
+            return not strict  # a file recorded without values (cannot happen for a spec with fields)
+        return test(values[i])
+    return on

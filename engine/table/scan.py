@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from fieldshift.errors import SchemaEvolutionError, SnapshotExpiredError
+from fieldshift.errors import InvalidOptionError, SchemaEvolutionError, SnapshotExpiredError, SnapshotNotFoundError
+from fieldshift.extras import require
 from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
@@ -28,6 +29,10 @@ from fieldshift.table.prune_vector import prune_by_integer_stats
 from fieldshift.table.stats import StatsTest, leaf_node, stats_test
 
 if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+    import polars as pl
+
     from fieldshift.table.table import Table
 
 __all__ = ["Predicate", "Scan", "parse_filter"]
@@ -35,8 +40,13 @@ __all__ = ["Predicate", "Scan", "parse_filter"]
 BATCH_SIZE = 65_536
 
 
-def _check_arguments(columns: Any, snapshot_id: Any, schema_id: Any) -> None:
+def _check_arguments(columns: Any, snapshot_id: Any, schema_id: Any, limit: Any = None) -> None:
     """Say what kind of argument is wanted before a string is iterated or an id looked up as text."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+        raise TypeError(f"limit must be an int (the most rows to return) or None, not {limit!r} "
+                        f"({type(limit).__name__})")
+    if limit is not None and limit < 0:
+        raise InvalidOptionError(f"limit must be 0 or more (the most rows to return), not {limit}")
     if columns is not None and (isinstance(columns, (str, bytes)) or not all(isinstance(c, str) for c in columns)):
         raise TypeError(f"columns must be a list of top-level column names, e.g. ['id'], not {columns!r}")
     for what, value in (("snapshot_id", snapshot_id), ("schema_id", schema_id)):
@@ -45,20 +55,34 @@ def _check_arguments(columns: Any, snapshot_id: Any, schema_id: Any) -> None:
 
 
 class Scan:
-    """A lazy read of a table at a snapshot, into a chosen schema version, with a filter."""
+    """A lazy read of a table at a snapshot, into a chosen schema version, with a filter and a limit.
+
+    Made by `fieldshift.Table.scan` (its page lists the arguments and the filter grammar). Nothing is read
+    until a result method runs: ``to_arrow`` (files read in parallel), ``to_batches`` / ``to_reader``
+    (streamed, memory bounded by a batch per file or a merge group of a keyed table), ``to_pandas``,
+    ``to_polars``, ``to_duckdb``, ``count``. ``files`` is the plan: the live files the filter cannot rule
+    out. Each schema version of the files is planned once and shared by every file of that version.
+    A keyed table's rows are merged on read: the newest version of each key, deletes applied.
+
+    A scan reads the snapshot it was made for, so it can be run again with the same answer; the results
+    of a ``limit`` are the first rows of the unlimited scan's order.
+    """
 
     def __init__(self, table: Table, columns: Sequence[str] | None = None, filter: Any = None,
                  snapshot_id: int | None = None, schema_id: int | None = None,
-                 policy: CastPolicy | None = None, batch_size: int = BATCH_SIZE) -> None:
-        _check_arguments(columns, snapshot_id, schema_id)
+                 policy: CastPolicy | None = None, batch_size: int = BATCH_SIZE, limit: int | None = None) -> None:
+        _check_arguments(columns, snapshot_id, schema_id, limit)
         self.table = table
+        self.limit = limit
         snap = table.catalog.snapshot(table.table_id, snapshot_id)  # one row, not the whole history
         if snap is None:
             known = sorted(s.snapshot_id for s in table.history())
             if isinstance(snapshot_id, int) and known and 0 <= snapshot_id < min(known):
                 raise SnapshotExpiredError(f"snapshot {snapshot_id} of table {table.name!r} was expired "
                                            f"(expire_snapshots); the oldest kept is {min(known)}")
-            raise SchemaEvolutionError(f"no snapshot {snapshot_id}; snapshots are {known}")
+            shown = known if len(known) <= 12 else f"{known[:5]} ... {known[-5:]} ({len(known)} in all)"
+            raise SnapshotNotFoundError(f"table {table.name!r} has no snapshot {snapshot_id}; its snapshots are "
+                                        f"{shown} (table.history() lists them)")
         self.snapshot_id = snapshot_id = snap.snapshot_id
         self._snapshot = snap
         schemas = table.schemas_by_id()
@@ -202,6 +226,9 @@ class Scan:
         return self._plans[schema_id]
 
     def finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Apply the row filter to an evolved batch and keep only the requested columns (the last step of
+        every read path, the merge included).
+        """
         if self._row_filter is not None:
             batch = batch.filter(self._row_filter)
         return batch.select(self.output_schema.names)
@@ -210,22 +237,30 @@ class Scan:
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """Stream evolved batches file by file (memory stays bounded by one batch per file; a keyed
         table's by one merge group)."""
-        if self.keys is not None:
-            yield from merged_batches(self)
-            return
+        batches = merged_batches(self) if self.keys is not None else self._plain_batches()
+        return batches if self.limit is None else _first_rows(self, batches, self.limit)
+
+    def _plain_batches(self) -> Iterator[pa.RecordBatch]:
         for f in self.files():
             for batch in self._file_batches(f):
                 if batch.num_rows:
                     yield batch
 
     def to_reader(self) -> pa.RecordBatchReader:
+        """The result as a streaming ``pyarrow.RecordBatchReader`` (``to_batches`` behind the Arrow stream
+        interface, for DuckDB, polars or Arrow Flight consumers).
+        """
         return pa.RecordBatchReader.from_batches(self.output_schema, self.to_batches())
 
     def to_arrow(self) -> pa.Table:
         """The whole result as one Table; files are read in parallel."""
+        if self.limit is not None and (self.keys is not None or self._row_filter is not None):
+            return pa.Table.from_batches(list(self.to_batches()), schema=self.output_schema)
         if self.keys is not None:
             return merged_arrow(self, os.cpu_count() or 1)
         files = self.files()
+        if self.limit is not None:  # no row filter: a file yields all its rows, so its first files suffice
+            files = _holding(files, self.limit)
 
         def read(f: DataFile) -> list[pa.RecordBatch]:
             return [b for b in self._file_batches(f) if b.num_rows]
@@ -233,7 +268,42 @@ class Scan:
         workers = max(1, min(os.cpu_count() or 1, len(files)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             parts = list(pool.map(read, files))
-        return pa.Table.from_batches([b for part in parts for b in part], schema=self.output_schema)
+        result = pa.Table.from_batches([b for part in parts for b in part], schema=self.output_schema)
+        return result if self.limit is None else result.slice(0, self.limit)
+
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
+        """The result as a pandas DataFrame; ``kwargs`` go to ``pyarrow.Table.to_pandas``.
+
+        Raises:
+            MissingDependencyError: pandas is not installed (the ``pandas`` extra).
+        """
+        require("pandas", "pandas", "Scan.to_pandas()")
+        return self.to_arrow().to_pandas(**kwargs)
+
+    def to_polars(self) -> pl.DataFrame:
+        """The result as a polars DataFrame (sharing the Arrow buffers where polars can).
+
+        Raises:
+            MissingDependencyError: polars is not installed (the ``polars`` extra).
+        """
+        polars = require("polars", "polars", "Scan.to_polars()")
+        return polars.from_arrow(self.to_arrow())
+
+    def to_duckdb(self, table_name: str, connection: duckdb.DuckDBPyConnection | None = None
+                  ) -> duckdb.DuckDBPyConnection:
+        """Register the result as the DuckDB view ``table_name`` and return the connection.
+
+        Args:
+            table_name: the name to query the result by (``SELECT ... FROM table_name``).
+            connection: the DuckDB connection to register it on; ``None`` opens a new in-memory one.
+
+        Raises:
+            MissingDependencyError: duckdb is not installed (the ``duckdb`` extra).
+        """
+        ddb = require("duckdb", "duckdb", "Scan.to_duckdb()")
+        con = connection if connection is not None else ddb.connect(database=":memory:")
+        con.register(table_name, self.to_arrow())
+        return con
 
     def count(self) -> int:
         """Row count; answered from the catalog alone when there is no filter."""
@@ -241,12 +311,51 @@ class Scan:
             narrow = Scan(self.table, list(self.keys.key_names), self.filter, self.snapshot_id,
                           self.full_schema.schema_id, self.policy, self.batch_size)
             narrow.prune, narrow.use_vectors = self.prune, self.use_vectors
-            return merged_count(narrow)
-        if not self.filtered:
-            return sum(f.record_count for f in self.live_files())
+            rows = merged_count(narrow)
+        elif not self.filtered:
+            rows = sum(f.record_count for f in self.live_files())
+        elif self.limit is not None:
+            return sum(b.num_rows for b in self.to_batches())  # a limit stops the reading
+        else:
+            rows = self._filtered_count()
+        return rows if self.limit is None else min(rows, self.limit)
+
+    def _filtered_count(self) -> int:
+        """Rows the filter keeps: files whose partition values prove every row matches (the strict
+        projection) are counted from the catalog, the others read."""
         files = self.files()
         whole = [f for f in files if self.prune and self.partition_pruner().all_match(f)] \
             if any(s.fields for s in self._specs()) else []
-        counted = {id(f) for f in whole}  # every row of these matches: counted from the catalog
+        counted = {id(f) for f in whole}
         return sum(f.record_count for f in whole) + sum(
             b.num_rows for f in files if id(f) not in counted for b in self._file_batches(f))
+
+
+def _first_rows(scan: Scan, batches: Iterator[pa.RecordBatch], limit: int) -> Iterator[pa.RecordBatch]:
+    """The first ``limit`` rows of ``batches``; no file or merge group is opened after the batch that
+    completes them (every live file is still planned, as ``Scan.files`` does)."""
+    try:
+        if limit == 0:
+            scan.files()  # a scan that cannot read some file fails whatever its limit
+            return
+        left = limit
+        for batch in batches:
+            if batch.num_rows >= left:
+                yield batch.slice(0, left)
+                return
+            left -= batch.num_rows
+            yield batch
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()  # the file being read now
+
+
+def _holding(files: list[DataFile], rows: int) -> list[DataFile]:
+    """The shortest prefix of ``files`` holding at least ``rows`` rows (by their recorded row counts)."""
+    total = 0
+    for i, f in enumerate(files):
+        if total >= rows:
+            return files[:i]
+        total += f.record_count
+    return files

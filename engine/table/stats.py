@@ -20,11 +20,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.errors import InvalidFilterError
 from fieldshift.kernels import get_kernel
 from fieldshift.planner.nodes import CastNode, Node, StructNode, Take
 from fieldshift.schema import Schema, join_path
-from fieldshift.table.expressions import Expression, ExpressionVisitor, visit
+from fieldshift.table.expr_visitors import compile_test
+from fieldshift.table.expressions import Expression
 from fieldshift.table.filter_bind import BoundPredicate
 from fieldshift.table.filter_literals import sort_keys
 from fieldshift.types import StructType
@@ -170,7 +170,7 @@ def may_match(stats: tuple[int, int, Any, Any] | None, pred: BoundPredicate, nod
     keys = pred.keys
     try:
         if op in ("!=", "not in", "not_starts_with"):  # true on nulls and NaN: only a file of one value fails
-            if nulls or low != high:
+            if nulls or low != high or isinstance(low, float):  # other formats' float bounds leave NaN out
                 return True
             if op == "not_starts_with":
                 return not (_starts(low, keys[0]) and _starts(high, keys[0]))
@@ -199,46 +199,6 @@ def _starts(v: Any, prefix: Any) -> bool:
     return isinstance(v, (str, bytes)) and type(v) is type(prefix) and v.startswith(prefix)
 
 
-class _StatsTests(ExpressionVisitor[StatsTest | bool]):
-    """A test of one file's statistics (field id -> stats) for a schema version: a constant where known."""
-
-    def __init__(self, leaf_info: Callable[[BoundPredicate], tuple[Node | None, Any] | None]) -> None:
-        self.leaf_info = leaf_info
-
-    def visit_true(self) -> StatsTest | bool:
-        return True
-
-    def visit_false(self) -> StatsTest | bool:
-        return False
-
-    def visit_and(self, results: list[StatsTest | bool]) -> StatsTest | bool:
-        if any(r is False for r in results):
-            return False
-        tests = [r for r in results if r is not True]
-        if not tests:
-            return True
-        return tests[0] if len(tests) == 1 else lambda s: all(t(s) for t in tests)  # type: ignore[operator]
-
-    def visit_or(self, results: list[StatsTest | bool]) -> StatsTest | bool:
-        if any(r is True for r in results):
-            return True
-        tests = [r for r in results if r is not False]
-        if not tests:
-            return False
-        return tests[0] if len(tests) == 1 else lambda s: any(t(s) for t in tests)  # type: ignore[operator]
-
-    def visit_not(self, result: StatsTest | bool) -> StatsTest | bool:
-        raise InvalidFilterError("statistics are evaluated on a filter without NOT (filter_bind.rewrite_not)")
-
-    def visit_leaf(self, leaf: Any) -> StatsTest | bool:
-        info = self.leaf_info(leaf)
-        if info is None:
-            return True
-        node, file_type = info
-        fid = leaf.field_id
-        return lambda s: may_match(s.get(fid), leaf, node, file_type)
-
-
 def stats_test(bound: Expression, leaf_info: Callable[[BoundPredicate], tuple[Node | None, Any] | None]
                ) -> StatsTest:
     """Whether a file's statistics (field id -> (count, nulls, min, max)) may hold a row ``bound`` keeps.
@@ -246,10 +206,14 @@ def stats_test(bound: Expression, leaf_info: Callable[[BoundPredicate], tuple[No
     ``bound`` is a bound filter without NOT; ``leaf_info(leaf)`` gives the plan's node for the leaf's
     column and the file's type of it, or None where the leaf cannot prune these files (then it may hold).
     """
-    test = visit(bound, _StatsTests(leaf_info))
-    if isinstance(test, bool):
-        return (lambda s: True) if test else (lambda s: False)
-    return test
+    def leaf(p: BoundPredicate) -> StatsTest | None:
+        info = leaf_info(p)
+        if info is None:
+            return None
+        node, file_type = info
+        fid = p.field_id
+        return lambda s: may_match(s.get(fid), p, node, file_type)
+    return compile_test(bound, leaf)
 
 
 def read_bounds(node: Node, file_type: pa.DataType, lo: Any, hi: Any) -> tuple[Any, Any] | None:

@@ -30,11 +30,14 @@ from fieldshift.table.create import (
     CATALOG_FILE,
     TABLE_MARKER,
     create_own_catalog,
+    default_table_name,
     mark_table_directory,
+    open_by_name,
     own_table_name,
     read_table_marker,
     refuse_nested,
     remove_abandoned_catalogs,
+    shared_table_name,
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
 from fieldshift.table.files import TMP_SUFFIX, check_present, remove_files
@@ -145,6 +148,8 @@ class Table:
         ``partition_by`` takes Iceberg's Spark SQL terms (``["days(ts)", "bucket(16, id)", "region"]``).
         ``location`` may be a URI ``pyarrow.fs`` knows (``s3://bucket/path``; ``catalog`` is then required),
         opened with ``storage_options`` / ``filesystem`` or the usual environment (see ``storage``).
+        In a shared ``catalog`` the table is named ``name``, by default the last component of its location
+        (``/lake/events`` is ``events``), and ``Table.open(catalog=..., name=...)`` finds it by that name.
         """
         store = open_storage(location, storage_options, filesystem)
         if isinstance(schema, pa.Schema):
@@ -169,7 +174,7 @@ class Table:
                                  "pick another location for a table of a shared catalog")
             cat = open_catalog(catalog)
             cat.initialize()
-            name = name or str(loc)
+            name = name or default_table_name(loc)
             loc.mkdir(parents=True, exist_ok=True)
             table_id = cat.create_table(name, str(loc), schema, props, table_policy, spec)
             mark_table_directory(loc, catalog, name)
@@ -179,9 +184,18 @@ class Table:
         return cls(cat, table_id, name, loc, cat.table_id(name)[2])
 
     @classmethod
-    def open(cls, location: str | os.PathLike[str], *, catalog: str | None = None, name: str | None = None,
-             storage_options: dict[str, Any] | None = None, filesystem: Any = None) -> Table:
-        """Open a table; one with its own catalog opens from wherever its directory now is."""
+    def open(cls, location: str | os.PathLike[str] | None = None, *, catalog: str | None = None,
+             name: str | None = None, storage_options: dict[str, Any] | None = None,
+             filesystem: Any = None) -> Table:
+        """Open a table; one with its own catalog opens from wherever its directory now is.
+
+        A table of a shared ``catalog`` opens by ``name`` alone (``Table.open(catalog=uri, name="events")``)
+        or by its location (the table recorded there, whatever its name).
+        """
+        if location is None:  # a shared catalog's table by its name: the catalog records where it lives
+            cat, table_id, stored_location, properties = open_by_name(catalog, name)
+            stored = open_storage(stored_location, storage_options, filesystem)
+            return cls(cat, table_id, name or "", stored.location, properties, stored)
         store = open_storage(location, storage_options, filesystem)
         if store.local_path is None:
             cat, table_id, name, properties = open_on_object_store(store, catalog, name)
@@ -194,9 +208,10 @@ class Table:
             raise TableError(f"no fieldshift table at {loc} (no {cat.path.name}); create it with Table.create()")
         cat.check_version()
         if catalog:
-            table_id, stored_location, properties = cat.table_id(name or str(loc))
+            name = shared_table_name(cat, loc, name)
+            table_id, stored_location, properties = cat.table_id(name)
             stored = open_storage(stored_location, storage_options, filesystem)
-            return cls(cat, table_id, name or str(loc), stored.location, properties, stored)
+            return cls(cat, table_id, name, stored.location, properties, stored)
         name = name or own_table_name(cat, loc)
         table_id, _, properties = cat.table_id(name)
         return cls(cat, table_id, name, loc, properties)  # the directory, not the recorded hint
@@ -232,20 +247,25 @@ class Table:
     # -- schema and history ---------------------------------------------------------------------
     @property
     def schema(self) -> Schema:
+        """The current schema (the newest snapshot's), read fresh from the catalog."""
         head = self.catalog.head(self.table_id)
         return self.schemas_by_id()[head.schema_id]
 
     def schemas(self) -> list[Schema]:
+        """Every schema version the table has had, oldest first (files keep the one they were written with)."""
         return list(self.schemas_by_id().values())
 
     def schemas_by_id(self) -> dict[int, Schema]:
+        """Every schema version by its ``schema_id``."""
         return self.catalog.schemas(self.table_id)
 
     def history(self) -> list[Snapshot]:
+        """Every snapshot still kept (``expire_snapshots`` forgets old ones), oldest first."""
         return self.catalog.snapshots(self.table_id)
 
     @property
     def current_snapshot(self) -> Snapshot:
+        """The newest snapshot: what a scan reads unless given ``snapshot_id``."""
         return self.catalog.head(self.table_id)
 
     # -- partitioning ---------------------------------------------------------------------------
@@ -290,7 +310,7 @@ class Table:
                                 summary={"changes": builder.changes})
             return new
 
-        builder = SchemaUpdate(base, policy=policy or self.policy, on_apply=commit)
+        builder = SchemaUpdate(base, policy=policy or self.policy, on_apply=commit, table_policy=self.policy)
         return builder
 
     # -- writing --------------------------------------------------------------------------------
@@ -417,10 +437,55 @@ class Table:
     # -- reading --------------------------------------------------------------------------------
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None,
              snapshot_id: int | None = None, schema_id: int | None = None,
-             policy: CastPolicy | None = None) -> Scan:
-        return Scan(self, columns, filter, snapshot_id, schema_id, policy)
+             policy: CastPolicy | None = None, *, limit: int | None = None) -> Scan:
+        """A lazy read of the table: nothing is read until a ``Scan`` method such as ``to_arrow`` runs.
+
+        Every data file is read by field id and evolved into the chosen schema version, whatever schema it
+        was written with; files the filter rules out by partition values or statistics are skipped.
+
+        Args:
+            columns: top-level column names to return, in this order (default: every column).
+            filter: rows to keep (see *Filters* below); checked against the read schema before anything
+                is read.
+            snapshot_id: the snapshot to read (time travel; default: the current one).
+            schema_id: the schema version to read into (default: the snapshot's own schema).
+            policy: the casts allowed from older files' types (default: the table's policy).
+            limit: return at most this many rows (after the filter; on a keyed table after the merge and
+                deletes); reading stops once they are found. Which rows: the first of the unlimited scan's
+                order.
+
+        Returns:
+            A `fieldshift.table.Scan`: ``to_arrow``, ``to_batches``, ``to_reader``, ``to_pandas``,
+            ``to_polars``, ``to_duckdb``, ``count``, ``files``.
+
+        Raises:
+            SnapshotExpiredError: ``snapshot_id`` was expired (another missing one: a fieldshift error).
+            InvalidFilterError: a malformed filter, an unknown column or a literal of the wrong kind.
+            TypeError: ``columns`` is not a list of names, or an id or ``limit`` is not an int.
+
+        #### Filters
+
+        A filter is one ``(column, op, value)`` tuple (or `fieldshift.table.Predicate`) or a list of them,
+        all of which must hold (AND; there is no OR). ``column`` is a top-level name or a path through structs: dotted
+        (``"s.x"``), with backticks around a name holding dots (`` "`a.b`.c" ``), or a list of names
+        (``["s", "x"]``). Operators:
+
+        - ``==`` (or ``=``), ``!=``, ``<``, ``<=``, ``>``, ``>=`` with one value;
+        - ``in``, ``not in`` with a list, tuple or set of values;
+        - ``is_null``, ``not_null`` with no value: ``("c", "is_null")``.
+
+        A literal must fit the column's kind: int, float or Decimal for numbers, str for strings,
+        bytes for binary, bool for booleans, date/datetime for dates and timestamps (a naive datetime
+        against a zoned column is UTC), time for times. Numbers are compared exactly (``a > 1.5`` on
+        a long column is ``a >= 2``; an out-of-range literal is simply true or false). Nulls follow
+        Iceberg: ``==``, ordering and ``in`` are false on a null, ``!=`` and ``not in`` true; ``None``
+        and NaN literals are refused (use ``is_null``/``not_null``). Example:
+        ``t.scan(filter=[("id", ">=", 10), ("region", "in", ["eu", "us"])])``.
+        """
+        return Scan(self, columns, filter, snapshot_id, schema_id, policy, limit=limit)
 
     def to_arrow(self) -> pa.Table:
+        """Every row of the current snapshot in the current schema (``scan().to_arrow()``)."""
         return self.scan().to_arrow()
 
     @overload

@@ -25,11 +25,11 @@ def test_the_cli_on_a_postgresql_catalog(pg_uri: str, tmp_path: Path) -> None:
     assert created.returncode == 0, created.stderr
     assert run(tmp_path, "--catalog", pg_uri, "--table", "people", "append", "t", "rows.json").returncode == 0
     altered = run(tmp_path, "alter", "t", "ALTER TABLE people ADD COLUMNS(score double)",
-                  env={"FIELDSHIFT_CATALOG": pg_uri})  # the catalog from the environment, the name ...
-    assert altered.returncode != 0 and "no table named" in altered.stderr  # ... defaults to the location
-    altered = run(tmp_path, "alter", "t", "ALTER TABLE people ADD COLUMNS(score double)")  # by the directory marker
+                  env={"FIELDSHIFT_CATALOG": pg_uri})  # the catalog from the environment: the table at t
     assert altered.returncode == 0, altered.stderr
-    read = run(tmp_path, "--catalog", pg_uri, "--table", "people", "read", "t", "--format", "json")
+    shown = run(tmp_path, "schema", "show", "t")  # by the directory marker
+    assert shown.returncode == 0 and "score" in shown.stdout, shown.stderr
+    read = run(tmp_path, "--catalog", pg_uri, "--table", "people", "read", "--format", "json")  # no LOCATION
     assert read.returncode == 0, read.stderr
     assert [json.loads(line) for line in read.stdout.splitlines()] == [
         {"id": 1, "name": "a", "score": None}, {"id": 2, "name": "b", "score": None}]
@@ -38,4 +38,6 @@ def test_the_cli_on_a_postgresql_catalog(pg_uri: str, tmp_path: Path) -> None:
     table = fs.Table.open(tmp_path / "t", catalog=pg_uri, name="people")
     assert [s.operation for s in table.history()] == ["create", "append", "schema"]
     missing = run(tmp_path, "--catalog", pg_uri, "read", "nowhere")
-    assert missing.returncode == 1 and "no table named" in missing.stderr
+    assert missing.returncode == 1 and "no table of catalog" in missing.stderr and "nowhere" in missing.stderr
+    missing = run(tmp_path, "--catalog", pg_uri, "--table", "nobody", "read")
+    assert missing.returncode == 1 and "no table named 'nobody'" in missing.stderr

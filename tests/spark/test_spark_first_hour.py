@@ -131,3 +131,25 @@ def test_without_pyspark_type_conversions_name_the_extra_too(tmp_path: Path) -> 
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["SparkNotInstalledError", "SparkNotInstalledError"]
+
+
+# What a Spark Connect client received from a server whose Python workers lack fieldshift (Spark 4.1).
+_CONNECT_SERVER_WITHOUT_FIELDSHIFT = (
+    "[PYTHON_DATA_SOURCE_ERROR] Failed to create Python data source instance: Traceback (most recent call last):\n"
+    "  File \"<frozen importlib._bootstrap>\", line 1140, in _find_and_load_unlocked\n"
+    "ModuleNotFoundError: No module named 'fieldshift'\n SQLSTATE: 38000\n\nJVM stacktrace:\n"
+    "org.apache.spark.sql.AnalysisException\n\tat org.apache.spark.sql.errors.QueryCompilationErrors$."
+    "pythonDataSourceError(QueryCompilationErrors.scala:2576)\n")
+
+
+def test_workers_without_fieldshift_are_named_with_the_fix() -> None:
+    """Spark's ModuleNotFoundError inside a Java stack trace becomes SparkWorkerImportError saying to start the
+    server with PYSPARK_PYTHON (tests/servers/test_spark_connect_workers.py meets it on a real server)."""
+    from fieldshift.spark.errors_bridge import fieldshift_errors, from_spark_error
+
+    raised = from_spark_error(RuntimeError(_CONNECT_SERVER_WITHOUT_FIELDSHIFT))
+    assert isinstance(raised, fs.SparkWorkerImportError)
+    assert "PYSPARK_PYTHON" in str(raised) and "start-connect-server.sh" in str(raised)
+    with pytest.raises(fs.SparkWorkerImportError, match="cannot import fieldshift"), fieldshift_errors():
+        raise RuntimeError(_CONNECT_SERVER_WITHOUT_FIELDSHIFT)
+    assert from_spark_error(RuntimeError("ModuleNotFoundError: No module named 'pandas'")) is None

@@ -1,0 +1,473 @@
+"""The scan of a table another format wrote: the read-source interface's facts in, evolved Arrow out.
+
+Per snapshot: bind the filter to the snapshot's schema, prune files whose partition values (the filter
+projected through each file's transforms) or statistics rule it out, then per file: plan the file's own
+Arrow schema against the read schema by field id (``fieldshift.planner``; the format's policy says which
+type changes its readers apply; an identity partition value fills a column the file lacks), read only
+the columns the plan takes, drop deleted positions, evolve, drop rows equality deletes match, filter
+rows. Inlined rows take the same path from memory. Rows the format's own reader produced
+(``ReaderRows``: Hudi's merged file slices) take it too, mapped by name.
+
+Filters are the one expression tree (``table/filters.py``); ``_Filter`` compiles its bound form into the
+row filter and into tests of statistics, partition values and partition ranges (``compile_test``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from fieldshift.arrow_conversion import arrow_field_id
+from fieldshift.errors import PartitionSpecError, SchemaEvolutionError, UnsupportedFormatFeatureError
+from fieldshift.file_schema import file_schema_of, has_field_ids, without_field_ids
+from fieldshift.gc_pause import paused_gc
+from fieldshift.open_tables.position_deletes import read_position_groups, read_positions
+from fieldshift.open_tables.source import (
+    ColumnStats,
+    DataFileEntry,
+    DeleteFile,
+    EqualityDeletes,
+    InlinedRows,
+    PartitionRange,
+    PartitionValue,
+    ReaderRows,
+    ReadSource,
+    SnapshotContent,
+)
+from fieldshift.planner import EvolutionPlan, plan
+from fieldshift.planner.nodes import Take
+from fieldshift.schema import Schema
+from fieldshift.table.equality_deletes import EqualityMatcher, with_equality_fields
+from fieldshift.table.expr_visitors import compile_test, filter_columns
+from fieldshift.table.expressions import AlwaysTrue
+from fieldshift.table.files import data_file_errors, name_data_file, read_columns
+from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
+from fieldshift.table.parquet_read import decode_schema
+from fieldshift.table.partition_prune import project, project_range
+from fieldshift.table.stats import may_match
+from fieldshift.table.transforms import Transform, parse_transform
+
+__all__ = ["OpenScan", "group_filter"]
+
+BATCH_SIZE = 65_536
+
+
+class _Filter:
+    """The scan's filter: bound to the read schema, evaluated on rows, and checked against statistics,
+    partition values and partition ranges, each a test compiled from the bound tree (``compile_test``)."""
+
+    def __init__(self, filter: Any, schema: Schema, iceberg_transforms: bool = False) -> None:
+        self.bound = bind_filter(parse_filter(filter), schema)
+        self.filtered = not isinstance(self.bound, AlwaysTrue)
+        self.expression = row_filter(self.bound)
+        self.columns = filter_columns(self.bound)
+        self._nodes: dict[int, tuple[Any, Take | None]] = {}
+        self._projections: dict[tuple[int, str], tuple[Any, bool] | None] = {}
+        # transforms other than identity prune only where their values are Iceberg's (years, months, days
+        # and hours since 1970, Iceberg's bucket hash); DuckLake's year/month/day are calendar fields
+        self.iceberg_transforms = iceberg_transforms
+        self._range_tests: dict[tuple[int, str], Any] = {}
+        self._compiled: dict[tuple[str, int], tuple[Schema, Callable[[Any], bool]]] = {}
+
+    def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """The rows of ``batch`` the filter keeps."""
+        return batch if self.expression is None else batch.filter(self.expression)
+
+    def _test(self, kind: str, schema: Schema, leaf: Callable[[BoundPredicate, Schema], Any]) -> Callable[[Any], bool]:
+        key = (kind, id(schema))
+        if key not in self._compiled:  # the schema is kept with its test, so its id is not reused
+            self._compiled[key] = (schema, compile_test(self.bound, lambda p: leaf(p, schema)))
+        return self._compiled[key][1]
+
+    def may_match(self, stats: Mapping[int, ColumnStats], schema: Schema) -> bool:
+        """False only when statistics prove no row of the file passes. Bounds are used in the read type
+        only when they convert to it exactly (a promotion that keeps values)."""
+        return self._test("stats", schema, self._stats_leaf)(stats)
+
+    def _stats_leaf(self, p: BoundPredicate, schema: Schema) -> Callable[[Mapping[int, ColumnStats]], bool]:
+        read_type, node = self._node(p, schema)
+
+        def test(stats: Mapping[int, ColumnStats]) -> bool:
+            st = stats.get(p.field_id)
+            if st is None or st.type is None or st.value_count is None or st.null_count is None:
+                return True
+            lo, hi = _bounds(st, read_type)
+            return may_match((st.value_count, st.null_count, lo, hi), p, node, read_type)
+        return test
+
+    def _node(self, p: BoundPredicate, schema: Schema) -> tuple[Any, Take | None]:
+        """The predicate column's read type, and a plan node that takes it as it is (made once)."""
+        if p.field_id not in self._nodes:
+            read_type = schema.field(p.field_id).type
+            node = Take(0, read_type, ".".join(p.path)) if isinstance(read_type, pa.DataType) else None
+            self._nodes[p.field_id] = (read_type, node)
+        return self._nodes[p.field_id]
+
+    def partition_may_match(self, partition: Sequence[PartitionValue], schema: Schema) -> bool:
+        """False only when a file's partition values prove no row passes: each leaf projected through
+        the transform of a partition field over its column (Iceberg's inclusive projection). A transform
+        fieldshift does not know, or a value it cannot place in the read type, prunes nothing."""
+        return self._test("partition", schema, self._partition_leaf)(partition)
+
+    def _partition_leaf(self, p: BoundPredicate, schema: Schema) -> Callable[[Sequence[PartitionValue]], bool]:
+        def test(partition: Sequence[PartitionValue]) -> bool:
+            for pv in partition:
+                if pv.source_id != p.field_id:
+                    continue
+                projected = self._projected(p, pv.transform, schema)
+                if projected is None:
+                    continue
+                check, temporal = projected
+                key = _temporal_key(pv.value, schema.field(p.field_id).type) if temporal else pv.value
+                if key is not _UNKNOWN and not check(key):
+                    return False
+            return True
+        return test
+
+    def ranges_may_match(self, ranges: Sequence[PartitionRange], schema: Schema) -> bool:
+        """False only when a group of files' partition ranges (an Iceberg manifest's summaries) prove that no
+        file in it holds a row that passes."""
+        return self._test("ranges", schema, self._range_leaf)(ranges)
+
+    def _range_leaf(self, p: BoundPredicate, schema: Schema) -> Callable[[Sequence[PartitionRange]], bool]:
+        def test(ranges: Sequence[PartitionRange]) -> bool:
+            for r in ranges:
+                if r.source_id != p.field_id:
+                    continue
+                key = (id(p), r.transform)
+                if key not in self._range_tests:
+                    transform = _transform(r.transform)
+                    if transform is not None and transform.kind != "identity" and not self.iceberg_transforms:
+                        transform = None
+                    self._range_tests[key] = None if transform is None else project_range(transform, p)
+                check = self._range_tests[key]
+                if check is None:
+                    continue
+                lo, hi = r.lower, r.upper
+                projected = self._projected(p, r.transform, schema)
+                if projected is not None and projected[1]:  # identity timestamps and times: nanoseconds
+                    read_type = schema.field(p.field_id).type
+                    lo, hi = _temporal_key(lo, read_type), _temporal_key(hi, read_type)
+                    if lo is _UNKNOWN or hi is _UNKNOWN:
+                        continue
+                if not check(lo, hi, r.contains_null):
+                    return False
+            return True
+        return test
+
+    def _projected(self, p: BoundPredicate, transform_text: str, schema: Schema) -> tuple[Any, bool] | None:
+        """(the leaf's test on partition values of this transform, whether values need converting to
+        the nanoseconds ``Transform.value`` records for identity timestamps and times), made once per scan."""
+        key = (id(p), transform_text)
+        if key not in self._projections:
+            transform = _transform(transform_text)
+            if transform is not None and transform.kind != "identity" and not self.iceberg_transforms:
+                transform = None
+            test = None if transform is None else project(transform, p)
+            read_type = schema.field(p.field_id).type
+            temporal = transform is not None and transform.kind == "identity" and isinstance(read_type, pa.DataType) \
+                and (pa.types.is_timestamp(read_type) or pa.types.is_time(read_type))
+            self._projections[key] = None if test is None else (test, temporal)
+        return self._projections[key]
+
+
+_UNKNOWN = object()
+
+
+def _transform(text: str) -> Transform | None:
+    try:
+        return parse_transform(text)
+    except (PartitionSpecError, ValueError, TypeError):
+        return None
+
+
+def _temporal_key(value: Any, read_type: pa.DataType) -> Any:
+    """An identity timestamp or time partition value as ``Transform.value`` records it (nanoseconds)."""
+    if value is None:
+        return None
+    try:
+        return parse_transform("identity").values(pa.array([value], read_type))[0]
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return _UNKNOWN
+
+
+def _bounds(st: ColumnStats, read_type: Any) -> tuple[Any, Any]:
+    if st.lower is None or st.upper is None or not isinstance(read_type, pa.DataType):
+        return None, None
+    if st.type == read_type:
+        return st.lower, st.upper
+    T = pa.types
+    same_family = (T.is_integer(st.type) and (T.is_integer(read_type) or T.is_decimal(read_type))) or \
+        (T.is_floating(st.type) and T.is_floating(read_type)) or (T.is_decimal(st.type) and T.is_decimal(read_type)) \
+        or (T.is_date(st.type) and T.is_timestamp(read_type) and read_type.tz is None)
+    if not same_family:
+        return None, None
+    try:
+        lo, hi = pa.array([st.lower, st.upper], st.type).cast(read_type, safe=True).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
+        return None, None
+    return lo, hi
+
+
+def group_filter(filter: Any, schema: Schema,
+                 source: ReadSource) -> Callable[[tuple[PartitionRange, ...]], bool] | None:
+    """The ``keep`` test a source that prunes groups of files takes for a scan with ``filter`` at a snapshot
+    of ``schema`` (None: the filter has no predicate to prune with)."""
+    f = _Filter(filter, schema, getattr(source, "partition_transforms", None) == "iceberg")
+    if not f.filtered:
+        return None
+    return lambda ranges: f.ranges_may_match(ranges, schema)
+
+
+class OpenScan:
+    """A lazy read of one snapshot of a ReadSource into its schema (or the ``columns`` of it)."""
+
+    def __init__(self, source: ReadSource, content: SnapshotContent, columns: Sequence[str] | None = None,
+                 filter: Any = None, batch_size: int = BATCH_SIZE) -> None:
+        if columns is not None and (isinstance(columns, (str, bytes)) or not all(isinstance(c, str) for c in columns)):
+            raise TypeError(f"columns must be a list of top-level column names, e.g. ['id'], not {columns!r}")
+        if content.merge.kind != "none":
+            raise UnsupportedFormatFeatureError(f"{source.format} table {source.name}: rows merged by key are not "
+                                                "read through open tables yet")
+        self.source, self.content = source, content
+        self.snapshot_id = content.snapshot.snapshot_id
+        self.full_schema = content.schema
+        self.filter = _Filter(filter, self.full_schema, getattr(source, "partition_transforms", None) == "iceberg")
+        self.columns = list(columns) if columns is not None else self.full_schema.names
+        self.read_schema = self.full_schema.select(list(dict.fromkeys([*self.columns, *self.filter.columns])))
+        self.output_schema = self.full_schema.select(self.columns).to_arrow()
+        self.policy = source.policy
+        self.batch_size = batch_size
+        self.prune = True  # False reads every live file (tests compare the two)
+        self._filesystems: dict[str, tuple[pafs.FileSystem, Callable[[str], str]]] = {}
+        self._groups: dict[str, dict[str, np.ndarray]] = {}
+        self._lock = threading.Lock()
+        eq_ids = {i for d in self._all_equality_deletes() for i in d.field_ids}
+        self.equality: EqualityMatcher | None = None
+        if eq_ids:
+            where = f"{source.format} table {source.name}"
+            self.read_schema, paths = with_equality_fields(self.read_schema, eq_ids, self.full_schema,
+                                                           source.schemas(), where)
+            self.equality = EqualityMatcher(self.read_schema, paths, self.policy, self._open, where)
+
+    # -- planning -------------------------------------------------------------------------------
+    def files(self) -> list[DataFileEntry]:
+        """The snapshot's live files that the filter's partition values and statistics cannot rule out."""
+        files = list(self.content.files)
+        for f in files:
+            if f.file_format != "parquet":
+                raise UnsupportedFormatFeatureError(f"{self.source.format} table {self.source.name}: data file "
+                                                    f"{f.path} is {f.file_format.upper()}; fieldshift reads Parquet "
+                                                    "data files")
+        if not self.prune or not self.filter.filtered:
+            return files
+        with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
+            return [f for f in files if self.filter.partition_may_match(f.partition, self.full_schema)
+                    and self.filter.may_match(f.stats, self.full_schema)]
+
+    def _all_equality_deletes(self) -> list[EqualityDeletes]:
+        found = {d.path: d for f in self.content.files for d in f.equality_deletes}
+        found.update((d.path, d) for d in self.content.equality_deletes)
+        return list(found.values())
+
+    def equality_deletes(self, f: DataFileEntry) -> tuple[EqualityDeletes, ...]:
+        """The equality deletes of ``f``: its own, and the snapshot-wide ones newer than it."""
+        wide = tuple(d for d in self.content.equality_deletes
+                     if f.sequence_number is None or f.sequence_number < d.sequence_number)
+        return f.equality_deletes + wide
+
+    def _open(self, path: str) -> Any:
+        """A readable file for a local path or a URI pyarrow.fs knows (s3://, gs://, file://, ...)."""
+        if "://" not in path:
+            return pafs.LocalFileSystem().open_input_file(path)
+        key = path.split("://", 1)[0] + "://" + path.split("://", 1)[1].split("/", 1)[0]
+        if key not in self._filesystems:
+            fs, _ = pafs.FileSystem.from_uri(path)
+            self._filesystems[key] = (fs, lambda p: pafs.FileSystem.from_uri(p)[1])
+        fs, inner = self._filesystems[key]
+        return fs.open_input_file(inner(path))
+
+    def _positions(self, d: DeleteFile) -> np.ndarray:
+        """A delete file's positions in its data file; a Parquet file naming many data files is read once
+        per scan and split by file."""
+        if d.format != "parquet" or d.data_file_path is None or d.up_to_snapshot is not None:
+            return read_positions(d, self._open)
+        with self._lock:
+            groups = self._groups.get(d.path)
+        if groups is None:
+            groups = read_position_groups(d, self._open)
+            with self._lock:
+                self._groups[d.path] = groups
+        return groups.get(d.data_file_path, np.empty(0, np.int64))
+
+    def deleted(self, f: DataFileEntry) -> np.ndarray | None:
+        """Sorted positions of ``f``'s deleted rows at this snapshot (None: none are deleted)."""
+        parts = [self._positions(d) for d in f.delete_files]
+        if f.positions is not None and len(f.positions):
+            parts.append(np.asarray(f.positions, np.int64))
+        if not parts:
+            return None
+        return np.unique(np.concatenate(parts))
+
+    # -- reading --------------------------------------------------------------------------------
+    def _plan(self, arrow_schema: pa.Schema, mapping: Any, constants: dict[int, Any] | None = None) -> EvolutionPlan:
+        return plan(arrow_schema, self.read_schema, policy=self.policy, name_mapping=mapping, constants=constants)
+
+    def _constants(self, f: DataFileEntry, found: pa.Schema) -> dict[int, Any] | None:
+        """Identity partition values of read columns the file lacks (the Iceberg spec's first projection rule: a
+        file of a migrated Hive table keeps its partition column only in the metadata, as Delta's files do)."""
+        wanted = {pv.source_id: pv.value for pv in f.partition
+                  if pv.transform == "identity" and pv.value is not None and self.read_schema.has_field(pv.source_id)}
+        if not wanted:
+            return None
+        try:
+            present = file_schema_of(found, name_mapping=f.name_mapping)
+        except SchemaEvolutionError:
+            return None
+        return {sid: v for sid, v in wanted.items() if not present.has_field(sid)} or None
+
+    def _by_mapping(self, found: pa.Schema, f: DataFileEntry) -> pa.Schema | None:
+        """The top-level columns of a file without field ids that its name mapping gives a read field (None:
+        the file has ids, or no mapping): a file of a format that resolves columns by name reads only those."""
+        if f.name_mapping is None or has_field_ids(found):
+            return None
+        wanted = {field.id for field in self.read_schema.fields}
+        mapped = f.name_mapping.apply(pa.schema([pa.field(n, pa.null()) for n in found.names]))
+        keep = [found.field(i) for i, m in enumerate(mapped) if arrow_field_id(m) in wanted]
+        return pa.schema(keep or [found.field(0)], metadata=found.metadata)  # one column still counts rows
+
+    def evolved_batches(self, f: DataFileEntry) -> Iterator[pa.RecordBatch]:
+        """A data file's live rows in the read schema, before the row filter."""
+        deleted = self.deleted(f)
+        equality = self.equality_deletes(f) if self.equality is not None else ()
+        with data_file_errors(f.path):
+            # INT96 (Spark's legacy timestamps) as microseconds, the unit every table format reads them in
+            pf = pq.ParquetFile(self._open(f.path), arrow_extensions_enabled=False, coerce_int96_timestamp_unit="us")
+            found = pf.schema_arrow
+            foreign_ids = not f.ids_in_file and has_field_ids(found)
+            if foreign_ids:  # ids the table does not own: columns resolve by name only
+                found = without_field_ids(found)
+            constants = self._constants(f, found)
+            projected = self._by_mapping(found, f) or decode_schema(
+                found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping, constants=constants)
+            try:
+                p = self._plan(projected, f.name_mapping, constants)
+            except SchemaEvolutionError as e:
+                raise name_data_file(e, f.path, self.content.snapshot.schema_id) from None
+            by_snapshot = f.snapshot_column is not None
+            if by_snapshot and f.snapshot_column not in found.names:
+                raise UnsupportedFormatFeatureError(f"data file {f.path} should record each row's snapshot in "
+                                                    f"{f.snapshot_column!r} and has no such column")
+            names = [*projected.names, f.snapshot_column] if by_snapshot else projected.names
+            offset = 0
+            for batch in read_columns(pf, names, self.batch_size, file_schema=found):
+                keep = self._keep(batch, offset, deleted, f)
+                offset += batch.num_rows
+                if by_snapshot:
+                    batch = batch.drop_columns([f.snapshot_column])
+                if foreign_ids:
+                    stripped = pa.schema([projected.field(n) for n in batch.schema.names])
+                    batch = pa.RecordBatch.from_arrays(batch.columns, schema=stripped)
+                out = p.apply(batch if keep is None else batch.filter(pa.array(keep)))
+                if equality:
+                    assert self.equality is not None
+                    gone = self.equality.deleted(out, equality)
+                    if gone is not None and gone.any():
+                        out = out.filter(pa.array(~gone))
+                yield out
+
+    @staticmethod
+    def _keep(batch: pa.RecordBatch, offset: int, deleted: np.ndarray | None, f: DataFileEntry) -> np.ndarray | None:
+        """The batch's live rows: not deleted, and of a snapshot the read sees (None: all of them)."""
+        n, keep = batch.num_rows, None
+        if deleted is not None:
+            lo, hi = np.searchsorted(deleted, [offset, offset + n])
+            if hi > lo:
+                keep = np.ones(n, bool)
+                keep[deleted[lo:hi] - offset] = False
+        if f.snapshot_column is not None and f.up_to_snapshot is not None:
+            seen = batch.column(f.snapshot_column).to_numpy(zero_copy_only=False) <= f.up_to_snapshot
+            keep = seen if keep is None else keep & seen
+        return keep
+
+    def _inlined_batches(self, rows: InlinedRows) -> Iterator[pa.RecordBatch]:
+        p = self._plan(rows.rows.schema, None)
+        for batch in rows.rows.to_batches(self.batch_size):
+            yield p.apply(batch)
+
+    def reader_rows(self) -> list[ReaderRows]:
+        """The snapshot's rows of the format's own reader that the filter's statistics cannot rule out."""
+        rows = list(self.content.reader_rows)
+        if not self.prune or not self.filter.filtered:
+            return rows
+        return [r for r in rows if self.filter.may_match(r.stats, self.full_schema)]
+
+    def _reader_batches(self, rows: ReaderRows) -> Iterator[pa.RecordBatch]:
+        """A peer reader's batches evolved by name; a plan per distinct batch schema."""
+        plans: dict[pa.Schema, EvolutionPlan] = {}
+        for batch in rows.read():
+            p = plans.get(batch.schema)
+            if p is None:
+                try:
+                    p = plans[batch.schema] = self._plan(batch.schema, rows.name_mapping)
+                except SchemaEvolutionError as e:
+                    raise name_data_file(e, rows.label, self.content.snapshot.schema_id) from None
+            yield p.apply(batch)
+
+    def _finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        return self.filter.apply(batch).select(self.output_schema.names)
+
+    def _parts(self) -> list[Callable[[], Iterator[pa.RecordBatch]]]:
+        parts: list[Callable[[], Iterator[pa.RecordBatch]]] = [
+            (lambda f=f: self.evolved_batches(f)) for f in self.files()]
+        parts += [(lambda r=r: self._inlined_batches(r)) for r in self.content.inlined]
+        parts += [(lambda r=r: self._reader_batches(r)) for r in self.reader_rows()]
+        return parts
+
+    # -- results --------------------------------------------------------------------------------
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """Evolved batches file by file, then the inlined rows (memory bounded by one batch per file)."""
+        for part in self._parts():
+            for batch in part():
+                out = self._finish(batch)
+                if out.num_rows:
+                    yield out
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.output_schema, self.to_batches())
+
+    def to_arrow(self) -> pa.Table:
+        """The whole result as one Table; files are read in parallel."""
+        parts = self._parts()
+
+        def run(part: Callable[[], Iterator[pa.RecordBatch]]) -> list[pa.RecordBatch]:
+            return [b for b in (self._finish(x) for x in part()) if b.num_rows]
+
+        workers = max(1, min(os.cpu_count() or 1, len(parts)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = list(pool.map(run, parts))
+        return pa.Table.from_batches([b for part in done for b in part], schema=self.output_schema)
+
+    def count(self) -> int:
+        """Row count; without a filter, from the metadata and the delete positions alone."""
+        if self.filter.filtered:
+            return sum(b.num_rows for b in self.to_batches())
+        total = sum(r.rows.num_rows for r in self.content.inlined)
+        for rows in self.content.reader_rows:
+            total += rows.record_count if rows.record_count is not None else \
+                sum(b.num_rows for b in rows.read())
+        for f in self.content.files:
+            if f.snapshot_column is not None or (self.equality is not None and self.equality_deletes(f)):
+                total += sum(b.num_rows for b in self.evolved_batches(f))
+                continue
+            deleted = self.deleted(f)
+            total += f.record_count - (0 if deleted is None else int(np.count_nonzero(deleted < f.record_count)))
+        return total
