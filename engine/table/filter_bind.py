@@ -23,6 +23,7 @@ from fieldshift.table.expressions import (
     LISTS,
     NEGATED,
     PREFIXES,
+    UNARY,
     AlwaysFalse,
     AlwaysTrue,
     Expression,
@@ -70,23 +71,24 @@ class BoundPredicate(Expression):
     def __str__(self) -> str:
         return self.text()
 
-    def with_op(self, op: str) -> BoundPredicate:
-        """The same column and literals under another operator (``rewrite_not``'s leaves)."""
-        literals = self.literals if op not in ("is_null", "not_null", "is_nan", "not_nan") else None
-        pred = Predicate(self.path, op, None) if literals is None else self.predicate
-        return replace(self, predicate=pred, op=op, literals=literals, keys=self.keys if literals is not None else (),
-                       cmp_type=self.cmp_type if literals is not None else None)
+    def _derived(self, op: str, pred_op: str) -> BoundPredicate:
+        """This column under operator ``op``; its predicate becomes ``pred_op`` (the same change made to
+        the condition as written), so binding it at another schema means the same."""
+        unary = op in UNARY
+        p = self.predicate
+        pred = Predicate(p.column, pred_op, None if unary else p.value, p.source)
+        return replace(self, predicate=pred, op=op, literals=None if unary else self.literals,
+                       keys=() if unary else self.keys, cmp_type=None if unary else self.cmp_type)
 
     def negate(self) -> Expression:
-        """NOT of this leaf in SQL's logic: true where it is false, false where it is true, unknown where
-        it is unknown. ``= < <= > >= in starts_with`` are unknown on a null, so their negation keeps
-        nulls out; NaN makes every comparison false, so ``not (d < 1)`` holds on a NaN."""
+        """NOT of this leaf in SQL's logic (``Predicate.negate``'s rules), on the bound literals."""
+        written = self.predicate.op  # an operator of the same kind (a < 1.5 binds as a <= 1 on longs)
         if self.op in ("==", "in", "starts_with"):
-            opposite = {"==": "!=", "in": "not in", "starts_with": "not_starts_with"}[self.op]
-            return and_(self.with_op(opposite), self.with_op("not_null"))
-        negated = self.with_op(NEGATED[self.op])
+            opposite = {"==": "!=", "in": "not in", "starts_with": "not_starts_with"}
+            return and_(self._derived(opposite[self.op], opposite[written]), self._derived("not_null", "not_null"))
+        negated = self._derived(NEGATED[self.op], NEGATED[written])
         if self.op in ("<", "<=", ">", ">=") and self.cmp_type is not None and T.is_floating(self.cmp_type):
-            return or_(negated, self.with_op("is_nan"))
+            return or_(negated, self._derived("is_nan", "is_nan"))
         return negated
 
 

@@ -263,6 +263,17 @@ def test_a_bound_filter_reads_right_at_another_schema_by_field_id(tmp_path: Path
         bind(bound, t.schema)
 
 
+def test_a_negated_bound_filter_binds_again_with_its_meaning(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "nb", pa.schema([("id", pa.int64()), ("a", pa.int32()), ("s", pa.string())]))
+    t.append(pa.table({"id": [1, 2, 3, 4], "a": pa.array([1, 2, None, 5], pa.int32()), "s": ["x", None, "y", "yy"]}))
+    text = "a < 1.5 or s starts with 'x'"
+    bound = bind(parse_filter(text), t.schema)
+    assert _ids(t, ~bound) == _ids(t, f"not ({text})") == [4]  # unknown on 2 and 3 stays unknown
+    t.update_schema().update_column("a", pa.float64()).commit()
+    t.append({"id": [5, 6], "a": [1.2, 1.6], "s": ["z", "z"]})
+    assert _ids(t, ~bound) == _ids(t, f"not ({text})") == [4, 6]  # a < 1.5 again, not the int's a <= 1
+
+
 def test_rewrite_not_leaves_no_not(table: tuple) -> None:
     t, _ = table
     tree = parse_filter("not (a = 1 or not (d < 2 and s like 'a%')) and not ok = true")
