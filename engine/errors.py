@@ -334,6 +334,12 @@ class FilterSyntaxError(DDLSyntaxError, InvalidFilterError):
     """Filter text (``Table.scan(filter="...")``, the CLI's ``--where``) that does not parse, or whose
     column or literal does not fit the table: the caret points at the token."""
 
+    def __init__(self, statement: str, position: int, expected: str, found: str | None = None,
+                 end: int | None = None) -> None:
+        super().__init__(statement, position, expected, found, end)
+        if found is None:
+            self.args = (str(self).replace("the end of the statement", "the end of the filter", 1),)
+
 
 class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):
     """A fieldshift/Arrow type (or a Spark type) with no counterpart on the other side."""
