@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import decimal
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +167,11 @@ def default_from_json(value: Any, t: FieldType) -> Any:
         values = [default_from_json(v, t.value.type) for v in value["values"]]
         return dict(zip(keys, values, strict=True))
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        if pa.types.is_fixed_size_binary(t) and t.byte_width == 16 and isinstance(value, str) and value.count("-") == 4:
+            try:  # Iceberg writes a uuid's default as its text form (fieldshift reads uuid as fixed[16])
+                return uuid.UUID(value).bytes
+            except ValueError:
+                pass
         try:
             return bytes.fromhex(value)
         except ValueError:

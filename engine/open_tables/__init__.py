@@ -16,6 +16,8 @@ from fieldshift.open_tables.source import (
     PartitionValue,
     ReadSource,
     SnapshotContent,
+    SourcePartitionField,
+    SourcePartitionSpec,
     SourceSnapshot,
 )
 
@@ -29,5 +31,7 @@ __all__ = [
     "PartitionValue",
     "ReadSource",
     "SnapshotContent",
+    "SourcePartitionField",
+    "SourcePartitionSpec",
     "SourceSnapshot",
 ]

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from fieldshift.errors import DataFileError, UnsupportedFormatFeatureError
 from fieldshift.open_tables.source import DeleteFile
 
-__all__ = ["decode_deletion_vector", "read_positions"]
+__all__ = ["decode_deletion_vector", "read_position_groups", "read_positions"]
 
 SNAPSHOT_COLUMN = "_ducklake_internal_snapshot_id"  # DuckLake's per-row deleting snapshot (partial delete files)
 _DV_MAGIC = b"\xd1\xd3\x39\x64"
@@ -37,10 +37,61 @@ def read_positions(delete: DeleteFile, open_input: Callable[[str], Any]) -> np.n
     if delete.format == "parquet":
         return _parquet_positions(delete, open_input)
     if delete.format == "puffin":
-        with open_input(delete.path) as f:
-            return decode_deletion_vector(f.read(), delete.path)
+        try:
+            with open_input(delete.path) as f:
+                if delete.offset is None:
+                    return decode_deletion_vector(f.read(), delete.path)
+                if f.read(4) != _PUFFIN_MAGIC:
+                    raise UnsupportedFormatFeatureError(
+                        f"deletion vector file {delete.path} is not a Puffin file (no PFA1 magic at its start): a "
+                        "bare deletion-vector blob, as older DuckDB versions wrote them; the Iceberg spec keeps "
+                        "deletion vectors in Puffin files, so fieldshift does not guess. Rewrite the deletes")
+                f.seek(delete.offset)
+                blob = f.read(delete.length) if delete.length is not None else f.read()
+        except FileNotFoundError:
+            raise DataFileError(f"deletion vector file {delete.path} is missing; the table references it, so the "
+                                "rows it deletes cannot be known. Restore it from a backup.") from None
+        if delete.length is not None and len(blob) != delete.length:
+            raise DataFileError(f"deletion vector in {delete.path} at offset {delete.offset}: the file ends after "
+                                f"{len(blob)} of its {delete.length} bytes")
+        return decode_deletion_vector(blob, delete.path)
     raise UnsupportedFormatFeatureError(f"delete file {delete.path}: format {delete.format!r} is not one fieldshift "
                                         "reads (parquet position deletes, puffin deletion vectors)")
+
+
+def read_position_groups(delete: DeleteFile, open_input: Callable[[str], Any]) -> dict[str, np.ndarray]:
+    """Every data file's deleted positions in one Parquet position-delete file, read once (a delete file
+    of a format that names data files may cover many of them; scans share this)."""
+    table = _read_delete_table(delete, open_input, ["file_path", "pos"])
+    if "file_path" not in table.column_names:
+        raise DataFileError(f"delete file {delete.path} has no 'file_path' column (it has {table.column_names}); "
+                            "it is not a position-delete file")
+    if not table.num_rows:
+        return {}
+    order = pc.sort_indices(table, [("file_path", "ascending"), ("pos", "ascending")])
+    table = table.take(order)
+    paths = table["file_path"].combine_chunks()
+    pos = table["pos"].to_numpy().astype(np.int64, copy=False)
+    runs = pc.run_end_encode(paths)
+    ends = runs.run_ends.to_numpy()
+    starts = np.concatenate([[0], ends[:-1]])
+    return {name: np.unique(pos[s:e]) for name, s, e in zip(runs.values.to_pylist(), starts, ends, strict=True)}
+
+
+def _read_delete_table(delete: DeleteFile, open_input: Callable[[str], Any], wanted: list[str]) -> pa.Table:
+    try:
+        with open_input(delete.path) as f:
+            pf = pq.ParquetFile(f)
+            names = pf.schema_arrow.names
+            if "pos" not in names:
+                raise DataFileError(f"delete file {delete.path} has no 'pos' column (it has {names}); "
+                                    "it is not a position-delete file")
+            return pf.read(columns=[c for c in wanted if c in names])
+    except FileNotFoundError:
+        raise DataFileError(f"delete file {delete.path} is missing; the catalog references it, so the rows it "
+                            "deletes cannot be known. Restore it from a backup.") from None
+    except (pa.ArrowInvalid, OSError) as e:
+        raise DataFileError(f"delete file {delete.path} is unreadable (corrupt or not Parquet): {e}") from None
 
 
 def _parquet_positions(delete: DeleteFile, open_input: Callable[[str], Any]) -> np.ndarray:

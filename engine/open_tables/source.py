@@ -37,6 +37,8 @@ __all__ = [
     "PartitionValue",
     "ReadSource",
     "SnapshotContent",
+    "SourcePartitionField",
+    "SourcePartitionSpec",
     "SourceSnapshot",
 ]
 
@@ -92,25 +94,34 @@ class DeleteFile:
     ``format`` is ``parquet`` (Iceberg-style ``file_path``, ``pos`` columns) or ``puffin`` (deletion
     vectors, Iceberg v3). ``up_to_snapshot``: some writers keep one delete file per data file and record
     in it which snapshot deleted each row (DuckLake's partial delete files); then only the rows deleted at
-    or before this snapshot count. None: every row of the file counts."""
+    or before this snapshot count. None: every row of the file counts. ``offset``/``length`` locate one
+    deletion vector inside a container that holds vectors of many data files (Iceberg's Puffin files);
+    ``data_file_path`` keeps only the rows that name this data file (a Parquet file deleting from many)."""
 
     path: str
     format: Literal["parquet", "puffin"]
     record_count: int | None = None
     up_to_snapshot: int | None = None
     data_file_path: str | None = None  # the data file as the delete file names it (Parquet ``file_path``)
+    offset: int | None = None  # where the blob starts inside ``path`` (a Puffin file may hold many vectors)
+    length: int | None = None  # the blob's size in bytes; None with offset None: the whole file
 
 
 @dataclass(frozen=True, slots=True)
 class EqualityDeletes:
     """Rows deleted by value: a row of a data file with a sequence number below ``sequence_number`` whose
     ``field_ids`` values equal a row of this file is deleted (Iceberg's equality deletes; a keyed table's
-    newer version of a key works the same way). No DuckLake table has them."""
+    newer version of a key works the same way). No DuckLake table has them.
+
+    Values compare in the read schema's types (a delete written before a promotion matches the promoted
+    rows), and a null matches a null (``col IS NULL``). A field id the read schema no longer has is still
+    compared: the scan reads it from the schema that last had it, as the Iceberg spec requires."""
 
     path: str
     field_ids: tuple[int, ...]
     sequence_number: int
     record_count: int | None = None
+    file_format: str = "parquet"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -126,7 +137,9 @@ class DataFileEntry:
     that merged the rows of several snapshots records each row's snapshot in that column; only rows of
     snapshots up to ``up_to_snapshot`` are live (DuckLake's ``ducklake_merge_adjacent_files``).
     ``sequence_number`` orders the file against equality deletes; ``first_row_id`` is the format's row id
-    of the file's first row (row lineage).
+    of the file's first row (row lineage). ``equality_deletes`` are the ones the format's scoping rules
+    apply to this file (Iceberg: same partition or a global delete, newer sequence number), on top of the
+    snapshot-wide ones.
     """
 
     path: str
@@ -144,6 +157,7 @@ class DataFileEntry:
     file_id: int | None = None
     snapshot_column: str | None = None
     up_to_snapshot: int | None = None
+    equality_deletes: tuple[EqualityDeletes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -184,6 +198,25 @@ class SnapshotContent:
     merge: MergeMode = NO_MERGE
 
 
+@dataclass(frozen=True, slots=True)
+class SourcePartitionField:
+    """One field of a partition spec: ``transform`` (the format's text: identity, day, bucket[16], ...;
+    one fieldshift does not know stays as written and never prunes) of field ``source_id``."""
+
+    source_id: int
+    field_id: int
+    name: str
+    transform: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePartitionSpec:
+    """A partition spec a table has had; its files record values under these fields, in this order."""
+
+    spec_id: int
+    fields: tuple[SourcePartitionField, ...] = ()
+
+
 @runtime_checkable
 class ReadSource(Protocol):
     """A table of some format, read-only, as the scan pipeline sees it.
@@ -192,6 +225,9 @@ class ReadSource(Protocol):
     refused write says to use it); ``policy`` is the type changes the format's own readers apply to old
     files (DuckLake: its promotions, plus what its writer stores in another Parquet type, e.g. a 128-bit
     integer as DOUBLE). Snapshots are the ones in which this table changed, oldest first.
+
+    Optional members a source may add: ``specs()`` (its partition specs, ``SourcePartitionSpec`` values,
+    oldest first), ``current_schema_id`` (the schema of a table that has no snapshot yet) and ``close()``.
     """
 
     format: str

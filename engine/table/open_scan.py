@@ -1,9 +1,11 @@
 """The scan of a table another format wrote: the read-source interface's facts in, evolved Arrow out.
 
-Per snapshot: bind the filter to the snapshot's schema, prune files whose statistics rule it out, then
-per file: plan the file's own Arrow schema against the read schema by field id (``fieldshift.planner``;
-the format's policy says which type changes its readers apply), read only the columns the plan takes,
-drop deleted positions, evolve, filter rows. Inlined rows take the same path from memory.
+Per snapshot: bind the filter to the snapshot's schema, prune files whose partition values (the filter
+projected through each file's transforms) or statistics rule it out, then per file: plan the file's own
+Arrow schema against the read schema by field id (``fieldshift.planner``; the format's policy says which
+type changes its readers apply; an identity partition value fills a column the file lacks), read only
+the columns the plan takes, drop deleted positions, evolve, drop rows equality deletes match, filter
+rows. Inlined rows take the same path from memory.
 
 Filters are today's tuples (``table/filters.py``); everything that knows their shape is in ``_Filter``,
 so the expression tree that replaces them (issue 28) changes only that class.
@@ -12,6 +14,7 @@ so the expression tree that replaces them (issue 28) changes only that class.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -21,17 +24,30 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from fieldshift.errors import SchemaEvolutionError, UnsupportedFormatFeatureError
+from fieldshift.errors import PartitionSpecError, SchemaEvolutionError, UnsupportedFormatFeatureError
+from fieldshift.file_schema import file_schema_of
 from fieldshift.gc_pause import paused_gc
-from fieldshift.open_tables.position_deletes import read_positions
-from fieldshift.open_tables.source import ColumnStats, DataFileEntry, InlinedRows, ReadSource, SnapshotContent
+from fieldshift.open_tables.position_deletes import read_position_groups, read_positions
+from fieldshift.open_tables.source import (
+    ColumnStats,
+    DataFileEntry,
+    DeleteFile,
+    EqualityDeletes,
+    InlinedRows,
+    PartitionValue,
+    ReadSource,
+    SnapshotContent,
+)
 from fieldshift.planner import EvolutionPlan, plan
 from fieldshift.planner.nodes import Take
 from fieldshift.schema import Schema
+from fieldshift.table.equality_deletes import EqualityMatcher, with_equality_fields
 from fieldshift.table.files import data_file_errors, name_data_file, read_columns
 from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.parquet_read import decode_schema
+from fieldshift.table.partition_prune import project
 from fieldshift.table.stats import may_match
+from fieldshift.table.transforms import Transform, parse_transform
 
 __all__ = ["OpenScan"]
 
@@ -73,6 +89,49 @@ class _Filter:
             self._nodes[p.field_id] = (read_type, node)
         return self._nodes[p.field_id]
 
+    def partition_may_match(self, partition: Sequence[PartitionValue], schema: Schema) -> bool:
+        """False only when a file's partition values prove no row passes: each predicate projected through
+        the transform of a partition field over its column (Iceberg's inclusive projection). A transform
+        fieldshift does not know, or a value it cannot place in the read type, prunes nothing."""
+        for p in self.bound:
+            if p.op == "false":
+                return False
+            for pv in partition:
+                if pv.source_id != p.field_id:
+                    continue
+                transform = _transform(pv.transform)
+                if transform is None:
+                    continue
+                test = project(transform, p)
+                if test is None:
+                    continue
+                key = _partition_key(pv.value, transform, schema.field(p.field_id).type)
+                if key is not _UNKNOWN and not test(key):
+                    return False
+        return True
+
+
+_UNKNOWN = object()
+
+
+def _transform(text: str) -> Transform | None:
+    try:
+        return parse_transform(text)
+    except (PartitionSpecError, ValueError, TypeError):
+        return None
+
+
+def _partition_key(value: Any, transform: Transform, read_type: Any) -> Any:
+    """A partition value as ``Transform.value`` records it (identity timestamps as nanoseconds)."""
+    if value is None or transform.kind != "identity":
+        return value
+    if not isinstance(read_type, pa.DataType):
+        return _UNKNOWN
+    try:
+        return transform.values(pa.array([value], read_type))[0]
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return _UNKNOWN
+
 
 def _bounds(st: ColumnStats, read_type: Any) -> tuple[Any, Any]:
     if st.lower is None or st.upper is None or not isinstance(read_type, pa.DataType):
@@ -99,9 +158,6 @@ class OpenScan:
                  filter: Any = None, batch_size: int = BATCH_SIZE) -> None:
         if columns is not None and (isinstance(columns, (str, bytes)) or not all(isinstance(c, str) for c in columns)):
             raise TypeError(f"columns must be a list of top-level column names, e.g. ['id'], not {columns!r}")
-        if content.equality_deletes:
-            raise UnsupportedFormatFeatureError(f"{source.format} table {source.name}: equality deletes "
-                                                f"({content.equality_deletes[0].path}) are not applied yet")
         if content.merge.kind != "none":
             raise UnsupportedFormatFeatureError(f"{source.format} table {source.name}: rows merged by key are not "
                                                 "read through open tables yet")
@@ -116,18 +172,41 @@ class OpenScan:
         self.batch_size = batch_size
         self.prune = True  # False reads every live file (tests compare the two)
         self._filesystems: dict[str, tuple[pafs.FileSystem, Callable[[str], str]]] = {}
+        self._groups: dict[str, dict[str, np.ndarray]] = {}
+        self._lock = threading.Lock()
+        eq_ids = {i for d in self._all_equality_deletes() for i in d.field_ids}
+        self.equality: EqualityMatcher | None = None
+        if eq_ids:
+            where = f"{source.format} table {source.name}"
+            self.read_schema, paths = with_equality_fields(self.read_schema, eq_ids, self.full_schema,
+                                                           source.schemas(), where)
+            self.equality = EqualityMatcher(self.read_schema, paths, self.policy, self._open, where)
 
     # -- planning -------------------------------------------------------------------------------
     def files(self) -> list[DataFileEntry]:
-        """The snapshot's live files that the filter's statistics cannot rule out."""
+        """The snapshot's live files that the filter's partition values and statistics cannot rule out."""
         files = list(self.content.files)
         for f in files:
             if f.file_format != "parquet":
-                raise UnsupportedFormatFeatureError(f"data file {f.path} is {f.file_format}; fieldshift reads Parquet")
+                raise UnsupportedFormatFeatureError(f"{self.source.format} table {self.source.name}: data file "
+                                                    f"{f.path} is {f.file_format.upper()}; fieldshift reads Parquet "
+                                                    "data files")
         if not self.prune or not self.filter.bound:
             return files
         with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
-            return [f for f in files if self.filter.may_match(f.stats, self.full_schema)]
+            return [f for f in files if self.filter.partition_may_match(f.partition, self.full_schema)
+                    and self.filter.may_match(f.stats, self.full_schema)]
+
+    def _all_equality_deletes(self) -> list[EqualityDeletes]:
+        found = {d.path: d for f in self.content.files for d in f.equality_deletes}
+        found.update((d.path, d) for d in self.content.equality_deletes)
+        return list(found.values())
+
+    def equality_deletes(self, f: DataFileEntry) -> tuple[EqualityDeletes, ...]:
+        """The equality deletes of ``f``: its own, and the snapshot-wide ones newer than it."""
+        wide = tuple(d for d in self.content.equality_deletes
+                     if f.sequence_number is None or f.sequence_number < d.sequence_number)
+        return f.equality_deletes + wide
 
     def _open(self, path: str) -> Any:
         """A readable file for a local path or a URI pyarrow.fs knows (s3://, gs://, file://, ...)."""
@@ -140,9 +219,22 @@ class OpenScan:
         fs, inner = self._filesystems[key]
         return fs.open_input_file(inner(path))
 
+    def _positions(self, d: DeleteFile) -> np.ndarray:
+        """A delete file's positions in its data file; a Parquet file naming many data files is read once
+        per scan and split by file."""
+        if d.format != "parquet" or d.data_file_path is None or d.up_to_snapshot is not None:
+            return read_positions(d, self._open)
+        with self._lock:
+            groups = self._groups.get(d.path)
+        if groups is None:
+            groups = read_position_groups(d, self._open)
+            with self._lock:
+                self._groups[d.path] = groups
+        return groups.get(d.data_file_path, np.empty(0, np.int64))
+
     def deleted(self, f: DataFileEntry) -> np.ndarray | None:
         """Sorted positions of ``f``'s deleted rows at this snapshot (None: none are deleted)."""
-        parts = [read_positions(d, self._open) for d in f.delete_files]
+        parts = [self._positions(d) for d in f.delete_files]
         if f.positions is not None and len(f.positions):
             parts.append(np.asarray(f.positions, np.int64))
         if not parts:
@@ -150,18 +242,34 @@ class OpenScan:
         return np.unique(np.concatenate(parts))
 
     # -- reading --------------------------------------------------------------------------------
-    def _plan(self, arrow_schema: pa.Schema, mapping: Any) -> EvolutionPlan:
-        return plan(arrow_schema, self.read_schema, policy=self.policy, name_mapping=mapping)
+    def _plan(self, arrow_schema: pa.Schema, mapping: Any, constants: dict[int, Any] | None = None) -> EvolutionPlan:
+        return plan(arrow_schema, self.read_schema, policy=self.policy, name_mapping=mapping, constants=constants)
+
+    def _constants(self, f: DataFileEntry, found: pa.Schema) -> dict[int, Any] | None:
+        """Identity partition values of columns the file lacks (the spec's first projection rule: a file of a
+        migrated Hive table keeps its partition column only in the metadata)."""
+        wanted = {pv.source_id: pv.value for pv in f.partition
+                  if pv.transform == "identity" and pv.value is not None and self.read_schema.has_field(pv.source_id)}
+        if not wanted:
+            return None
+        try:
+            present = file_schema_of(found, name_mapping=f.name_mapping)
+        except SchemaEvolutionError:
+            return None
+        return {sid: v for sid, v in wanted.items() if not present.has_field(sid)} or None
 
     def evolved_batches(self, f: DataFileEntry) -> Iterator[pa.RecordBatch]:
         """A data file's live rows in the read schema, before the row filter."""
         deleted = self.deleted(f)
+        equality = self.equality_deletes(f) if self.equality is not None else ()
         with data_file_errors(f.path):
             pf = pq.ParquetFile(self._open(f.path), arrow_extensions_enabled=False)
             found = pf.schema_arrow
-            projected = decode_schema(found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping)
+            constants = self._constants(f, found)
+            projected = decode_schema(found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping,
+                                      constants=constants)
             try:
-                p = self._plan(projected, f.name_mapping)
+                p = self._plan(projected, f.name_mapping, constants)
             except SchemaEvolutionError as e:
                 raise name_data_file(e, f.path, self.content.snapshot.schema_id) from None
             by_snapshot = f.snapshot_column is not None
@@ -175,7 +283,13 @@ class OpenScan:
                 offset += batch.num_rows
                 if by_snapshot:
                     batch = batch.drop_columns([f.snapshot_column])
-                yield p.apply(batch if keep is None else batch.filter(pa.array(keep)))
+                out = p.apply(batch if keep is None else batch.filter(pa.array(keep)))
+                if equality:
+                    assert self.equality is not None
+                    gone = self.equality.deleted(out, equality)
+                    if gone is not None and gone.any():
+                        out = out.filter(pa.array(~gone))
+                yield out
 
     @staticmethod
     def _keep(batch: pa.RecordBatch, offset: int, deleted: np.ndarray | None, f: DataFileEntry) -> np.ndarray | None:
@@ -235,7 +349,7 @@ class OpenScan:
             return sum(b.num_rows for b in self.to_batches())
         total = sum(r.rows.num_rows for r in self.content.inlined)
         for f in self.content.files:
-            if f.snapshot_column is not None:  # rows of later snapshots in it: read which they are
+            if f.snapshot_column is not None or (self.equality is not None and self.equality_deletes(f)):
                 total += sum(b.num_rows for b in self.evolved_batches(f))
                 continue
             deleted = self.deleted(f)

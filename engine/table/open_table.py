@@ -14,14 +14,22 @@ from typing import Any, NoReturn
 
 import pyarrow as pa
 
-from fieldshift.errors import InvalidOptionError, ReadOnlyTableError, SnapshotNotFoundError
+from fieldshift.errors import (
+    InvalidOptionError,
+    PartitionSpecError,
+    ReadOnlyTableError,
+    SnapshotNotFoundError,
+    UnsupportedFormatFeatureError,
+)
 from fieldshift.open_tables.source import ReadSource, SourceSnapshot
 from fieldshift.schema import Schema
 from fieldshift.table.open_scan import BATCH_SIZE, OpenScan
+from fieldshift.table.partitioning import PartitionField, PartitionSpec
+from fieldshift.table.transforms import parse_transform
 
 __all__ = ["FORMATS", "OpenTable", "open_table"]
 
-FORMATS = ("ducklake",)
+FORMATS = ("ducklake", "iceberg")
 _WRITES = ("append", "overwrite", "upsert", "delete", "update_schema", "alter", "evolve", "compact",
            "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture")
 
@@ -64,12 +72,36 @@ class OpenTable:
 
     @property
     def schema(self) -> Schema:
-        """The schema at the latest snapshot."""
+        """The schema at the latest snapshot (a table with no snapshot yet: its current schema)."""
+        current = getattr(self.source, "current_schema_id", None)
+        if current is not None and not self.source.snapshots():
+            return self.schemas()[current]
         return self.schemas()[self.current_snapshot.schema_id]
 
     def schemas(self) -> dict[int, Schema]:
         """Every schema version of the table by id."""
         return dict(self.source.schemas())
+
+    def specs(self) -> list[PartitionSpec]:
+        """Every partition spec the table has had, oldest first (files keep the spec they were written with);
+        empty for a format whose source records none. A transform fieldshift does not know is refused here
+        (scans still read such tables: an unknown transform only prunes nothing)."""
+        getter = getattr(self.source, "specs", None)
+        if getter is None:
+            return []
+        out = []
+        for spec in getter():
+            fields = []
+            for f in spec.fields:
+                try:
+                    transform = parse_transform(f.transform)
+                except PartitionSpecError:
+                    raise UnsupportedFormatFeatureError(
+                        f"{self.format} table {self.name}, partition spec {spec.spec_id}: field {f.name!r} uses "
+                        f"transform {f.transform!r}, which fieldshift does not know") from None
+                fields.append(PartitionField(f.source_id, f.field_id, transform, f.name))
+            out.append(PartitionSpec(spec.spec_id, tuple(fields)))
+        return out
 
     # -- reads ----------------------------------------------------------------------------------
     def resolve(self, snapshot_id: int | None = None, as_of: dt.datetime | str | None = None) -> int:
@@ -83,10 +115,7 @@ class OpenTable:
         if snapshot_id is not None:
             if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
                 raise TypeError(f"snapshot_id must be an int, not {snapshot_id!r}")
-            if snapshot_id < snaps[0].snapshot_id:
-                raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot {snapshot_id}: it was "
-                                            f"created at snapshot {snaps[0].snapshot_id}")
-            return snapshot_id
+            return snapshot_id  # the source's content() refuses an id it does not have (ids need not be ordered)
         if as_of is None:
             return snaps[-1].snapshot_id
         when = _instant(as_of)
@@ -131,18 +160,42 @@ def _instant(value: dt.datetime | str) -> dt.datetime:
     return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
-def open_table(source: str | Path, format: str | None = None, name: str | None = None, **options: Any) -> OpenTable:
+def open_table(source: str | Path | None = None, format: str | None = None, name: str | None = None, *,
+               catalog: dict[str, Any] | None = None, **options: Any) -> OpenTable:
     """Open a table another format wrote, read-only.
 
     ``format="ducklake"``: ``source`` is the catalog database (a DuckDB or SQLite file, or a
     ``postgresql://`` URI), ``name`` is ``schema.table`` (or ``table`` in schema ``main``), and
-    ``data_path=`` overrides the catalog's data path. ``format=None`` detects DuckLake catalogs.
+    ``data_path=`` overrides the catalog's data path.
+
+    ``format="iceberg"`` (needs PyIceberg: the ``iceberg`` extra): ``source`` is a ``metadata.json`` file or
+    a table directory whose ``metadata/version-hint.text`` names the current one; or no source and
+    ``catalog={...}`` (PyIceberg catalog properties, e.g. ``{"type": "sql", "uri": "sqlite:///c.db"}``) with
+    ``name="namespace.table"``. ``properties=`` go to PyIceberg's FileIO (object-store credentials).
+
+    ``format=None`` detects the format where the source says it: a DuckLake catalog file or URI, a path
+    ending in ``.metadata.json`` or a directory with ``metadata/version-hint.text`` (Iceberg), ``catalog=``
+    (Iceberg).
     """
     if format is None:
-        format = _detect(source)
+        format = "iceberg" if catalog is not None and source is None else _detect(source)
     key = str(format).strip().lower()
     if key not in FORMATS:
         raise InvalidOptionError(f"format {format!r} is not one fieldshift opens; use one of {', '.join(FORMATS)}")
+    if key == "iceberg":
+        unknown = set(options) - {"properties"}
+        if unknown:
+            raise InvalidOptionError(f"unknown option(s) {sorted(unknown)} for an Iceberg table; it takes catalog= "
+                                     "and properties=")
+        if catalog is not None and not isinstance(catalog, dict):
+            raise InvalidOptionError(f"catalog= takes PyIceberg catalog properties as a dict, not {catalog!r}")
+        from fieldshift.open_tables.iceberg import IcebergSource
+
+        return OpenTable(IcebergSource(source, name, catalog=catalog, properties=options.get("properties")))
+    if catalog is not None:
+        raise InvalidOptionError("catalog= is for Iceberg tables; a DuckLake catalog is the source itself")
+    if source is None:
+        raise InvalidOptionError("give the DuckLake catalog: a DuckDB or SQLite file, or a postgresql:// URI")
     if not name:
         raise InvalidOptionError("name the table: name='schema.table' (DuckLake)")
     unknown = set(options) - {"data_path"}
@@ -153,10 +206,17 @@ def open_table(source: str | Path, format: str | None = None, name: str | None =
     return OpenTable(DuckLakeSource(source, name, data_path=options.get("data_path")))
 
 
-def _detect(source: str | Path) -> str:
+def _detect(source: str | Path | None) -> str:
+    if source is None:
+        raise InvalidOptionError("give a source (a DuckLake catalog, an Iceberg metadata.json or table directory) "
+                                 "or catalog={...} for an Iceberg catalog")
     text = str(source)
     if text.startswith(("ducklake:", "postgresql://", "postgres://")):
         return "ducklake"
+    from fieldshift.open_tables.iceberg import is_iceberg_location
+
+    if is_iceberg_location(text):
+        return "iceberg"
     path = Path(text)
     if path.is_file():
         with open(path, "rb") as f:
