@@ -28,16 +28,16 @@ def arrow_field_id(f: pa.Field) -> int | None:
 
 
 def _parse_id(raw: bytes, path: str) -> int:
-    """A ``PARQUET:field_id`` value: a positive integer (negative ids are fieldshift's own, for columns
-    nothing identifies)."""
+    """A ``PARQUET:field_id`` value: a whole number from 0 (Paimon numbers fields from 0, Iceberg from 1;
+    negative ids are fieldshift's own, for columns nothing identifies)."""
     try:
-        fid = int(raw)
+        fid: int | None = int(raw)
     except ValueError:
-        fid = 0
-    if fid <= 0:
+        fid = None  # unparsable: refused below, as a negative id is
+    if fid is None or fid < 0:
         raise InvalidFieldIdError(
             f"Arrow field {path!r} has {FIELD_ID_KEY.decode()}={raw.decode(errors='replace')!r}; field ids "
-            "must be positive integers. Remove the metadata and read with a name mapping, or renumber it"
+            "are whole numbers from 0. Remove the metadata and read with a name mapping, or renumber it"
         )
     return fid
 
@@ -242,8 +242,8 @@ def _fast_field(f: pa.Field, name: str | None, depth: int, next_id: Callable[[],
             fid = next_id()
         else:
             fid = int(raw)
-            if fid <= 0:
-                raise ValueError(f"field id {fid} is not positive")
+            if fid < 0:
+                raise ValueError(f"field id {fid} is negative")
         raw_doc = meta.get(b"doc")
         if raw_doc is not None:
             doc = raw_doc.decode()

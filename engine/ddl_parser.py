@@ -26,7 +26,7 @@ from fieldshift.ddl_changes import (
     coerce_literal,
 )
 from fieldshift.ddl_tokens import DDLSyntaxError, Token, tokenize
-from fieldshift.ddl_types import TypeSyntaxError, parse_type
+from fieldshift.ddl_types import PLACEHOLDER_ID, TypeSyntaxError, parse_type
 from fieldshift.errors import SchemaEvolutionError
 from fieldshift.field import Field
 from fieldshift.schema import join_path, split_path
@@ -388,4 +388,4 @@ class DDLParser:
                 expected = TYPE_HINT
             raise DDLSyntaxError(self.text, offset + e.position, expected,
                                  found, offset + e.position + len(found or " ")) from None
-        return ListType(Field(0, "element", parsed)) if is_list else parsed
+        return ListType(Field(PLACEHOLDER_ID, "element", parsed)) if is_list else parsed

@@ -1,7 +1,8 @@
 """Parse SQL/Iceberg-style type strings, nested ones included: ``struct<a: int, b: list<string>>``.
 
 Used by ``SchemaUpdate`` when a type is given as text and by the CLI's ALTER statements. Nested
-fields get placeholder ids; ``SchemaUpdate`` renumbers them when it adds the column.
+fields get the placeholder id ``PLACEHOLDER_ID`` (-1, which no schema takes, as 0 is a valid id);
+``SchemaUpdate`` renumbers them when it adds the column.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from fieldshift.field import Field
 from fieldshift.type_names import parse_primitive
 from fieldshift.types import MAX_NESTING_DEPTH, FieldType, ListType, MapType, StructType, check_primitive
 
-__all__ = ["TypeSyntaxError", "parse_type"]
+__all__ = ["PLACEHOLDER_ID", "TypeSyntaxError", "parse_type"]
+
+PLACEHOLDER_ID = -1
+"""The id of a parsed nested field until a schema numbers it (refused by a schema if it leaks)."""
 
 _TOKEN = re.compile(r"\s*(<|>|,|:|\(|\)|[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?|\d+|`[^`]+`)")
 
@@ -63,14 +67,14 @@ class _Parser:
             self.take("<")
             element = self.type_()
             self.take(">")
-            return ListType(Field(0, "element", element))
+            return ListType(Field(PLACEHOLDER_ID, "element", element))
         if low == "map":
             self.take("<")
             key = self.type_()
             self.take(",")
             value = self.type_()
             self.take(">")
-            return MapType(Field(0, "key", key, nullable=False), Field(0, "value", value))
+            return MapType(Field(PLACEHOLDER_ID, "key", key, nullable=False), Field(PLACEHOLDER_ID, "value", value))
         if low == "decimal" and self.peek() == "(":
             self.take("(")
             precision = self.take()
@@ -98,7 +102,7 @@ class _Parser:
                 self.take()
                 self.take("null") if self.peek() == "null" else self.take("NULL")
                 nullable = False
-            fields.append(Field(0, name, ftype, nullable=nullable))
+            fields.append(Field(PLACEHOLDER_ID, name, ftype, nullable=nullable))
             if self.peek() == ",":
                 self.take(",")
                 continue

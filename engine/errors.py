@@ -101,8 +101,8 @@ class InvalidNameError(SchemaEvolutionError, KeyError):
 
 
 class InvalidFieldIdError(SchemaEvolutionError):
-    """A field id that is not a positive integer (Iceberg ids start at 1; fieldshift reserves
-    negative ids for file columns no id identifies)."""
+    """A field id that is not a whole number from 0 to 2**31 - 1 (Iceberg numbers from 1, Paimon from 0;
+    fieldshift reserves negative ids for file columns no id identifies)."""
 
 
 class InvalidTypeError(SchemaEvolutionError):
@@ -246,7 +246,12 @@ class NotKeyedError(TableError):
     """``upsert`` or ``delete`` on a table created without primary-key (identifier) fields."""
 
 
-class SnapshotExpiredError(TableError):
+class SnapshotNotFoundError(TableError):
+    """Time travel to a snapshot the table does not have: an unknown snapshot id, or a time before the
+    table's first snapshot (the message says which snapshots there are)."""
+
+
+class SnapshotExpiredError(SnapshotNotFoundError):
     """Time travel to a snapshot that ``expire_snapshots`` removed."""
 
 
@@ -391,8 +396,3 @@ class UnsupportedFormatFeatureError(TableError):
     """A feature of another format's table that fieldshift does not read (an encrypted file, an unknown type,
     a newer specification version, a kind of delete it does not apply): the message names the feature
     and where it is, and no rows are read as if it were absent."""
-
-
-class SnapshotNotFoundError(TableError):
-    """Time travel to a snapshot the table does not have: an unknown snapshot id, or a time before the
-    table's first snapshot (the message says which snapshots there are)."""

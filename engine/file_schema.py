@@ -1,7 +1,7 @@
 """The schema data was written with, recovered from its Arrow schema: ids, a name mapping, or names.
 
 Columns the resolution cannot identify get negative ids (``Schema(unmapped_ids=True)``; ids a file
-carries must be positive), which never match a read field: they keep
+carries are 0 or more), which never match a read field: they keep
 their position (plans address columns by position) and are ignored, as unknown file columns are.
 """
 

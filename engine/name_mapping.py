@@ -45,10 +45,10 @@ class MappedField:
         object.__setattr__(self, "names", tuple(self.names))
         object.__setattr__(self, "fields", tuple(self.fields))
         if self.field_id is not None and (isinstance(self.field_id, bool) or not isinstance(self.field_id, int)
-                                          or self.field_id <= 0):
+                                          or self.field_id < 0):
             raise NameMappingError(
                 f"name mapping: {', '.join(self.names) or 'a field'} has field id {self.field_id!r}; "
-                "field ids must be positive integers"
+                "field ids are whole numbers from 0 (negative ids are not valid)"
             )
         _check_unique(self.fields, f"field id {self.field_id} ({', '.join(self.names) or 'no names'})")
 

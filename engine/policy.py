@@ -282,13 +282,46 @@ class CastPolicy:
         """
         return self.classify(file_type, read_type) is not None
 
-    def suggest(self, file_type: pa.DataType, read_type: pa.DataType) -> str:
-        """Which preset would allow this change, phrased as what to do."""
+    def reads(self, file_type: pa.DataType, read_type: pa.DataType, *, map_key: bool = False) -> bool:
+        """Whether a plan under this policy reads a primitive of ``file_type`` as ``read_type``: the
+        policy allows the change, a kernel can do the cast, and a map key only widens losslessly."""
+        from fieldshift.kernels import select_cast_kernel
+
+        kind = self.classify(file_type, read_type)
+        if kind is None or kind is CastKind.IDENTITY:
+            return kind is CastKind.IDENTITY
+        if map_key and CastPolicy.lossless().classify(file_type, read_type) is not CastKind.WIDEN:
+            return False
+        return select_cast_kernel(file_type, read_type, kind is CastKind.CHECKED) is not None
+
+    def suggested_preset(self, file_type: pa.DataType, read_type: pa.DataType, *, map_key: bool = False,
+                         keeping: CastPolicy | None = None) -> CastPolicy | None:
+        """The first other preset whose plans read this change (:meth:`reads`), or None; with
+        ``keeping``, only a preset that allows everything ``keeping`` does (a table's files that read
+        under its policy read under the preset too)."""
         for preset in CastPolicy.presets():
-            if preset.name != self.name and preset.allows(file_type, read_type):
-                call = "explicit()" if preset.name.startswith("explicit") else f"{preset.name}()"
-                return f"use CastPolicy.{call}"
-        return "no preset allows it: rewrite the data or add a new column"
+            if preset.name == self.name or (keeping is not None and not keeping.rules <= preset.rules):
+                continue
+            if preset.reads(file_type, read_type, map_key=map_key):
+                return preset
+        return None
+
+    def suggest(self, file_type: pa.DataType, read_type: pa.DataType, *, map_key: bool = False) -> str:
+        """Which preset would read this change, phrased as what to do (only a preset that does)."""
+        preset = self.suggested_preset(file_type, read_type, map_key=map_key)
+        if preset is None:
+            return "no preset allows it: rewrite the data or add a new column"
+        return f"use CastPolicy.{preset.call}"
+
+    @property
+    def call(self) -> str:
+        """How a preset is made in Python (``explicit()``, ``onehouse(widen_to_string=True)``); another
+        policy by its name."""
+        if self.name.startswith("explicit"):
+            return "explicit()" if self.on_error == "raise" else f"explicit(on_error={self.on_error!r})"
+        if self.name == "onehouse" and self.widen_to_string:
+            return "onehouse(widen_to_string=True)"
+        return f"{self.name}()" if self.name in ("lossless", "iceberg", "hudi", "onehouse") else self.name
 
     # -- names --------------------------------------------------------------------------------
     @property

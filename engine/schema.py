@@ -107,7 +107,8 @@ class Schema:
         unmapped_ids: bool = False,
     ) -> None:
         """``unmapped_ids`` is internal: a file schema recovered from data numbers the columns no id
-        identifies -1, -2, ... (they never match a read field); every other id must be positive."""
+        identifies -1, -2, ... (they never match a read field); every other id is 0 or more (Iceberg
+        numbers fields from 1, Paimon from 0)."""
         self._fields = tuple(fields)
         self._unmapped = unmapped_ids
         self._schema_id = int(schema_id)
@@ -145,10 +146,10 @@ class Schema:
         by_id, unmapped = self._by_id, self._unmapped
         for f in fields:
             fid = f.id
-            if not 0 < fid <= MAX_FIELD_ID and not (unmapped and fid < 0):
+            if not 0 <= fid <= MAX_FIELD_ID and not (unmapped and fid < 0):
                 raise InvalidFieldIdError(
-                    f"field {join_path((*prefix, f.name))!r} has id {fid}; field ids must be positive "
-                    "integers (number them from 1, or let Schema.from_arrow(assign_ids=True) do it)"
+                    f"field {join_path((*prefix, f.name))!r} has id {fid}; field ids are whole numbers from 0 "
+                    f"to {MAX_FIELD_ID} (number them from 1, or let Schema.from_arrow(assign_ids=True) do it)"
                 )
             if sibling_names:
                 if f.name in seen:

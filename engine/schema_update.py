@@ -46,7 +46,7 @@ class SchemaUpdate:
     """Chainable schema changes; nothing changes until :meth:`apply` (or a table's ``commit``)."""
 
     def __init__(self, base: Schema, *, policy: CastPolicy | None = None,
-                 on_apply: Callable[[Schema], Any] | None = None) -> None:
+                 on_apply: Callable[[Schema], Any] | None = None, table_policy: CastPolicy | None = None) -> None:
         self._base = base
         self._top = TopLevel(base.fields)  # the working top level; nested edits replace a top-level field
         self._ident = base.identifier_field_ids
@@ -54,7 +54,20 @@ class SchemaUpdate:
         self._policy = policy or CastPolicy.lossless()
         self._next_id = base.highest_field_id + 1
         self._on_apply = on_apply
+        self._table_policy = table_policy  # a table's builder: its commit reads every file under this policy
         self.changes: list[str] = []
+
+    def _advice(self, old: Any, new: Any, map_key: bool) -> str:
+        """A preset that makes the type change and reads old data after it; on a table, the commit
+        checks every file under the table's own policy, so the advice is to make it the table's."""
+        preset = self._policy.suggested_preset(old, new, map_key=map_key, keeping=self._table_policy)
+        if preset is None:
+            return "no preset allows it: rewrite the data or add a new column"
+        if self._table_policy is None:
+            return f"use CastPolicy.{preset.call}"
+        return (f"make CastPolicy.{preset.call} the table's policy first (table.set_policy(CastPolicy.{preset.call}) "
+                f"or `fieldshift policy LOCATION {preset.option_name}`): the commit reads every data file under "
+                "the table's policy")
 
     # -- public operations ----------------------------------------------------------------------
     def add_column(
@@ -197,8 +210,7 @@ class SchemaUpdate:
             if self._policy.classify(field.type, target) is None:
                 raise TypeChangeNotAllowedError(
                     f"cannot change {path!r} from {type_name(field.type)} to {type_name(target)} "
-                    f"under CastPolicy.{self._policy.name}(): "
-                    f"{self._policy.suggest(field.type, target)}"
+                    f"under CastPolicy.{self._policy.call}: {self._advice(field.type, target, is_key)}"
                 )
             if target != field.type:
                 self._refuse_identifier(field, "retype", path)

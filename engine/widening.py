@@ -34,29 +34,40 @@ def _is_text(t: pa.DataType) -> bool:
 
 def supertype(
     incoming: pa.DataType | FieldType, table: pa.DataType | FieldType, policy: CastPolicy | None = None,
-    *, path: str = "",
+    *, path: str = "", map_key: bool = False,
 ) -> pa.DataType:
     """The table's type after writing ``incoming`` values into a ``table`` column.
 
     A narrower incoming type is cast up (the table keeps its type); a wider one widens the table.
     Structs are matched by child name (new children are appended), lists and maps recurse.
-    Raises :class:`IncompatibleTypeError` when no type holds both under ``policy``.
+    Raises :class:`IncompatibleTypeError` when no type holds both under ``policy`` (a map key, also
+    ``map_key``, widens only losslessly).
     """
     from fieldshift.arrow_conversion import type_to_arrow
 
     policy = policy or CastPolicy.onehouse()
-    return _supertype(type_to_arrow(incoming), type_to_arrow(table), policy, path or "<value>")
+    return _supertype(type_to_arrow(incoming), type_to_arrow(table), policy, path or "<value>", map_key)
 
 
-def _fail(inc: pa.DataType, tab: pa.DataType, path: str, policy: CastPolicy, why: str) -> None:
+def _fail(inc: pa.DataType, tab: pa.DataType, path: str, policy: CastPolicy, why: str, also: str = "") -> None:
+    """Refuse with the fixes that work whatever the table: cast the input, or quarantine the rows (and
+    ``also``, a fix that works for this refusal)."""
     raise IncompatibleTypeError(
         f"column {path!r}: incoming {_name(inc)} cannot be written into table type {_name(tab)} "
-        f"under CastPolicy.{policy.name}: {why}. Cast the input to {_name(tab)}, quarantine the rows "
-        "(on_incompatible='quarantine'), or change the column with an explicit ALTER."
+        f"under CastPolicy.{policy.name}: {why}. Cast the input to {_name(tab)}{also}, or quarantine the rows "
+        "(on_incompatible='quarantine')."
     )
 
 
-def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str) -> pa.DataType:
+def _widen_to_string_advice(policy: CastPolicy) -> str:
+    """The policy that widens the column to string instead (the table's policy reads old values as text
+    when it allows number -> string, as onehouse does)."""
+    call = "onehouse(widen_to_string=True)" if policy.name == "onehouse" else \
+        f"{policy.name} with widen_to_string=True"
+    return f", append with policy=CastPolicy.{call} to widen the column to string as the Onehouse matrix does"
+
+
+def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str, key: bool = False) -> pa.DataType:
     inc = decoded_type(inc)
     if T.is_null(inc):  # an all-null column (pandas/polars infer it) fits any column, nested ones too
         return tab
@@ -65,7 +76,7 @@ def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str
     if T.is_map(inc) or T.is_map(tab):
         if not (T.is_map(inc) and T.is_map(tab)):
             _fail(inc, tab, path, policy, "a map and a non-map never share a type")
-        key = _supertype(inc.key_type, tab.key_type, policy, f"{path}.key")
+        key = _supertype(inc.key_type, tab.key_type, policy, f"{path}.key", key=True)
         value = _supertype(inc.item_type, tab.item_type, policy, f"{path}.value")
         return pa.map_(tab.key_field.with_type(key), tab.item_field.with_type(value))
     if _is_list(inc) or _is_list(tab):
@@ -78,10 +89,11 @@ def _supertype(inc: pa.DataType, tab: pa.DataType, policy: CastPolicy, path: str
     if policy.allows(inc, tab) and not (_narrows(policy, inc, tab) and policy.allows(tab, inc)):
         return tab  # the narrower incoming values are cast up
     if policy.allows(tab, inc):
+        if key and CastPolicy.lossless().classify(tab, inc) is not CastKind.WIDEN:
+            _fail(inc, tab, path, policy, "map keys may only widen losslessly (e.g. int -> long)")
         if _is_text(inc) and _is_numeric_or_temporal(tab) and not policy.widen_to_string:
-            _fail(inc, tab, path, policy,
-                  "widening a numeric column to string is off (Onehouse's Example 2 quarantines it; "
-                  "CastPolicy.onehouse(widen_to_string=True) follows the matrix instead)")
+            _fail(inc, tab, path, policy, "widening a numeric column to string is off (Onehouse's Example 2 "
+                  "quarantines it)", _widen_to_string_advice(policy))
         return inc
     if T.is_decimal(inc) and T.is_decimal(tab):  # the decimal holding both (Spark's and Hudi's rule)
         scale = max(inc.scale, tab.scale)

@@ -241,8 +241,8 @@ def check_spark_decimal(t: pa.DataType, path: str) -> None:
         raise UnsupportedSparkTypeError(
             f"{_where(path)} has type decimal({t.precision},{t.scale}), but Spark decimals hold at "
             f"most {SPARK_MAX_DECIMAL_PRECISION} digits; narrow the column to decimal(38, s) "
-            "(CastPolicy.explicit() allows it; values that do not fit fail or read as null) or store "
-            "it as string"
+            "(CastPolicy.explicit() allows it: on a table, table.set_policy(CastPolicy.explicit()) first; values "
+            "that do not fit fail or read as null) or store it as string"
         )
 
 

@@ -20,8 +20,8 @@ Strategies
 ``schemas(max_depth=2, max_fields=5, profile=ALL, defaults=True, ...)``
     A random :class:`fieldshift.Schema`: nested structs, lists (``list`` and ``large_list`` by default,
     more layouts by profile), maps with primitive keys, random nullability, ids unique at every depth
-    and shuffled (not in tree order, with gaps), sometimes a highest_field_id above the largest id
-    (as after a drop), sometimes identifier fields, and sometimes valid initial/write defaults.
+    and shuffled (not in tree order, with gaps, sometimes from 0), sometimes a highest_field_id above the
+    largest id (as after a drop), sometimes identifier fields, and sometimes valid initial/write defaults.
     ``defaults`` may be a predicate on the field type to choose which types get defaults.
 
 ``default_values(field_type)``
@@ -364,7 +364,8 @@ def schemas(
     fields = [builder.field(n, max_depth) for n in names]
     count = ids.next - 1
     if shuffle_ids:
-        pool = list(range(1, count + 1 + draw(st.integers(0, 5))))
+        first = draw(st.sampled_from([0, 1, 1]))  # Paimon numbers fields from 0, Iceberg from 1
+        pool = list(range(first, count + 1 + draw(st.integers(0, 5))))
         chosen = draw(st.permutations(pool))[:count]
         mapping = dict(zip(range(1, count + 1), chosen, strict=True))
         fields = [remap_ids(f, mapping) for f in fields]

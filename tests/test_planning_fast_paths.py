@@ -126,7 +126,7 @@ def arrow_schemas(draw: st.DrawFn) -> pa.Schema:
     elif extra == "no_ids":
         fields = [pa.field(f.name, f.type, f.nullable) for f in fields]
     elif extra == "deep_and_bad_id":  # the depth error wins, wherever the bad id is
-        fields.insert(0, pa.field("bad", pa.int8(), metadata={FIELD_ID_KEY: b"0"}))
+        fields.insert(0, pa.field("bad", pa.int8(), metadata={FIELD_ID_KEY: b"-1"}))
         fields.append(_deep(120, "struct"))
     return pa.schema(fields)
 

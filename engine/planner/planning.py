@@ -183,7 +183,7 @@ class _Planner(PartnerVisitor[_Context, Node]):
                            "cast the data to another type first, or read the column as its file type")
         else:
             self._mismatch(path, ft, rf, f"CastPolicy.{self.policy.name} does not allow this change",
-                           self.policy.suggest(ft, rf.type))
+                           self.policy.suggest(ft, rf.type, map_key=decision == "policy-key"))
 
     def _decide(self, ft: pa.DataType, rt: pa.DataType, target: pa.DataType,
                 key: bool) -> tuple[str, str, str, str] | CastKind | str:
@@ -202,11 +202,10 @@ class _Planner(PartnerVisitor[_Context, Node]):
 def _decision(policy: CastPolicy, ft: pa.DataType, rt: pa.DataType, target: pa.DataType,
               key: bool) -> tuple[str, str, str, str] | CastKind | str:
     kind = policy.classify(ft, rt)
-    if key and kind not in (None, CastKind.IDENTITY) and \
-            CastPolicy.lossless().classify(ft, rt) is not CastKind.WIDEN:
-        return "key"
+    if key and kind is not CastKind.IDENTITY and CastPolicy.lossless().classify(ft, rt) is not CastKind.WIDEN:
+        return "key"  # before the policy: no policy reads a map key otherwise, so none is advised
     if kind is None:
-        return "policy"
+        return "policy-key" if key else "policy"
     if kind is CastKind.IDENTITY:
         return kind
     checked = kind is CastKind.CHECKED

@@ -25,17 +25,23 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from fieldshift.errors import CatalogConnectionError, CommitOutcomeUnknownError, TableError
+from fieldshift.errors import CatalogConnectionError, CommitOutcomeUnknownError, MissingDependencyError, TableError
 from fieldshift.table.catalog import Snapshot, SqliteCatalog
 from fieldshift.table.catalog_sql import DDL, redact_uri
 
+_MISSING: str | None = None  # the package of the postgres extra that is not installed, if any
 try:
     import psycopg
     import psycopg.conninfo
     import psycopg.errors
-    from psycopg_pool import ConnectionPool, PoolTimeout
-except ImportError:  # pragma: no cover - the extra is not installed
+except ImportError:  # the extra is not installed
     psycopg = None  # type: ignore[assignment]
+    _MISSING = "psycopg 3 (package psycopg)"
+else:
+    try:
+        from psycopg_pool import ConnectionPool, PoolTimeout
+    except ImportError:  # psycopg alone (e.g. pip install psycopg): the pool is a package of its own
+        _MISSING = "psycopg-pool (psycopg 3's connection pool, a package of its own)"
 
 __all__ = ["COMMIT_ATTEMPTS", "PostgresCatalog", "close_pools", "display_uri", "translate"]
 
@@ -148,8 +154,9 @@ class PostgresCatalog(SqliteCatalog):
     """The catalog tables in a PostgreSQL database (any number of tables; data stays at each location)."""
 
     def __init__(self, uri: str) -> None:
-        if psycopg is None:
-            raise TableError(f"catalog {display_uri(uri)} needs psycopg 3: pip install 'fieldshift[postgres]'")
+        if _MISSING is not None:
+            raise MissingDependencyError(f"catalog {display_uri(uri)} needs {_MISSING}, which is not installed: "
+                                         "pip install 'fieldshift[postgres]' installs psycopg and psycopg-pool")
         try:
             psycopg.conninfo.conninfo_to_dict(uri)
         except psycopg.ProgrammingError as e:

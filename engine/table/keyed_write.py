@@ -95,6 +95,35 @@ def _first_failing(column: pa.Array, target: pa.DataType) -> int:
     return lo
 
 
+def _kind(t: pa.DataType) -> str:
+    """The family of literals a scan filter compares with a column of type ``t`` (keys follow the same)."""
+    T = pa.types
+    if T.is_integer(t) or T.is_floating(t) or T.is_decimal(t):
+        return "a number (int, float or Decimal)"
+    if T.is_string(t) or T.is_large_string(t) or T.is_string_view(t):
+        return "a str"
+    if T.is_binary(t) or T.is_large_binary(t) or T.is_binary_view(t) or T.is_fixed_size_binary(t):
+        return "bytes"
+    if T.is_date(t) or T.is_timestamp(t):
+        return "a datetime.date or datetime.datetime"
+    if T.is_time(t):
+        return "a datetime.time"
+    return str(t)
+
+
+def _check_kind(name: str, column: pa.ChunkedArray, target: pa.DataType) -> None:
+    """Refuse keys of another kind than their column, as scan filters refuse such literals: text is not
+    parsed into a number or a date, a bool is not the number 1, a number is not its text."""
+    wanted = _kind(target)
+    if pa.types.is_null(column.type) or _kind(column.type) == wanted:
+        return
+    values = column.to_pylist()
+    row = next((i for i, v in enumerate(values) if v is not None), 0)
+    raise CastValueError(name, row, values[row], str(column.type), str(target),
+                         f"A key to delete is {wanted}, as a scan filter's literal is (no text is parsed, no bool "
+                         "counts as a number); nothing was deleted.")
+
+
 def _from_python(keys: dict[str, Any] | list[Any], schema: Schema) -> pa.Table:
     try:
         return pa.table({n: keys[n] for n in keys}) if isinstance(keys, dict) else pa.Table.from_pylist(keys)
@@ -134,6 +163,7 @@ def key_rows(keys: Any, schema: Schema, spec: KeySpec) -> pa.Table:
     for n in names:
         target = schema.find(n).type
         column = table.column(n)
+        _check_kind(n, column, target)
         if column.null_count:
             raise SchemaEvolutionError(f"key column {n!r} of the keys to delete holds nulls; keys are never null")
         try:

@@ -138,7 +138,7 @@ class _Reconciler:
         except TypeError as e:  # a type Parquet cannot store (duration, interval, ...)
             raise SchemaEvolutionError(f"incoming column {shown!r} cannot be added: {e}") from None
 
-    def reconcile(self, inc: pa.DataType, table_field: Field, path: tuple[str, ...]) -> None:
+    def reconcile(self, inc: pa.DataType, table_field: Field, path: tuple[str, ...], map_key: bool = False) -> None:
         t = table_field.type
         inc = decoded_type(inc)
         if isinstance(t, StructType) and pa.types.is_struct(inc):
@@ -149,12 +149,12 @@ class _Reconciler:
             self.reconcile(inc.value_type, t.element, (*path, "element"))
             return
         if isinstance(t, MapType) and pa.types.is_map(inc):
-            self.reconcile(inc.key_type, t.key, (*path, "key"))
+            self.reconcile(inc.key_type, t.key, (*path, "key"), map_key=True)
             self.reconcile(inc.item_type, t.value, (*path, "value"))
             return
         shown = join_path(path)
         try:
-            wider = supertype(inc, t, self.policy, path=shown)
+            wider = supertype(inc, t, self.policy, path=shown, map_key=map_key)
         except IncompatibleTypeError as e:
             if self.fail:
                 raise

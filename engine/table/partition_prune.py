@@ -63,8 +63,21 @@ def _at_least(bound: Any) -> Test:
     return test
 
 
+def _unless_wrapped(test: Test, width: int) -> Test:
+    """Keep a file whose recorded truncate value is no multiple of the width: catalogs written before
+    truncate was exact hold a wrapped value for integers near the minimum, which is out of order."""
+    return lambda v: (type(v) is int and v % width != 0) or test(v)
+
+
 def project(transform: Transform, p: BoundPredicate) -> Test | None:
     """A test on a file's partition value that is false only if no row can satisfy ``p`` (None: keep all)."""
+    test = _project(transform, p)
+    if test is not None and transform.kind == "truncate" and p.op not in ("false", "is_null", "not_null"):
+        return _unless_wrapped(test, transform.param)
+    return test
+
+
+def _project(transform: Transform, p: BoundPredicate) -> Test | None:
     op = p.op
     if op == "false":
         return lambda v: False

@@ -67,6 +67,7 @@ def check_readable(pairs: Mapping[tuple[int, int], int], schemas: Mapping[int, S
     """
     failures: list[str] = []
     ids: set[int] = set()
+    mismatched = 0  # failures that are column mismatches (a preset may read those)
     for (file_id, read_id), count in sorted(pairs.items()):
         fields = None if only is None else only.get((file_id, read_id))
         try:
@@ -75,6 +76,7 @@ def check_readable(pairs: Mapping[tuple[int, int], int], schemas: Mapping[int, S
             elif fields:
                 cached_plan(*only_fields(schemas[file_id], schemas[read_id], fields), policy)
         except SchemaMismatchError as e:
+            mismatched += 1
             rows = "\n".join(f"    {m.path}: {m.file_type} -> {m.read_type} ({m.why})" for m in e.mismatches)
             failures.append(f"  {count} data file(s) written with schema {file_id}, read as schema {read_id}:\n"
                             f"{rows}")
@@ -84,15 +86,36 @@ def check_readable(pairs: Mapping[tuple[int, int], int], schemas: Mapping[int, S
             ids.add(file_id)
     if failures:
         whose = "the new policy" if new_policy else "the table's policy"
-        fix = ("keep the current policy, or one that still reads them" if new_policy else
-               "keep the column types they can be read as, or first make the table's policy allow the change "
-               "(table.set_policy(...), `fieldshift policy LOCATION NAME`)")
+        if new_policy:
+            fix = "keep the current policy, or one that still reads them"
+        else:
+            fix = "keep the column types they can be read as"
+            every = [(schemas[f], schemas[r]) for f, r in sorted(pairs)]
+            preset = _reading_preset(every, policy) if mismatched == len(failures) else None
+            if preset is not None:
+                fix += (f", or first make CastPolicy.{preset.call} the table's policy "
+                        f"(table.set_policy(CastPolicy.{preset.call}), `fieldshift policy LOCATION "
+                        f"{preset.option_name}`), which reads them")
         raise HistoryUnreadableError(
             f"cannot commit {change} to table {table!r}: under {whose} {policy.option_name!r} the data files "
             f"written with schema id(s) {sorted(ids)} could no longer be read:\n" + "\n".join(failures)
-            + f"\nNothing was committed. Snapshots keep referencing these files (there is no snapshot expiry "
-            f"yet), so {fix}."
+            + f"\nNothing was committed. Live snapshots reference these files, so {fix}."
         )
+
+
+def _reading_preset(pairs: list[tuple[Schema, Schema]], policy: CastPolicy) -> CastPolicy | None:
+    """The first other preset allowing all ``policy`` does under which every (file, read) pair plans:
+    advice that works (``set_policy`` to it keeps every file readable, and the change then commits)."""
+    for preset in CastPolicy.presets():
+        if preset == policy or not policy.rules <= preset.rules:
+            continue
+        try:
+            for file_schema, read_schema in pairs:
+                cached_plan(file_schema, read_schema, preset)
+        except SchemaEvolutionError:
+            continue
+        return preset
+    return None
 
 
 def checked_fields(file_schema: Schema, read_schema: Schema, policy: CastPolicy,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from fieldshift.errors import InvalidOptionError, SchemaEvolutionError, SnapshotExpiredError
+from fieldshift.errors import InvalidOptionError, SchemaEvolutionError, SnapshotExpiredError, SnapshotNotFoundError
 from fieldshift.extras import require
 from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
@@ -78,7 +78,9 @@ class Scan:
             if isinstance(snapshot_id, int) and known and 0 <= snapshot_id < min(known):
                 raise SnapshotExpiredError(f"snapshot {snapshot_id} of table {table.name!r} was expired "
                                            f"(expire_snapshots); the oldest kept is {min(known)}")
-            raise SchemaEvolutionError(f"no snapshot {snapshot_id}; snapshots are {known}")
+            shown = known if len(known) <= 12 else f"{known[:5]} ... {known[-5:]} ({len(known)} in all)"
+            raise SnapshotNotFoundError(f"table {table.name!r} has no snapshot {snapshot_id}; its snapshots are "
+                                        f"{shown} (table.history() lists them)")
         self.snapshot_id = snapshot_id = snap.snapshot_id
         self._snapshot = snap
         schemas = table.schemas_by_id()

@@ -310,7 +310,7 @@ class Table:
                                 summary={"changes": builder.changes})
             return new
 
-        builder = SchemaUpdate(base, policy=policy or self.policy, on_apply=commit)
+        builder = SchemaUpdate(base, policy=policy or self.policy, on_apply=commit, table_policy=self.policy)
         return builder
 
     # -- writing --------------------------------------------------------------------------------

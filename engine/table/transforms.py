@@ -6,7 +6,10 @@ through the very same code. Results are Iceberg's, bit for bit: years, months, d
 from 1970-01-01 00:00 UTC and floor (a moment before the epoch is in year -1, not 0); bucket is
 ``(murmur3_x86_32(iceberg bytes) & 0x7FFFFFFF) % N`` (``fieldshift.kernels.murmur3``); truncate
 floors integers and decimals (``v - (((v % W) + W) % W)``) and keeps the first W code points of a
-string or W bytes of a binary. Zoned timestamps are transformed in UTC.
+string or W bytes of a binary. Zoned timestamps are transformed in UTC. Truncated integers and
+decimals are exact, as the specification's formula and PyIceberg give them, even where the floor
+lies outside the column's type (Java's Iceberg wraps ``truncate[10]`` of ``-2**63`` to a huge
+positive long; an exact value keeps pruning right).
 
 Arrow types Iceberg does not define are mapped to the type they widen to: int8/int16/uint8/uint16 ->
 int, uint32 -> long, float16 -> float, large_string/string_view -> string, large_binary/binary_view
@@ -147,9 +150,14 @@ class Transform:
         """The recorded partition value of one key (from ``keys(...).to_pylist()``).
 
         Identity on timestamps and times records integer nanoseconds since the epoch / midnight (any
-        unit, so a unit change keeps values equal); everything else records the key as it is.
+        unit, so a unit change keeps values equal); truncate of an integer records a Python int (an
+        exact floor below int64 arrives as a decimal key); everything else records the key as it is.
         """
-        if key is None or self.kind != "identity":
+        if key is None:
+            return key
+        if self.kind == "truncate" and T.is_integer(source):
+            return int(key)
+        if self.kind != "identity":
             return key
         if T.is_timestamp(source) or T.is_time(source):
             return int(key) * _NANOS_PER_UNIT[source.unit]
@@ -240,11 +248,7 @@ def _time_keys(arr: pa.Array, kind: str) -> pa.Array:
 def _truncate(arr: pa.Array, width: int) -> pa.Array:
     t = arr.type
     if T.is_integer(t):
-        mask = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
-        v = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        with np.errstate(over="ignore"):
-            out = v - np.mod(v, np.int64(width))  # numpy's mod takes the divisor's sign: Iceberg's floor
-        return pa.array(out, pa.int64(), mask=mask).cast(t, safe=False)  # wraps like Java's int arithmetic
+        return _truncate_int(arr, width)
     if T.is_decimal(t):
         return _truncate_decimal(arr, width)
     if _is_string(t):
@@ -252,17 +256,50 @@ def _truncate(arr: pa.Array, width: int) -> pa.Array:
     return pc.binary_slice(arr.cast(pa.large_binary()) if T.is_binary_view(t) else arr, 0, width)
 
 
+def _exact(values: list[int | None]) -> pa.Array:
+    """Whole numbers as int64, or as a scale-0 decimal when one is beyond the int64 range."""
+    if all(v is None or -(2**63) <= v < 2**63 for v in values):
+        return pa.array(values, pa.int64())
+    digits = max(len(str(abs(v))) for v in values if v is not None)
+    typ = pa.decimal128(38, 0) if digits <= 38 else pa.decimal256(76, 0)
+    return pa.array([None if v is None else decimal.Decimal(v) for v in values], typ)
+
+
+def _truncate_int(arr: pa.Array, width: int) -> pa.Array:
+    """``v - (((v % W) + W) % W)`` computed exactly, as Iceberg's specification defines it.
+
+    The floor of a value near the type's minimum can lie below it (``truncate[10]`` of ``-2**63`` is
+    ``-2**63 - 2``): Java's Iceberg wraps that to a huge positive number, which breaks the order that
+    pruning relies on, so the key is kept exact (int64 when it fits, else a decimal; ``value`` records
+    it as a Python int, as PyIceberg computes it) and every recorded value stays in order.
+    """
+    if width < 2**62:
+        mask = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
+        v = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+        with np.errstate(over="ignore"):
+            out = v - np.mod(v, np.int64(width))  # numpy's mod takes the divisor's sign: Iceberg's floor
+        if not (out > v).any():  # the exact floor is never above v: out > v means it wrapped below int64
+            return pa.array(out, pa.int64(), mask=mask)
+    return _exact([None if v is None else v - v % width for v in arr.to_pylist()])  # Python's % floors
+
+
 def _truncate_decimal(arr: pa.Array, width: int) -> pa.Array:
-    """Floor the unscaled value to a multiple of ``width`` (Iceberg's truncate on decimals)."""
+    """Floor the unscaled value to a multiple of ``width`` (Iceberg's truncate on decimals).
+
+    The floor may need more digits than the column has (``truncate[100]`` of ``-9999999.99`` in a
+    decimal(9,2) is ``-10000000.00``), so keys are a wider decimal of the same scale.
+    """
     t = arr.type
-    out = []
+    out: list[int | None] = []
     for v in arr.to_pylist():
         if v is None:
             out.append(None)
             continue
         unscaled = int(v.scaleb(t.scale))
-        out.append(decimal.Decimal(unscaled - unscaled % width).scaleb(-t.scale))  # Python's % floors
-    return pa.array(out, t)
+        out.append(unscaled - unscaled % width)  # Python's % floors
+    digits = max((len(str(abs(u))) for u in out if u is not None), default=1)
+    typ = pa.decimal128(38, t.scale) if max(digits, t.scale) <= 38 else pa.decimal256(76, t.scale)
+    return pa.array([None if u is None else decimal.Decimal(u).scaleb(-t.scale) for u in out], typ)
 
 
 # -- parsing ---------------------------------------------------------------------------------------

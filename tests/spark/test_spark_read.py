@@ -433,3 +433,20 @@ def test_merged_scan_coalesces_when_the_biggest_group_uses_the_read_name(spark: 
     df = read(spark, t.location)
     assert _file_scans(df) == 1
     assert_same(df, t.scan().to_arrow(), t.schema, exact_nullability=False)
+
+
+def test_every_route_reads_a_table_whose_field_ids_start_at_zero(spark: Any, tmp_path: Path) -> None:
+    """Issue 27: Paimon numbers fields from 0; Spark's native field-id scan, the data source and
+    fieldshift.spark.read all read field 0 as the engine does, after a rename and a widening."""
+    md = lambda i: {"PARQUET:field_id": str(i)}  # noqa: E731
+    arrow = pa.schema([pa.field("id", pa.int32(), metadata=md(0)), pa.field("name", pa.string(), metadata=md(1))])
+    t = fs.Table.create(tmp_path / "t", fs.Schema.from_arrow(arrow))
+    t.append(pa.table({"id": pa.array([0, 1, None], pa.int32()), "name": ["a", "b", "c"]}, schema=arrow))
+    t.update_schema().rename_column("id", "key").update_column("key", pa.int64()).commit()
+    t.append({"key": pa.array([2**40], pa.int64()), "name": ["d"]})
+    expected = t.scan().to_arrow()
+    assert sorted(expected.column("key").to_pylist(), key=repr) == [0, 1, 2**40, None]
+    assert plan_read(t).reasons[0] is None  # the old files take the native route
+    for route in ("native", "arrow"):
+        assert_same(read(spark, t.location, route=route), expected, t.schema, exact_nullability=False)
+    assert_same(spark.read.format("fieldshift").load(str(t.location)), expected, t.schema)

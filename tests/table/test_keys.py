@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from pathlib import Path
 
@@ -328,3 +329,48 @@ def test_no_precombine_composite_string_keys_and_bad_delete_keys(tmp_path: Path)
     assert t.current_snapshot.snapshot_id == head and ints.current_snapshot.snapshot_id == 0
     t.compact()
     assert sorted((r["k"], r["p"], r["v"]) for r in t.to_arrow().to_pylist()) == got
+
+
+@pytest.mark.parametrize("bad", [["01"], [True], {"id": ["1"]}, [{"id": False}], pa.table({"id": ["1"]}),
+                                 pa.table({"id": pa.array([True])}), [1, "01"], [True, 2]])
+def test_delete_refuses_keys_of_another_kind_as_filters_refuse_literals(keyed: fs.Table, bad: object) -> None:
+    """Issue 27: on an int key, delete(["01"]) and delete([True]) both deleted key 1 (Arrow parsed the text,
+    counted True as 1). A scan filter refuses such literals; keys too, and nothing is deleted."""
+    keyed.upsert(batch([0, 1, 2], [1, 1, 1], ["a", "b", "c"]))
+    head = keyed.current_snapshot.snapshot_id
+    with pytest.raises(fs.SchemaEvolutionError, match="'id'") as e:
+        keyed.delete(bad)
+    assert isinstance(e.value, fs.CastValueError) and "nothing was deleted" in str(e.value)
+    with pytest.raises(fs.InvalidFilterError):
+        keyed.scan(filter=("id", "==", "01")).to_arrow()
+    assert keyed.current_snapshot.snapshot_id == head and [r["id"] for r in rows(keyed)] == [0, 1, 2]
+    assert keyed.delete([1.0, 2]).keys_deleted == 2  # numbers of another width or kind compare exactly, as filters
+    assert [r["id"] for r in rows(keyed)] == [0]
+
+
+def test_string_and_date_keys_refuse_numbers_and_text(tmp_path: Path) -> None:
+    schema = pa.schema([pa.field("k", pa.string(), nullable=False), pa.field("d", pa.date32(), nullable=False),
+                        ("v", pa.int32())])
+    t = fs.Table.create(tmp_path / "s", schema, identifier_fields=["k", "d"])
+    day = dt.date(2024, 1, 2)
+    t.upsert({"k": ["1", "2"], "d": [day, day], "v": [1, 2]})
+    head = t.current_snapshot.snapshot_id
+    for bad in ({"k": [1], "d": [day]}, {"k": ["1"], "d": ["2024-01-02"]}, {"k": [b"1"], "d": [day]},
+                {"k": ["1"], "d": [19724]}):
+        with pytest.raises(fs.CastValueError, match=r"as a scan filter's literal is .*nothing was deleted"):
+            t.delete(bad)
+    assert t.current_snapshot.snapshot_id == head
+    assert t.delete({"k": ["1"], "d": [dt.datetime(2024, 1, 2)]}).keys_deleted == 1  # a datetime, as filters take
+    assert [r["k"] for r in t.to_arrow().to_pylist()] == ["2"]
+
+
+def test_upsert_and_append_refuse_text_and_bools_in_an_int_key(keyed: fs.Table) -> None:
+    """The write paths take keys through on-write evolution: text or bools into an int key are refused."""
+    keyed.upsert(batch([1], [1], ["a"]))
+    head = keyed.current_snapshot.snapshot_id
+    for bad in (pa.table({"id": ["01"], "pre": [2], "x": ["b"]}), pa.table({"id": [True], "pre": [2], "x": ["b"]}),
+                [{"id": "1", "pre": 2, "x": "b"}]):
+        for write in (keyed.upsert, keyed.append):
+            with pytest.raises(fs.IncompatibleTypeError, match="'id'"):
+                write(bad)
+    assert keyed.current_snapshot.snapshot_id == head and rows(keyed) == [{"id": 1, "pre": 1, "x": "a", "n": None}]

@@ -123,6 +123,31 @@ def test_truncate_ints_decimals_strings_binary(width: int) -> None:
         _check(Transform("truncate", width), peer, t, ityp.BinaryType(), blobs)
 
 
+@pytest.mark.parametrize("width", [3, 10, 1000, 2**31 - 1])
+def test_truncate_near_the_minimum_is_exact_as_the_specification_defines(width: int) -> None:
+    """Issue 27: the floor of a value near the type's minimum lies below it; it is recorded exactly
+    (as PyIceberg computes it), not wrapped to a huge positive number as Java's int arithmetic does."""
+    peer = it.TruncateTransform(width)
+    for bits, t, ityp_ in ((32, pa.int32(), ityp.IntegerType()), (64, pa.int64(), ityp.LongType()),
+                           (16, pa.int16(), ityp.IntegerType()), (8, pa.int8(), ityp.IntegerType())):
+        lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+        edge = [lo, lo + 1, lo + 2, lo + width - 1, lo + width, -1, 0, hi, hi - 1, None]
+        _check(Transform("truncate", width), peer, t, ityp_, [v for v in edge if v is None or lo <= v <= hi])
+    got = Transform("truncate", width).values(pa.array([-(2**63), 2**63 - 1], pa.int64()))
+    assert got[0] <= -(2**63) < got[0] + width and got[0] % width == 0 and type(got[0]) is int
+    assert got[1] <= 2**63 - 1
+
+
+def test_truncate_of_a_decimal_may_need_more_digits_than_its_column() -> None:
+    """Issue 27: truncate[100] of -9999999.99 in a decimal(9,2) is -10000000.00 (precision 10)."""
+    peer = it.TruncateTransform(100)
+    values = [decimal.Decimal("-9999999.99"), decimal.Decimal("9999999.99"), decimal.Decimal("-0.01"), None]
+    _check(Transform("truncate", 100), peer, pa.decimal128(9, 2), ityp.DecimalType(9, 2), values)
+    big = [decimal.Decimal("-" + "9" * 36 + ".99"), decimal.Decimal("0.00")]
+    _check(Transform("truncate", 1000), it.TruncateTransform(1000), pa.decimal128(38, 2), ityp.DecimalType(38, 2), big)
+    assert Transform("truncate", 100).values(pa.array(values, pa.decimal128(9, 2)))[0] == decimal.Decimal("-10000000")
+
+
 def test_identity_records_values_and_timestamps_as_nanoseconds() -> None:
     arr = pa.array([dt.datetime(1969, 12, 31, 23, 59, 59), None], pa.timestamp("s"))
     assert Transform("identity").values(arr) == [-10**9, None]

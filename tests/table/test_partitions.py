@@ -25,6 +25,7 @@ import pytest
 
 import fieldshift as fs
 from fieldshift.table.transforms import Transform
+from fieldshift.types import int_range
 
 BASE = dt.datetime(2024, 1, 1)
 SCHEMA = pa.schema([("id", pa.int32()), ("ts", pa.timestamp("us")), ("region", pa.string()),
@@ -401,3 +402,65 @@ def test_stream_appends_and_captures_split_by_the_spec(tmp_path: Path) -> None:
     with pytest.raises(fs.PartitionKeyChangeError):
         append_once(t, pa.table({"id": [2.5], "region": ["eu"]}), StreamMark("s", 1))
     assert t.scan().count() == 4 and t.scan(filter=("region", "==", "ap")).files()[0].partition == ("ap", 20)
+
+
+EDGE_TYPES = {"int": pa.int32(), "long": pa.int64()}
+
+
+@pytest.mark.parametrize("kind", ["int", "long"])
+@pytest.mark.parametrize("width", [3, 10, 1000])
+def test_truncate_near_the_integer_minimum_never_prunes_wrongly(tmp_path: Path, kind: str, width: int) -> None:
+    """Issue 27: truncate of a value near the type's minimum floors below it; recorded wrapped (a huge
+    positive number), ``x < 0`` pruned that file. Pruned == unpruned == Python, values as PyIceberg's."""
+    typ = EDGE_TYPES[kind]
+    lo, hi = int_range(typ)
+    t = fs.Table.create(tmp_path / "t", pa.schema([("x", typ)]), partition_by=[f"truncate({width}, x)"])
+    everything = []
+    for values in ([lo], [lo + 1, lo + width - 1], [lo + width, -1], [0, 5, hi], [None, lo + 2]):
+        t.append(pa.table({"x": pa.array(values, typ)}))
+        everything += [{"x": v} for v in values]
+    recorded = sorted(f.partition[0] for f in t.scan().files() if f.partition[0] is not None)
+    assert recorded[0] == lo - lo % width < lo  # the specification's value, below the type's minimum
+    filters = [("x", "<", 0), ("x", "<=", lo), ("x", "==", lo), ("x", "<", lo + width), ("x", ">=", lo),
+               ("x", "in", [lo, 5]), ("x", ">", lo + 1), ("x", "!=", lo), ("x", "<", -(2**64)), ("x", ">", hi - 1)]
+    for flt in filters:
+        got = _scan_both(t, flt)[0]
+        assert got == _python_filter(everything, [flt]), flt
+    assert _scan_both(t, ("x", ">=", 0))[1] < len(t.scan().files())  # still prunes
+
+
+def test_a_wrapped_truncate_value_of_an_older_catalog_keeps_its_file(tmp_path: Path) -> None:
+    """Catalogs written before truncate was exact hold the wrapped value; such a file is never pruned."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("x", pa.int64())]), partition_by=["truncate(10, x)"])
+    t.append(pa.table({"x": pa.array([-(2**63)], pa.int64())}))
+    t.append(pa.table({"x": pa.array([5], pa.int64())}))
+    conn = sqlite3.connect(t.catalog.path)
+    conn.execute("UPDATE fs_data_file SET partition_values = ? WHERE partition_values = ?",
+                 (f"[{2**63 - 2}]", f"[{-(2**63) - 2}]"))  # what Java's wrapping arithmetic gives
+    assert conn.total_changes == 1
+    conn.commit()
+    conn.close()
+    t = fs.Table.open(tmp_path / "t")
+    assert sorted(f.partition for f in t.scan().files()) == [(0,), (2**63 - 2,)]
+    assert _scan_both(t, ("x", "<", 0))[0] == [{"x": -(2**63)}]
+    assert _scan_both(t, ("x", "==", -(2**63)))[0] == [{"x": -(2**63)}]
+    assert _scan_both(t, ("x", ">", 2**62))[0] == []
+
+
+def test_truncate_of_a_decimal_accepts_every_value_of_its_column(tmp_path: Path) -> None:
+    """Issue 27: truncate(100, x) on decimal(9,2) raised a raw ArrowInvalid on -9999999.99 (its floor,
+    -10000000.00, needs precision 10). Every value the column allows is accepted and pruned right."""
+    typ = pa.decimal128(9, 2)
+    t = fs.Table.create(tmp_path / "t", pa.schema([("x", typ)]), partition_by=["truncate(100, x)"])
+    D = decimal.Decimal
+    values = [D("-9999999.99"), D("9999999.99"), D("-9999999.00"), D("0.00"), D("-0.01"), None]
+    for v in values:
+        t.append(pa.table({"x": pa.array([v], typ)}))
+    assert sorted(f.partition[0] for f in t.scan().files() if f.partition[0] is not None)[0] == D("-10000000.00")
+    reopened = fs.Table.open(tmp_path / "t")
+    assert sorted(reopened.to_arrow().column("x").to_pylist(), key=repr) == sorted(values, key=repr)
+    everything = [{"x": v} for v in values]
+    for flt in [("x", "<", D("-9999999")), ("x", "==", D("-9999999.99")), ("x", ">=", D("-9999999.50")),
+                ("x", "<", 0), ("x", "in", [D("-9999999.99"), D("9999999.99")])]:
+        got, _, _ = _scan_both(reopened, flt)
+        assert got == _python_filter(everything, [flt]), flt

@@ -106,3 +106,19 @@ def test_open_missing_and_create_twice(tmp_path: Path, table: fs.Table) -> None:
         fs.Table.open(tmp_path / "nowhere")
     with pytest.raises(fs.TableError, match="already exists"):
         fs.Table.create(table.location, table.schema)
+
+
+def test_a_missing_snapshot_is_a_table_error(table: fs.Table) -> None:
+    """Issue 27: scan(snapshot_id=999) raised SchemaEvolutionError; a missing snapshot is a table error,
+    and an expired one is a kind of missing one (catching SnapshotNotFoundError catches both)."""
+    for bad in (999, -1):
+        with pytest.raises(fs.SnapshotNotFoundError, match=rf"no snapshot {bad}; its snapshots are \[0, 1\]") as e:
+            table.scan(snapshot_id=bad)
+        assert isinstance(e.value, fs.TableError) and not isinstance(e.value, fs.SchemaEvolutionError)
+        assert not isinstance(e.value, fs.SnapshotExpiredError)
+    assert issubclass(fs.SnapshotExpiredError, fs.SnapshotNotFoundError)
+    for _ in range(3):
+        table.upsert({"id": [7]})
+    table.expire_snapshots(older_than=0, retain_last=1)
+    with pytest.raises(fs.SnapshotNotFoundError, match="expired"):
+        table.scan(snapshot_id=0)

@@ -57,8 +57,8 @@ def values_of(kind: str, *, bad: bool = False) -> st.SearchStrategy[Any]:
     if bad:  # strings that no number parses
         return st.none() | text.map(lambda s: "x" + s)
     return st.none() | {
-        "int": st.integers(-2**31, 2**31 - 1) | st.sampled_from([0, -1, 2**31 - 1, -2**31]),
-        "long": st.integers(-2**63, 2**63 - 1) | st.sampled_from([2**53 + 1, -(2**53) - 1, 2**62, 0]),
+        "int": st.integers(-2**31, 2**31 - 1) | st.sampled_from([0, -1, 2**31 - 1, -2**31, -2**31 + 1]),
+        "long": st.integers(-2**63, 2**63 - 1) | st.sampled_from([2**53 + 1, -(2**53) - 1, 2**62, 0, -(2**63)]),
         "double": st.floats(allow_nan=True) | st.sampled_from([0.0, -0.0, 2.0**53, 1.5]),
         "string": text | st.sampled_from(["", "6", "50", "100", "2", "é", "a.b"]),
     }[kind]
