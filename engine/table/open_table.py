@@ -29,7 +29,7 @@ from fieldshift.table.transforms import parse_transform
 
 __all__ = ["FORMATS", "OpenTable", "open_table"]
 
-FORMATS = ("ducklake", "iceberg")
+FORMATS = ("ducklake", "iceberg", "paimon")
 _WRITES = ("append", "overwrite", "upsert", "delete", "update_schema", "alter", "evolve", "compact",
            "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture")
 
@@ -173,6 +173,9 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
     ``catalog={...}`` (PyIceberg catalog properties, e.g. ``{"type": "sql", "uri": "sqlite:///c.db"}``) with
     ``name="namespace.table"``. ``properties=`` go to PyIceberg's FileIO (object-store credentials).
 
+    ``format="paimon"`` (reads manifests with fastavro: the ``paimon`` extra): ``source`` is a filesystem
+    warehouse (a path or URI) and ``name`` is ``database.table``, or ``source`` is the table directory itself.
+
     ``format=None`` detects the format where the source says it: a DuckLake catalog file or URI, a path
     ending in ``.metadata.json`` or a directory with ``metadata/version-hint.text`` (Iceberg), ``catalog=``
     (Iceberg).
@@ -194,6 +197,15 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
         return OpenTable(IcebergSource(source, name, catalog=catalog, properties=options.get("properties")))
     if catalog is not None:
         raise InvalidOptionError("catalog= is for Iceberg tables; a DuckLake catalog is the source itself")
+    if key == "paimon":
+        if options:
+            raise InvalidOptionError(f"unknown option(s) {sorted(options)} for a Paimon table; it takes a warehouse "
+                                     "and name='database.table'")
+        if source is None:
+            raise InvalidOptionError("give the Paimon warehouse (with name='database.table') or the table directory")
+        from fieldshift.open_tables.paimon import PaimonSource
+
+        return OpenTable(PaimonSource(source, name))
     if source is None:
         raise InvalidOptionError("give the DuckLake catalog: a DuckDB or SQLite file, or a postgresql:// URI")
     if not name:
@@ -217,6 +229,10 @@ def _detect(source: str | Path | None) -> str:
 
     if is_iceberg_location(text):
         return "iceberg"
+    from fieldshift.open_tables.paimon import is_paimon_table
+
+    if is_paimon_table(text):
+        return "paimon"
     path = Path(text)
     if path.is_file():
         with open(path, "rb") as f:
