@@ -149,6 +149,8 @@ class PaimonSource:
         schema_id = int(snap["schemaId"])
         schema, raw = self._schemas[schema_id], self._schema_json[schema_id]
         options = self.options(schema_id)
+        self._legacy_names = _truthy(options.get("partition.legacy-name", "true"))
+        self._default_name = options.get("partition.default-name", _DEFAULT_PARTITION)
         keyed = bool(raw.get("primaryKeys"))
         merge = self._merge_mode(schema, raw, options) if keyed else MergeMode()
         dv_enabled = _truthy(options.get("deletion-vectors.enabled", "false"))
@@ -253,9 +255,8 @@ class PaimonSource:
         values = decode_row(data, [(n, t) for _, n, t in fields], f"paimon table {self.name}, a partition")
         parts = []
         for (_, name, _t), v in zip(fields, values, strict=True):
-            text = _DEFAULT_PARTITION if v is None or (isinstance(v, str) and not v.strip()) else \
-                ("true" if v is True else "false" if v is False else str(v))
-            parts.append(f"{name}={text}")
+            blank = v is None or (isinstance(v, str) and not v.strip())
+            parts.append(f"{name}={self._default_name if blank else _partition_text(v, self._legacy_names)}")
         pv = tuple(PartitionValue(fid, "identity", v) for (fid, _, _), v in zip(fields, values, strict=True))
         return pv, "/".join(parts)
 
@@ -325,6 +326,26 @@ class PaimonSource:
         return MergeMode("key", keys, order, fields="latest_non_null" if engine == "partial-update" else "latest",
                          sequence_column=SEQUENCE_COLUMN, kind_column=KIND_COLUMN, retract_kinds=RETRACT_KINDS,
                          on_retract=on_retract, descending_order=descending)
+
+
+def _partition_text(value: Any, legacy: bool) -> str:
+    """A partition value as Paimon names its directory: with ``partition.legacy-name`` (the default) a date
+    is its day number and a timestamp Java's ``LocalDateTime`` text; otherwise both are cast to text."""
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        value = value.replace(tzinfo=None)
+        if legacy:
+            text = value.strftime("%Y-%m-%dT%H:%M")
+            if value.second or value.microsecond:
+                text += value.strftime(":%S")
+            if value.microsecond:
+                text += f".{value.microsecond:06d}".rstrip("0").ljust(4, "0")
+            return text
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return str((value - dt.date(1970, 1, 1)).days) if legacy else value.isoformat()
+    return str(value)
 
 
 def _prunable(t: pa.DataType) -> bool:

@@ -146,3 +146,29 @@ def test_unread_merge_engines_are_named_errors(peer: PaimonPeer, tmp_path: Path,
     assert [f.name for f in t.schema.fields] == ["k", "v"] and len(t.history()) == 2  # metadata still reads
     with pytest.raises(UnsupportedFormatFeatureError, match=engine):
         t.to_arrow()
+
+
+def test_types_nested_columns_and_typed_partitions(peer: PaimonPeer, tmp_path: Path) -> None:
+    import datetime as dt
+    import decimal
+
+    wh = tmp_path / "warehouse"
+    s0 = pa.schema([("id", pa.int64()), ("day", pa.date32()), ("n", pa.int32()),
+                    ("amount", pa.decimal128(12, 2)), ("at", pa.timestamp("us")), ("raw", pa.binary()),
+                    ("ok", pa.bool_()), ("tags", pa.list_(pa.string())), ("attrs", pa.map_(pa.string(), pa.int64())),
+                    ("point", pa.struct([("x", pa.float64()), ("y", pa.float64())]))])
+    rows = [{"id": i, "day": dt.date(2024, 1, 1 + i % 2), "n": i % 3, "amount": decimal.Decimal(f"{i}.25"),
+             "at": dt.datetime(2024, 5, 1, 12, 0, i), "raw": bytes([i]), "ok": i % 2 == 0, "tags": [f"t{i}"] * (i % 3),
+             "attrs": [("a", i)], "point": {"x": i / 2, "y": -i / 2}} for i in range(8)]
+    peer.create("db.typed", s0, partition_keys=["day", "n"])
+    peer.write("db.typed", rows, s0)
+    peer.alter("db.typed", ["add", "note", "STRING"], ["retype", "amount", "DECIMAL(20, 4)"])
+    s1 = pa.schema([*[f if f.name != "amount" else pa.field("amount", pa.decimal128(20, 4)) for f in s0],
+                    ("note", pa.string())])
+    peer.write("db.typed", [{**r, "id": r["id"] + 100, "note": "new"} for r in rows[:3]], s1)
+    peer.run()
+    assert_every_snapshot(peer, wh, "db.typed", ["id"])
+    t = fs.open_table(wh, format="paimon", name="db.typed")
+    assert t.scan(filter=[("n", "==", 1)]).count() == 4
+    assert {p.value for f in t.scan().files() for p in f.partition if p.source_id == t.schema.find("day").id} == {
+        dt.date(2024, 1, 1), dt.date(2024, 1, 2)}
