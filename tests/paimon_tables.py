@@ -54,7 +54,8 @@ MANIFEST = {"type": "record", "name": "ManifestEntry", "fields": [
     {"name": "_VERSION", "type": "int"}, {"name": "_KIND", "type": "int"}, {"name": "_PARTITION", "type": "bytes"},
     {"name": "_BUCKET", "type": "int"}, {"name": "_TOTAL_BUCKETS", "type": "int"}, {"name": "_FILE", "type": _FILE}]}
 MANIFEST_LIST = {"type": "record", "name": "ManifestFileMeta", "fields": [
-    {"name": "_VERSION", "type": "int"}, {"name": "_FILE_NAME", "type": "string"}, {"name": "_FILE_SIZE", "type": "long"},
+    {"name": "_VERSION", "type": "int"}, {"name": "_FILE_NAME", "type": "string"},
+    {"name": "_FILE_SIZE", "type": "long"},
     {"name": "_NUM_ADDED_FILES", "type": "long"}, {"name": "_NUM_DELETED_FILES", "type": "long"},
     {"name": "_PARTITION_STATS", "type": {**_STATS, "name": "partition_stats"}},
     {"name": "_SCHEMA_ID", "type": "long"}]}

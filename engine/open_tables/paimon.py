@@ -325,7 +325,7 @@ class PaimonSource:
                     else "error"
         return MergeMode("key", keys, order, fields="latest_non_null" if engine == "partial-update" else "latest",
                          sequence_column=SEQUENCE_COLUMN, kind_column=KIND_COLUMN, retract_kinds=RETRACT_KINDS,
-                         on_retract=on_retract, descending_order=descending)
+                         on_retract=on_retract, descending_order=descending, unique_per_file=True)
 
 
 def _partition_text(value: Any, legacy: bool) -> str:

@@ -198,6 +198,7 @@ class MergeMode:
     retract_kinds: tuple[int, ...] = ()
     on_retract: Literal["delete", "ignore", "reset", "error"] = "delete"
     descending_order: bool = False
+    unique_per_file: bool = False  # a file holds one version of a key at most (a sorted run): one file, no sort
 
 
 NO_MERGE = MergeMode()

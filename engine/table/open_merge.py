@@ -43,6 +43,48 @@ def _starts(rows: pa.Table, order: pa.Array, key_names: Sequence[str]) -> np.nda
     return np.flatnonzero(change)
 
 
+def _single_versions(rows: pa.Table, mode: MergeMode, retract: np.ndarray | None, raw: list[str]) -> pa.Table:
+    """Rows that are their key's only version: a retraction removes its row (a reset's delete too, and
+    the other retractions it skips), whatever the fields mode."""
+    if retract is not None:
+        rows = rows.filter(pa.array(~retract))
+    return rows.drop_columns(raw)
+
+
+def _numpy(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    return col.to_numpy(zero_copy_only=False)
+
+
+def _order(rows: pa.Table, mode: MergeMode, key_names: Sequence[str], order_names: Sequence[str]
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted order of ``rows`` (by key, then version) and where each key's versions start in it.
+
+    The common case — one numeric key, versions ordered by a sequence column, files that are sorted runs
+    arriving in sequence order — is one stable numpy sort of the key, which merges the runs nearly in
+    linear time, checked afterwards: where some key's versions are not in ascending sequence the general
+    Arrow sort by key, order fields and sequence decides."""
+    key = rows.column(key_names[0]) if len(key_names) == 1 else None
+    if (key is not None and not order_names and mode.sequence_column is not None and key.null_count == 0
+            and (pa.types.is_integer(key.type) or pa.types.is_temporal(key.type))):
+        keys = _numpy(key)
+        perm = np.argsort(keys, kind="stable")
+        ordered = keys[perm]
+        change = np.empty(len(perm), dtype=bool)
+        change[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=change[1:])
+        seq = _numpy(rows.column(mode.sequence_column))[perm]
+        if not np.any((seq[1:] < seq[:-1]) & ~change[1:]):
+            return perm, np.flatnonzero(change)
+    direction = "descending" if mode.descending_order else "ascending"
+    sort_keys = [(k, "ascending") for k in key_names] + [(o, direction) for o in order_names]
+    if mode.sequence_column is not None:
+        sort_keys.append((mode.sequence_column, "ascending"))
+    order = _sort_indices(rows, sort_keys)  # stable: file order breaks ties
+    return order.to_numpy(), _starts(rows, order, key_names)
+
+
 def _sort_indices(rows: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Array:
     """A stable sort with nulls first (a null sequence field is the oldest version)."""
     if _PER_KEY_NULLS:
@@ -57,16 +99,17 @@ def _last_where(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def merge_versions(rows: pa.Table, mode: MergeMode, key_names: Sequence[str], order_names: Sequence[str],
-                   where: str) -> pa.Table:
+                   where: str, *, unique: bool = False) -> pa.Table:
     """The rows that ``rows`` (every version in one merge group) read as, with the mode's raw columns
-    (``sequence_column``, ``kind_column``) dropped. ``where`` names the table and group for messages."""
+    (``sequence_column``, ``kind_column``) dropped. ``where`` names the table and group for messages.
+    ``unique``: no key occurs twice in ``rows`` (one sorted run), so each row is its key's only version
+    and only its row kind matters: nothing is sorted."""
     raw = [c for c in (mode.sequence_column, mode.kind_column) if c is not None]
     if rows.num_rows == 0:
         return rows.drop_columns(raw)
     retract = None
     if mode.kind_column is not None and mode.retract_kinds:
-        retract = pc.is_in(rows.column(mode.kind_column), pa.array(mode.retract_kinds, rows.schema.field(
-            mode.kind_column).type)).to_numpy(zero_copy_only=False)
+        retract = np.isin(_numpy(rows.column(mode.kind_column)), mode.retract_kinds)
         if not retract.any():
             retract = None
         elif mode.on_retract == "error":
@@ -76,13 +119,10 @@ def merge_versions(rows: pa.Table, mode: MergeMode, key_names: Sequence[str], or
                 "them too)")
         elif mode.on_retract == "ignore":
             rows, retract = rows.filter(pa.array(~retract)), None
-    direction = "descending" if mode.descending_order else "ascending"
-    sort_keys = [(k, "ascending") for k in key_names] + [(o, direction) for o in order_names]
-    if mode.sequence_column is not None:
-        sort_keys.append((mode.sequence_column, "ascending"))
-    order = _sort_indices(rows, sort_keys)  # stable: file order breaks ties
-    starts = _starts(rows, order, key_names)
-    perm = order.to_numpy()
+    if unique:
+        return _single_versions(rows, mode, retract, raw)
+    perm, starts = _order(rows, mode, key_names, order_names)
+    order = pa.array(perm)
     n = len(perm)
     alive = np.ones(n, dtype=bool)
     if retract is not None:
@@ -98,6 +138,8 @@ def merge_versions(rows: pa.Table, mode: MergeMode, key_names: Sequence[str], or
     if retract is not None and mode.on_retract == "delete":
         kept &= ~sorted_retract[np.maximum(last, 0)]
     if mode.fields == "latest":
+        if kept.all() and len(starts) == n:  # every row its key's only version: nothing to drop
+            return rows.drop_columns(raw)
         mask = np.zeros(n, dtype=bool)
         mask[perm[last[kept]]] = True
         return rows.filter(pa.array(mask)).drop_columns(raw)

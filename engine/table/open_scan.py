@@ -354,7 +354,8 @@ class OpenScan:
             return
         rows = pa.Table.from_batches(batches)
         where = f"{self.source.format} table {self.source.name}, files {ordered[0].path} and {len(ordered) - 1} more"
-        merged = merge_versions(rows, self.merge, self.key_names, self.order_names, where)
+        merged = merge_versions(rows, self.merge, self.key_names, self.order_names, where,
+                                unique=len(ordered) == 1 and self.merge.unique_per_file)
         yield from merged.to_batches(self.batch_size)
 
     def _parts(self) -> list[Callable[[], Iterator[pa.RecordBatch]]]:

@@ -46,7 +46,7 @@ def run(plan: dict) -> None:
         if op == "create":
             try:
                 catalog.create_database(step["table"].split(".")[0], True)
-            except Exception:  # noqa: BLE001 - exists already
+            except Exception:  # the database exists already
                 pass
             schema = Schema.from_pyarrow_schema(pq.read_schema(step["schema_from"]),
                                                 partition_keys=step.get("partition_keys"),
