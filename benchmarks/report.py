@@ -511,6 +511,9 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
     partitions = out_dir / "partitions.md"  # written by benchmarks/bench_partitions.py (run by hand)
     if partitions.exists():
         lines += ["", partitions.read_text().rstrip()]
+    paimon = out_dir / "paimon.md"  # written by benchmarks/bench_paimon.py (run by hand)
+    if paimon.exists():
+        lines += ["", paimon.read_text().rstrip()]
     text = "\n".join(lines).rstrip() + "\n"
     (out_dir / "README.md").write_text(text)
     return text

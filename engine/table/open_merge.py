@@ -133,7 +133,7 @@ def merge_versions(rows: pa.Table, mode: MergeMode, key_names: Sequence[str], or
             last_delete = _last_where(deletes, starts)
             group_of = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
             alive = (np.arange(n) > last_delete[group_of]) & ~sorted_retract
-    last = _last_where(alive, starts)
+    last = np.append(starts[1:], n) - 1 if retract is None else _last_where(alive, starts)
     kept = last >= 0
     if retract is not None and mode.on_retract == "delete":
         kept &= ~sorted_retract[np.maximum(last, 0)]

@@ -134,6 +134,20 @@ def _partition_key(value: Any, transform: Transform, read_type: Any) -> Any:
         return _UNKNOWN
 
 
+def _mapped_columns(found: pa.Schema, mapping: Any, read_schema: Schema, keep: Sequence[str]) -> pa.Schema:
+    """The top-level columns of an id-less file that its name mapping maps to a column the read takes (and
+    the ``keep`` columns): a name matches one level at a time, so leaving the others unread changes no match."""
+    wanted = {f.id for f in read_schema.fields}
+    fields = []
+    for f in found:
+        entry = mapping.find(f.name)
+        if f.name in keep or (entry is not None and entry.field_id in wanted):
+            fields.append(f)
+    if not fields and len(found):  # only new columns: one column read still counts the rows
+        fields = [found.field(0)]
+    return pa.schema(fields, metadata=found.metadata)
+
+
 def _only(stats: Mapping[int, ColumnStats], ids: set[int] | None) -> Mapping[int, ColumnStats]:
     """Statistics the pruning may use: in a merge by key only the key's (a file whose values rule a row
     out may hold the newer version of a row whose older version passes)."""
@@ -290,6 +304,8 @@ class OpenScan:
             constants = self._constants(f, found)
             projected = decode_schema(found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping,
                                       constants=constants)
+            if projected is found and f.name_mapping is not None:
+                projected = _mapped_columns(found, f.name_mapping, self.read_schema, raw)
             try:
                 p = self._plan(projected, f.name_mapping, constants)
             except SchemaEvolutionError as e:
