@@ -8,8 +8,9 @@ Parquet files, so nothing here imports fieldshift.
 Steps: ``create`` (table, schema_from: a Parquet file whose schema is the table's, primary_keys,
 partition_keys, options), ``write`` (table, data: a Parquet file; cast to the table's current schema),
 ``alter`` (table, changes: [op, ...] with op one of ["add", name, TYPE], ["rename", old, new],
-["drop", name], ["retype", name, TYPE], ["set", key, value]), ``read`` (table, snapshot or None, out:
-a Parquet file of pypaimon's rows), ``snapshot`` (table, out: a JSON file with the latest snapshot id).
+["drop", name], ["retype", name, TYPE], ["set", key, value]), ``delete_rows`` (table, row_ids: deleted
+through deletion vectors), ``read`` (table, snapshot or None, out: a Parquet file of pypaimon's rows),
+``snapshot`` (table, out: a JSON file with the latest snapshot id).
 """
 
 from __future__ import annotations
@@ -80,6 +81,13 @@ def run(plan: dict) -> None:
 
                 rows = pa.Table.from_pylist([], PyarrowFieldParser.from_paimon_schema(table.table_schema.fields))
             pq.write_table(rows, step["out"])
+        elif op == "delete_rows":  # by _ROW_ID: deletion vectors (row tracking + data evolution tables)
+            table = catalog.get_table(step["table"])
+            builder = table.new_batch_write_builder()
+            messages = builder.new_update().delete_by_row_id(step["row_ids"])
+            commit = builder.new_commit()
+            commit.commit(messages)
+            commit.close()
         elif op == "snapshot":
             table = catalog.get_table(step["table"])
             latest = table.snapshot_manager().get_latest_snapshot()

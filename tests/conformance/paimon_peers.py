@@ -62,6 +62,10 @@ class PaimonPeer:
         self.steps.append({"op": "alter", "table": table, "changes": [list(c) for c in changes]})
         return self
 
+    def delete_rows(self, table: str, row_ids: list[int]) -> PaimonPeer:
+        self.steps.append({"op": "delete_rows", "table": table, "row_ids": list(row_ids)})
+        return self
+
     def run(self) -> None:
         plan = self._file(".json")
         plan.write_text(json.dumps({"warehouse": str(self.warehouse), "steps": self.steps}))

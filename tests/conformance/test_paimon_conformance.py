@@ -172,3 +172,18 @@ def test_types_nested_columns_and_typed_partitions(peer: PaimonPeer, tmp_path: P
     assert t.scan(filter=[("n", "==", 1)]).count() == 4
     assert {p.value for f in t.scan().files() for p in f.partition if p.source_id == t.schema.find("day").id} == {
         dt.date(2024, 1, 1), dt.date(2024, 1, 2)}
+
+
+def test_deletion_vectors_pypaimon_writes(peer: PaimonPeer, tmp_path: Path) -> None:
+    wh = tmp_path / "warehouse"
+    s0 = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    peer.create("db.dv", s0, options={"row-tracking.enabled": "true", "data-evolution.enabled": "true",
+                                      "deletion-vectors.enabled": "true"})
+    for start in (0, 10):
+        peer.write("db.dv", [{"id": i, "v": str(i)} for i in range(start, start + 10)], s0)
+    peer.delete_rows("db.dv", [1, 3, 12]).delete_rows("db.dv", [19])
+    peer.run()
+    assert_every_snapshot(peer, wh, "db.dv", ["id"])
+    t = fs.open_table(wh, format="paimon", name="db.dv")
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [i for i in range(19) if i not in (1, 3, 12)]
+    assert t.scan().count() == 16
