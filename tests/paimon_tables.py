@@ -226,8 +226,17 @@ class PaimonBuilder:
             types = [field_from_json(x).type for x in self.schemas[sid]]
             value_stats = {"_MIN_VALUES": binary_row(f.stats[0], types), "_MAX_VALUES": binary_row(f.stats[1], types),
                            "_NULL_COUNTS": list(f.stats[2])}
+        key_stats = empty
+        if self.primary_keys and n:
+            import pyarrow.compute as pc
+
+            trimmed = [k for k in self.primary_keys if k not in self.partition_keys]
+            cols = [f.rows.column(k) for k in trimmed]
+            key_stats = {"_MIN_VALUES": binary_row([pc.min(c).as_py() for c in cols], [c.type for c in cols]),
+                         "_MAX_VALUES": binary_row([pc.max(c).as_py() for c in cols], [c.type for c in cols]),
+                         "_NULL_COUNTS": [c.null_count for c in cols]}
         meta = {"_FILE_NAME": f.name, "_FILE_SIZE": path.stat().st_size, "_ROW_COUNT": n,
-                "_MIN_KEY": binary_row([], []), "_MAX_KEY": binary_row([], []), "_KEY_STATS": empty,
+                "_MIN_KEY": binary_row([], []), "_MAX_KEY": binary_row([], []), "_KEY_STATS": key_stats,
                 "_VALUE_STATS": value_stats, "_MIN_SEQUENCE_NUMBER": lo, "_MAX_SEQUENCE_NUMBER": hi,
                 "_SCHEMA_ID": sid, "_LEVEL": f.level, "_EXTRA_FILES": [], "_CREATION_TIME": None,
                 "_DELETE_ROW_COUNT": 0, "_EMBEDDED_FILE_INDEX": None, "_FILE_SOURCE": 0,

@@ -157,6 +157,8 @@ class PaimonSource:
         live = self._live_entries(snap)
         vectors = self._vectors(snap)
         partition_fields = self._partition_fields(schema, raw)
+        # key statistics cover the primary key without the partition keys (what key-value files store as _KEY_)
+        trimmed_keys = [k for k in raw.get("primaryKeys") or () if k not in (raw.get("partitionKeys") or ())]
         partitions: dict[bytes, tuple[tuple[PartitionValue, ...], str]] = {}
         files = []
         for e in live:
@@ -186,7 +188,7 @@ class PaimonSource:
             files.append(DataFileEntry(
                 path=str(path), record_count=int(f["_ROW_COUNT"]), file_format=fmt, schema_id=file_schema_id,
                 name_mapping=self.mapping(file_schema_id), partition=values,
-                stats=self._stats(f, file_schema_id), positions=positions() if positions else None,
+                stats=self._stats(f, file_schema_id, trimmed_keys), positions=positions() if positions else None,
                 sequence_number=int(f["_MAX_SEQUENCE_NUMBER"]), file_size=int(f["_FILE_SIZE"]),
                 merge_group=(e.partition, e.bucket) if keyed else None))
         return SnapshotContent(self._snapshot_meta(snapshot_id), schema, tuple(files), merge=merge)
@@ -260,11 +262,16 @@ class PaimonSource:
         pv = tuple(PartitionValue(fid, "identity", v) for (fid, _, _), v in zip(fields, values, strict=True))
         return pv, "/".join(parts)
 
-    def _stats(self, f: dict[str, Any], schema_id: int) -> dict[int, ColumnStats]:
-        """Value statistics of a data file in its own schema's types (numbers, dates and times only: Paimon
-        truncates string bounds)."""
-        stats = f.get("_VALUE_STATS") or {}
-        names = f.get("_VALUE_STATS_COLS")
+    def _stats(self, f: dict[str, Any], schema_id: int, keys: list[str]) -> dict[int, ColumnStats]:
+        """Statistics of a data file in its own schema's types (numbers, dates and times only: Paimon
+        truncates string bounds): the key's from ``_KEY_STATS``, the other columns' from ``_VALUE_STATS``."""
+        out = self._bounds(f, f.get("_VALUE_STATS") or {}, f.get("_VALUE_STATS_COLS"), schema_id)
+        if keys:
+            out.update(self._bounds(f, f.get("_KEY_STATS") or {}, keys, schema_id))
+        return out
+
+    def _bounds(self, f: dict[str, Any], stats: dict[str, Any], names: list[str] | None,
+                schema_id: int) -> dict[int, ColumnStats]:
         schema = self._schemas.get(schema_id)
         if schema is None or not stats.get("_MIN_VALUES") or (names is not None and not names):
             return {}
