@@ -149,8 +149,8 @@ class PaimonSource:
         schema_id = int(snap["schemaId"])
         schema, raw = self._schemas[schema_id], self._schema_json[schema_id]
         options = self.options(schema_id)
-        self._legacy_names = _truthy(options.get("partition.legacy-name", "true"))
-        self._default_name = options.get("partition.default-name", _DEFAULT_PARTITION)
+        naming = (_truthy(options.get("partition.legacy-name", "true")),
+                  options.get("partition.default-name", _DEFAULT_PARTITION))
         keyed = bool(raw.get("primaryKeys"))
         merge = self._merge_mode(schema, raw, options) if keyed else MergeMode()
         dv_enabled = _truthy(options.get("deletion-vectors.enabled", "false"))
@@ -164,21 +164,11 @@ class PaimonSource:
         for e in live:
             f = e.file
             name = str(f["_FILE_NAME"])
-            if e.bucket == -2:
-                raise UnsupportedFormatFeatureError(f"paimon table {self.name}: {name} is in the postpone bucket "
-                                                    "(bucket -2), whose rows Paimon's readers see only after a "
-                                                    "compaction; compact the table first")
+            self._check_file(e, schema)
             if keyed and dv_enabled and int(f["_LEVEL"]) == 0:
                 continue  # with deletion vectors, Paimon's readers see a primary-key file once it is compacted
-            cols = f.get("_WRITE_COLS")
-            if cols is not None:
-                fields = self._schemas.get(int(f["_SCHEMA_ID"]), schema).names
-                if list(cols) != list(fields):
-                    raise UnsupportedFormatFeatureError(
-                        f"paimon table {self.name}: {name} holds only columns {list(cols)} (data evolution: rows "
-                        "stitched from files of different columns), which fieldshift does not read")
             if e.partition not in partitions:
-                partitions[e.partition] = self._partition(e.partition, partition_fields)
+                partitions[e.partition] = self._partition(e.partition, partition_fields, naming)
             values, directory = partitions[e.partition]
             path = f.get("_EXTERNAL_PATH") or self.files.path(*filter(None, [
                 options.get("data-file.path-directory"), directory, f"bucket-{e.bucket}", name]))
@@ -192,6 +182,19 @@ class PaimonSource:
                 sequence_number=int(f["_MAX_SEQUENCE_NUMBER"]), file_size=int(f["_FILE_SIZE"]),
                 merge_group=(e.partition, e.bucket) if keyed else None))
         return SnapshotContent(self._snapshot_meta(snapshot_id), schema, tuple(files), merge=merge)
+
+    def _check_file(self, e: ManifestEntry, schema: Schema) -> None:
+        """Refuse the files Paimon's readers treat specially and fieldshift does not read."""
+        name = e.file["_FILE_NAME"]
+        if e.bucket == -2:
+            raise UnsupportedFormatFeatureError(f"paimon table {self.name}: {name} is in the postpone bucket "
+                                                "(bucket -2), whose rows Paimon's readers see only after a "
+                                                "compaction; compact the table first")
+        cols = e.file.get("_WRITE_COLS")
+        if cols is not None and list(cols) != self._schemas.get(int(e.file["_SCHEMA_ID"]), schema).names:
+            raise UnsupportedFormatFeatureError(
+                f"paimon table {self.name}: {name} holds only columns {list(cols)} (data evolution: rows "
+                "stitched from files of different columns), which fieldshift does not read")
 
     def _snapshot_meta(self, snapshot_id: int) -> SourceSnapshot:
         return next(s for s in self.snapshots() if s.snapshot_id == snapshot_id)
@@ -249,7 +252,7 @@ class PaimonSource:
             out.append((f.id, f.name, f.type))
         return out
 
-    def _partition(self, data: bytes, fields: list[tuple[int, str, pa.DataType]]
+    def _partition(self, data: bytes, fields: list[tuple[int, str, pa.DataType]], naming: tuple[bool, str]
                    ) -> tuple[tuple[PartitionValue, ...], str]:
         """A partition's values and its directory (``k=v/...``, as Paimon's writers name it)."""
         if not fields:
@@ -258,7 +261,7 @@ class PaimonSource:
         parts = []
         for (_, name, _t), v in zip(fields, values, strict=True):
             blank = v is None or (isinstance(v, str) and not v.strip())
-            parts.append(f"{name}={self._default_name if blank else _partition_text(v, self._legacy_names)}")
+            parts.append(f"{name}={naming[1] if blank else _partition_text(v, naming[0])}")
         pv = tuple(PartitionValue(fid, "identity", v) for (fid, _, _), v in zip(fields, values, strict=True))
         return pv, "/".join(parts)
 
