@@ -184,9 +184,10 @@ class MergeMode:
     ``fields``: ``latest`` keeps the newest version whole; ``latest_non_null`` takes each field's newest
     non-null value (a partial update). ``kind_column`` holds values of which ``retract_kinds`` mark a
     version that retracts its key; ``on_retract`` says what such a version does: ``delete`` (the key is gone
-    when the newest version retracts it), ``ignore`` (retractions are skipped), ``reset`` (a retraction
-    forgets the versions before it; only the newest kind of ``retract_kinds`` — a delete — resets, the
-    others are skipped) or ``error`` (the format's readers refuse them).
+    when the newest version retracts it), ``ignore`` (retractions are skipped), ``reset`` (a version of the
+    last kind in ``retract_kinds``, a delete, forgets the versions before it; the other kinds are skipped)
+    or ``error`` (the format's readers refuse them). ``unique_per_file``: a file holds at most one version
+    of a key (a sorted run), so a merge group of one file needs no sort.
     """
 
     kind: Literal["none", "key"] = "none"
@@ -198,7 +199,7 @@ class MergeMode:
     retract_kinds: tuple[int, ...] = ()
     on_retract: Literal["delete", "ignore", "reset", "error"] = "delete"
     descending_order: bool = False
-    unique_per_file: bool = False  # a file holds one version of a key at most (a sorted run): one file, no sort
+    unique_per_file: bool = False
 
 
 NO_MERGE = MergeMode()
