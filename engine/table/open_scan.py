@@ -25,7 +25,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from fieldshift.errors import PartitionSpecError, SchemaEvolutionError, UnsupportedFormatFeatureError
-from fieldshift.file_schema import file_schema_of
+from fieldshift.file_schema import file_schema_of, has_field_ids
 from fieldshift.gc_pause import paused_gc
 from fieldshift.open_tables.position_deletes import read_position_groups, read_positions
 from fieldshift.open_tables.source import (
@@ -304,7 +304,7 @@ class OpenScan:
             constants = self._constants(f, found)
             projected = decode_schema(found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping,
                                       constants=constants)
-            if projected is found and f.name_mapping is not None:
+            if projected is found and f.name_mapping is not None and not has_field_ids(found):
                 projected = _mapped_columns(found, f.name_mapping, self.read_schema, raw)
             try:
                 p = self._plan(projected, f.name_mapping, constants)

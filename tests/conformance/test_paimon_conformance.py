@@ -187,3 +187,19 @@ def test_deletion_vectors_pypaimon_writes(peer: PaimonPeer, tmp_path: Path) -> N
     t = fs.open_table(wh, format="paimon", name="db.dv")
     assert sorted(t.to_arrow().column("id").to_pylist()) == [i for i in range(19) if i not in (1, 3, 12)]
     assert t.scan().count() == 16
+
+
+def test_explicit_casts_between_versions(peer: PaimonPeer, tmp_path: Path) -> None:
+    wh = tmp_path / "warehouse"
+    s0 = pa.schema([("id", pa.int32()), ("i", pa.int32()), ("big", pa.int64()), ("d", pa.float64()),
+                    ("s", pa.string())])
+    peer.create("db.casts", s0)
+    peer.write("db.casts", [{"id": n, "i": n * 7, "big": n * 1000, "d": n + 0.5, "s": str(n * 3)} for n in range(5)],
+               s0)
+    peer.alter("db.casts", ["retype", "i", "STRING"], ["retype", "big", "INT"], ["retype", "d", "FLOAT"],
+               ["retype", "s", "BIGINT"])
+    s1 = pa.schema([("id", pa.int32()), ("i", pa.string()), ("big", pa.int32()), ("d", pa.float32()),
+                    ("s", pa.int64())])
+    peer.write("db.casts", [{"id": 9, "i": "nine", "big": 9, "d": 9.25, "s": 9}], s1)
+    peer.run()
+    assert_every_snapshot(peer, wh, "db.casts", ["id"])
