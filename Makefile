@@ -44,7 +44,7 @@ $(PAIMON_STAMP):
 	$(PAIMON_VENV)/bin/python -m pip install -q "pypaimon==2.1.0"
 	touch $(PAIMON_STAMP)
 
-test-conformance: $(STAMP) $(PAIMON_STAMP)  ## tables written by pinned peers (DuckDB 1.5.5 + extensions, PyIceberg 0.12, pypaimon 2.1.0), read back
+test-conformance: $(STAMP) $(PAIMON_STAMP)  ## tables written by pinned peers (DuckDB 1.5.5 + extensions, PyIceberg 0.12, deltalake, pypaimon 2.1.0), upstream sample tables, read back
 	$(BIN)/python -m pip install -q -e ".[conformance]"
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m conformance tests/conformance
 

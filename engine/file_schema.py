@@ -19,12 +19,31 @@ from fieldshift.options import MatchMode, check_option
 from fieldshift.schema import Schema
 from fieldshift.types import MAX_NESTING_DEPTH, check_arrow_depth
 
-__all__ = ["file_schema_of", "has_field_ids"]
+__all__ = ["file_schema_of", "has_field_ids", "without_field_ids"]
 
 
 def has_field_ids(schema: pa.Schema) -> bool:
     """Does any field (at any struct depth) carry a ``PARQUET:field_id``?"""
     return _has_any_id(schema)
+
+
+def without_field_ids(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with every ``PARQUET:field_id`` removed, at any depth: for files whose ids are not the
+    table's (a format that resolves columns by name), so only a name mapping identifies their columns."""
+    def strip(f: pa.Field) -> pa.Field:
+        t = f.type
+        if pa.types.is_struct(t):
+            t = pa.struct([strip(t.field(i)) for i in range(t.num_fields)])
+        elif pa.types.is_large_list(t):
+            t = pa.large_list(strip(t.value_field))
+        elif pa.types.is_list(t):
+            t = pa.list_(strip(t.value_field))
+        elif pa.types.is_map(t):
+            t = pa.map_(strip(t.key_field), strip(t.item_field), t.keys_sorted)
+        meta = {k: v for k, v in (f.metadata or {}).items() if k != FIELD_ID_KEY}
+        return pa.field(f.name, t, f.nullable, meta or None)
+
+    return pa.schema([strip(f) for f in schema], metadata=schema.metadata)
 
 
 def _has_any_id(schema: pa.Schema) -> bool:

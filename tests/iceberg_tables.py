@@ -147,6 +147,7 @@ class IcebergBuilder:
         self.snapshots: list[dict[str, Any]] = []
         self.log: list[dict[str, Any]] = []
         self.live: list[Added] = []
+        self.manifests: list[dict[str, Any]] = []
         self.sequence = 0
         self.version = 0
         self.clock = 1_700_000_000_000
@@ -243,12 +244,14 @@ class IcebergBuilder:
         self.live = [a for a in self.live if a.path + str(a.offset) not in gone]
         for a in added:
             a.snapshot_id, a.sequence_number = snapshot_id, self.sequence
-        manifests = []
+        # a fast append keeps the earlier manifests and adds its own; a removal rewrites them all
+        manifests = [] if removed else list(self.manifests)
         for content, name in ((0, "data"), (1, "deletes")):
-            entries = [(a, 0) for a in self.live if (a.content == 0) == (content == 0)]
+            entries = [(a, 0) for a in self.live if (a.content == 0) == (content == 0)] if removed else []
             entries += [(a, 1) for a in added if (a.content == 0) == (content == 0)]
             if entries:
                 manifests.append(self._manifest(entries, content, name, snapshot_id, inherit))
+        self.manifests = manifests
         self.live += added
         rows = sum(a.record_count for a in added if a.content == 0)
         listing = self.root / "metadata" / f"snap-{snapshot_id}-{self.sequence}.avro"
@@ -285,9 +288,24 @@ class IcebergBuilder:
                "added_files_count": len(added), "existing_files_count": len(existing), "deleted_files_count": 0,
                "added_rows_count": sum(a.record_count for a in added),
                "existing_rows_count": sum(a.record_count for a in existing), "deleted_rows_count": 0,
-               "partitions": None, "key_metadata": None, "first_row_id": None}
+               "partitions": self._summaries([a for a, _ in entries]), "key_metadata": None, "first_row_id": None}
         if self.format_version >= 3 and content == 0:
             out["first_row_id"] = self.next_row_id
+        return out
+
+    def _summaries(self, files: list[Added]) -> list[dict[str, Any]] | None:
+        """The manifest list's partition field summaries (null, bounds) of these files' partition values."""
+        if not self.spec:
+            return None
+        out = []
+        for i, f in enumerate(self.spec):
+            values = [a.partition[i] for a in files]
+            present = [v for v in values if v is not None]
+            t = _partition_arrow(self, f)
+            lo = encode_bound(min(present), t) if present else None
+            hi = encode_bound(max(present), t) if present else None
+            out.append({"contains_null": any(v is None for v in values), "contains_nan": False,
+                        "lower_bound": lo, "upper_bound": hi})
         return out
 
     def _entry(self, a: Added, status: int, inherit: bool) -> dict[str, Any]:
@@ -370,6 +388,11 @@ def _partition_avro(builder: IcebergBuilder, f: dict[str, Any]) -> Any:
     if pa.types.is_date32(t):
         return {"type": "int", "logicalType": "date"}
     return "int"
+
+
+def _partition_arrow(builder: IcebergBuilder, f: dict[str, Any]) -> pa.DataType:
+    """The Arrow type of a partition field's values (the source column's for identity; else int)."""
+    return builder.schema.field(f["source-id"]).type if f["transform"] == "identity" else pa.int32()
 
 
 def _manifest_list_schema() -> dict[str, Any]:

@@ -175,7 +175,7 @@ def test_time_travel_by_time_and_the_refusals(lake: Path) -> None:
         with pytest.raises(fs.UnknownFieldError):
             t.scan(filter=("nope", "==", 1))
     with pytest.raises(fs.InvalidOptionError, match="format"):
-        fs.open_table(lake, format="delta", name="t")
+        fs.open_table(lake, format="nonesuch", name="t")
 
 
 def test_unknown_types_and_newer_specifications_are_named(lake: Path) -> None:

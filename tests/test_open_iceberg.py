@@ -291,3 +291,66 @@ def test_unsupported_features_are_named_errors_naming_the_file(tmp_path: Path) -
         {"id": 2, "name": "shape", "type": "geometry", "required": False}]}, format_version=3)
     with pytest.raises(fs.UnsupportedFormatFeatureError, match="geometry"):
         fs.open_table(b.metadata_path).schemas()
+
+
+def test_manifests_whose_partition_summaries_rule_the_filter_out_are_not_read(tmp_path: Path) -> None:
+    b = IcebergBuilder(tmp_path / "t", SCHEMA, spec=BY_CAT)
+    for cat in "abc":  # three fast appends: three manifests, one partition each
+        b.commit([b.data([{"id": ord(cat), "cat": cat, "n": 1}, {"id": ord(cat) + 100, "cat": cat, "n": 2}],
+                         (cat,))])
+    t = fs.open_table(b.metadata_path)
+    everything = t.to_arrow()
+    for flt in [("cat", "==", "b"), ("cat", ">", "a"), ("cat", "in", ["a", "c"]), ("cat", "<=", "a"),
+                ("cat", "is_null"), [("cat", "==", "b"), ("n", "==", 2)]]:
+        scan = t.scan(filter=flt)
+        want = everything.filter(scan.filter.expression) if scan.filter.expression is not None else everything
+        assert ids(scan.to_arrow()) == ids(want), flt  # the same rows as filtering everything
+        assert len(scan.content.files) < 3, flt  # a skipped manifest's files never reach the scan
+    assert len(t.scan(filter=("n", "==", 2)).content.files) == 3  # not a partition column: all read
+
+
+def test_a_table_without_snapshots_reads_as_empty(tmp_path: Path) -> None:
+    t = fs.open_table(IcebergBuilder(tmp_path / "t", SCHEMA).metadata_path)
+    assert t.history() == [] and t.schema.names == ["id", "cat", "n"]
+    assert t.to_arrow().num_rows == 0 and t.to_arrow().column_names == ["id", "cat", "n"]
+    assert t.scan(filter=("n", ">", 1)).count() == 0
+    with pytest.raises(fs.SnapshotNotFoundError, match="no snapshot"):
+        t.scan(as_of=dt.datetime(2030, 1, 1))
+
+
+def test_only_iceberg_sources_prune_through_year_month_day_hour_and_bucket(tmp_path: Path) -> None:
+    """A partition value under ``year`` is Iceberg's years since 1970 only where the source says so: a
+    source whose year is the calendar year (DuckLake's) is pruned by identity values alone."""
+    from fieldshift.open_tables.source import DataFileEntry, PartitionValue, SnapshotContent, SourceSnapshot
+    from fieldshift.table.open_scan import OpenScan
+
+    schema = fs.Schema.from_json({"type": "struct", "fields": [
+        {"id": 1, "name": "id", "type": "long", "required": True},
+        {"id": 2, "name": "ts", "type": "timestamp", "required": False}]})
+    path = tmp_path / "f.parquet"
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist([{"id": 1, "ts": dt.datetime(2024, 5, 1)}], schema=schema.to_arrow()), path)
+
+    class Source:
+        format, name, writer, policy = "test", "t", "a test", fs.CastPolicy.iceberg()
+
+        def __init__(self, year: int, transforms: str | None) -> None:
+            self.year, self.partition_transforms = year, transforms
+
+        def snapshots(self) -> tuple[SourceSnapshot, ...]:
+            return (SourceSnapshot(1, dt.datetime(2024, 1, 1, tzinfo=dt.UTC), 0),)
+
+        def schemas(self) -> dict[int, fs.Schema]:
+            return {0: schema}
+
+        def content(self, snapshot_id: int) -> SnapshotContent:
+            f = DataFileEntry(str(path), 1, partition=(PartitionValue(2, "year", self.year),))
+            return SnapshotContent(self.snapshots()[0], schema, (f,))
+
+    flt = ("ts", ">=", dt.datetime(2024, 1, 1))
+    for year, transforms in ((2024, None), (54, "iceberg")):  # both say "2024", each in its own terms
+        source = Source(year, transforms)
+        assert OpenScan(source, source.content(1), filter=flt).to_arrow().num_rows == 1
+    iceberg = Source(53, "iceberg")  # 2023 in Iceberg's terms: pruned
+    assert OpenScan(iceberg, iceberg.content(1), filter=flt).files() == []

@@ -21,7 +21,7 @@ import datetime as dt
 import gzip
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from fieldshift.errors import (
     UnsupportedFormatFeatureError,
 )
 from fieldshift.extras import require
+from fieldshift.gc_pause import paused_gc
 from fieldshift.name_mapping import NameMapping
 from fieldshift.open_tables.iceberg_deletes import DeleteIndex
 from fieldshift.open_tables.iceberg_manifests import CONTENT_DATA, ManifestRow, read_manifest
@@ -43,6 +44,7 @@ from fieldshift.open_tables.iceberg_values import decode_bound, partition_python
 from fieldshift.open_tables.source import (
     ColumnStats,
     DataFileEntry,
+    PartitionRange,
     PartitionValue,
     SnapshotContent,
     SourcePartitionField,
@@ -82,19 +84,21 @@ class IcebergSource:
     format = "iceberg"
     writer = _WRITER
     policy = ICEBERG_POLICY
+    prunes_groups = True  # content(keep=...) skips manifests by their partition summaries
+    partition_transforms = "iceberg"  # year/month/day/hour since 1970, Iceberg's bucket hash and truncation
 
     def __init__(self, source: str | Path | None = None, name: str | None = None, *,
                  catalog: Mapping[str, Any] | None = None, properties: Mapping[str, str] | None = None) -> None:
         require("pyiceberg", "iceberg", "Reading an Iceberg table")
         props = {str(k): str(v) for k, v in (properties or {}).items()}
         if catalog is not None:
-            table = _from_catalog(dict(catalog), name, props)
+            table, raw = _from_catalog(dict(catalog), name, props), None
             self.name = name or ""
         else:
             if source is None:
                 raise InvalidNameError("give an Iceberg table's metadata.json path or directory, or catalog={...} "
                                        "with name='namespace.table'")
-            table = _from_location(str(source), props)
+            table, raw = _from_location(str(source), props)
             self.name = name or _table_name(str(source))
         self._table = table
         self.metadata = table.metadata
@@ -107,7 +111,7 @@ class IcebergSource:
         self.format_version = version
         self.current_schema_id = int(self.metadata.current_schema_id)
         self._schema_json: dict[int, Any] = {int(s.schema_id): s for s in self.metadata.schemas}
-        self._schema_json.update(_raw_schemas(self.io, self.where, set(self._schema_json)))
+        self._schema_json.update(_raw_schemas(self.io, self.where, set(self._schema_json), raw))
         self._schemas: dict[int, Schema] = {}
         self._snapshots: tuple[SourceSnapshot, ...] | None = None
         self._rows: dict[str, list[ManifestRow]] = {}
@@ -174,15 +178,35 @@ class IcebergSource:
         return self._snapshots
 
     # -- content ------------------------------------------------------------------------------------
-    def content(self, snapshot_id: int) -> SnapshotContent:
-        """The live data files of ``snapshot_id`` with the deletes the spec's scoping rules apply to each."""
-        if snapshot_id in self._contents:
-            return self._contents[snapshot_id]
+    def _snapshot(self, snapshot_id: int) -> Any:
         snap = self.metadata.snapshot_by_id(snapshot_id)
         if snap is None:
             known = [s.snapshot_id for s in self.snapshots()]
             raise SnapshotNotFoundError(f"Iceberg table {self.name} has no snapshot {snapshot_id} (never, or "
                                         f"expired); its history is {known}")
+        return snap
+
+    def schema_id_at(self, snapshot_id: int) -> int:
+        """The schema a read of ``snapshot_id`` uses (the snapshot's own; the current one for v1 snapshots
+        that recorded none)."""
+        return self._schema_id_of(self._snapshot(snapshot_id))
+
+    def content(self, snapshot_id: int, keep: Callable[[tuple[PartitionRange, ...]], bool] | None = None
+                ) -> SnapshotContent:
+        """The live data files of ``snapshot_id`` with the deletes the spec's scoping rules apply to each;
+        ``keep``: a test on a manifest's partition ranges, False skipping the manifest unread (the scan's
+        filter projected through the manifest's spec)."""
+        if keep is None and snapshot_id in self._contents:
+            return self._contents[snapshot_id]
+        snap = self._snapshot(snapshot_id)
+        with paused_gc():  # tens of thousands of cycle-free entries: collections would walk them all, often
+            out = self._build(snap, snapshot_id, keep)
+        if keep is None:
+            self._contents[snapshot_id] = out
+        return out
+
+    def _build(self, snap: Any, snapshot_id: int, keep: Callable[[tuple[PartitionRange, ...]], bool] | None
+               ) -> SnapshotContent:
         when = _utc_ms(int(snap.timestamp_ms))
         schema_id = self._schema_id_of(snap)
         schema = self.schema(schema_id)
@@ -194,6 +218,8 @@ class IcebergSource:
                                      f"{snapshot_id} is missing; the metadata references it. Restore it from a "
                                      "backup, or read another snapshot.") from None
         for manifest in manifests:
+            if keep is not None and not keep(self._ranges(manifest, schema)):
+                continue
             if getattr(manifest, "key_metadata", None):
                 raise UnsupportedFormatFeatureError(f"Iceberg manifest {manifest.manifest_path} is encrypted; "
                                                     "fieldshift does not read encrypted tables")
@@ -216,9 +242,28 @@ class IcebergSource:
                 sequence_number=row.sequence_number, first_row_id=row.first_row_id, file_size=row.file_size,
                 equality_deletes=() if index.empty else index.equality_deletes(row)))
         snapshot = SourceSnapshot(int(snap.snapshot_id), when, schema_id, _operation(snap))
-        out = SnapshotContent(snapshot, schema, tuple(files))
-        self._contents[snapshot_id] = out
-        return out
+        return SnapshotContent(snapshot, schema, tuple(files))
+
+    def _ranges(self, manifest: Any, schema: Schema) -> tuple[PartitionRange, ...]:
+        """A manifest's partition field summaries as ranges of ``PartitionValue`` values (bounds of a field
+        whose source column the schema lacks, or that do not decode, stay unknown)."""
+        spec = self._specs.get(int(manifest.partition_spec_id))
+        summaries = manifest.partitions or []
+        if spec is None or len(summaries) != len(spec.fields):
+            return ()
+        out = []
+        for f, s in zip(spec.fields, summaries, strict=True):
+            sid, transform = int(f.source_id), str(f.transform)
+            source = schema.field(sid).type if schema.has_field(sid) else None
+            result = _result_type(transform, source if isinstance(source, pa.DataType) else None)
+            lower = upper = None
+            if result is not None and s.lower_bound is not None and s.upper_bound is not None:
+                lo, hi = decode_bound(bytes(s.lower_bound), result), decode_bound(bytes(s.upper_bound), result)
+                if lo is not None and hi is not None:
+                    lower = partition_python_value(lo[0], transform, source)
+                    upper = partition_python_value(hi[0], transform, source)
+            out.append(PartitionRange(sid, transform, lower, upper, s.contains_null))
+        return tuple(out)
 
     def _manifest_rows(self, manifest: Any) -> list[ManifestRow]:
         path = manifest.manifest_path
@@ -266,7 +311,8 @@ class _LazyStats(Mapping[int, ColumnStats]):
         if field_id in self._done:
             return self._done[field_id]
         r = self._row
-        if field_id not in self._ids():
+        if not any(part and field_id in part for part in (r.value_counts, r.null_counts, r.lower_bounds,
+                                                           r.upper_bounds)):
             raise KeyError(field_id)
         values = (r.value_counts or {}).get(field_id)
         nulls = (r.null_counts or {}).get(field_id)
@@ -290,6 +336,17 @@ class _LazyStats(Mapping[int, ColumnStats]):
         return len(self._ids())
 
 
+def _result_type(transform: str, source: pa.DataType | None) -> pa.DataType | None:
+    """The type a transform's values are stored in (identity and truncate: the source's; the time
+    transforms and bucket: int; a day is stored as a date, which has the same 4 bytes)."""
+    kind = transform.split("[", 1)[0]
+    if kind in ("identity", "truncate"):
+        return source
+    if kind in ("year", "month", "day", "hour", "bucket"):
+        return pa.int32()
+    return None
+
+
 def _primitive_types(schema: Schema) -> dict[int, pa.DataType]:
     """Field id -> Arrow type of every primitive field outside lists and maps (the ones filters bind)."""
     out: dict[int, pa.DataType] = {}
@@ -306,9 +363,14 @@ def _primitive_types(schema: Schema) -> dict[int, pa.DataType]:
 
 
 # -- loading ----------------------------------------------------------------------------------------
-def _from_location(text: str, properties: dict[str, str]) -> Any:
-    """A PyIceberg StaticTable for a metadata JSON path or a table directory (or its metadata directory)."""
+def _from_location(text: str, properties: dict[str, str]) -> tuple[Any, Any]:
+    """A PyIceberg StaticTable for a metadata JSON path or a table directory (or its metadata directory),
+    and the metadata's JSON, read once: the format version is checked before PyIceberg parses it (it
+    fails on versions it does not know with a validation error that does not say so)."""
+    from pyiceberg.catalog.noop import NoopCatalog
+    from pyiceberg.io import load_file_io
     from pyiceberg.table import StaticTable
+    from pyiceberg.table.metadata import TableMetadataUtil
 
     location = text
     if not text.endswith(".metadata.json") and "://" not in text:
@@ -321,13 +383,29 @@ def _from_location(text: str, properties: dict[str, str]) -> Any:
             raise InvalidNameError(f"{text} is neither an Iceberg metadata JSON file nor a table directory with "
                                    f"metadata/version-hint.text, so its current metadata is unknown{hint}")
         location = _hinted(p)
-    _refuse_newer(location, text, properties)
+    elif not text.endswith(".metadata.json"):  # an object-store table directory: PyIceberg reads its hint
+        try:
+            location = StaticTable._metadata_location_from_version_hint(text, properties)
+        except (OSError, ValueError) as e:
+            raise InvalidNameError(f"no Iceberg table at {text}: {_first_line(e)}") from None
     try:
-        return StaticTable.from_metadata(location, properties)
+        raw = _read_json(load_file_io(properties, location), location)
     except FileNotFoundError as e:
-        raise InvalidNameError(f"no Iceberg table at {text}: {e}") from None
+        raise InvalidNameError(f"no Iceberg table at {text}: {_first_line(e)}") from None
+    except (OSError, ValueError) as e:
+        raise CatalogFormatError(f"Iceberg metadata at {location} cannot be read: {_first_line(e)}") from None
+    version = raw.get("format-version") if isinstance(raw, dict) else None
+    if isinstance(version, int) and version not in FORMAT_VERSIONS:
+        raise UnsupportedFormatFeatureError(f"Iceberg table {text} has format version {version}; fieldshift reads "
+                                            f"versions {', '.join(map(str, FORMAT_VERSIONS))}")
+    try:
+        metadata = TableMetadataUtil.parse_obj(raw)
     except (ValueError, TypeError, KeyError) as e:
-        raise CatalogFormatError(f"Iceberg metadata at {text} cannot be read: {_first_line(e)}") from None
+        raise CatalogFormatError(f"Iceberg metadata {location} cannot be read: {_first_line(e)}") from None
+    table = StaticTable(identifier=("static-table", location), metadata_location=location, metadata=metadata,
+                        io=load_file_io({**properties, **metadata.properties}, location=location),
+                        catalog=NoopCatalog("static-table"))
+    return table, raw
 
 
 def _natural(path: Path) -> list[Any]:
@@ -348,41 +426,27 @@ def _hinted(table_dir: Path) -> str:
     return str(table_dir / "metadata" / name)
 
 
-def _raw_schemas(io: Any, location: str, ids: set[int]) -> dict[int, dict[str, Any]]:
+def _read_json(io: Any, location: str) -> Any:
+    """A metadata JSON file (gzip-compressed ones too)."""
+    with io.new_input(location).open() as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return json.loads(data)
+
+
+def _raw_schemas(io: Any, location: str, ids: set[int], raw: Any) -> dict[int, dict[str, Any]]:
     """The metadata file's own schema JSON by id: fieldshift parses Iceberg schema JSON itself, and PyIceberg
     0.12 writes some initial defaults back wrongly (a uuid's as bytes). Empty when the file cannot be
     re-read or its ids differ from PyIceberg's (then PyIceberg's parse is used)."""
     try:
-        with io.new_input(location).open() as f:
-            data = f.read()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-        raw = json.loads(data)
+        if raw is None:
+            raw = _read_json(io, location)
         found = raw.get("schemas") or ([raw["schema"]] if "schema" in raw else [])
         out = {int(s.get("schema-id", 0)): s for s in found}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
     return out if set(out) == ids else {}
-
-
-def _refuse_newer(location: str, text: str, properties: dict[str, str]) -> None:
-    """Check the format version before PyIceberg parses the file (it fails on versions it does not know
-    with a validation error that does not say so)."""
-    if not location.endswith(".metadata.json"):
-        return
-    try:
-        from pyiceberg.io import load_file_io
-
-        with load_file_io(properties, location).new_input(location).open() as f:
-            data = f.read()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-        version = json.loads(data).get("format-version")
-    except (OSError, ValueError, AttributeError):
-        return  # PyIceberg reports it
-    if isinstance(version, int) and version not in FORMAT_VERSIONS:
-        raise UnsupportedFormatFeatureError(f"Iceberg table {text} has format version {version}; fieldshift reads "
-                                            f"versions {', '.join(map(str, FORMAT_VERSIONS))}")
 
 
 def _from_catalog(properties: dict[str, Any], name: str | None, io_props: dict[str, str]) -> Any:

@@ -21,6 +21,13 @@ __all__ = ["decode_bound", "partition_python_value"]
 
 T = pa.types
 _EPOCH_DAY = dt.date(1970, 1, 1)
+# Python types that already are a partition value of an Arrow type (by type id): no conversion needed
+_PLAIN: dict[int, tuple[type, ...]] = {
+    **{t.id: (int,) for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())},
+    pa.float32().id: (float,), pa.float64().id: (float,), pa.bool_().id: (bool,),
+    pa.string().id: (str,), pa.large_string().id: (str,), pa.binary().id: (bytes,),
+    pa.large_binary().id: (bytes,), pa.decimal128(1, 0).id: (decimal.Decimal,), pa.date32().id: (dt.date,),
+}
 
 
 def decode_bound(raw: bytes, current: pa.DataType) -> tuple[Any, pa.DataType] | None:
@@ -93,6 +100,8 @@ def partition_python_value(raw: Any, transform: str, source: pa.DataType | None)
         return int(raw)
     if kind not in ("identity", "truncate") or source is None:
         return raw
+    if type(raw) in _PLAIN.get(source.id, ()):
+        return raw  # already the Python value Arrow gives for the type
     if isinstance(raw, uuid.UUID):
         raw = raw.bytes
     if (T.is_timestamp(source) or T.is_time(source)) and isinstance(raw, int) and source.unit == "ns":

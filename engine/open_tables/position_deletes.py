@@ -1,5 +1,6 @@
 """Deleted row positions from the files other formats write: Parquet position-delete files and deletion
-vectors (Iceberg v3's ``deletion-vector-v1`` blob, bare or inside a Puffin container).
+vectors (Iceberg v3's ``deletion-vector-v1`` blob, bare or inside a Puffin container; Delta's vector
+files through ``delta_dv``).
 
 Both come back as a sorted, unique int64 array of 0-based row positions of one data file, the one form
 the scan applies (a keep-mask per batch). A file that is not what it claims to be is a DataFileError
@@ -21,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fieldshift.errors import DataFileError, UnsupportedFormatFeatureError
+from fieldshift.open_tables.delta_dv import read_dv_file
 from fieldshift.open_tables.source import DeleteFile
 
 __all__ = ["decode_deletion_vector", "read_position_groups", "read_positions"]
@@ -55,8 +57,10 @@ def read_positions(delete: DeleteFile, open_input: Callable[[str], Any]) -> np.n
             raise DataFileError(f"deletion vector in {delete.path} at offset {delete.offset}: the file ends after "
                                 f"{len(blob)} of its {delete.length} bytes")
         return decode_deletion_vector(blob, delete.path)
+    if delete.format == "deletion-vector":
+        return read_dv_file(delete.path, delete.offset, delete.length, delete.record_count, open_input)
     raise UnsupportedFormatFeatureError(f"delete file {delete.path}: format {delete.format!r} is not one fieldshift "
-                                        "reads (parquet position deletes, puffin deletion vectors)")
+                                        "reads (parquet position deletes, puffin and Delta deletion vectors)")
 
 
 def read_position_groups(delete: DeleteFile, open_input: Callable[[str], Any]) -> dict[str, np.ndarray]:

@@ -16,7 +16,7 @@ values read in the table's current type.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -34,13 +34,20 @@ __all__ = [
     "EqualityDeletes",
     "InlinedRows",
     "MergeMode",
+    "PartitionRange",
     "PartitionValue",
     "ReadSource",
+    "ReaderRows",
     "SnapshotContent",
+    "SnapshotId",
     "SourcePartitionField",
     "SourcePartitionSpec",
     "SourceSnapshot",
 ]
+
+SnapshotId = int | str
+"""A snapshot's id as its format writes it: DuckLake and Iceberg number snapshots, Hudi names them by the
+instant (``20240418173551906``), which is text that only compares as text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +56,10 @@ class SourceSnapshot:
 
     ``timestamp`` is timezone-aware UTC, so ``as_of`` compares instants whatever zone the format wrote;
     ``schema_id`` is the table schema readers use at this snapshot (a key of ``ReadSource.schemas()``).
+    ``snapshot_id`` is an int or a string (``SnapshotId``); one source's ids are all of one kind.
     """
 
-    snapshot_id: int
+    snapshot_id: SnapshotId
     timestamp: dt.datetime
     schema_id: int
     operation: str | None = None  # the format's own words for the change (DuckLake's changes_made)
@@ -87,23 +95,40 @@ class PartitionValue:
 
 
 @dataclass(frozen=True, slots=True)
+class PartitionRange:
+    """What a group of files (an Iceberg manifest) records about one partition field: every file's value
+    is null or lies in [``lower``, ``upper``] (None: unknown), in ``PartitionValue``'s terms; ``contains_null``
+    says whether some file's value is null (None: unknown). A scan skips a group whose ranges rule its
+    filter out before reading the group's file list."""
+
+    source_id: int
+    transform: str
+    lower: Any = None
+    upper: Any = None
+    contains_null: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DeleteFile:
     """Row positions of one data file deleted by a file the format wrote (positions are 0-based rows of
     the data file, in its own order).
 
-    ``format`` is ``parquet`` (Iceberg-style ``file_path``, ``pos`` columns) or ``puffin`` (deletion
-    vectors, Iceberg v3). ``up_to_snapshot``: some writers keep one delete file per data file and record
-    in it which snapshot deleted each row (DuckLake's partial delete files); then only the rows deleted at
-    or before this snapshot count. None: every row of the file counts. ``offset``/``length`` locate one
-    deletion vector inside a container that holds vectors of many data files (Iceberg's Puffin files);
-    ``data_file_path`` keeps only the rows that name this data file (a Parquet file deleting from many)."""
+    ``format`` is ``parquet`` (Iceberg-style ``file_path``, ``pos`` columns), ``puffin`` (deletion
+    vectors, Iceberg v3) or ``deletion-vector`` (one vector at ``offset`` of a file of vectors: a size, a
+    64-bit RoaringBitmap, a CRC-32, as Delta stores them; ``length`` is the size the metadata records).
+    ``up_to_snapshot``: some writers keep one delete file per data file and record in it which snapshot
+    deleted each row (DuckLake's partial delete files); then only the rows deleted at or before this
+    snapshot count. None: every row of the file counts. ``offset``/``length`` locate one deletion vector
+    inside a container that holds vectors of many data files (Iceberg's Puffin files, Delta's vector
+    files); ``data_file_path`` keeps only the rows that name this data file (a Parquet file deleting from
+    many)."""
 
     path: str
-    format: Literal["parquet", "puffin"]
+    format: Literal["parquet", "puffin", "deletion-vector"]
     record_count: int | None = None
     up_to_snapshot: int | None = None
     data_file_path: str | None = None  # the data file as the delete file names it (Parquet ``file_path``)
-    offset: int | None = None  # where the blob starts inside ``path`` (a Puffin file may hold many vectors)
+    offset: int | None = None  # where the blob starts inside ``path`` (a file may hold many vectors)
     length: int | None = None  # the blob's size in bytes; None with offset None: the whole file
 
 
@@ -139,7 +164,10 @@ class DataFileEntry:
     ``sequence_number`` orders the file against equality deletes; ``first_row_id`` is the format's row id
     of the file's first row (row lineage). ``equality_deletes`` are the ones the format's scoping rules
     apply to this file (Iceberg: same partition or a global delete, newer sequence number), on top of the
-    snapshot-wide ones.
+    snapshot-wide ones. ``ids_in_file`` False: field ids the file may carry are not the table's (a Delta
+    table without column mapping, or in ``name`` mode, resolves columns by name), so its columns find
+    their fields through ``name_mapping`` only. An identity ``partition`` value fills its column when the
+    file lacks it (Delta and Hive-style files keep partition columns only in metadata).
     """
 
     path: str
@@ -158,6 +186,7 @@ class DataFileEntry:
     snapshot_column: str | None = None
     up_to_snapshot: int | None = None
     equality_deletes: tuple[EqualityDeletes, ...] = ()
+    ids_in_file: bool = True
     merge_group: Any = None  # files whose rows may be versions of each other's share it (Paimon: partition, bucket)
 
 
@@ -172,11 +201,26 @@ class InlinedRows:
     label: str  # where they live, for messages (DuckLake: the inlined data table's name)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ReaderRows:
+    """Rows only the format's own reader can produce (Hudi merges a file slice's log files into its base
+    file), read lazily through ``read`` and then evolved like a file: each column finds its field by name
+    through ``name_mapping``. ``stats`` (in the read types, e.g. a partition column's one value) let a scan
+    skip them; ``record_count`` None: unknown until read. ``label`` names them in messages."""
+
+    label: str
+    read: Callable[[], Iterator[pa.RecordBatch]]
+    name_mapping: NameMapping | None = None
+    stats: Mapping[int, ColumnStats] = field(default_factory=dict)
+    record_count: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class MergeMode:
     """How rows of different files combine: ``none`` (every live row is a row of the table) or ``key``
-    (rows with equal ``key_ids`` values are versions of one row). DuckLake and Iceberg tables are ``none``;
-    fieldshift's keyed tables and Paimon's primary-key tables are ``key``.
+    (rows with equal ``key_ids`` values are versions of one row). DuckLake, Iceberg, Delta and Hudi tables are
+    ``none`` (Hudi's merge-on-read slices come merged, as ``ReaderRows``); fieldshift's keyed tables and
+    Paimon's primary-key tables are ``key``.
 
     Versions order by ``order_ids`` (descending when ``descending_order``), then by ``sequence_column`` (a
     column of each file numbering its rows' versions, higher is newer), then by the file's
@@ -207,13 +251,15 @@ NO_MERGE = MergeMode()
 
 @dataclass(frozen=True, slots=True, eq=False)
 class SnapshotContent:
-    """Everything live in one snapshot: the files to read (with their deletes), inlined rows, equality
-    deletes, and how rows merge. ``schema`` is the table schema at the snapshot (the default read schema)."""
+    """Everything live in one snapshot: the files to read (with their deletes), inlined rows, rows of the
+    format's own reader, equality deletes, and how rows merge. ``schema`` is the table schema at the
+    snapshot (the default read schema)."""
 
     snapshot: SourceSnapshot
     schema: Schema
     files: tuple[DataFileEntry, ...]
     inlined: tuple[InlinedRows, ...] = ()
+    reader_rows: tuple[ReaderRows, ...] = ()
     equality_deletes: tuple[EqualityDeletes, ...] = ()
     merge: MergeMode = NO_MERGE
 
@@ -247,7 +293,12 @@ class ReadSource(Protocol):
     integer as DOUBLE). Snapshots are the ones in which this table changed, oldest first.
 
     Optional members a source may add: ``specs()`` (its partition specs, ``SourcePartitionSpec`` values,
-    oldest first), ``current_schema_id`` (the schema of a table that has no snapshot yet) and ``close()``.
+    oldest first), ``current_schema_id`` (the schema of a table that has no snapshot yet), ``close()``,
+    ``partition_transforms = "iceberg"`` (its partition values of year/month/day/hour/bucket/truncate are
+    Iceberg's, so filters project through them; otherwise only identity values prune),
+    and group pruning: ``prunes_groups = True`` with ``schema_id_at(snapshot_id)``, ``schema(schema_id)``
+    and ``content(snapshot_id, keep=...)``, where ``keep(ranges)`` (a tuple of ``PartitionRange``) returning
+    False lets the source skip a group of files without reading its list (Iceberg's manifests).
     """
 
     format: str
@@ -259,4 +310,4 @@ class ReadSource(Protocol):
 
     def schemas(self) -> Mapping[int, Schema]: ...
 
-    def content(self, snapshot_id: int) -> SnapshotContent: ...
+    def content(self, snapshot_id: SnapshotId) -> SnapshotContent: ...

@@ -5,7 +5,8 @@ projected through each file's transforms) or statistics rule it out, then per fi
 Arrow schema against the read schema by field id (``fieldshift.planner``; the format's policy says which
 type changes its readers apply; an identity partition value fills a column the file lacks), read only
 the columns the plan takes, drop deleted positions, evolve, drop rows equality deletes match, filter
-rows. Inlined rows take the same path from memory.
+rows. Inlined rows take the same path from memory. Rows the format's own reader produced
+(``ReaderRows``: Hudi's merged file slices) take it too, mapped by name.
 
 Filters are today's tuples (``table/filters.py``); everything that knows their shape is in ``_Filter``,
 so the expression tree that replaces them (issue 28) changes only that class.
@@ -24,8 +25,9 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from fieldshift.arrow_conversion import arrow_field_id
 from fieldshift.errors import PartitionSpecError, SchemaEvolutionError, UnsupportedFormatFeatureError
-from fieldshift.file_schema import file_schema_of, has_field_ids
+from fieldshift.file_schema import file_schema_of, has_field_ids, without_field_ids
 from fieldshift.gc_pause import paused_gc
 from fieldshift.open_tables.position_deletes import read_position_groups, read_positions
 from fieldshift.open_tables.source import (
@@ -34,7 +36,9 @@ from fieldshift.open_tables.source import (
     DeleteFile,
     EqualityDeletes,
     InlinedRows,
+    PartitionRange,
     PartitionValue,
+    ReaderRows,
     ReadSource,
     SnapshotContent,
 )
@@ -46,11 +50,11 @@ from fieldshift.table.files import data_file_errors, name_data_file, read_column
 from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.open_merge import merge_versions
 from fieldshift.table.parquet_read import decode_schema
-from fieldshift.table.partition_prune import project
+from fieldshift.table.partition_prune import project, project_range
 from fieldshift.table.stats import may_match
 from fieldshift.table.transforms import Transform, parse_transform
 
-__all__ = ["OpenScan"]
+__all__ = ["OpenScan", "group_filter"]
 
 BATCH_SIZE = 65_536
 
@@ -58,11 +62,16 @@ BATCH_SIZE = 65_536
 class _Filter:
     """The scan's filter: bound to the read schema, evaluated on rows, and checked against statistics."""
 
-    def __init__(self, filter: Any, schema: Schema) -> None:
+    def __init__(self, filter: Any, schema: Schema, iceberg_transforms: bool = False) -> None:
         self.bound = bind_filter(parse_filter(filter), schema)
         self.expression = row_filter(self.bound)
         self.columns = [p.path[0] for p in self.bound]
         self._nodes: dict[int, tuple[Any, Take | None]] = {}
+        self._projections: dict[tuple[int, str], tuple[Any, bool] | None] = {}
+        # transforms other than identity prune only where their values are Iceberg's (years, months, days
+        # and hours since 1970, Iceberg's bucket hash); DuckLake's year/month/day are calendar fields
+        self.iceberg_transforms = iceberg_transforms
+        self._range_tests: dict[tuple[int, str], Any] = {}
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         return batch if self.expression is None else batch.filter(self.expression)
@@ -100,16 +109,58 @@ class _Filter:
             for pv in partition:
                 if pv.source_id != p.field_id:
                     continue
-                transform = _transform(pv.transform)
-                if transform is None:
+                projected = self._projected(p, pv.transform, schema)
+                if projected is None:
                     continue
-                test = project(transform, p)
-                if test is None:
-                    continue
-                key = _partition_key(pv.value, transform, schema.field(p.field_id).type)
+                test, temporal = projected
+                key = _temporal_key(pv.value, schema.field(p.field_id).type) if temporal else pv.value
                 if key is not _UNKNOWN and not test(key):
                     return False
         return True
+
+    def ranges_may_match(self, ranges: Sequence[PartitionRange], schema: Schema) -> bool:
+        """False only when a group of files' partition ranges (an Iceberg manifest's summaries) prove that no
+        file in it holds a row that passes."""
+        for p in self.bound:
+            if p.op == "false":
+                return False
+            for r in ranges:
+                if r.source_id != p.field_id:
+                    continue
+                key = (id(p), r.transform)
+                if key not in self._range_tests:
+                    transform = _transform(r.transform)
+                    if transform is not None and transform.kind != "identity" and not self.iceberg_transforms:
+                        transform = None
+                    self._range_tests[key] = None if transform is None else project_range(transform, p)
+                test = self._range_tests[key]
+                if test is None:
+                    continue
+                lo, hi = r.lower, r.upper
+                projected = self._projected(p, r.transform, schema)
+                if projected is not None and projected[1]:  # identity timestamps and times: nanoseconds
+                    read_type = schema.field(p.field_id).type
+                    lo, hi = _temporal_key(lo, read_type), _temporal_key(hi, read_type)
+                    if lo is _UNKNOWN or hi is _UNKNOWN:
+                        continue
+                if not test(lo, hi, r.contains_null):
+                    return False
+        return True
+
+    def _projected(self, p: BoundPredicate, transform_text: str, schema: Schema) -> tuple[Any, bool] | None:
+        """(the predicate's test on partition values of this transform, whether values need converting to
+        the nanoseconds ``Transform.value`` records for identity timestamps and times), made once per scan."""
+        key = (id(p), transform_text)
+        if key not in self._projections:
+            transform = _transform(transform_text)
+            if transform is not None and transform.kind != "identity" and not self.iceberg_transforms:
+                transform = None
+            test = None if transform is None else project(transform, p)
+            read_type = schema.field(p.field_id).type
+            temporal = transform is not None and transform.kind == "identity" and isinstance(read_type, pa.DataType) \
+                and (pa.types.is_timestamp(read_type) or pa.types.is_time(read_type))
+            self._projections[key] = None if test is None else (test, temporal)
+        return self._projections[key]
 
 
 _UNKNOWN = object()
@@ -122,30 +173,14 @@ def _transform(text: str) -> Transform | None:
         return None
 
 
-def _partition_key(value: Any, transform: Transform, read_type: Any) -> Any:
-    """A partition value as ``Transform.value`` records it (identity timestamps as nanoseconds)."""
-    if value is None or transform.kind != "identity":
-        return value
-    if not isinstance(read_type, pa.DataType):
-        return _UNKNOWN
+def _temporal_key(value: Any, read_type: pa.DataType) -> Any:
+    """An identity timestamp or time partition value as ``Transform.value`` records it (nanoseconds)."""
+    if value is None:
+        return None
     try:
-        return transform.values(pa.array([value], read_type))[0]
+        return parse_transform("identity").values(pa.array([value], read_type))[0]
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return _UNKNOWN
-
-
-def _mapped_columns(found: pa.Schema, mapping: Any, read_schema: Schema, keep: Sequence[str]) -> pa.Schema:
-    """The top-level columns of an id-less file that its name mapping maps to a column the read takes (and
-    the ``keep`` columns): a name matches one level at a time, so leaving the others unread changes no match."""
-    wanted = {f.id for f in read_schema.fields}
-    fields = []
-    for f in found:
-        entry = mapping.find(f.name)
-        if f.name in keep or (entry is not None and entry.field_id in wanted):
-            fields.append(f)
-    if not fields and len(found):  # only new columns: one column read still counts the rows
-        fields = [found.field(0)]
-    return pa.schema(fields, metadata=found.metadata)
 
 
 def _only(stats: Mapping[int, ColumnStats], ids: set[int] | None) -> Mapping[int, ColumnStats]:
@@ -172,6 +207,16 @@ def _bounds(st: ColumnStats, read_type: Any) -> tuple[Any, Any]:
     return lo, hi
 
 
+def group_filter(filter: Any, schema: Schema,
+                 source: ReadSource) -> Callable[[tuple[PartitionRange, ...]], bool] | None:
+    """The ``keep`` test a source that prunes groups of files takes for a scan with ``filter`` at a snapshot
+    of ``schema`` (None: the filter has no predicate to prune with)."""
+    f = _Filter(filter, schema, getattr(source, "partition_transforms", None) == "iceberg")
+    if not f.bound:
+        return None
+    return lambda ranges: f.ranges_may_match(ranges, schema)
+
+
 class OpenScan:
     """A lazy read of one snapshot of a ReadSource into its schema (or the ``columns`` of it)."""
 
@@ -182,7 +227,7 @@ class OpenScan:
         self.source, self.content = source, content
         self.snapshot_id = content.snapshot.snapshot_id
         self.full_schema = content.schema
-        self.filter = _Filter(filter, self.full_schema)
+        self.filter = _Filter(filter, self.full_schema, getattr(source, "partition_transforms", None) == "iceberg")
         self.columns = list(columns) if columns is not None else self.full_schema.names
         self.merge = content.merge
         self.key_names, self.order_names = self._merge_columns()
@@ -281,8 +326,8 @@ class OpenScan:
         return plan(arrow_schema, self.read_schema, policy=self.policy, name_mapping=mapping, constants=constants)
 
     def _constants(self, f: DataFileEntry, found: pa.Schema) -> dict[int, Any] | None:
-        """Identity partition values of columns the file lacks (the spec's first projection rule: a file of a
-        migrated Hive table keeps its partition column only in the metadata)."""
+        """Identity partition values of read columns the file lacks (the Iceberg spec's first projection rule: a
+        file of a migrated Hive table keeps its partition column only in the metadata, as Delta's files do)."""
         wanted = {pv.source_id: pv.value for pv in f.partition
                   if pv.transform == "identity" and pv.value is not None and self.read_schema.has_field(pv.source_id)}
         if not wanted:
@@ -293,19 +338,33 @@ class OpenScan:
             return None
         return {sid: v for sid, v in wanted.items() if not present.has_field(sid)} or None
 
+    def _by_mapping(self, found: pa.Schema, f: DataFileEntry, raw: Sequence[str] = ()) -> pa.Schema | None:
+        """The top-level columns of a file without field ids that its name mapping gives a read field, and the
+        ``raw`` columns (None: the file has ids, or no mapping): a file of a format that resolves columns by
+        name reads only those (a name matches one level at a time, so leaving the others unread changes no
+        match)."""
+        if f.name_mapping is None or has_field_ids(found):
+            return None
+        wanted = {field.id for field in self.read_schema.fields}
+        mapped = f.name_mapping.apply(pa.schema([pa.field(n, pa.null()) for n in found.names]))
+        keep = [found.field(i) for i, m in enumerate(mapped) if arrow_field_id(m) in wanted or found.names[i] in raw]
+        return pa.schema(keep or [found.field(0)], metadata=found.metadata)  # one column still counts rows
+
     def evolved_batches(self, f: DataFileEntry, raw: Sequence[str] = ()) -> Iterator[pa.RecordBatch]:
         """A data file's live rows in the read schema, before the row filter; ``raw`` columns of the file
         (a merge's sequence number and row kind) follow as they are."""
         deleted = self.deleted(f)
         equality = self.equality_deletes(f) if self.equality is not None else ()
         with data_file_errors(f.path):
-            pf = pq.ParquetFile(self._open(f.path), arrow_extensions_enabled=False)
+            # INT96 (Spark's legacy timestamps) as microseconds, the unit every table format reads them in
+            pf = pq.ParquetFile(self._open(f.path), arrow_extensions_enabled=False, coerce_int96_timestamp_unit="us")
             found = pf.schema_arrow
+            foreign_ids = not f.ids_in_file and has_field_ids(found)
+            if foreign_ids:  # ids the table does not own: columns resolve by name only
+                found = without_field_ids(found)
             constants = self._constants(f, found)
-            projected = decode_schema(found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping,
-                                      constants=constants)
-            if projected is found and f.name_mapping is not None and not has_field_ids(found):
-                projected = _mapped_columns(found, f.name_mapping, self.read_schema, raw)
+            projected = self._by_mapping(found, f, raw) or decode_schema(
+                found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping, constants=constants)
             try:
                 p = self._plan(projected, f.name_mapping, constants)
             except SchemaEvolutionError as e:
@@ -318,7 +377,7 @@ class OpenScan:
             if missing:
                 raise UnsupportedFormatFeatureError(f"{self.source.format} table {self.source.name}: data file "
                                                     f"{f.path} has no column {missing[0]!r}, which its rows merge by")
-            extra = [c for c in raw if c not in projected.names]  # an id-less file is read whole: raw may be in it
+            extra = [c for c in raw if c not in projected.names]  # raw columns the projection did not take
             names = [*projected.names, *([f.snapshot_column] if by_snapshot else []), *extra]
             offset = 0
             for batch in read_columns(pf, names, self.batch_size, file_schema=found):
@@ -326,6 +385,9 @@ class OpenScan:
                 offset += batch.num_rows
                 if by_snapshot:
                     batch = batch.drop_columns([f.snapshot_column])
+                if foreign_ids:
+                    stripped = pa.schema([found.field(n) for n in batch.schema.names])  # raw columns too
+                    batch = pa.RecordBatch.from_arrays(batch.columns, schema=stripped)
                 if keep is not None:
                     batch = batch.filter(pa.array(keep))
                 kept = [batch.column(c) for c in raw]
@@ -358,6 +420,25 @@ class OpenScan:
         for batch in rows.rows.to_batches(self.batch_size):
             yield p.apply(batch)
 
+    def reader_rows(self) -> list[ReaderRows]:
+        """The snapshot's rows of the format's own reader that the filter's statistics cannot rule out."""
+        rows = list(self.content.reader_rows)
+        if not self.prune or not self.filter.bound:
+            return rows
+        return [r for r in rows if self.filter.may_match(r.stats, self.full_schema)]
+
+    def _reader_batches(self, rows: ReaderRows) -> Iterator[pa.RecordBatch]:
+        """A peer reader's batches evolved by name; a plan per distinct batch schema."""
+        plans: dict[pa.Schema, EvolutionPlan] = {}
+        for batch in rows.read():
+            p = plans.get(batch.schema)
+            if p is None:
+                try:
+                    p = plans[batch.schema] = self._plan(batch.schema, rows.name_mapping)
+                except SchemaEvolutionError as e:
+                    raise name_data_file(e, rows.label, self.content.snapshot.schema_id) from None
+            yield p.apply(batch)
+
     def _finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         return self.filter.apply(batch).select(self.output_schema.names)
 
@@ -384,6 +465,7 @@ class OpenScan:
         else:
             parts = [(lambda f=f: self.evolved_batches(f)) for f in self.files()]
         parts += [(lambda r=r: self._inlined_batches(r)) for r in self.content.inlined]
+        parts += [(lambda r=r: self._reader_batches(r)) for r in self.reader_rows()]
         return parts
 
     # -- results --------------------------------------------------------------------------------
@@ -415,6 +497,9 @@ class OpenScan:
         if self.filter.bound or self.merge.kind == "key":
             return sum(b.num_rows for b in self.to_batches())
         total = sum(r.rows.num_rows for r in self.content.inlined)
+        for rows in self.content.reader_rows:
+            total += rows.record_count if rows.record_count is not None else \
+                sum(b.num_rows for b in rows.read())
         for f in self.content.files:
             if f.snapshot_column is not None or (self.equality is not None and self.equality_deletes(f)):
                 total += sum(b.num_rows for b in self.evolved_batches(f))

@@ -21,15 +21,16 @@ from fieldshift.errors import (
     SnapshotNotFoundError,
     UnsupportedFormatFeatureError,
 )
-from fieldshift.open_tables.source import ReadSource, SourceSnapshot
+from fieldshift.open_tables.source import ReadSource, SnapshotContent, SnapshotId, SourceSnapshot
 from fieldshift.schema import Schema
-from fieldshift.table.open_scan import BATCH_SIZE, OpenScan
+from fieldshift.table.open_scan import BATCH_SIZE, OpenScan, group_filter
 from fieldshift.table.partitioning import PartitionField, PartitionSpec
 from fieldshift.table.transforms import parse_transform
 
 __all__ = ["FORMATS", "OpenTable", "open_table"]
 
-FORMATS = ("ducklake", "iceberg", "paimon")
+FORMATS = ("ducklake", "iceberg", "hudi", "delta", "paimon")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _WRITES = ("append", "overwrite", "upsert", "delete", "update_schema", "alter", "evolve", "compact",
            "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture")
 
@@ -104,18 +105,18 @@ class OpenTable:
         return out
 
     # -- reads ----------------------------------------------------------------------------------
-    def resolve(self, snapshot_id: int | None = None, as_of: dt.datetime | str | None = None) -> int:
+    def resolve(self, snapshot_id: SnapshotId | None = None, as_of: dt.datetime | str | None = None) -> SnapshotId:
         """The snapshot a read at ``snapshot_id`` or ``as_of`` (the latest snapshot at or before that time;
-        a naive time is UTC) sees; the latest one when both are None."""
+        a naive time is UTC) sees; the latest one when both are None. An id is taken in the kind the format
+        uses (Hudi's instants are text: ``20240418173551906`` given as an int reads as that text)."""
         if snapshot_id is not None and as_of is not None:
             raise InvalidOptionError("give snapshot_id or as_of, not both")
         snaps = self.source.snapshots()
         if not snaps:
             raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot")
         if snapshot_id is not None:
-            if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
-                raise TypeError(f"snapshot_id must be an int, not {snapshot_id!r}")
-            return snapshot_id  # the source's content() refuses an id it does not have (ids need not be ordered)
+            # the source's content() refuses an id it does not have (ids need not be ordered)
+            return _id_like(snapshot_id, snaps[0].snapshot_id)
         if as_of is None:
             return snaps[-1].snapshot_id
         when = _instant(as_of)
@@ -126,10 +127,19 @@ class OpenTable:
                                         f"{snaps[0].timestamp.isoformat()}")
         return before[-1].snapshot_id
 
-    def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
+    def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: SnapshotId | None = None,
              as_of: dt.datetime | str | None = None, batch_size: int = BATCH_SIZE) -> OpenScan:
         """A lazy read: ``.to_arrow()``, ``.to_batches()``, ``.count()``; ``filter`` takes scan filter tuples."""
-        content = self.source.content(self.resolve(snapshot_id, as_of))
+        current = getattr(self.source, "current_schema_id", None)
+        if snapshot_id is None and as_of is None and current is not None and not self.source.snapshots():
+            schema = self.schemas()[current]  # created, never written: no rows (as the format's own readers say)
+            empty = SnapshotContent(SourceSnapshot(-1, _EPOCH, current, None), schema, ())
+            return OpenScan(self.source, empty, columns, filter, batch_size)
+        sid = self.resolve(snapshot_id, as_of)
+        keep = None
+        if filter is not None and getattr(self.source, "prunes_groups", False):
+            keep = group_filter(filter, self.source.schema(self.source.schema_id_at(sid)), self.source)
+        content = self.source.content(sid) if keep is None else self.source.content(sid, keep=keep)
         return OpenScan(self.source, content, columns, filter, batch_size)
 
     def to_arrow(self, **scan: Any) -> pa.Table:
@@ -145,6 +155,20 @@ class OpenTable:
         if name in _WRITES:
             return lambda *a, **k: self._read_only(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+def _id_like(value: Any, example: SnapshotId) -> SnapshotId:
+    """``value`` as a snapshot id of the kind the source uses (``example``): an int, or a string."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"snapshot_id must be {'a string' if isinstance(example, str) else 'an int'}, not {value!r}")
+    if isinstance(example, str):
+        return str(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise TypeError(f"snapshot_id must be an int, not {value!r}") from None
+    return value
 
 
 def _instant(value: dt.datetime | str) -> dt.datetime:
@@ -173,18 +197,33 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
     ``catalog={...}`` (PyIceberg catalog properties, e.g. ``{"type": "sql", "uri": "sqlite:///c.db"}``) with
     ``name="namespace.table"``. ``properties=`` go to PyIceberg's FileIO (object-store credentials).
 
+    ``format="hudi"`` (needs the ``hudi`` package: the ``hudi`` extra): ``source`` is the table's base path
+    (the directory holding ``.hoodie/``); ``name`` only labels it in messages; ``storage_options=`` go to
+    hudi-rs (object-store credentials).
+
+    ``format="delta"``: ``source`` is the table's directory (a local path or a URI pyarrow.fs opens);
+    ``name`` only labels it in messages.
+
     ``format="paimon"`` (reads manifests with fastavro: the ``paimon`` extra): ``source`` is a filesystem
     warehouse (a path or URI) and ``name`` is ``database.table``, or ``source`` is the table directory itself.
 
     ``format=None`` detects the format where the source says it: a DuckLake catalog file or URI, a path
     ending in ``.metadata.json`` or a directory with ``metadata/version-hint.text`` (Iceberg), ``catalog=``
-    (Iceberg).
+    (Iceberg), a directory with ``.hoodie/`` (Hudi), a directory with ``_delta_log`` (Delta), a directory with
+    numbered ``schema/`` files (a Paimon table directory; a warehouse needs ``format="paimon"``).
     """
     if format is None:
         format = "iceberg" if catalog is not None and source is None else _detect(source)
     key = str(format).strip().lower()
     if key not in FORMATS:
         raise InvalidOptionError(f"format {format!r} is not one fieldshift opens; use one of {', '.join(FORMATS)}")
+    if key == "hudi":
+        unknown = set(options) - {"storage_options"}
+        if unknown:
+            raise InvalidOptionError(f"unknown option(s) {sorted(unknown)} for a Hudi table; it takes storage_options=")
+        from fieldshift.open_tables.hudi import HudiSource
+
+        return OpenTable(HudiSource(source, name, storage_options=options.get("storage_options")))
     if key == "iceberg":
         unknown = set(options) - {"properties"}
         if unknown:
@@ -196,7 +235,16 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
 
         return OpenTable(IcebergSource(source, name, catalog=catalog, properties=options.get("properties")))
     if catalog is not None:
-        raise InvalidOptionError("catalog= is for Iceberg tables; a DuckLake catalog is the source itself")
+        raise InvalidOptionError("catalog= is for Iceberg tables; a DuckLake catalog, a Delta table or a Paimon "
+                                 "warehouse is the source itself")
+    if key == "delta":
+        if options:
+            raise InvalidOptionError(f"unknown option(s) {sorted(options)} for a Delta table; it takes none")
+        if source is None:
+            raise InvalidOptionError("give the Delta table's directory (a path or a URI)")
+        from fieldshift.open_tables.delta import DeltaSource
+
+        return OpenTable(DeltaSource(source, name))
     if key == "paimon":
         if options:
             raise InvalidOptionError(f"unknown option(s) {sorted(options)} for a Paimon table; it takes a warehouse "
@@ -220,15 +268,23 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
 
 def _detect(source: str | Path | None) -> str:
     if source is None:
-        raise InvalidOptionError("give a source (a DuckLake catalog, an Iceberg metadata.json or table directory) "
-                                 "or catalog={...} for an Iceberg catalog")
+        raise InvalidOptionError("give a source (a DuckLake catalog, an Iceberg metadata.json or table directory, a "
+                                 "Hudi base path, a Delta or Paimon table directory) or catalog={...} for an "
+                                 "Iceberg catalog")
     text = str(source)
     if text.startswith(("ducklake:", "postgresql://", "postgres://")):
         return "ducklake"
+    from fieldshift.open_tables.delta import is_delta_table
     from fieldshift.open_tables.iceberg import is_iceberg_location
 
+    if is_delta_table(text):  # first: a Delta table may also carry Iceberg metadata (UniForm)
+        return "delta"
     if is_iceberg_location(text):
         return "iceberg"
+    from fieldshift.open_tables.hudi import is_hudi_location
+
+    if is_hudi_location(text):
+        return "hudi"
     from fieldshift.open_tables.paimon import is_paimon_table
 
     if is_paimon_table(text):

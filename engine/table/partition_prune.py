@@ -23,9 +23,10 @@ from fieldshift.table.partition_evolution import same_keys
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.transforms import Transform
 
-__all__ = ["PartitionPruner", "project"]
+__all__ = ["PartitionPruner", "project", "project_range"]
 
 Test = Callable[[Any], bool]
+RangeTest = Callable[[Any, Any, Any], bool]
 T = pa.types
 
 
@@ -64,9 +65,23 @@ def _at_least(bound: Any) -> Test:
 
 
 def _unless_wrapped(test: Test, width: int) -> Test:
-    """Keep a file whose recorded truncate value is no multiple of the width: catalogs written before
-    truncate was exact hold a wrapped value for integers near the minimum, which is out of order."""
+    """Keep a file whose recorded truncate value is no multiple of the width: Java's Iceberg (and
+    fieldshift catalogs written before truncate was exact) wrap the floor of an integer near the
+    minimum to a huge positive number, which is out of order."""
     return lambda v: (type(v) is int and v % width != 0) or test(v)
+
+
+def _range_unless_wrapped(test: RangeTest, width: int) -> RangeTest:
+    """Keep a group of files that may hold a wrapped truncate value: a bound no multiple of the width,
+    or an upper bound among the last ``width`` values below 2**31 or 2**63, where wrapped ints and
+    longs land (a wrapped value between two true ones hides behind them)."""
+    def test_unless_wrapped(lo: Any, hi: Any, nulls: Any) -> bool:
+        if any(type(v) is int and v % width != 0 for v in (lo, hi)):
+            return True
+        if type(hi) is int and (2**31 - width < hi < 2**31 or hi > 2**63 - width):
+            return True
+        return test(lo, hi, nulls)
+    return test_unless_wrapped
 
 
 def project(transform: Transform, p: BoundPredicate) -> Test | None:
@@ -108,6 +123,61 @@ def _project(transform: Transform, p: BoundPredicate) -> Test | None:
         if near is not None:
             values = transform.values(near)
     return _at_most(values[0]) if op in ("<", "<=") else _at_least(values[0])
+
+
+def project_range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
+    """A test on a group of files' partition values under ``transform`` — (lower, upper, contains_null),
+    None where unknown — that is false only if no file of the group can hold a row satisfying ``p``
+    (Iceberg's manifest pruning by partition summaries; None: the predicate prunes no group)."""
+    test = _project_range(transform, p)
+    if test is not None and transform.kind == "truncate" and p.op not in ("false", "is_null"):
+        return _range_unless_wrapped(test, transform.param)
+    return test
+
+
+def _project_range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
+    op = p.op
+    if op == "false":
+        return lambda lo, hi, nulls: False
+    if op == "true" or transform.kind == "void":
+        return None
+    if op == "is_null":
+        return lambda lo, hi, nulls: nulls is not False
+    if op in ("not_null", "!=", "not in") or p.literals is None:
+        return None
+    try:
+        values = transform.values(p.literals)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
+        return None
+    if op in ("==", "in"):  # the bounds bound the transformed values, whatever the transform's order
+        return lambda lo, hi, nulls: _any_within(values, lo, hi)
+    if not transform.preserves_order:
+        return None
+    bound = values[0]
+    if transform.kind == "identity" and op in ("<", ">"):  # values are the column's own: strict holds
+        if op == "<":
+            return lambda lo, hi, nulls: _compare(lambda: lo is None or lo < bound)
+        return lambda lo, hi, nulls: _compare(lambda: hi is None or hi > bound)
+    if op in ("<", ">"):
+        near = _neighbour(p, -1 if op == "<" else 1)
+        if near is not None:
+            bound = transform.values(near)[0]
+    if op in ("<", "<="):
+        return lambda lo, hi, nulls: _compare(lambda: lo is None or lo <= bound)
+    return lambda lo, hi, nulls: _compare(lambda: hi is None or hi >= bound)
+
+
+def _compare(check: Callable[[], bool]) -> bool:
+    try:
+        return bool(check())
+    except TypeError:
+        return True
+
+
+def _any_within(values: list[Any], lo: Any, hi: Any) -> bool:
+    if lo is None or hi is None:
+        return True
+    return any(v is not None and _compare(lambda v=v: lo <= v <= hi) for v in values)
 
 
 class PartitionPruner:

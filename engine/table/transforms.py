@@ -41,6 +41,7 @@ TIME_TRANSFORMS = ("year", "month", "day", "hour")
 _TICKS_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _NANOS_PER_UNIT = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 _EPOCH = dt.datetime(1970, 1, 1)
+_EXACT = decimal.Context(prec=400, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)  # no rounding for any decimal
 
 
 def _is_string(t: pa.DataType) -> bool:
@@ -156,7 +157,9 @@ class Transform:
         if key is None:
             return key
         if self.kind == "truncate" and T.is_integer(source):
-            return int(key)
+            return key if type(key) is int else int(decimal.Decimal(key))
+        if self.kind == "truncate" and T.is_decimal(source) and isinstance(key, str):
+            return decimal.Decimal(key)
         if self.kind != "identity":
             return key
         if T.is_timestamp(source) or T.is_time(source):
@@ -256,13 +259,14 @@ def _truncate(arr: pa.Array, width: int) -> pa.Array:
     return pc.binary_slice(arr.cast(pa.large_binary()) if T.is_binary_view(t) else arr, 0, width)
 
 
-def _exact(values: list[int | None]) -> pa.Array:
-    """Whole numbers as int64, or as a scale-0 decimal when one is beyond the int64 range."""
-    if all(v is None or -(2**63) <= v < 2**63 for v in values):
-        return pa.array(values, pa.int64())
-    digits = max(len(str(abs(v))) for v in values if v is not None)
-    typ = pa.decimal128(38, 0) if digits <= 38 else pa.decimal256(76, 0)
-    return pa.array([None if v is None else decimal.Decimal(v) for v in values], typ)
+def _exact(unscaled: list[int | None], scale: int) -> pa.Array:
+    """Exact keys of unscaled whole numbers: a decimal of ``scale`` as wide as they need (Arrow's widest
+    holds 76 digits; beyond it, the decimal's text, which ``Transform.value`` reads back)."""
+    digits = max([scale, *(len(str(abs(u))) for u in unscaled if u is not None)])
+    values = [None if u is None else decimal.Decimal(u).scaleb(-scale, _EXACT) for u in unscaled]
+    if digits > 76:
+        return pa.array([None if v is None else str(v) for v in values], pa.large_string())
+    return pa.array(values, pa.decimal128(38, scale) if digits <= 38 else pa.decimal256(76, scale))
 
 
 def _truncate_int(arr: pa.Array, width: int) -> pa.Array:
@@ -280,7 +284,7 @@ def _truncate_int(arr: pa.Array, width: int) -> pa.Array:
             out = v - np.mod(v, np.int64(width))  # numpy's mod takes the divisor's sign: Iceberg's floor
         if not (out > v).any():  # the exact floor is never above v: out > v means it wrapped below int64
             return pa.array(out, pa.int64(), mask=mask)
-    return _exact([None if v is None else v - v % width for v in arr.to_pylist()])  # Python's % floors
+    return _exact([None if v is None else v - v % width for v in arr.to_pylist()], 0)  # Python's % floors
 
 
 def _truncate_decimal(arr: pa.Array, width: int) -> pa.Array:
@@ -295,11 +299,9 @@ def _truncate_decimal(arr: pa.Array, width: int) -> pa.Array:
         if v is None:
             out.append(None)
             continue
-        unscaled = int(v.scaleb(t.scale))
+        unscaled = int(v.scaleb(t.scale, _EXACT))  # the default context would round past 28 digits
         out.append(unscaled - unscaled % width)  # Python's % floors
-    digits = max((len(str(abs(u))) for u in out if u is not None), default=1)
-    typ = pa.decimal128(38, t.scale) if max(digits, t.scale) <= 38 else pa.decimal256(76, t.scale)
-    return pa.array([None if u is None else decimal.Decimal(u).scaleb(-t.scale) for u in out], typ)
+    return _exact(out, t.scale)
 
 
 # -- parsing ---------------------------------------------------------------------------------------

@@ -138,14 +138,25 @@ def test_truncate_near_the_minimum_is_exact_as_the_specification_defines(width: 
     assert got[1] <= 2**63 - 1
 
 
+def _cents(n: int) -> decimal.Decimal:
+    """``n / 100`` exactly (Decimal arithmetic would round to 28 digits)."""
+    return decimal.Decimal((int(n < 0), tuple(int(c) for c in str(abs(n))), -2))
+
+
 def test_truncate_of_a_decimal_may_need_more_digits_than_its_column() -> None:
     """Issue 27: truncate[100] of -9999999.99 in a decimal(9,2) is -10000000.00 (precision 10)."""
     peer = it.TruncateTransform(100)
     values = [decimal.Decimal("-9999999.99"), decimal.Decimal("9999999.99"), decimal.Decimal("-0.01"), None]
     _check(Transform("truncate", 100), peer, pa.decimal128(9, 2), ityp.DecimalType(9, 2), values)
-    big = [decimal.Decimal("-" + "9" * 36 + ".99"), decimal.Decimal("0.00")]
-    _check(Transform("truncate", 1000), it.TruncateTransform(1000), pa.decimal128(38, 2), ityp.DecimalType(38, 2), big)
+    big = [decimal.Decimal("-" + "9" * 36 + ".99"), decimal.Decimal("0.00"),
+           *(_cents(RNG.randint(-(10**38) + 1, 10**38 - 1)) for _ in range(50))]
+    for width in (7, 1000):  # exact past the 28 digits of Python's default decimal context
+        _check(Transform("truncate", width), it.TruncateTransform(width), pa.decimal128(38, 2), ityp.DecimalType(38, 2),
+               big)
     assert Transform("truncate", 100).values(pa.array(values, pa.decimal128(9, 2)))[0] == decimal.Decimal("-10000000")
+    widest = decimal.Decimal("-" + "9" * 76)  # its floor has 77 digits, more than any Arrow decimal holds
+    assert Transform("truncate", 10).values(pa.array([widest, None], pa.decimal256(76, 0))) == [widest - 1, None]
+    assert Transform("truncate", 10**40).values(pa.array([-1, 5], pa.int64())) == [-(10**40), 0]
 
 
 def test_identity_records_values_and_timestamps_as_nanoseconds() -> None:

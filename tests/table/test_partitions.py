@@ -464,3 +464,30 @@ def test_truncate_of_a_decimal_accepts_every_value_of_its_column(tmp_path: Path)
                 ("x", "<", 0), ("x", "in", [D("-9999999.99"), D("9999999.99")])]:
         got, _, _ = _scan_both(reopened, flt)
         assert got == _python_filter(everything, [flt]), flt
+
+
+@pytest.mark.parametrize(("typ", "width"), [(pa.int64(), 10), (pa.int32(), 10), (pa.int64(), 1000), (pa.int32(), 7)])
+def test_wrapped_truncate_values_of_java_written_tables_prune_nothing(typ: pa.DataType, width: int) -> None:
+    """Iceberg tables written by Java hold truncate's floor of a value near the minimum wrapped to a huge
+    positive number; neither a file with it nor a manifest whose partition summary may include it is
+    pruned (the summary's bound may be a true value with the wrapped one between)."""
+    from fieldshift.table.filters import bind_filter, parse_filter
+    from fieldshift.table.partition_prune import project, project_range
+
+    lo_type, hi_type = int_range(typ)
+    bits = 64 if typ == pa.int64() else 32
+    exact = lo_type - lo_type % width
+    wrapped = exact + 2**bits  # Java's int/long arithmetic
+    assert wrapped > hi_type - width and wrapped % width != 0
+    top = hi_type - hi_type % width  # the largest true value
+    schema = fs.Schema.from_arrow(pa.schema([pa.field("x", typ, metadata={"PARQUET:field_id": "1"})]))
+    transform = Transform("truncate", width)
+    for flt in [("x", "<", 0), ("x", "==", lo_type), ("x", "<=", lo_type + 1), ("x", "in", [lo_type, 3])]:
+        (p,) = bind_filter(parse_filter(flt), schema)
+        assert project(transform, p)(wrapped), flt
+        assert not project(transform, p)(top) or flt[1] != "<", flt  # true values still prune
+        ranged = project_range(transform, p)
+        assert ranged(wrapped, wrapped, False) and ranged(top - width, top, False), flt
+        assert ranged(wrapped, top, False) and ranged(top, wrapped, False), flt
+    (p,) = bind_filter(parse_filter(("x", "<", 0)), schema)
+    assert not project_range(transform, p)(width, 50 * width, False)  # an ordinary group still prunes
