@@ -35,7 +35,16 @@ test-slow: $(STAMP)  ## only the slow tests (many crash iterations, big property
 test-servers: $(STAMP)  ## tests against servers they start: PostgreSQL, S3 (moto), a Spark cluster, Spark Connect
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m servers tests/servers
 
-test-conformance: $(STAMP)  ## tables written by pinned peers (DuckDB 1.5.5 + extensions, PyIceberg 0.12, deltalake), upstream sample tables, read back
+# pypaimon pins an older pyarrow than fieldshift's: it writes and reads the Paimon conformance tables in
+# its own virtualenv, driven through a subprocess (tests/conformance/paimon_peer.py).
+PAIMON_VENV := .venv-paimon
+PAIMON_STAMP := $(PAIMON_VENV)/.installed-stamp
+$(PAIMON_STAMP):
+	$(PY) -m venv $(PAIMON_VENV)
+	$(PAIMON_VENV)/bin/python -m pip install -q "pypaimon==2.1.0"
+	touch $(PAIMON_STAMP)
+
+test-conformance: $(STAMP) $(PAIMON_STAMP)  ## tables written by pinned peers (DuckDB 1.5.5 + extensions, PyIceberg 0.12, deltalake, pypaimon 2.1.0), upstream sample tables, read back
 	$(BIN)/python -m pip install -q -e ".[conformance]"
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m conformance tests/conformance
 
@@ -51,4 +60,4 @@ docs: $(STAMP)  ## API, CLI, concepts and architecture pages into docs/_build (a
 	$(BIN)/python docs/build.py docs/_build
 
 clean:  ## remove the virtualenv and build output
-	rm -rf $(VENV) build dist *.egg-info docs/_build
+	rm -rf $(VENV) $(PAIMON_VENV) build dist *.egg-info docs/_build

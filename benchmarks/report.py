@@ -511,8 +511,8 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
     partitions = out_dir / "partitions.md"  # written by benchmarks/bench_partitions.py (run by hand)
     if partitions.exists():
         lines += ["", partitions.read_text().rstrip()]
-    for name in ("iceberg.md", "delta.md"):  # written by bench_iceberg.py / bench_delta.py (run by hand)
-        if (out_dir / name).exists():
+    for name in ("iceberg.md", "delta.md", "paimon.md"):  # bench_iceberg.py / bench_delta.py / bench_paimon.py
+        if (out_dir / name).exists():  # (each run by hand)
             lines += ["", (out_dir / name).read_text().rstrip()]
     text = "\n".join(lines).rstrip() + "\n"
     (out_dir / "README.md").write_text(text)

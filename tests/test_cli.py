@@ -299,3 +299,17 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(evolved: Path) -> Non
 def test_help_everywhere(command: list[str]) -> None:
     result = CliRunner().invoke(app, [*command, "--help"])
     assert result.exit_code == 0 and "Usage" in result.output
+
+
+def test_quarantine_table_output_keeps_every_source_schema(tmp_path: Path) -> None:
+    """One terminal table per source schema, all in the one --output file (each used to overwrite the last)."""
+    table = fs.Table.create(tmp_path / "t", parse_columns("key string, col1 int"))
+    table.append(pa.table({"key": ["r1"], "col1": ["abc"]}), on_incompatible="quarantine")
+    table.append(pa.table({"key": ["r2"], "col1": pa.array([[1, 2]], pa.list_(pa.int64()))}),
+                 on_incompatible="quarantine")
+    assert len(table.quarantine(grouped=True)) == 2
+    run = invoke(tmp_path, "quarantine", "t", "-o", "q.txt")
+    assert run.code == 0 and "wrote 2 row(s) to q.txt" in run.out, run
+    text = (tmp_path / "q.txt").read_text()
+    assert "source schema 1 of 2" in text and "source schema 2 of 2" in text
+    assert "abc" in text and "r2" in text

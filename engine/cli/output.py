@@ -53,12 +53,14 @@ def _binary_sink(output: Path | None) -> Iterator[IO[bytes]]:
 
 
 def write_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema, fmt: OutputFormat,
-                  output: Path | None, *, limit: int | None = None, title: str | None = None) -> int:
-    """Write the batches; returns the number of rows written."""
+                  output: Path | None, *, limit: int | None = None, title: str | None = None,
+                  append: bool = False) -> int:
+    """Write the batches; returns the number of rows written. ``append`` adds a terminal table to the
+    end of ``output`` (several tables, e.g. one per quarantined source schema, share one file)."""
     if fmt is OutputFormat.parquet and output is None and stdout_is_tty():
         raise UsageError("refusing to write Parquet to a terminal; pass --output FILE or redirect stdout")
     if fmt is OutputFormat.table:
-        return _table(batches, schema, output, limit, title)
+        return _table(batches, schema, output, limit, title, append)
     rows = 0
     with _binary_sink(output) as sink:
         if fmt is OutputFormat.parquet:
@@ -95,7 +97,7 @@ def _nested_as_json(batch: pa.RecordBatch, flat: pa.Schema) -> pa.RecordBatch:
 
 
 def _table(batches: Iterable[pa.RecordBatch], schema: pa.Schema, output: Path | None, limit: int | None,
-           title: str | None) -> int:
+           title: str | None, append: bool = False) -> int:
     shown = TABLE_ROWS if limit is None else limit
     taken = list(limit_batches(batches, shown + 1))
     data = pa.Table.from_batches(taken, schema=schema)
@@ -113,7 +115,7 @@ def _table(batches: Iterable[pa.RecordBatch], schema: pa.Schema, output: Path | 
         else:
             from rich.console import Console
 
-            console = Console(file=stack.enter_context(open(output, "w", encoding="utf-8")),
+            console = Console(file=stack.enter_context(open(output, "a" if append else "w", encoding="utf-8")),
                               color_system=None, width=200)
         if title:  # a line of its own: a table title would wrap to the table's width
             console.print(Text(title, style="bold"))

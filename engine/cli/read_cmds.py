@@ -123,7 +123,7 @@ def quarantine(
     title = f"quarantined rows of {Path(str(table.location)).name}"
     if fmt is OutputFormat.table:
         groups = table.quarantine(grouped=True)
-        left = limit
+        left, written = limit, 0
         for i, rows in enumerate(groups or [pa.table({REASON_COLUMN: pa.array([], pa.string())})]):
             keep = [c for c in front if c in rows.column_names]
             keep += [c for c in rows.column_names if c not in meta]
@@ -131,11 +131,13 @@ def quarantine(
                 keep.append(SOURCE_SCHEMA_COLUMN)
             group_title = title if len(groups) < 2 else f"{title}, source schema {i + 1} of {len(groups)}"
             shown = write_batches(rows.select(keep).to_batches(), rows.select(keep).schema, fmt, output,
-                                  limit=left, title=group_title)
+                                  limit=left, title=group_title, append=i > 0)
+            written += shown
             if left is not None:
                 left -= shown
                 if left <= 0:
                     break
+        _confirm(written, output, fmt)
         return
     rows = table.quarantine()
     if not source_schema:

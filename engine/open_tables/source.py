@@ -187,6 +187,7 @@ class DataFileEntry:
     up_to_snapshot: int | None = None
     equality_deletes: tuple[EqualityDeletes, ...] = ()
     ids_in_file: bool = True
+    merge_group: Any = None  # files whose rows may be versions of each other's share it (Paimon: partition, bucket)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -217,12 +218,32 @@ class ReaderRows:
 @dataclass(frozen=True, slots=True)
 class MergeMode:
     """How rows of different files combine: ``none`` (every live row is a row of the table) or ``key``
-    (rows with equal ``key_ids`` values are versions of one row; the newest by ``order_ids``, then by
-    sequence number, wins). DuckLake and Iceberg tables are ``none``; fieldshift's keyed tables are ``key``."""
+    (rows with equal ``key_ids`` values are versions of one row). DuckLake, Iceberg, Delta and Hudi tables are
+    ``none`` (Hudi's merge-on-read slices come merged, as ``ReaderRows``); fieldshift's keyed tables and
+    Paimon's primary-key tables are ``key``.
+
+    Versions order by ``order_ids`` (descending when ``descending_order``), then by ``sequence_column`` (a
+    column of each file numbering its rows' versions, higher is newer), then by the file's
+    ``sequence_number`` and the row's position. They compare only within one ``DataFileEntry.merge_group``.
+    ``fields``: ``latest`` keeps the newest version whole; ``latest_non_null`` takes each field's newest
+    non-null value (a partial update). ``kind_column`` holds values of which ``retract_kinds`` mark a
+    version that retracts its key; ``on_retract`` says what such a version does: ``delete`` (the key is gone
+    when the newest version retracts it), ``ignore`` (retractions are skipped), ``reset`` (a version of the
+    last kind in ``retract_kinds``, a delete, forgets the versions before it; the other kinds are skipped)
+    or ``error`` (the format's readers refuse them). ``unique_per_file``: a file holds at most one version
+    of a key (a sorted run), so a merge group of one file needs no sort.
+    """
 
     kind: Literal["none", "key"] = "none"
     key_ids: tuple[int, ...] = ()
     order_ids: tuple[int, ...] = ()
+    fields: Literal["latest", "latest_non_null"] = "latest"
+    sequence_column: str | None = None
+    kind_column: str | None = None
+    retract_kinds: tuple[int, ...] = ()
+    on_retract: Literal["delete", "ignore", "reset", "error"] = "delete"
+    descending_order: bool = False
+    unique_per_file: bool = False
 
 
 NO_MERGE = MergeMode()

@@ -50,6 +50,7 @@ from fieldshift.table.expr_visitors import compile_test, filter_columns
 from fieldshift.table.expressions import AlwaysTrue
 from fieldshift.table.files import data_file_errors, name_data_file, read_columns
 from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
+from fieldshift.table.open_merge import merge_versions
 from fieldshift.table.parquet_read import decode_schema
 from fieldshift.table.partition_prune import project, project_range
 from fieldshift.table.stats import may_match
@@ -199,6 +200,12 @@ def _temporal_key(value: Any, read_type: pa.DataType) -> Any:
         return _UNKNOWN
 
 
+def _only(stats: Mapping[int, ColumnStats], ids: set[int] | None) -> Mapping[int, ColumnStats]:
+    """Statistics the pruning may use: in a merge by key only the key's (a file whose values rule a row
+    out may hold the newer version of a row whose older version passes)."""
+    return stats if ids is None else {i: st for i, st in stats.items() if i in ids}
+
+
 def _bounds(st: ColumnStats, read_type: Any) -> tuple[Any, Any]:
     if st.lower is None or st.upper is None or not isinstance(read_type, pa.DataType):
         return None, None
@@ -234,15 +241,15 @@ class OpenScan:
                  filter: Any = None, batch_size: int = BATCH_SIZE) -> None:
         if columns is not None and (isinstance(columns, (str, bytes)) or not all(isinstance(c, str) for c in columns)):
             raise TypeError(f"columns must be a list of top-level column names, e.g. ['id'], not {columns!r}")
-        if content.merge.kind != "none":
-            raise UnsupportedFormatFeatureError(f"{source.format} table {source.name}: rows merged by key are not "
-                                                "read through open tables yet")
         self.source, self.content = source, content
         self.snapshot_id = content.snapshot.snapshot_id
         self.full_schema = content.schema
         self.filter = _Filter(filter, self.full_schema, getattr(source, "partition_transforms", None) == "iceberg")
         self.columns = list(columns) if columns is not None else self.full_schema.names
-        self.read_schema = self.full_schema.select(list(dict.fromkeys([*self.columns, *self.filter.columns])))
+        self.merge = content.merge
+        self.key_names, self.order_names = self._merge_columns()
+        self.read_schema = self.full_schema.select(list(dict.fromkeys(
+            [*self.columns, *self.filter.columns, *self.key_names, *self.order_names])))
         self.output_schema = self.full_schema.select(self.columns).to_arrow()
         self.policy = source.policy
         self.batch_size = batch_size
@@ -258,6 +265,19 @@ class OpenScan:
                                                            source.schemas(), where)
             self.equality = EqualityMatcher(self.read_schema, paths, self.policy, self._open, where)
 
+    def _merge_columns(self) -> tuple[list[str], list[str]]:
+        """The top-level columns a merge by key sorts on: the key, then the version order."""
+        if self.merge.kind == "none":
+            return [], []
+        names = []
+        for fid in (*self.merge.key_ids, *self.merge.order_ids):
+            if not self.full_schema.has_field(fid) or self.full_schema.parent_id(fid) is not None:
+                raise UnsupportedFormatFeatureError(f"{self.source.format} table {self.source.name}: rows merge by "
+                                                    f"field id {fid}, which is no top-level column of schema "
+                                                    f"{self.full_schema.schema_id}")
+            names.append(self.full_schema.field(fid).name)
+        return names[:len(self.merge.key_ids)], names[len(self.merge.key_ids):]
+
     # -- planning -------------------------------------------------------------------------------
     def files(self) -> list[DataFileEntry]:
         """The snapshot's live files that the filter's partition values and statistics cannot rule out."""
@@ -269,9 +289,10 @@ class OpenScan:
                                                     "data files")
         if not self.prune or not self.filter.filtered:
             return files
+        keys = set(self.merge.key_ids) if self.merge.kind == "key" else None
         with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
             return [f for f in files if self.filter.partition_may_match(f.partition, self.full_schema)
-                    and self.filter.may_match(f.stats, self.full_schema)]
+                    and self.filter.may_match(_only(f.stats, keys), self.full_schema)]
 
     def _all_equality_deletes(self) -> list[EqualityDeletes]:
         found = {d.path: d for f in self.content.files for d in f.equality_deletes}
@@ -334,18 +355,21 @@ class OpenScan:
             return None
         return {sid: v for sid, v in wanted.items() if not present.has_field(sid)} or None
 
-    def _by_mapping(self, found: pa.Schema, f: DataFileEntry) -> pa.Schema | None:
-        """The top-level columns of a file without field ids that its name mapping gives a read field (None:
-        the file has ids, or no mapping): a file of a format that resolves columns by name reads only those."""
+    def _by_mapping(self, found: pa.Schema, f: DataFileEntry, raw: Sequence[str] = ()) -> pa.Schema | None:
+        """The top-level columns of a file without field ids that its name mapping gives a read field, and the
+        ``raw`` columns (None: the file has ids, or no mapping): a file of a format that resolves columns by
+        name reads only those (a name matches one level at a time, so leaving the others unread changes no
+        match)."""
         if f.name_mapping is None or has_field_ids(found):
             return None
         wanted = {field.id for field in self.read_schema.fields}
         mapped = f.name_mapping.apply(pa.schema([pa.field(n, pa.null()) for n in found.names]))
-        keep = [found.field(i) for i, m in enumerate(mapped) if arrow_field_id(m) in wanted]
+        keep = [found.field(i) for i, m in enumerate(mapped) if arrow_field_id(m) in wanted or found.names[i] in raw]
         return pa.schema(keep or [found.field(0)], metadata=found.metadata)  # one column still counts rows
 
-    def evolved_batches(self, f: DataFileEntry) -> Iterator[pa.RecordBatch]:
-        """A data file's live rows in the read schema, before the row filter."""
+    def evolved_batches(self, f: DataFileEntry, raw: Sequence[str] = ()) -> Iterator[pa.RecordBatch]:
+        """A data file's live rows in the read schema, before the row filter; ``raw`` columns of the file
+        (a merge's sequence number and row kind) follow as they are."""
         deleted = self.deleted(f)
         equality = self.equality_deletes(f) if self.equality is not None else ()
         with data_file_errors(f.path):
@@ -356,7 +380,7 @@ class OpenScan:
             if foreign_ids:  # ids the table does not own: columns resolve by name only
                 found = without_field_ids(found)
             constants = self._constants(f, found)
-            projected = self._by_mapping(found, f) or decode_schema(
+            projected = self._by_mapping(found, f, raw) or decode_schema(
                 found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping, constants=constants)
             try:
                 p = self._plan(projected, f.name_mapping, constants)
@@ -366,7 +390,12 @@ class OpenScan:
             if by_snapshot and f.snapshot_column not in found.names:
                 raise UnsupportedFormatFeatureError(f"data file {f.path} should record each row's snapshot in "
                                                     f"{f.snapshot_column!r} and has no such column")
-            names = [*projected.names, f.snapshot_column] if by_snapshot else projected.names
+            missing = [c for c in raw if c not in found.names]
+            if missing:
+                raise UnsupportedFormatFeatureError(f"{self.source.format} table {self.source.name}: data file "
+                                                    f"{f.path} has no column {missing[0]!r}, which its rows merge by")
+            extra = [c for c in raw if c not in projected.names]  # raw columns the projection did not take
+            names = [*projected.names, *([f.snapshot_column] if by_snapshot else []), *extra]
             offset = 0
             for batch in read_columns(pf, names, self.batch_size, file_schema=found):
                 keep = self._keep(batch, offset, deleted, f)
@@ -374,9 +403,14 @@ class OpenScan:
                 if by_snapshot:
                     batch = batch.drop_columns([f.snapshot_column])
                 if foreign_ids:
-                    stripped = pa.schema([projected.field(n) for n in batch.schema.names])
+                    stripped = pa.schema([found.field(n) for n in batch.schema.names])  # raw columns too
                     batch = pa.RecordBatch.from_arrays(batch.columns, schema=stripped)
-                out = p.apply(batch if keep is None else batch.filter(pa.array(keep)))
+                if keep is not None:
+                    batch = batch.filter(pa.array(keep))
+                kept = [batch.column(c) for c in raw]
+                out = p.apply(batch.drop_columns(extra) if extra else batch)
+                for c, values in zip(raw, kept, strict=True):
+                    out = out.append_column(c, values)
                 if equality:
                     assert self.equality is not None
                     gone = self.equality.deleted(out, equality)
@@ -425,9 +459,28 @@ class OpenScan:
     def _finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         return self.filter.apply(batch).select(self.output_schema.names)
 
+    def _merged_batches(self, files: Sequence[DataFileEntry]) -> Iterator[pa.RecordBatch]:
+        """The rows of one merge group's files after merging versions by key (``table/open_merge``)."""
+        raw = [c for c in (self.merge.sequence_column, self.merge.kind_column) if c is not None]
+        ordered = sorted(files, key=lambda f: -1 if f.sequence_number is None else f.sequence_number)
+        batches = [b for f in ordered for b in self.evolved_batches(f, raw)]
+        if not batches:
+            return
+        rows = pa.Table.from_batches(batches)
+        where = f"{self.source.format} table {self.source.name}, files {ordered[0].path} and {len(ordered) - 1} more"
+        merged = merge_versions(rows, self.merge, self.key_names, self.order_names, where,
+                                unique=len(ordered) == 1 and self.merge.unique_per_file)
+        yield from merged.to_batches(self.batch_size)
+
     def _parts(self) -> list[Callable[[], Iterator[pa.RecordBatch]]]:
-        parts: list[Callable[[], Iterator[pa.RecordBatch]]] = [
-            (lambda f=f: self.evolved_batches(f)) for f in self.files()]
+        if self.merge.kind == "key":
+            groups: dict[Any, list[DataFileEntry]] = {}
+            for f in self.files():
+                groups.setdefault(f.merge_group, []).append(f)
+            parts: list[Callable[[], Iterator[pa.RecordBatch]]] = [
+                (lambda g=g: self._merged_batches(g)) for g in groups.values()]
+        else:
+            parts = [(lambda f=f: self.evolved_batches(f)) for f in self.files()]
         parts += [(lambda r=r: self._inlined_batches(r)) for r in self.content.inlined]
         parts += [(lambda r=r: self._reader_batches(r)) for r in self.reader_rows()]
         return parts
@@ -457,8 +510,8 @@ class OpenScan:
         return pa.Table.from_batches([b for part in done for b in part], schema=self.output_schema)
 
     def count(self) -> int:
-        """Row count; without a filter, from the metadata and the delete positions alone."""
-        if self.filter.filtered:
+        """Row count; without a filter or a merge by key, from the metadata and the delete positions alone."""
+        if self.filter.filtered or self.merge.kind == "key":
             return sum(b.num_rows for b in self.to_batches())
         total = sum(r.rows.num_rows for r in self.content.inlined)
         for rows in self.content.reader_rows:

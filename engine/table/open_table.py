@@ -29,7 +29,7 @@ from fieldshift.table.transforms import parse_transform
 
 __all__ = ["FORMATS", "OpenTable", "open_table"]
 
-FORMATS = ("ducklake", "iceberg", "hudi", "delta")
+FORMATS = ("ducklake", "iceberg", "hudi", "delta", "paimon")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _WRITES = ("append", "overwrite", "upsert", "delete", "update_schema", "alter", "evolve", "compact",
            "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture")
@@ -204,9 +204,13 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
     ``format="delta"``: ``source`` is the table's directory (a local path or a URI pyarrow.fs opens);
     ``name`` only labels it in messages.
 
+    ``format="paimon"`` (reads manifests with fastavro: the ``paimon`` extra): ``source`` is a filesystem
+    warehouse (a path or URI) and ``name`` is ``database.table``, or ``source`` is the table directory itself.
+
     ``format=None`` detects the format where the source says it: a DuckLake catalog file or URI, a path
     ending in ``.metadata.json`` or a directory with ``metadata/version-hint.text`` (Iceberg), ``catalog=``
-    (Iceberg), a directory with ``.hoodie/`` (Hudi), a directory with ``_delta_log`` (Delta).
+    (Iceberg), a directory with ``.hoodie/`` (Hudi), a directory with ``_delta_log`` (Delta), a directory with
+    numbered ``schema/`` files (a Paimon table directory; a warehouse needs ``format="paimon"``).
     """
     if format is None:
         format = "iceberg" if catalog is not None and source is None else _detect(source)
@@ -231,8 +235,8 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
 
         return OpenTable(IcebergSource(source, name, catalog=catalog, properties=options.get("properties")))
     if catalog is not None:
-        raise InvalidOptionError("catalog= is for Iceberg tables; a DuckLake catalog or a Delta table is the "
-                                 "source itself")
+        raise InvalidOptionError("catalog= is for Iceberg tables; a DuckLake catalog, a Delta table or a Paimon "
+                                 "warehouse is the source itself")
     if key == "delta":
         if options:
             raise InvalidOptionError(f"unknown option(s) {sorted(options)} for a Delta table; it takes none")
@@ -241,6 +245,15 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
         from fieldshift.open_tables.delta import DeltaSource
 
         return OpenTable(DeltaSource(source, name))
+    if key == "paimon":
+        if options:
+            raise InvalidOptionError(f"unknown option(s) {sorted(options)} for a Paimon table; it takes a warehouse "
+                                     "and name='database.table'")
+        if source is None:
+            raise InvalidOptionError("give the Paimon warehouse (with name='database.table') or the table directory")
+        from fieldshift.open_tables.paimon import PaimonSource
+
+        return OpenTable(PaimonSource(source, name))
     if source is None:
         raise InvalidOptionError("give the DuckLake catalog: a DuckDB or SQLite file, or a postgresql:// URI")
     if not name:
@@ -256,7 +269,8 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
 def _detect(source: str | Path | None) -> str:
     if source is None:
         raise InvalidOptionError("give a source (a DuckLake catalog, an Iceberg metadata.json or table directory, a "
-                                 "Hudi base path, a Delta table directory) or catalog={...} for an Iceberg catalog")
+                                 "Hudi base path, a Delta or Paimon table directory) or catalog={...} for an "
+                                 "Iceberg catalog")
     text = str(source)
     if text.startswith(("ducklake:", "postgresql://", "postgres://")):
         return "ducklake"
@@ -271,6 +285,10 @@ def _detect(source: str | Path | None) -> str:
 
     if is_hudi_location(text):
         return "hudi"
+    from fieldshift.open_tables.paimon import is_paimon_table
+
+    if is_paimon_table(text):
+        return "paimon"
     path = Path(text)
     if path.is_file():
         with open(path, "rb") as f:
