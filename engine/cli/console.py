@@ -28,11 +28,13 @@ from fieldshift.errors import SchemaEvolutionError, TableError
 from fieldshift.policy import POLICY_NAMES, CastPolicy
 
 __all__ = [
+    "AS_OF_HELP",
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
     "POLICY_HELP",
     "UsageError",
+    "as_of_snapshot",
     "cli_errors",
     "cli_terms",
     "err_console",
@@ -147,6 +149,24 @@ def parse_policy(name: str | None) -> CastPolicy | None:
         return CastPolicy.from_name(name)
     except ValueError as e:
         raise UsageError(str(e)) from None
+
+
+AS_OF_HELP = ("A snapshot id, or an ISO-8601 time (naive is UTC; e.g. 2024-05-01T12:00:00Z): the latest "
+              "snapshot at or before it. Default: the latest.")
+
+
+def as_of_snapshot(table: Any, as_of: str | None) -> Any:
+    """``--as-of`` for ``table``: None (the latest), a snapshot id, or the id of the latest snapshot at or
+    before an ISO-8601 time (naive is UTC). Whole-number text is an id (a Hudi instant too); anything
+    else is a time. ``table`` is a fieldshift ``Table`` or an ``OpenTable`` (which takes ids as its format
+    spells them)."""
+    if as_of is None:
+        return None
+    text = as_of.strip()
+    foreign = hasattr(table, "resolve")  # an OpenTable
+    if text.isdigit():
+        return table.resolve(snapshot_id=text) if foreign else int(text)
+    return table.resolve(as_of=text) if foreign else table.snapshot_at(text).snapshot_id
 
 
 def open_table(location: str) -> Any:

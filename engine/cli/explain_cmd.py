@@ -13,9 +13,11 @@ import typer
 from rich.text import Text
 
 from fieldshift.cli.console import (
+    AS_OF_HELP,
     EXIT_FAILED,
     POLICY_HELP,
     UsageError,
+    as_of_snapshot,
     cli_errors,
     open_table,
     out_console,
@@ -51,7 +53,7 @@ def plan_rows(file_schema: Schema, read_schema: Schema,
 @cli_errors
 def explain(
     location: Annotated[str, typer.Argument(help="Table directory.")],
-    as_of: Annotated[int | None, typer.Option("--as-of", help="Snapshot id (default: the latest).")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help=AS_OF_HELP)] = None,
     schema_id: Annotated[int | None, typer.Option(
         "--schema-id", help="Read as this schema version (default: the snapshot's).")] = None,
     policy: Annotated[str | None, typer.Option("--policy", help=POLICY_HELP)] = None,
@@ -61,6 +63,7 @@ def explain(
     cast_policy = parse_policy(policy) or table.policy
     whose = "" if policy is not None else " (the table's policy)"
     snapshots = {s.snapshot_id: s for s in table.history()}
+    as_of = as_of_snapshot(table, as_of)
     snap_id = max(snapshots) if as_of is None else as_of
     if snap_id not in snapshots:
         raise UsageError(f"no snapshot {snap_id}; snapshots are {sorted(snapshots)}")

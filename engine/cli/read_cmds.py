@@ -10,7 +10,17 @@ from typing import Annotated, Any
 import pyarrow as pa
 import typer
 
-from fieldshift.cli.console import POLICY_HELP, UsageError, cli_errors, open_table, out_console, parse_policy, progress
+from fieldshift.cli.console import (
+    AS_OF_HELP,
+    POLICY_HELP,
+    UsageError,
+    as_of_snapshot,
+    cli_errors,
+    open_table,
+    out_console,
+    parse_policy,
+    progress,
+)
 from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
 from fieldshift.table.expressions import and_
 from fieldshift.table.filter_text import parse_filter_text
@@ -42,7 +52,7 @@ def read(
         help="A filter: \"v > 2 and (name is null or name = 'x')\" (=, !=, <, <=, >, >=, [NOT] IN (..), "
              "IS [NOT] NULL, IS [NOT] NAN, STARTS WITH, LIKE 'x%', AND, OR, NOT); repeat to AND.")
     ] = None,
-    as_of: Annotated[int | None, typer.Option("--as-of", help="Read this snapshot (time travel).")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help=AS_OF_HELP)] = None,
     schema_id: Annotated[int | None, typer.Option(
         "--schema-id", help="Read into this schema version.")] = None,
     limit: Limit = None,
@@ -52,6 +62,7 @@ def read(
 ) -> None:
     """Read rows, evolving old files into the schema of the snapshot (or --schema-id)."""
     table = open_table(location)
+    as_of = as_of_snapshot(table, as_of)
     snapshots = {s.snapshot_id: s for s in table.history()}
     if as_of is not None and as_of not in snapshots:
         if 0 <= as_of < min(snapshots):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console
+from fieldshift.cli.console import AS_OF_HELP, UsageError, as_of_snapshot, cli_errors, open_table, out_console
 from fieldshift.cli.diff import diff_schemas
 from fieldshift.cli.partition_view import spec_history
 from fieldshift.cli.render import schema_tree, simple_table
@@ -43,11 +43,12 @@ def _pick(schemas: dict[int, Schema], schema_id: int | None, default: int) -> Sc
 def show(
     location: Location,
     schema_id: Annotated[int | None, typer.Option("--schema-id", help="A past schema version.")] = None,
-    as_of: Annotated[int | None, typer.Option("--as-of", help="The schema of this snapshot.")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help=AS_OF_HELP)] = None,
     fmt: Annotated[SchemaFormat, typer.Option("--format", help="tree, or Iceberg JSON.")] = SchemaFormat.tree,
 ) -> None:
     """Print a schema version as a tree: ids, types, nullability, defaults and docs."""
     table = open_table(location)
+    as_of = as_of_snapshot(table, as_of)
     snapshots = {s.snapshot_id: s for s in table.history()}
     if as_of is not None and as_of not in snapshots:
         raise UsageError(f"no snapshot {as_of}; snapshots are {sorted(snapshots)}")

@@ -25,6 +25,7 @@ from fieldshift.open_tables.source import ReadSource, SnapshotContent, SnapshotI
 from fieldshift.schema import Schema
 from fieldshift.table.open_scan import BATCH_SIZE, OpenScan, group_filter
 from fieldshift.table.partitioning import PartitionField, PartitionSpec
+from fieldshift.table.time_travel import snapshot_at
 from fieldshift.table.transforms import parse_transform
 
 __all__ = ["FORMATS", "OpenTable", "open_table"]
@@ -119,13 +120,7 @@ class OpenTable:
             return _id_like(snapshot_id, snaps[0].snapshot_id)
         if as_of is None:
             return snaps[-1].snapshot_id
-        when = _instant(as_of)
-        before = [s for s in snaps if s.timestamp <= when]
-        if not before:
-            raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot at or before "
-                                        f"{when.isoformat()}: its first is {snaps[0].snapshot_id} at "
-                                        f"{snaps[0].timestamp.isoformat()}")
-        return before[-1].snapshot_id
+        return snapshot_at(snaps, as_of, lambda s: s.timestamp, f"{self.format} table {self.name}").snapshot_id
 
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: SnapshotId | None = None,
              as_of: dt.datetime | str | None = None, batch_size: int = BATCH_SIZE) -> OpenScan:
@@ -169,19 +164,6 @@ def _id_like(value: Any, example: SnapshotId) -> SnapshotId:
         except ValueError:
             raise TypeError(f"snapshot_id must be an int, not {value!r}") from None
     return value
-
-
-def _instant(value: dt.datetime | str) -> dt.datetime:
-    if isinstance(value, str):
-        try:
-            value = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidOptionError(f"as_of {value!r} is not an ISO-8601 time (e.g. 2024-05-01T12:00:00Z)") from None
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        raise TypeError(f"as_of must be a datetime (or ISO-8601 text), not the date {value!r}")
-    if not isinstance(value, dt.datetime):
-        raise TypeError(f"as_of must be a datetime (or ISO-8601 text), not {value!r}")
-    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
 def open_table(source: str | Path | None = None, format: str | None = None, name: str | None = None, *,

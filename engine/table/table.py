@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from fieldshift.errors import (
     CommitConflictError,
+    InvalidOptionError,
     NotKeyedError,
     SchemaEvolutionError,
     SnapshotExpiredError,
@@ -55,6 +56,7 @@ from fieldshift.table.scan import Scan
 from fieldshift.table.spec_update import UpdateSpec
 from fieldshift.table.storage import TableStorage, location_key, open_storage
 from fieldshift.table.stream_marks import StreamMark
+from fieldshift.table.time_travel import snapshot_at
 from fieldshift.table.value_check import check_values
 from fieldshift.table.write_commit import WriteOperation, write_rows
 
@@ -437,7 +439,8 @@ class Table:
     # -- reading --------------------------------------------------------------------------------
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None,
              snapshot_id: int | None = None, schema_id: int | None = None,
-             policy: CastPolicy | None = None, *, limit: int | None = None) -> Scan:
+             policy: CastPolicy | None = None, *, limit: int | None = None,
+             as_of: dt.datetime | str | None = None) -> Scan:
         """A lazy read of the table: nothing is read until a ``Scan`` method such as ``to_arrow`` runs.
 
         Every data file is read by field id and evolved into the chosen schema version, whatever schema it
@@ -448,6 +451,8 @@ class Table:
             filter: rows to keep (see *Filters* below); checked against the read schema before anything
                 is read.
             snapshot_id: the snapshot to read (time travel; default: the current one).
+            as_of: a time (datetime or ISO-8601 text; naive is UTC): read the latest snapshot committed at
+                or before it (time travel by time; not with ``snapshot_id``).
             schema_id: the schema version to read into (default: the snapshot's own schema).
             policy: the casts allowed from older files' types (default: the table's policy).
             limit: return at most this many rows (after the filter; on a keyed table after the merge and
@@ -460,6 +465,8 @@ class Table:
 
         Raises:
             SnapshotExpiredError: ``snapshot_id`` was expired (another missing one: a fieldshift error).
+            SnapshotNotFoundError: ``as_of`` is before the first snapshot still kept.
+            InvalidOptionError: both ``snapshot_id`` and ``as_of``, or ``as_of`` text that is not a time.
             InvalidFilterError: a malformed filter, an unknown column or a literal of the wrong kind.
             TypeError: ``columns`` is not a list of names, or an id or ``limit`` is not an int.
 
@@ -487,7 +494,17 @@ class Table:
         NaN literals are refused (use ``is_null`` / ``is_nan``). Text that does not parse or fit raises
         `fieldshift.FilterSyntaxError` with a caret under the token.
         """
+        if as_of is not None:
+            if snapshot_id is not None:
+                raise InvalidOptionError("give snapshot_id or as_of, not both")
+            snapshot_id = self.snapshot_at(as_of).snapshot_id
         return Scan(self, columns, filter, snapshot_id, schema_id, policy, limit=limit)
+
+    def snapshot_at(self, as_of: dt.datetime | str) -> Snapshot:
+        """The latest kept snapshot committed at or before ``as_of`` (a datetime or ISO-8601 text; naive is
+        UTC); SnapshotNotFoundError when ``as_of`` is before the first."""
+        return snapshot_at(self.history(), as_of, lambda s: dt.datetime.fromisoformat(s.committed_at),
+                           f"table {self.name}")
 
     def to_arrow(self) -> pa.Table:
         """Every row of the current snapshot in the current schema (``scan().to_arrow()``)."""
