@@ -367,25 +367,36 @@ class OpenScan:
         keep = [found.field(i) for i, m in enumerate(mapped) if arrow_field_id(m) in wanted or found.names[i] in raw]
         return pa.schema(keep or [found.field(0)], metadata=found.metadata)  # one column still counts rows
 
+    def file_plan(self, f: DataFileEntry) -> EvolutionPlan:
+        """The plan that evolves data file ``f`` into the read schema (reads the file's footer only)."""
+        with data_file_errors(f.path):
+            return self._file_plan(f)[4]
+
+    def _file_plan(self, f: DataFileEntry, raw: Sequence[str] = ()
+                   ) -> tuple[pq.ParquetFile, pa.Schema, bool, pa.Schema, EvolutionPlan]:
+        """(the open file, its columns as resolved, whether its own ids were dropped, the columns read, the plan)."""
+        # INT96 (Spark's legacy timestamps) as microseconds, the unit every table format reads them in
+        pf = pq.ParquetFile(self._open(f.path), arrow_extensions_enabled=False, coerce_int96_timestamp_unit="us")
+        found = pf.schema_arrow
+        foreign_ids = not f.ids_in_file and has_field_ids(found)
+        if foreign_ids:  # ids the table does not own: columns resolve by name only
+            found = without_field_ids(found)
+        constants = self._constants(f, found)
+        projected = self._by_mapping(found, f, raw) or decode_schema(
+            found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping, constants=constants)
+        try:
+            p = self._plan(projected, f.name_mapping, constants)
+        except SchemaEvolutionError as e:
+            raise name_data_file(e, f.path, self.content.snapshot.schema_id) from None
+        return pf, found, foreign_ids, projected, p
+
     def evolved_batches(self, f: DataFileEntry, raw: Sequence[str] = ()) -> Iterator[pa.RecordBatch]:
         """A data file's live rows in the read schema, before the row filter; ``raw`` columns of the file
         (a merge's sequence number and row kind) follow as they are."""
         deleted = self.deleted(f)
         equality = self.equality_deletes(f) if self.equality is not None else ()
         with data_file_errors(f.path):
-            # INT96 (Spark's legacy timestamps) as microseconds, the unit every table format reads them in
-            pf = pq.ParquetFile(self._open(f.path), arrow_extensions_enabled=False, coerce_int96_timestamp_unit="us")
-            found = pf.schema_arrow
-            foreign_ids = not f.ids_in_file and has_field_ids(found)
-            if foreign_ids:  # ids the table does not own: columns resolve by name only
-                found = without_field_ids(found)
-            constants = self._constants(f, found)
-            projected = self._by_mapping(found, f, raw) or decode_schema(
-                found, self.read_schema, policy=self.policy, name_mapping=f.name_mapping, constants=constants)
-            try:
-                p = self._plan(projected, f.name_mapping, constants)
-            except SchemaEvolutionError as e:
-                raise name_data_file(e, f.path, self.content.snapshot.schema_id) from None
+            pf, found, foreign_ids, projected, p = self._file_plan(f, raw)
             by_snapshot = f.snapshot_column is not None
             if by_snapshot and f.snapshot_column not in found.names:
                 raise UnsupportedFormatFeatureError(f"data file {f.path} should record each row's snapshot in "

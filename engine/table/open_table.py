@@ -23,6 +23,7 @@ from fieldshift.errors import (
 )
 from fieldshift.open_tables.source import ReadSource, SnapshotContent, SnapshotId, SourceSnapshot
 from fieldshift.schema import Schema
+from fieldshift.table.open_explain import OpenExplanation, explain_scan
 from fieldshift.table.open_scan import BATCH_SIZE, OpenScan, group_filter
 from fieldshift.table.partitioning import PartitionField, PartitionSpec
 from fieldshift.table.time_travel import snapshot_at
@@ -136,6 +137,13 @@ class OpenTable:
             keep = group_filter(filter, self.source.schema(self.source.schema_id_at(sid)), self.source)
         content = self.source.content(sid) if keep is None else self.source.content(sid, keep=keep)
         return OpenScan(self.source, content, columns, filter, batch_size)
+
+    def explain(self, columns: Sequence[str] | None = None, filter: Any = None,
+                snapshot_id: SnapshotId | None = None, as_of: dt.datetime | str | None = None) -> OpenExplanation:
+        """What ``scan()`` with these arguments reads, without reading rows: the snapshot and schema, the
+        files kept and pruned, their deletes, and each file layout's evolution plan (``str()`` renders it)."""
+        scan = self.scan(columns, filter, snapshot_id, as_of)
+        return explain_scan(scan, None if filter is None else str(filter))
 
     def to_arrow(self, **scan: Any) -> pa.Table:
         """``scan(**scan).to_arrow()``: the table (at a snapshot, of some columns, filtered) as one Arrow table."""
