@@ -187,6 +187,13 @@ def open_table(location: str) -> Any:
     if is_object_store(location):  # its marker object names the catalog, or the error says to pass one
         return Table.open(location)
     if not any((Path(location) / marker).exists() for marker in (CATALOG_FILE, TABLE_MARKER)):
+        from fieldshift.table.open_table import detect_format
+
+        found = detect_format(location)
+        if found is not None:  # another format's table: say which flag reads it
+            name = " and --table SCHEMA.TABLE" if found == "ducklake" else ""
+            raise UsageError(f"{location} is a {found} table, not a fieldshift one: pass --source-format "
+                             f"{found}{name} to read it")
         fail(f"no fieldshift table at {location} (no {CATALOG_FILE}); make one with `fieldshift create "
              f"{location} --schema ...`")
     return Table.open(location)

@@ -23,6 +23,7 @@ from fieldshift.cli.console import (
     out_console,
     parse_policy,
 )
+from fieldshift.cli.open_cmds import SourceFormat, explain_open, refuse
 from fieldshift.cli.render import simple_table
 from fieldshift.errors import SchemaEvolutionError
 from fieldshift.planner import cached_plan
@@ -57,8 +58,23 @@ def explain(
     schema_id: Annotated[int | None, typer.Option(
         "--schema-id", help="Read as this schema version (default: the snapshot's).")] = None,
     policy: Annotated[str | None, typer.Option("--policy", help=POLICY_HELP)] = None,
+    source_format: SourceFormat = None,
+    columns: Annotated[str | None, typer.Option(
+        "--columns", "-c", help="With --source-format: comma-separated top-level columns to plan.")] = None,
+    where: Annotated[list[str] | None, typer.Option(
+        "--where", "-w", help="With --source-format: a filter (read's grammar); shows the files it prunes.")] = None,
 ) -> None:
-    """Show, per schema version of the live data files, what the read plan does to each column."""
+    """Show, per schema version of the live data files, what the read plan does to each column.
+
+    With --source-format (a table another format wrote): the snapshot and schema read, the files kept and
+    pruned by --where, their deletes, and the plan of each file layout."""
+    if source_format is not None:
+        refuse(**{"--schema-id": schema_id, "--policy": policy})
+        explain_open(location, source_format, columns, where, as_of)
+        return
+    if columns is not None or where:
+        raise UsageError("--columns and --where are for --source-format tables; a fieldshift table's plans cover "
+                         "every column of each written schema")
     table = open_table(location)
     cast_policy = parse_policy(policy) or table.policy
     whose = "" if policy is not None else " (the table's policy)"

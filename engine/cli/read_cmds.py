@@ -21,6 +21,7 @@ from fieldshift.cli.console import (
     parse_policy,
     progress,
 )
+from fieldshift.cli.open_cmds import SourceFormat, read_open, refuse
 from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
 from fieldshift.table.expressions import and_
 from fieldshift.table.filter_text import parse_filter_text
@@ -59,8 +60,13 @@ def read(
     fmt: Format = OutputFormat.table,
     output: Output = None,
     policy: Annotated[str | None, typer.Option("--policy", help=POLICY_HELP)] = None,
+    source_format: SourceFormat = None,
 ) -> None:
     """Read rows, evolving old files into the schema of the snapshot (or --schema-id)."""
+    if source_format is not None:
+        refuse(**{"--schema-id": schema_id, "--policy": policy})
+        read_open(location, source_format, columns, where, as_of, limit, fmt, output)
+        return
     table = open_table(location)
     as_of = as_of_snapshot(table, as_of)
     snapshots = {s.snapshot_id: s for s in table.history()}

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from fieldshift.cli.console import AS_OF_HELP, UsageError, as_of_snapshot, cli_errors, open_table, out_console
 from fieldshift.cli.diff import diff_schemas
+from fieldshift.cli.open_cmds import SourceFormat, schema_log_open, schema_show_open
 from fieldshift.cli.partition_view import spec_history
 from fieldshift.cli.render import schema_tree, simple_table
 
@@ -45,8 +46,12 @@ def show(
     schema_id: Annotated[int | None, typer.Option("--schema-id", help="A past schema version.")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help=AS_OF_HELP)] = None,
     fmt: Annotated[SchemaFormat, typer.Option("--format", help="tree, or Iceberg JSON.")] = SchemaFormat.tree,
+    source_format: SourceFormat = None,
 ) -> None:
     """Print a schema version as a tree: ids, types, nullability, defaults and docs."""
+    if source_format is not None:
+        schema_show_open(location, source_format, schema_id, as_of, fmt is SchemaFormat.json)
+        return
     table = open_table(location)
     as_of = as_of_snapshot(table, as_of)
     snapshots = {s.snapshot_id: s for s in table.history()}
@@ -65,8 +70,11 @@ def show(
 
 @app.command("log")
 @cli_errors
-def log(location: Location) -> None:
+def log(location: Location, source_format: SourceFormat = None) -> None:
     """Print the schema versions (with the changes that made them) and every snapshot."""
+    if source_format is not None:
+        schema_log_open(location, source_format)
+        return
     table = open_table(location)
     snapshots = table.history()
     schemas = table.schemas_by_id()

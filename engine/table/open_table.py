@@ -29,7 +29,7 @@ from fieldshift.table.partitioning import PartitionField, PartitionSpec
 from fieldshift.table.time_travel import snapshot_at
 from fieldshift.table.transforms import parse_transform
 
-__all__ = ["FORMATS", "OpenTable", "open_table"]
+__all__ = ["FORMATS", "OpenTable", "detect_format", "open_table"]
 
 FORMATS = ("ducklake", "iceberg", "hudi", "delta", "paimon")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -254,6 +254,14 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
     from fieldshift.open_tables.ducklake import DuckLakeSource
 
     return OpenTable(DuckLakeSource(source, name, data_path=options.get("data_path")))
+
+
+def detect_format(source: str | Path) -> str | None:
+    """The format ``open_table`` would detect at ``source``, or None (nothing it knows, or unreadable)."""
+    try:
+        return _detect(source)
+    except (InvalidOptionError, OSError):
+        return None
 
 
 def _detect(source: str | Path | None) -> str:
