@@ -18,7 +18,8 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -56,9 +57,29 @@ from fieldshift.table.partition_prune import project, project_range
 from fieldshift.table.stats import may_match
 from fieldshift.table.transforms import Transform, parse_transform
 
-__all__ = ["OpenScan", "group_filter"]
+__all__ = ["DetachedSource", "OpenScan", "ScanTask", "group_filter"]
 
 BATCH_SIZE = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class ScanTask:
+    """One unit of a scan's work: ``file`` (one data file), ``merge`` (a merge group's files), ``inlined`` or
+    ``reader`` (the ``index``-th inlined rows or reader slice of the snapshot)."""
+
+    kind: Literal["file", "merge", "inlined", "reader"]
+    files: tuple[DataFileEntry, ...] = ()
+    index: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class DetachedSource:
+    """What a scan shipped to an executor keeps of its source: names for messages, the format's casts."""
+
+    format: str
+    name: str
+    policy: Any
+    partition_transforms: str | None = None
 
 
 class _Filter:
@@ -77,6 +98,10 @@ class _Filter:
         self.iceberg_transforms = iceberg_transforms
         self._range_tests: dict[tuple[int, str], Any] = {}
         self._compiled: dict[tuple[str, int], tuple[Schema, Callable[[Any], bool]]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Compiled tests are closures: a pickled filter (a scan shipped to an executor) compiles them anew."""
+        return {**self.__dict__, "_nodes": {}, "_projections": {}, "_range_tests": {}, "_compiled": {}}
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The rows of ``batch`` the filter keeps."""
@@ -263,7 +288,28 @@ class OpenScan:
             where = f"{source.format} table {source.name}"
             self.read_schema, paths = with_equality_fields(self.read_schema, eq_ids, self.full_schema,
                                                            source.schemas(), where)
+            self._equality_args = (paths, where)
             self.equality = EqualityMatcher(self.read_schema, paths, self.policy, self._open, where)
+
+    # -- shipping to executors --------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickled scan reads files without the source: Spark plans on the driver (which holds the format's
+        metadata connection) and ships the scan to executors, which read and evolve one task each. Rows of
+        the format's own reader (``ReaderRows``) stay behind: the driver reads those."""
+        state = dict(self.__dict__)
+        src = self.source
+        state["source"] = DetachedSource(src.format, src.name, src.policy, getattr(src, "partition_transforms", None))
+        state["content"] = replace(self.content, reader_rows=())
+        state["_filesystems"], state["_groups"], state["equality"] = {}, {}, None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        args = state.get("_equality_args")
+        if args is not None:
+            self.equality = EqualityMatcher(self.read_schema, args[0], self.policy, self._open, args[1])
 
     def _merge_columns(self) -> tuple[list[str], list[str]]:
         """The top-level columns a merge by key sorts on: the key, then the version order."""
@@ -467,7 +513,8 @@ class OpenScan:
                     raise name_data_file(e, rows.label, self.content.snapshot.schema_id) from None
             yield p.apply(batch)
 
-    def _finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+    def finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """The filter's rows of a task's batch, in the output columns."""
         return self.filter.apply(batch).select(self.output_schema.names)
 
     def _merged_batches(self, files: Sequence[DataFileEntry]) -> Iterator[pa.RecordBatch]:
@@ -483,25 +530,40 @@ class OpenScan:
                                 unique=len(ordered) == 1 and self.merge.unique_per_file)
         yield from merged.to_batches(self.batch_size)
 
-    def _parts(self) -> list[Callable[[], Iterator[pa.RecordBatch]]]:
+    def tasks(self) -> list[ScanTask]:
+        """The scan's units of work, each read on its own (threads here, Spark tasks on executors): a data
+        file, a merge group's files (a merge by key), the inlined rows, or one slice of the format's own reader."""
         if self.merge.kind == "key":
             groups: dict[Any, list[DataFileEntry]] = {}
             for f in self.files():
                 groups.setdefault(f.merge_group, []).append(f)
-            parts: list[Callable[[], Iterator[pa.RecordBatch]]] = [
-                (lambda g=g: self._merged_batches(g)) for g in groups.values()]
+            tasks = [ScanTask("merge", tuple(g)) for g in groups.values()]
         else:
-            parts = [(lambda f=f: self.evolved_batches(f)) for f in self.files()]
-        parts += [(lambda r=r: self._inlined_batches(r)) for r in self.content.inlined]
-        parts += [(lambda r=r: self._reader_batches(r)) for r in self.reader_rows()]
-        return parts
+            tasks = [ScanTask("file", (f,)) for f in self.files()]
+        tasks += [ScanTask("inlined", index=i) for i in range(len(self.content.inlined))]
+        kept = {id(r) for r in self.reader_rows()}
+        tasks += [ScanTask("reader", index=i) for i, r in enumerate(self.content.reader_rows) if id(r) in kept]
+        return tasks
+
+    def task_batches(self, task: ScanTask) -> Iterator[pa.RecordBatch]:
+        """A task's rows in the read schema, before the row filter (``finish`` applies it)."""
+        if task.kind == "merge":
+            return self._merged_batches(task.files)
+        if task.kind == "file":
+            return self.evolved_batches(task.files[0])
+        if task.kind == "inlined":
+            return self._inlined_batches(self.content.inlined[task.index])
+        return self._reader_batches(self.content.reader_rows[task.index])
+
+    def _parts(self) -> list[Callable[[], Iterator[pa.RecordBatch]]]:
+        return [(lambda t=t: self.task_batches(t)) for t in self.tasks()]
 
     # -- results --------------------------------------------------------------------------------
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """Evolved batches file by file, then the inlined rows (memory bounded by one batch per file)."""
         for part in self._parts():
             for batch in part():
-                out = self._finish(batch)
+                out = self.finish(batch)
                 if out.num_rows:
                     yield out
 
@@ -513,7 +575,7 @@ class OpenScan:
         parts = self._parts()
 
         def run(part: Callable[[], Iterator[pa.RecordBatch]]) -> list[pa.RecordBatch]:
-            return [b for b in (self._finish(x) for x in part()) if b.num_rows]
+            return [b for b in (self.finish(x) for x in part()) if b.num_rows]
 
         workers = max(1, min(os.cpu_count() or 1, len(parts)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
