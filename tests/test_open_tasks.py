@@ -13,7 +13,8 @@ from tests.test_open_ducklake import lake  # noqa: F401  (the hand-written DuckL
 def _by_tasks(scan: object) -> list[dict]:
     shipped = pickle.loads(pickle.dumps(scan))
     assert not hasattr(shipped.source, "snapshots")  # detached: no metadata access on executors
-    rows = [r for t in shipped.tasks() for b in shipped.task_batches(t) for r in shipped.finish(b).to_pylist()]
+    tasks = [pickle.loads(pickle.dumps(t.shipped())) for t in scan.tasks()]  # type: ignore[attr-defined]
+    rows = [r for t in tasks for b in shipped.task_batches(t) for r in shipped.finish(b).to_pylist()]
     return sorted(rows, key=lambda r: r["id"])
 
 
@@ -24,3 +25,22 @@ def test_a_pickled_ducklake_scan_reads_deletes_inlined_rows_and_filters(lake: Pa
             kinds = sorted({task.kind for task in scan.tasks()})
             assert _by_tasks(scan) == sorted(scan.to_arrow().to_pylist(), key=lambda r: r["id"]), kwargs
         assert kinds == ["file", "inlined"]
+
+
+def test_a_pickled_iceberg_scan_applies_equality_and_position_deletes(tmp_path: Path) -> None:
+    import pytest
+
+    pytest.importorskip("pyiceberg", reason="Iceberg reads need pyiceberg (the dev and iceberg extras)")
+    pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")
+    from tests.iceberg_tables import IcebergBuilder
+    from tests.test_open_iceberg import BY_CAT, SCHEMA
+
+    b = IcebergBuilder(tmp_path / "t", SCHEMA, spec=BY_CAT)
+    a = b.data([{"id": 1, "cat": "a", "n": 3}, {"id": 2, "cat": "a", "n": None}, {"id": 3, "cat": "a", "n": 4}],
+               ("a",))
+    b.commit([a, b.data([{"id": 4, "cat": "c", "n": 3}], ("c",))])
+    b.commit([b.equality_deletes([{"n": 3}], [3], ("a",)), b.position_deletes([(a, 2)], ("a",))],
+             operation="overwrite")
+    scan = fs.open_table(b.metadata_path).scan(columns=["id"])
+    assert [r["id"] for r in _by_tasks(scan)] == [2, 4]
+    assert sorted(scan.to_arrow()["id"].to_pylist()) == [2, 4]

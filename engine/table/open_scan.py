@@ -72,6 +72,16 @@ class ScanTask:
     index: int = -1
 
 
+    def shipped(self) -> ScanTask:
+        """The task to send to an executor: its files without statistics (pruning is done; a format may load
+        them lazily from its catalog, which does not travel)."""
+        return ScanTask(self.kind, tuple(_bare(f) for f in self.files), self.index)
+
+
+def _bare(f: DataFileEntry) -> DataFileEntry:
+    return replace(f, stats={}) if f.stats else f
+
+
 @dataclass(frozen=True, slots=True)
 class DetachedSource:
     """What a scan shipped to an executor keeps of its source: names for messages, the format's casts."""
@@ -299,7 +309,7 @@ class OpenScan:
         state = dict(self.__dict__)
         src = self.source
         state["source"] = DetachedSource(src.format, src.name, src.policy, getattr(src, "partition_transforms", None))
-        state["content"] = replace(self.content, reader_rows=())
+        state["content"] = replace(self.content, reader_rows=(), files=tuple(_bare(f) for f in self.content.files))
         state["_filesystems"], state["_groups"], state["equality"] = {}, {}, None
         del state["_lock"]
         return state
