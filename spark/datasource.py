@@ -66,6 +66,7 @@ from fieldshift.spark._files import (
 )
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import KeyedReader
+from fieldshift.spark.open_read import OpenReadSpec, OpenTableReader, open_spec
 from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.partitioned_write import write_partition_files, writer_spec
 from fieldshift.spark.pushed_filters import from_spark_filter
@@ -174,10 +175,11 @@ class FieldshiftDataSource(StreamingMixin, DataSource):
     def name(cls) -> str:
         return FORMAT
 
-    def _spec(self) -> _ReadSpec:
+    def _spec(self) -> Any:
         spec = getattr(self, "_read_spec", None)
         if spec is None:
-            spec = _resolve(self.options)
+            # option("format", ...): a table another format wrote (spark/open_read.py)
+            spec = open_spec(self.options) if self.options.get("format") else _resolve(self.options)
             self._read_spec = spec  # pickled with the instance, so reader() sees the same snapshot
         return spec
 
@@ -186,6 +188,9 @@ class FieldshiftDataSource(StreamingMixin, DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         spec = self._spec()
+        if isinstance(spec, OpenReadSpec):
+            return OpenTableReader(spec, schema, _int_option(self.options, "batch_size") or DEFAULT_BATCH_SIZE,
+                                   _bool_option(self.options, "pushdown", True))
         if spec.keyed:
             return KeyedReader(spec, _project(spec, schema), spark_arrow_schema(schema))
         cls = FieldshiftReader if _bool_option(self.options, "pushdown", True) else _PlainReader

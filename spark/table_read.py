@@ -37,6 +37,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from fieldshift.errors import InvalidOptionError
 from fieldshift.field import Field
 from fieldshift.options import ReadRoute, ReadVia, check_option
 from fieldshift.partner_visitor import PartnerVisitor, visit_level
@@ -294,8 +295,14 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
 def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, schema_id: int | None = None,
          columns: Sequence[str] | None = None, policy: CastPolicy | None = None, catalog: str | None = None,
          name: str | None = None, route: ReadRoute = "auto", via: ReadVia = "files",
-         batch_size: int = DEFAULT_BATCH_SIZE, filter: Any = None) -> Any:
+         batch_size: int = DEFAULT_BATCH_SIZE, filter: Any = None, format: str | None = None, as_of: Any = None,
+         data_path: str | None = None) -> Any:
     """The table at ``location`` as a DataFrame in the read schema, by the fastest exact route.
+
+    ``format=`` (``ducklake``, ``iceberg``, ``delta``, ``paimon``, ``hudi``) reads a table another format wrote
+    (``location`` is its source, ``name`` its name there, ``as_of`` a time, ``data_path`` DuckLake's, ``catalog``
+    an Iceberg catalog's properties as a dict) through the fieldshift data source: executors read and evolve
+    the files (``spark/open_read.py``); the result equals ``fs.open_table(...).scan(...).to_arrow()``.
 
     Files whose plan Spark's native Parquet scan reproduces exactly are read natively (one scan per
     set of file column names, top-level renames sharing one); the rest are read and evolved on the
@@ -310,9 +317,28 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
     ``spark.sql.parquet.fieldId.read.enabled`` is on or off when the DataFrame runs.
     ``filter`` (as ``Table.scan``'s) prunes partitions and files on the driver; Spark filters the rows.
     """
+    if format is not None:
+        given = {"schema_id": schema_id, "policy": policy}
+        for key, value in given.items():
+            if value is not None:
+                raise InvalidOptionError(f"{key}= is for fieldshift tables; a {format} table reads in its snapshot's "
+                                         "schema with its format's casts")
+        if route != "auto" or via != "files":
+            raise InvalidOptionError(f"route= and via= are for fieldshift tables; a {format} table is read by the "
+                                     "fieldshift data source")
+        from fieldshift.spark.open_read import read_open
+
+        return read_open(spark, location, format=format, name=name, snapshot_id=snapshot_id, as_of=as_of,
+                         columns=columns, filter=filter, batch_size=batch_size, data_path=data_path,
+                         catalog=catalog)  # type: ignore[arg-type]
+    if as_of is not None:
+        if snapshot_id is not None:
+            raise InvalidOptionError("give snapshot_id or as_of, not both")
     with fieldshift_errors():  # a Spark error carrying a fieldshift error: raised as that error
         check_option("via", via, ReadVia)
         table = Table.open(location, catalog=catalog, name=name)
+        if as_of is not None:
+            snapshot_id = table.snapshot_at(as_of).snapshot_id
         rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
                        route=route, filter=filter)
         if rp.bound is not None:

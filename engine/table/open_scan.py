@@ -14,6 +14,7 @@ row filter and into tests of statistics, partition values and partition ranges (
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -313,6 +314,14 @@ class OpenScan:
         state["_filesystems"], state["_groups"], state["equality"] = {}, {}, None
         del state["_lock"]
         return state
+
+    def shipped(self, task: ScanTask) -> OpenScan:
+        """A detached copy of this scan that holds only ``task``'s files (what one Spark task needs to read
+        it: a small pickle whatever the snapshot's size)."""
+        out = copy.copy(self)  # through __getstate__: no source, no reader rows
+        files = tuple(_bare(f) for f in task.files)
+        out.content = replace(out.content, files=files, inlined=(), reader_rows=())
+        return out
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

@@ -1,0 +1,209 @@
+"""Spark reads of tables other formats wrote (DuckLake, Iceberg, Delta, Paimon, Hudi)::
+
+    spark.read.format("fieldshift").option("format", "ducklake").option("name", "main.t").load(source)
+    fieldshift.spark.read(spark, source, format="ducklake", name="main.t")
+
+The driver opens the table (``fs.open_table``: the format's metadata stays there), pins the snapshot,
+and plans an ``OpenScan`` with the filters Spark pushes (translated by ``pushed_filters``: pruning only,
+Spark still filters every row). Each Spark task reads one ``ScanTask`` — a data file with its deletes, or
+a merge group of a keyed table (Paimon) — on an executor from the pickled scan, which evolves it by field
+id exactly as ``OpenTable.scan`` does. Rows only the format's own reader produces (Hudi's merged file
+slices) and a DuckLake catalog's inlined rows are read on the driver and shipped as Arrow IPC.
+
+Options: ``format`` (required for this route), ``name``, ``snapshot_id``, ``as_of`` (a time), ``columns``
+(comma-separated or a JSON list), ``batch_size``, ``data_path`` (DuckLake), ``catalog`` (Iceberg: a JSON
+object of PyIceberg catalog properties), ``pushdown`` (``false``: no ``pushFilters``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+from fieldshift.errors import InvalidOptionError, TableError
+from fieldshift.schema import Schema
+from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
+from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
+from fieldshift.spark.pushed_filters import from_spark_filter
+from fieldshift.spark.read_filter import spark_condition
+from fieldshift.spark.types import schema_to_spark
+from fieldshift.table.expressions import Expression, and_
+from fieldshift.table.open_scan import OpenScan, ScanTask
+from fieldshift.table.open_table import OpenTable, open_table
+
+__all__ = ["OpenReadSpec", "OpenTableReader", "open_schema", "open_spec", "read_open"]
+
+_OPEN_OPTIONS = ("data_path",)  # passed to fs.open_table as they are
+
+
+@dataclass(frozen=True)
+class OpenReadSpec:
+    """A read of another format's table as the driver resolved it: the source, the pinned snapshot, the
+    read schema (the snapshot's schema, or its ``columns``), and how to open the table again."""
+
+    source: str | None
+    format: str
+    name: str | None
+    snapshot_id: Any  # None: the table has no snapshot yet (an empty read)
+    read_schema: Schema
+    open_options: tuple[tuple[str, Any], ...] = ()
+
+    def open(self) -> OpenTable:
+        return open_table(self.source, format=self.format, name=self.name, **dict(self.open_options))
+
+
+def _columns(raw: Any) -> list[str] | None:
+    if raw is None:
+        return None
+    text = str(raw).strip()
+    if text.startswith("["):
+        return [str(x) for x in json.loads(text)]
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def open_spec(options: Any) -> OpenReadSpec:
+    """Resolve a read from the data source's options (on the driver, once per query)."""
+    source = options.get("path")
+    if not source and options.get("catalog") is None:
+        raise InvalidOptionError("give the table's source: spark.read.format('fieldshift').option('format', ...)"
+                                 ".load(source)")
+    fmt = str(options.get("format")).strip().lower()
+    opened: dict[str, Any] = {k: options.get(k) for k in _OPEN_OPTIONS if options.get(k) is not None}
+    if options.get("catalog") is not None:
+        opened["catalog"] = json.loads(str(options.get("catalog")))
+    name = options.get("name") or options.get("table")
+    snapshot_id = options.get("snapshot_id")
+    as_of = options.get("as_of")
+    source = str(source) if source else None
+    with open_table(source, format=fmt, name=name, **opened) as table:
+        scan = table.scan(columns=_columns(options.get("columns")), snapshot_id=snapshot_id, as_of=as_of)
+        pinned = scan.snapshot_id if table.history() else None
+        return OpenReadSpec(source, fmt, name, pinned, scan.full_schema.select(scan.columns), tuple(opened.items()))
+
+
+class OpenTaskPartition(InputPartition):
+    """One Spark task: a scan task read on the executor, or rows read on the driver (Arrow IPC)."""
+
+    def __init__(self, scan: OpenScan | None = None, task: ScanTask | None = None, rows: bytes | None = None) -> None:
+        super().__init__(rows)
+        self.scan, self.task, self.rows = scan, task, rows
+
+
+class OpenTableReader(DataSourceReader):
+    """Plans the pinned snapshot's scan on the driver; each task reads one file or merge group."""
+
+    def __init__(self, spec: OpenReadSpec, schema: StructType, batch_size: int, pushdown: bool = True) -> None:
+        self.spec = spec
+        self.pushdown = pushdown
+        names = [f.name for f in schema.fields]
+        known = {n.lower(): n for n in spec.read_schema.names}
+        missing = [n for n in names if n.lower() not in known]
+        if missing:
+            raise TableError(f"column {missing[0]!r} is not in the table's read schema {spec.read_schema.names}")
+        self.columns = [known[n.lower()] for n in names]
+        self.target = spark_arrow_schema(schema)
+        self.batch_size = batch_size
+        self.predicates: list[Expression] = []
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        for f in filters:
+            if self.pushdown:
+                pred = from_spark_filter(f, self.spec.read_schema)
+                if pred is not None:
+                    self.predicates.append(pred)
+            yield f  # always handed back: Spark filters every row; the predicates only prune files
+
+    def partitions(self) -> list[InputPartition]:
+        if self.spec.snapshot_id is None:
+            return []
+        with self.spec.open() as table:
+            scan = table.scan(columns=self.columns, filter=and_(*self.predicates), snapshot_id=self.spec.snapshot_id,
+                              batch_size=self.batch_size)
+            parts: list[InputPartition] = []
+            for task in scan.tasks():
+                if task.kind in ("file", "merge"):
+                    # the task's files and a detached scan holding only them: the executor needs no metadata
+                    parts.append(OpenTaskPartition(scan.shipped(task), task.shipped()))
+                else:  # inlined rows and the format's own reader's rows: read here, where the metadata is
+                    batches = [scan.finish(b) for b in scan.task_batches(task)]
+                    parts.append(OpenTaskPartition(rows=_ipc(scan.output_schema, batches)))
+        return parts
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, OpenTaskPartition):  # Spark's stand-in when there is nothing to read
+            return
+        conform = BatchConformer(self.target)
+        if partition.rows is not None:
+            for batch in pa.ipc.open_stream(partition.rows):
+                if batch.num_rows:
+                    yield conform(batch)
+            return
+        scan, task = partition.scan, partition.task
+        assert scan is not None and task is not None
+        for batch in scan.task_batches(task):
+            out = scan.finish(batch)
+            if out.num_rows:
+                yield conform(out)
+
+
+def _ipc(schema: pa.Schema, batches: Sequence[pa.RecordBatch]) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema) as writer:
+        for b in batches:
+            writer.write_batch(b)
+    return sink.getvalue().to_pybytes()
+
+
+one_line_errors(OpenTableReader)
+
+
+def read_open(spark: Any, source: str | Path | None, *, format: str, name: str | None = None, snapshot_id: Any = None,
+              as_of: Any = None, columns: Sequence[str] | None = None, filter: Any = None,
+              batch_size: int | None = None, data_path: str | None = None,
+              catalog: dict[str, Any] | None = None) -> Any:
+    """``fieldshift.spark.read(spark, source, format=..., name=...)``: the table as a DataFrame equal to
+    ``fs.open_table(source, format, name).scan(...).to_arrow()`` in Spark's types. ``filter`` (as
+    ``OpenTable.scan``'s) becomes a Spark condition that Spark pushes back to the scan, so it prunes files."""
+    from fieldshift.spark.datasource import FORMAT, register
+
+    with fieldshift_errors():
+        opened: dict[str, Any] = {}
+        if data_path is not None:
+            opened["data_path"] = data_path
+        if catalog is not None:
+            opened["catalog"] = catalog
+        with open_table(None if source is None else str(source), format=format, name=name, **opened) as table:
+            scan = table.scan(columns=columns, filter=filter, snapshot_id=snapshot_id, as_of=as_of)
+            out_names = list(scan.columns)
+            needed = list(dict.fromkeys([*out_names, *scan.filter.columns]))
+            bound = scan.filter.bound if scan.filter.filtered else None
+            pinned = scan.snapshot_id
+            has_snapshots = bool(table.history())
+        register(spark)
+        reader = spark.read.format(FORMAT).option("format", format).option("columns", json.dumps(needed))
+        if name:
+            reader = reader.option("name", name)
+        if has_snapshots:
+            reader = reader.option("snapshot_id", str(pinned))
+        if data_path is not None:
+            reader = reader.option("data_path", data_path)
+        if catalog is not None:
+            reader = reader.option("catalog", json.dumps(catalog))
+        if batch_size is not None:
+            reader = reader.option("batch_size", batch_size)
+        frame = reader.load(str(source)) if source is not None else reader.load()
+        if bound is not None:
+            frame = frame.filter(spark_condition(bound))
+        return frame.select(*[f"`{n}`" for n in out_names]) if needed != out_names else frame
+
+
+def open_schema(spec: OpenReadSpec) -> StructType:
+    """The Spark schema of a resolved read."""
+    return schema_to_spark(spec.read_schema)

@@ -1,0 +1,82 @@
+"""Spark reads of tables other formats wrote (issues 31, 32): ``spark.read.format("fieldshift")`` with
+``option("format", ...)`` and ``fieldshift.spark.read(..., format=...)`` give ``fs.open_table``'s answer;
+executors read and evolve the files (tasks of a pickled scan), pushed filters prune files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import fieldshift as fs
+import fieldshift.spark as fss
+from tests.spark.conftest import assert_same
+from tests.test_open_ducklake import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
+
+
+def _same(df: Any, table: fs.OpenTable, **scan: Any) -> None:
+    s = table.scan(**scan)
+    assert_same(df, s.to_arrow(), s.full_schema.select(s.columns), exact_nullability=False)
+
+
+def test_ducklake_through_the_data_source_and_read(spark: Any, lake: Path) -> None:  # noqa: F811
+    with fs.open_table(lake, format="ducklake", name="main.t") as t:
+        fss.register(spark)
+
+        def base() -> Any:  # a reader keeps the options set on it: a new one per read
+            return spark.read.format("fieldshift").option("format", "ducklake").option("name", "main.t")
+
+        _same(base().load(str(lake)), t)  # position deletes, an initial default, inlined rows
+        _same(base().option("snapshot_id", 2).load(str(lake)), t, snapshot_id=2)  # that snapshot's schema
+        _same(base().option("as_of", "2024-05-01T12:02:30Z").load(str(lake)), t, snapshot_id=2)
+        pruned = base().load(str(lake)).filter("id >= 11")
+        _same(pruned, t, filter=("id", ">=", 11))
+        # a task per live file plus one for the inlined rows; the pushed filter prunes file a (ids 0..3)
+        assert base().load(str(lake)).rdd.getNumPartitions() == 3 and pruned.rdd.getNumPartitions() == 2
+        unpushed = base().option("pushdown", "false").load(str(lake)).filter("id >= 11")
+        assert unpushed.rdd.getNumPartitions() == 3
+        _same(unpushed, t, filter=("id", ">=", 11))
+        _same(fss.read(spark, lake, format="ducklake", name="main.t", columns=["name"], filter=("id", ">=", 11)),
+              t, columns=["name"], filter=("id", ">=", 11))
+
+
+def test_iceberg_through_spark(spark: Any, tmp_path: Path) -> None:
+    pytest.importorskip("pyiceberg", reason="Iceberg reads need pyiceberg (the dev and iceberg extras)")
+    pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")
+    from tests.iceberg_tables import IcebergBuilder
+    from tests.test_open_iceberg import BY_CAT, SCHEMA
+
+    b = IcebergBuilder(tmp_path / "t", SCHEMA, spec=BY_CAT)
+    a = b.data([{"id": 1, "cat": "a", "n": 3}, {"id": 2, "cat": "a", "n": None}, {"id": 3, "cat": "a", "n": 4}],
+               ("a",))
+    s1 = b.commit([a, b.data([{"id": 4, "cat": "c", "n": 3}], ("c",))])
+    wider = json.loads(json.dumps(SCHEMA))
+    wider["fields"][2]["type"] = "long"  # int -> long: the old files are cast on the executors
+    b.evolve(wider)
+    b.commit([b.equality_deletes([{"n": 3}], [3], ("a",)), b.position_deletes([(a, 2)], ("a",)),
+              b.data([{"id": 5, "cat": "c", "n": 2**40}], ("c",))], operation="overwrite")
+    t = fs.open_table(b.metadata_path)
+    _same(fss.read(spark, b.metadata_path, format="iceberg"), t)
+    _same(fss.read(spark, b.metadata_path, format="iceberg", snapshot_id=s1), t, snapshot_id=s1)
+    _same(fss.read(spark, b.metadata_path, format="iceberg", filter=("cat", "==", "c")), t, filter=("cat", "==", "c"))
+    assert sorted(r.id for r in fss.read(spark, b.metadata_path, format="iceberg").collect()) == [2, 4, 5]
+
+
+def test_delta_through_spark(spark: Any, tmp_path: Path) -> None:
+    from tests.test_open_delta import add, commit, data, metadata, protocol, schema_string
+
+    root = tmp_path / "delta"
+    (root / "_delta_log").mkdir(parents=True)
+    one = data(root, "a.parquet", pa.table({"id": pa.array([1, 2], pa.int64())}))
+    commit(root, 0, protocol(), metadata(schema_string(("id", "long"))), add(one, 2))
+    two = data(root, "b.parquet", pa.table({"id": pa.array([3], pa.int64()), "x": pa.array(["z"])}))
+    commit(root, 1, metadata(schema_string(("id", "long"), ("x", "string"))), add(two, 1))
+    t = fs.open_table(root, format="delta")
+    df = spark.read.format("fieldshift").option("format", "delta").load(str(root))
+    _same(df, t)
+    _same(fss.read(spark, root, format="delta", snapshot_id=0), t, snapshot_id=0)
+    with pytest.raises(fs.InvalidOptionError, match="schema_id= is for fieldshift tables"):
+        fss.read(spark, root, format="delta", schema_id=0)
