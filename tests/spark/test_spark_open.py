@@ -80,3 +80,39 @@ def test_delta_through_spark(spark: Any, tmp_path: Path) -> None:
     _same(fss.read(spark, root, format="delta", snapshot_id=0), t, snapshot_id=0)
     with pytest.raises(fs.InvalidOptionError, match="schema_id= is for fieldshift tables"):
         fss.read(spark, root, format="delta", schema_id=0)
+
+
+def test_paimon_merge_groups_are_merged_on_the_executors(spark: Any, tmp_path: Path) -> None:
+    pytest.importorskip("fastavro", reason="Paimon manifests need fastavro (the dev and paimon extras)")
+    from tests.paimon_tables import DataFile, PaimonBuilder
+    from tests.test_open_paimon import KEYED, _rows
+
+    b = PaimonBuilder(tmp_path, primary_keys=["k"], options={"bucket": "1"})
+    b.schema(KEYED)
+    b.commit([DataFile(_rows((1, "a", 1), (2, "b", 2), (3, "c", 3)))])
+    b.commit([DataFile(_rows((2, "B", 20), (3, None, None)), kinds=[2, 3])])  # 2 updated, 3 deleted
+    t = fs.open_table(tmp_path, format="paimon", name="db.t")
+    df = fss.read(spark, tmp_path, format="paimon", name="db.t")
+    _same(df, t)
+    assert sorted((r.k, r.name) for r in df.collect()) == [(1, "a"), (2, "B")]
+    _same(fss.read(spark, tmp_path, format="paimon", name="db.t", snapshot_id=1), t, snapshot_id=1)
+
+
+def test_hudi_merge_on_read_slices_are_read_on_the_driver(spark: Any, tmp_path: Path) -> None:
+    pytest.importorskip("hudi", reason="Hudi reads need the hudi package (the hudi extra)")
+    from tests.hudi_tables import unzip_sample
+
+    base = unzip_sample("quickstart_trips_table_mor_avro_v6_trips_8i1u", tmp_path)
+    t = fs.open_table(base, format="hudi")
+    _same(fss.read(spark, base, format="hudi", columns=["uuid", "fare", "city"]), t, columns=["uuid", "fare", "city"])
+
+
+def test_fieldshift_table_as_of_through_spark(spark: Any, tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", fs.Schema.from_arrow(pa.schema([("v", pa.int64())]), assign_ids=True))
+    t.append(pa.table({"v": pa.array([1], pa.int64())}))
+    t.append(pa.table({"v": pa.array([2], pa.int64())}))
+    first = next(s for s in t.history() if s.operation == "append")
+    df = fss.read(spark, tmp_path / "t", as_of=first.committed_at)
+    assert [r.v for r in df.collect()] == [1]
+    with pytest.raises(fs.InvalidOptionError, match="not both"):
+        fss.read(spark, tmp_path / "t", as_of=first.committed_at, snapshot_id=first.snapshot_id)
