@@ -7,6 +7,10 @@ Reading::
     spark.read.format("fieldshift").option("schema_id", 1).load(location)     # as an older schema
     spark.read.format("fieldshift").option("columns", "a,b").load(location)   # column pruning
 
+Tables other formats wrote (``spark/open_read.py``)::
+
+    spark.read.format("fieldshift").option("format", "ducklake").option("name", "main.t").load(source)
+
 One input partition per data file (or row-group range of a big file); executors read with pyarrow and evolve with
 plans built on the driver into exactly the schema Spark expects. Spark 4's Python data source API has no column-
 pruning hook: prune with the ``columns`` option (``fieldshift.spark.read`` does); pushed filters prune whole files by
