@@ -36,9 +36,6 @@ def test_ducklake_through_the_data_source_and_read(spark: Any, lake: Path) -> No
         _same(pruned, t, filter=("id", ">=", 11))
         # a task per live file plus one for the inlined rows; the pushed filter prunes file a (ids 0..3)
         assert base().load(str(lake)).rdd.getNumPartitions() == 3 and pruned.rdd.getNumPartitions() == 2
-        unpushed = base().option("pushdown", "false").load(str(lake)).filter("id >= 11")
-        assert unpushed.rdd.getNumPartitions() == 3
-        _same(unpushed, t, filter=("id", ">=", 11))
         _same(fss.read(spark, lake, format="ducklake", name="main.t", columns=["name"], filter=("id", ">=", 11)),
               t, columns=["name"], filter=("id", ">=", 11))
 
@@ -59,10 +56,10 @@ def test_iceberg_through_spark(spark: Any, tmp_path: Path) -> None:
     b.commit([b.equality_deletes([{"n": 3}], [3], ("a",)), b.position_deletes([(a, 2)], ("a",)),
               b.data([{"id": 5, "cat": "c", "n": 2**40}], ("c",))], operation="overwrite")
     t = fs.open_table(b.metadata_path)
-    _same(fss.read(spark, b.metadata_path, format="iceberg"), t)
+    latest = fss.read(spark, b.metadata_path, format="iceberg")
+    _same(latest, t)
     _same(fss.read(spark, b.metadata_path, format="iceberg", snapshot_id=s1), t, snapshot_id=s1)
     _same(fss.read(spark, b.metadata_path, format="iceberg", filter=("cat", "==", "c")), t, filter=("cat", "==", "c"))
-    assert sorted(r.id for r in fss.read(spark, b.metadata_path, format="iceberg").collect()) == [2, 4, 5]
 
 
 def test_delta_through_spark(spark: Any, tmp_path: Path) -> None:
