@@ -1,5 +1,8 @@
 """fieldshift: evolve data written under old table schemas into the current schema, by field id."""
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from fieldshift.errors import (
     AlreadyCommittedError,
     AvroSchemaError,
@@ -56,23 +59,69 @@ from fieldshift.errors import (
     UnsupportedFormatFeatureError,
     UnsupportedSparkTypeError,
 )
-from fieldshift.field import Field
-from fieldshift.kernels.threads import get_threads, set_threads
-from fieldshift.kernels.warm import warm_up
-from fieldshift.name_mapping import NameMapping
-from fieldshift.planner import CastReport, EvolutionPlan, evolve, plan
-from fieldshift.policy import CastKind, CastPolicy
-from fieldshift.schema import Schema
-from fieldshift.schema_update import SchemaUpdate
-from fieldshift.table import AppendResult, Table
-from fieldshift.table.capture import CaptureProgress, capture
-from fieldshift.table.capture_read import read_file
-from fieldshift.table.open_table import OpenTable, open_table
-from fieldshift.table.parquet_read import read_parquet
-from fieldshift.types import ListType, MapType, StructType
-from fieldshift.widening import supertype
+
+if TYPE_CHECKING:  # what type checkers and readers see; at run time each name is imported on first use
+    from fieldshift.field import Field
+    from fieldshift.kernels.threads import get_threads, set_threads
+    from fieldshift.kernels.warm import warm_up
+    from fieldshift.name_mapping import NameMapping
+    from fieldshift.planner import CastReport, EvolutionPlan, evolve, plan
+    from fieldshift.policy import CastKind, CastPolicy
+    from fieldshift.schema import Schema
+    from fieldshift.schema_update import SchemaUpdate
+    from fieldshift.table import AppendResult, Table
+    from fieldshift.table.capture import CaptureProgress, capture
+    from fieldshift.table.capture_read import read_file
+    from fieldshift.table.open_table import OpenTable, open_table
+    from fieldshift.table.parquet_read import read_parquet
+    from fieldshift.types import ListType, MapType, StructType
+    from fieldshift.widening import supertype
 
 __version__ = "0.1.0"
+
+# The public names that live in heavier modules (pyarrow, numba, the table layer), imported on first
+# use (PEP 562): ``import fieldshift`` — and so every ``fieldshift`` command — does not pay for them up front.
+_LAZY: dict[str, str] = {
+    "Field": "fieldshift.field",
+    "get_threads": "fieldshift.kernels.threads",
+    "set_threads": "fieldshift.kernels.threads",
+    "warm_up": "fieldshift.kernels.warm",
+    "NameMapping": "fieldshift.name_mapping",
+    "CastReport": "fieldshift.planner",
+    "EvolutionPlan": "fieldshift.planner",
+    "evolve": "fieldshift.planner",
+    "plan": "fieldshift.planner",
+    "CastKind": "fieldshift.policy",
+    "CastPolicy": "fieldshift.policy",
+    "Schema": "fieldshift.schema",
+    "SchemaUpdate": "fieldshift.schema_update",
+    "AppendResult": "fieldshift.table",
+    "Table": "fieldshift.table",
+    "CaptureProgress": "fieldshift.table.capture",
+    "capture": "fieldshift.table.capture",
+    "read_file": "fieldshift.table.capture_read",
+    "OpenTable": "fieldshift.table.open_table",
+    "open_table": "fieldshift.table.open_table",
+    "read_parquet": "fieldshift.table.parquet_read",
+    "ListType": "fieldshift.types",
+    "MapType": "fieldshift.types",
+    "StructType": "fieldshift.types",
+    "supertype": "fieldshift.widening",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fieldshift' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups do not come back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "AlreadyCommittedError",

@@ -6,12 +6,9 @@ from __future__ import annotations
 import threading
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.live import Live
-from rich.table import Table as RichTable
-from rich.text import Text
 
 from fieldshift.cli.catalog_opt import chosen
 from fieldshift.cli.console import (
@@ -23,10 +20,13 @@ from fieldshift.cli.console import (
     out_console,
     parse_policy,
 )
-from fieldshift.cli.render import simple_table
 from fieldshift.cli.write_cmds import NullOption, TypeOption, parse_types
 from fieldshift.errors import DuplicateKeyError
-from fieldshift.table.capture import CaptureProgress, capture
+
+if TYPE_CHECKING:  # rich and the table layer are imported when the command runs (start-up time)
+    from rich.table import Table as RichTable
+
+    from fieldshift.table.capture import CaptureProgress
 
 __all__ = ["CaptureFormatOption", "CaptureOperationOption", "capture_command"]
 
@@ -45,6 +45,9 @@ class CaptureFormatOption(StrEnum):
 
 
 def _view(p: CaptureProgress, source: Path, watching: bool) -> RichTable:
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
     grid = RichTable.grid(padding=(0, 2))
     grid.add_row(Text(f"capturing {source}" + (" (watching; Ctrl-C stops)" if watching else ""), style="bold"))
     grid.add_row(f"files {p.files:,}   rows {p.rows:,}   quarantined {p.quarantined:,}   commits {p.commits:,}"
@@ -86,6 +89,12 @@ def capture_command(
     JSON: its own types) unless pinned with --type COL=TYPE. --type and --null-values apply to CSV and
     JSON files only.
     """
+    from rich.live import Live
+    from rich.text import Text
+
+    from fieldshift.cli.render import simple_table
+    from fieldshift.table.capture import CaptureProgress, capture
+
     if not source.is_dir():
         raise UsageError(f"no such directory: {source}")
     if files_per_commit < 1:

@@ -7,17 +7,19 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pyarrow as pa
 import typer
 
 from fieldshift.cli.console import POLICY_HELP, UsageError, cli_errors, open_table, out_console, parse_policy, progress
 from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
-from fieldshift.ddl import DDLSyntaxError, SqlLiteral, coerce_literal, parse_predicate
-from fieldshift.errors import UnknownFieldError
-from fieldshift.schema import Schema
-from fieldshift.types import type_name
+from fieldshift.errors import DDLSyntaxError, UnknownFieldError
+
+if TYPE_CHECKING:  # pyarrow, the DDL parser and the schema model are imported when a command runs
+    import pyarrow as pa
+
+    from fieldshift.ddl import SqlLiteral
+    from fieldshift.schema import Schema
 
 __all__ = ["parse_where", "quarantine", "read"]
 
@@ -30,6 +32,11 @@ Limit = Annotated[int | None, typer.Option("--limit", "-n", min=0, help="At most
 
 def parse_where(text: str, schema: Schema) -> tuple[str, str, Any]:
     """One ``--where`` condition as a scan predicate, its values typed like the column."""
+    import pyarrow as pa
+
+    from fieldshift.ddl import coerce_literal, parse_predicate
+    from fieldshift.types import type_name
+
     path, op, value = parse_predicate(text)
     try:
         field = schema.find(path)
@@ -137,6 +144,8 @@ def quarantine(
     per row (the row's own columns plus the reason, time and snapshot); csv and parquet have one
     uniform table with each row's values as JSON text in ``_fieldshift_row``.
     """
+    import pyarrow as pa
+
     from fieldshift.planner import REASON_COLUMN
     from fieldshift.table.on_write import QUARANTINED_AT_COLUMN, SOURCE_SCHEMA_COLUMN
     from fieldshift.table.quarantine import ROW_COLUMN, SNAPSHOT_COLUMN
