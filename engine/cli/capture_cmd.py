@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -89,7 +89,6 @@ def capture_command(
     JSON: its own types) unless pinned with --type COL=TYPE. --type and --null-values apply to CSV and
     JSON files only.
     """
-    from rich.live import Live
     from rich.text import Text
 
     from fieldshift.cli.render import simple_table
@@ -108,8 +107,7 @@ def capture_command(
     live_on = console.is_terminal
     state = CaptureProgress()
     latest = [state]  # the progress so far, kept when Ctrl-C ends a watch
-    with Live(_view(state, source, watch), console=console, transient=False, auto_refresh=False) if live_on \
-            else _NoLive() as live:
+    with _live(_view(state, source, watch), console) if live_on else _NoLive() as live:
         def report(p: CaptureProgress) -> None:
             latest[0] = p
             if live_on:
@@ -139,6 +137,13 @@ def capture_command(
     if state.quarantined:
         out.print(Text(f"{state.quarantined} record(s) quarantined: see `fieldshift quarantine {into}`",
                        style="yellow"))
+
+
+def _live(view: RichTable, console: Any) -> Any:
+    """rich's live display (imported only on a terminal: piped runs start faster without it)."""
+    from rich.live import Live
+
+    return Live(view, console=console, transient=False, auto_refresh=False)
 
 
 class _NoLive:
