@@ -112,7 +112,12 @@ _LAZY: dict[str, str] = {
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
-    if module is None:
+    if module is None:  # ``fs.table`` after a bare ``import fieldshift``: the eager imports made it an attribute
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
         raise AttributeError(f"module 'fieldshift' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups do not come back here

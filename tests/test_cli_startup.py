@@ -58,6 +58,9 @@ def test_every_public_name_resolves_and_is_listed() -> None:
     assert fs.Table is Table
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         fs.nope  # noqa: B018
+    # a submodule is an attribute of the package, as when the package imported everything up front
+    assert imported_after("import fieldshift as fs\nassert fs.planner.evolve is fs.evolve\nfs.table.keys") \
+        >= {"fieldshift.table", "pyarrow"}
 
 
 def test_policy_names_are_the_presets() -> None:
