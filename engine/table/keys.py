@@ -158,17 +158,19 @@ def key_hash(data: pa.Table, spec: KeySpec) -> np.ndarray:
     Read-only (callers must not write to it): the result is shared by the calls that hash the same key
     columns one after another."""
     columns = [data.column(name) for name in spec.key_names]
-    ident = _identity(columns)
+    # a dictionary column's values live outside its buffers (in its dictionary): never remembered
+    ident = None if any(pa.types.is_dictionary(c.type) for c in columns) else _identity(columns)
     with _HASH_LOCK:
-        if _LAST_HASH and _LAST_HASH[0][0] == ident:
+        if ident is not None and _LAST_HASH and _LAST_HASH[0][0] == ident:
             return _LAST_HASH[0][2]
     h = np.zeros(data.num_rows, dtype=np.uint32)
     for column in columns:
         with np.errstate(over="ignore"):
             h = h * np.uint32(31) + _column_hash(column)
     h.flags.writeable = False
-    with _HASH_LOCK:
-        _LAST_HASH[:] = [(ident, columns, h)]
+    if ident is not None:
+        with _HASH_LOCK:
+            _LAST_HASH[:] = [(ident, columns, h)]
     return h
 
 

@@ -100,6 +100,11 @@ def test_the_remembered_hash_is_never_another_tables() -> None:
     for t, expected in zip((a, b, a.slice(1), a.take([3, 2])), fresh, strict=True):
         assert np.array_equal(key_hash(t, ONE), expected)
     assert key_hash(a.select(["k"]), ONE) is key_hash(a, ONE)  # the same columns: computed once
+    indices = pa.array([0, 1, 0, 1], pa.int32())
+    d1 = pa.table({"k": pa.DictionaryArray.from_arrays(indices, pa.array(["a", "b"]))})
+    d2 = pa.table({"k": pa.DictionaryArray.from_arrays(indices, pa.array(["c", "d"]))})
+    for d in (d1, d2, d1):  # the same indices buffer, other dictionaries
+        assert np.array_equal(key_hash(d, ONE), iceberg_hash(d.column("k")).to_numpy().view(np.uint32))
     assert not key_hash(a, ONE).flags.writeable
     forget_key_hash()
     assert not keys._LAST_HASH
