@@ -18,6 +18,7 @@ from fieldshift.errors import (
     DuplicateFieldError,
     DuplicateKeyError,
     FieldshiftError,
+    FilterSyntaxError,
     HistoryUnreadableError,
     IdentifierFieldChangeError,
     IncompatibleTypeError,
@@ -72,8 +73,11 @@ if TYPE_CHECKING:  # what type checkers and readers see; at run time each name i
     from fieldshift.table import AppendResult, Table
     from fieldshift.table.capture import CaptureProgress, capture
     from fieldshift.table.capture_read import read_file
+    from fieldshift.table.expressions import AlwaysFalse, AlwaysTrue, And, Expression, Not, Or, Predicate
+    from fieldshift.table.filters import parse_filter
     from fieldshift.table.open_table import OpenTable, open_table
     from fieldshift.table.parquet_read import read_parquet
+    from fieldshift.table.references import col
     from fieldshift.types import ListType, MapType, StructType
     from fieldshift.widening import supertype
 
@@ -100,9 +104,18 @@ _LAZY: dict[str, str] = {
     "CaptureProgress": "fieldshift.table.capture",
     "capture": "fieldshift.table.capture",
     "read_file": "fieldshift.table.capture_read",
+    "AlwaysFalse": "fieldshift.table.expressions",
+    "AlwaysTrue": "fieldshift.table.expressions",
+    "And": "fieldshift.table.expressions",
+    "Expression": "fieldshift.table.expressions",
+    "Not": "fieldshift.table.expressions",
+    "Or": "fieldshift.table.expressions",
+    "Predicate": "fieldshift.table.expressions",
+    "parse_filter": "fieldshift.table.filters",
     "OpenTable": "fieldshift.table.open_table",
     "open_table": "fieldshift.table.open_table",
     "read_parquet": "fieldshift.table.parquet_read",
+    "col": "fieldshift.table.references",
     "ListType": "fieldshift.types",
     "MapType": "fieldshift.types",
     "StructType": "fieldshift.types",
@@ -130,6 +143,9 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AlreadyCommittedError",
+    "AlwaysFalse",
+    "AlwaysTrue",
+    "And",
     "AppendResult",
     "AvroSchemaError",
     "BatchTypeError",
@@ -148,8 +164,10 @@ __all__ = [
     "DuplicateFieldError",
     "DuplicateKeyError",
     "EvolutionPlan",
+    "Expression",
     "Field",
     "FieldshiftError",
+    "FilterSyntaxError",
     "HistoryUnreadableError",
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
@@ -169,12 +187,15 @@ __all__ = [
     "NameMappingError",
     "NestingDepthError",
     "NestingLevelMoveError",
+    "Not",
     "NotKeyedError",
     "NullInRequiredFieldError",
     "NullabilityTighteningError",
     "OpenTable",
+    "Or",
     "PartitionKeyChangeError",
     "PartitionSpecError",
+    "Predicate",
     "ReadOnlyTableError",
     "RequiredFieldWithoutDefaultError",
     "Schema",
@@ -199,9 +220,11 @@ __all__ = [
     "UnsupportedFormatFeatureError",
     "UnsupportedSparkTypeError",
     "capture",
+    "col",
     "evolve",
     "get_threads",
     "open_table",
+    "parse_filter",
     "plan",
     "read_file",
     "read_parquet",
