@@ -109,3 +109,10 @@ def test_iceberg_and_delta_through_the_cli(tmp_path: Path) -> None:
     assert code == 0 and json_rows(out) == [{"id": 1}, {"id": 2}], out
     code, out = cli("read", str(root))
     assert code == 2 and "--source-format delta" in out
+
+
+def test_the_cli_names_every_format_open_table_reads() -> None:
+    from fieldshift.cli import open_cmds
+    from fieldshift.table.open_table import FORMATS
+
+    assert open_cmds.FORMATS == FORMATS  # kept apart so the CLI starts without the table layer

@@ -7,10 +7,9 @@ plans depend only on the two schemas, so one plan per written schema version cov
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.text import Text
 
 from fieldshift.cli.console import (
     AS_OF_HELP,
@@ -23,12 +22,12 @@ from fieldshift.cli.console import (
     out_console,
     parse_policy,
 )
-from fieldshift.cli.open_cmds import SourceFormat, explain_open, refuse
-from fieldshift.cli.render import simple_table
+from fieldshift.cli.open_cmds import SourceFormat
 from fieldshift.errors import SchemaEvolutionError
-from fieldshift.planner import cached_plan
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+
+if TYPE_CHECKING:  # the planner, rich and pyarrow are imported when the command runs (start-up time)
+    from fieldshift.policy import CastPolicy
+    from fieldshift.schema import Schema
 
 __all__ = ["explain", "plan_rows"]
 
@@ -36,6 +35,8 @@ __all__ = ["explain", "plan_rows"]
 def plan_rows(file_schema: Schema, read_schema: Schema,
               policy: CastPolicy | None = None) -> tuple[str, list[tuple[str, str]]]:
     """(headline, [(column, what happens)]) for files of ``file_schema`` read as ``read_schema``."""
+    from fieldshift.planner import cached_plan
+
     plan = cached_plan(file_schema, read_schema, policy)
     head, *lines = plan.explain().splitlines()
     rows = []
@@ -69,12 +70,18 @@ def explain(
     With --source-format (a table another format wrote): the snapshot and schema read, the files kept and
     pruned by --where, their deletes, and the plan of each file layout."""
     if source_format is not None:
+        from fieldshift.cli.open_cmds import explain_open, refuse
+
         refuse(**{"--schema-id": schema_id, "--policy": policy})
         explain_open(location, source_format, columns, where, as_of)
         return
     if columns is not None or where:
         raise UsageError("--columns and --where are for --source-format tables; a fieldshift table's plans cover "
                          "every column of each written schema")
+    from rich.text import Text
+
+    from fieldshift.cli.render import simple_table
+
     table = open_table(location)
     cast_policy = parse_policy(policy) or table.policy
     whose = "" if policy is not None else " (the table's policy)"

@@ -10,25 +10,22 @@ read-only view (no policy, no schema id of another snapshot's files, no partitio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.text import Text
 
 from fieldshift.cli.console import EXIT_FAILED, UsageError, as_of_snapshot, fail, out_console
-from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
-from fieldshift.cli.render import schema_tree, simple_table
-from fieldshift.errors import MissingDependencyError
-from fieldshift.schema import Schema
-from fieldshift.table.expressions import and_
-from fieldshift.table.filter_text import parse_filter_text
-from fieldshift.table.open_table import FORMATS, OpenTable
+
+if TYPE_CHECKING:  # the table layer, pyarrow and rich are imported when a command runs (start-up time)
+    from fieldshift.cli.output import OutputFormat
+    from fieldshift.schema import Schema
+    from fieldshift.table.open_table import OpenTable
 
 __all__ = ["SourceFormat", "explain_open", "open_source", "read_open", "refuse", "schema_log_open",
            "schema_show_open"]
 
+FORMATS = ("ducklake", "iceberg", "hudi", "delta", "paimon")  # table.open_table.FORMATS (checked by a test)
 SourceFormat = Annotated[str | None, typer.Option(
     "--source-format", help=f"Read a table another format wrote: {', '.join(FORMATS)} (the root --table names it "
                             "in the source, e.g. main.t). Default: a fieldshift table.")]
@@ -38,6 +35,7 @@ def open_source(location: str, source_format: str) -> OpenTable:
     """The ``--source-format`` table at ``location`` named by the root ``--table`` (exit 1 when a package
     the format needs is missing)."""
     from fieldshift.cli.catalog_opt import chosen
+    from fieldshift.errors import MissingDependencyError
     from fieldshift.table.open_table import open_table
 
     key = source_format.strip().lower()
@@ -64,6 +62,9 @@ def _columns(table_schema: Schema, columns: str | None) -> list[str] | None:
 
 
 def _where(where: Sequence[str] | None) -> Any:
+    from fieldshift.table.expressions import and_
+    from fieldshift.table.filter_text import parse_filter_text
+
     return and_(*(parse_filter_text(w) for w in where or ())) if where else None
 
 
@@ -78,6 +79,8 @@ def refuse(**given: Any) -> None:
 def read_open(location: str, source_format: str, columns: str | None, where: Sequence[str] | None,
               as_of: str | None, limit: int | None, fmt: OutputFormat, output: Path | None) -> None:
     """``fieldshift read SOURCE --source-format F``."""
+    from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
+
     with open_source(location, source_format) as table:
         snap = as_of_snapshot(table, as_of)
         scan = table.scan(columns=None, snapshot_id=snap)  # the snapshot's schema, for --columns' message
@@ -95,6 +98,8 @@ def read_open(location: str, source_format: str, columns: str | None, where: Seq
 def schema_show_open(location: str, source_format: str, schema_id: int | None, as_of: str | None,
                      as_json: bool) -> None:
     """``fieldshift schema show SOURCE --source-format F``."""
+    from fieldshift.cli.render import schema_tree
+
     with open_source(location, source_format) as table:
         schemas = table.schemas()
         if schema_id is None:
@@ -114,6 +119,10 @@ def schema_show_open(location: str, source_format: str, schema_id: int | None, a
 
 def schema_log_open(location: str, source_format: str) -> None:
     """``fieldshift schema log SOURCE --source-format F``: schema versions and the snapshots that changed the table."""
+    from rich.text import Text
+
+    from fieldshift.cli.render import simple_table
+
     with open_source(location, source_format) as table:
         snapshots = table.history()
         schemas = table.schemas()
@@ -140,6 +149,10 @@ def schema_log_open(location: str, source_format: str) -> None:
 def explain_open(location: str, source_format: str, columns: str | None, where: Sequence[str] | None,
                  as_of: str | None) -> None:
     """``fieldshift explain SOURCE --source-format F``: ``OpenTable.explain()`` printed."""
+    from dataclasses import replace
+
+    from rich.text import Text
+
     with open_source(location, source_format) as table:
         snap = as_of_snapshot(table, as_of)
         cols = _columns(table.scan(snapshot_id=snap, columns=[]).full_schema, columns)

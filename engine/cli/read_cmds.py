@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pyarrow as pa
 import typer
 
 from fieldshift.cli.console import (
@@ -21,10 +20,11 @@ from fieldshift.cli.console import (
     parse_policy,
     progress,
 )
-from fieldshift.cli.open_cmds import SourceFormat, read_open, refuse
+from fieldshift.cli.open_cmds import SourceFormat
 from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
-from fieldshift.table.expressions import and_
-from fieldshift.table.filter_text import parse_filter_text
+
+if TYPE_CHECKING:  # pyarrow and the filter parser are imported when a command runs (start-up time)
+    import pyarrow as pa
 
 __all__ = ["parse_where", "quarantine", "read"]
 
@@ -40,6 +40,9 @@ def parse_where(where: Sequence[str] | None) -> Any:
 
     Columns and literals are checked when the scan binds the filter to the schema read (a caret
     points at the column or literal that does not fit)."""
+    from fieldshift.table.expressions import and_
+    from fieldshift.table.filter_text import parse_filter_text
+
     return and_(*(parse_filter_text(w) for w in where or ()))
 
 
@@ -64,6 +67,8 @@ def read(
 ) -> None:
     """Read rows, evolving old files into the schema of the snapshot (or --schema-id)."""
     if source_format is not None:
+        from fieldshift.cli.open_cmds import read_open, refuse
+
         refuse(**{"--schema-id": schema_id, "--policy": policy})
         read_open(location, source_format, columns, where, as_of, limit, fmt, output)
         return
@@ -130,6 +135,8 @@ def quarantine(
     per row (the row's own columns plus the reason, time and snapshot); csv and parquet have one
     uniform table with each row's values as JSON text in ``_fieldshift_row``.
     """
+    import pyarrow as pa
+
     from fieldshift.planner import REASON_COLUMN
     from fieldshift.table.on_write import QUARANTINED_AT_COLUMN, SOURCE_SCHEMA_COLUMN
     from fieldshift.table.quarantine import ROW_COLUMN, SNAPSHOT_COLUMN

@@ -7,15 +7,11 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.text import Text
 
 from fieldshift.cli.console import AS_OF_HELP, UsageError, as_of_snapshot, cli_errors, open_table, out_console
-from fieldshift.cli.diff import diff_schemas
-from fieldshift.cli.open_cmds import SourceFormat, schema_log_open, schema_show_open
-from fieldshift.cli.partition_view import spec_history
-from fieldshift.cli.render import schema_tree, simple_table
+from fieldshift.cli.open_cmds import SourceFormat
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich, pyarrow and the renderers are imported when a command runs (start-up time)
     from fieldshift.schema import Schema
     from fieldshift.table import Snapshot
 
@@ -50,8 +46,13 @@ def show(
 ) -> None:
     """Print a schema version as a tree: ids, types, nullability, defaults and docs."""
     if source_format is not None:
+        from fieldshift.cli.open_cmds import schema_show_open
+
         schema_show_open(location, source_format, schema_id, as_of, fmt is SchemaFormat.json)
         return
+    from fieldshift.cli.partition_view import spec_history
+    from fieldshift.cli.render import schema_tree
+
     table = open_table(location)
     as_of = as_of_snapshot(table, as_of)
     snapshots = {s.snapshot_id: s for s in table.history()}
@@ -73,8 +74,14 @@ def show(
 def log(location: Location, source_format: SourceFormat = None) -> None:
     """Print the schema versions (with the changes that made them) and every snapshot."""
     if source_format is not None:
+        from fieldshift.cli.open_cmds import schema_log_open
+
         schema_log_open(location, source_format)
         return
+    from rich.text import Text
+
+    from fieldshift.cli.render import simple_table
+
     table = open_table(location)
     snapshots = table.history()
     schemas = table.schemas_by_id()
@@ -115,6 +122,11 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per change.")] = False,
 ) -> None:
     """Show what changed between two schema versions, field by field id."""
+    from rich.text import Text
+
+    from fieldshift.cli.diff import diff_schemas
+    from fieldshift.cli.render import simple_table
+
     table = open_table(location)
     schemas = table.schemas_by_id()
     old = _pick(schemas, a, a)
