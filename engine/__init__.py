@@ -53,6 +53,7 @@ from fieldshift.errors import (
     TypeChangeNotAllowedError,
     TypeSyntaxError,
     UnknownFieldError,
+    UnpublishableError,
     UnsupportedFormatFeatureError,
     UnsupportedSparkTypeError,
 )
@@ -142,6 +143,7 @@ __all__ = [
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
+    "UnpublishableError",
     "UnsupportedFormatFeatureError",
     "UnsupportedSparkTypeError",
     "capture",

@@ -49,6 +49,7 @@ from fieldshift.table.object_store import create_on_object_store, open_on_object
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import PartitionSpec, build_spec
+from fieldshift.table.publish import PublishResult, publish_iceberg
 from fieldshift.table.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.readability import changed_fields
 from fieldshift.table.scan import Scan
@@ -540,6 +541,18 @@ class Table:
         if self.catalog.directory == self.location:  # a create killed after linking its catalog in
             removed += remove_abandoned_catalogs(self.location)
         return removed
+
+    # -- publishing -----------------------------------------------------------------------------
+    def publish(self) -> PublishResult:
+        """Write Iceberg metadata (``LOCATION/metadata``: ``vN.metadata.json``, ``version-hint.text``, Avro
+        manifests) for every snapshot not yet published, beside the same Parquet files; PyIceberg's
+        ``StaticTable.from_metadata`` and DuckDB's ``iceberg_scan`` read it. Fieldshift snapshot ``S`` is
+        Iceberg snapshot ``S`` (the empty snapshot 0 is the Iceberg table without snapshots).
+
+        Raises:
+            UnpublishableError: a type or history Iceberg cannot express; nothing is written.
+        """
+        return publish_iceberg(self.catalog, self.table_id, self.name, self.storage)
 
     def __repr__(self) -> str:
         return f"Table({str(self.location)!r}, schema_id={self.schema.schema_id})"

@@ -1,0 +1,322 @@
+"""Publishing a fieldshift table as an Iceberg table: metadata written beside the same Parquet files.
+
+Every kept fieldshift snapshot ``S`` (but the empty one a table starts with, id 0) becomes the Iceberg
+snapshot ``S`` (sequence number ``S``, the schema and spec it used) in metadata version ``S + 1``
+(``metadata/v{S+1}.metadata.json``); version 1 is the empty table as created. Catching up writes the
+versions after the newest published one, in snapshot order; each version file is written
+create-if-absent, so two processes catching up at once write the same versions or skip those the other
+wrote, and ``version-hint.text`` moves last and only forward. Manifests group data files by (the
+snapshot that added them, their spec): a later snapshot reuses a group's manifest while none of its files
+has gone, and rewrites it (its survivors as EXISTING entries) when some have.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from fieldshift.errors import UnpublishableError
+from fieldshift.schema import Schema
+from fieldshift.table.catalog import DataFile, Snapshot, SqliteCatalog
+from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.table.publish.iceberg_entries import data_file_entry
+from fieldshift.table.publish.iceberg_io import StorageInput, StorageOutput, put_if_absent
+from fieldshift.table.publish.iceberg_types import iceberg_schema, needs_v3, promotion_problems, type_problems
+from fieldshift.table.spec_catalog import decode_partition
+from fieldshift.table.storage import TableStorage
+
+__all__ = ["METADATA_DIR", "PublishResult", "publish_iceberg", "published_version"]
+
+METADATA_DIR = "metadata"
+HINT = f"{METADATA_DIR}/version-hint.text"
+_MANIFEST_NAME = re.compile(r".*-s(\d+)-b(\d+)-p(\d+)-m\.avro$")
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """What one catch-up did: the metadata versions it wrote (others may have been written concurrently)
+    and the version ``version-hint.text`` names afterwards."""
+
+    written: tuple[int, ...]
+    version: int
+    metadata_location: str
+
+
+@dataclass(frozen=True)
+class _File:
+    entry: DataFile
+    begin: int
+    end: int | None
+
+    def live_at(self, snapshot_id: int) -> bool:
+        return self.begin <= snapshot_id and (self.end is None or self.end > snapshot_id)
+
+
+def _metadata_name(version: int) -> str:
+    return f"{METADATA_DIR}/v{version}.metadata.json"
+
+
+def _abs(storage: TableStorage, rel: str) -> str:
+    return storage.display(rel) if storage.local_path is not None else f"{storage.location}/{rel}"
+
+
+def published_version(storage: TableStorage) -> int:
+    """The newest metadata version written (0: none): the hint, then any version written after it."""
+    version = 0
+    if storage.exists(HINT):
+        try:
+            version = int(storage.read_bytes(HINT).decode().strip())
+        except ValueError:
+            version = 0
+    while storage.exists(_metadata_name(version + 1)):
+        version += 1
+    return version
+
+
+def _load_files(catalog: SqliteCatalog, table_id: int) -> list[_File]:
+    def read(conn: Any) -> list[Any]:
+        return conn.execute(
+            "SELECT file_id, path, schema_id, record_count, file_size, begin_snapshot, end_snapshot, spec_id, "
+            "partition_values, content FROM fs_data_file WHERE table_id = ? ORDER BY file_id", (table_id,)).fetchall()
+
+    rows = catalog.run_read(read)
+    out = []
+    for r in rows:
+        if r[9] != "data":
+            raise UnpublishableError(
+                f"table {table_id}: publishing keyed tables (delete files, merges by key) is not built yet; "
+                "publish an unkeyed table")
+        out.append(_File(DataFile(r[1], int(r[2]), int(r[3]), int(r[4]), {}, int(r[0]), spec_id=int(r[7]),
+                                  partition=decode_partition(r[8])), int(r[5]),
+                         None if r[6] is None else int(r[6])))
+    return out
+
+
+def _ms(committed_at: str) -> int:
+    stamp = dt.datetime.fromisoformat(committed_at)
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=dt.UTC)
+    return int(stamp.timestamp() * 1000)
+
+
+def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Sequence[_File], name: str) -> None:
+    """Refuse, before anything is written, what Iceberg readers could not read (every problem at once)."""
+    problems: list[str] = []
+    for s in schemas.values():
+        problems += type_problems(s)
+        if needs_v3(s):
+            problems.append(f"schema {s.schema_id}: initial or write defaults need Iceberg v3, which publishing "
+                            "does not write yet; compact() and drop the defaults, or wait for v3 publishing")
+    seen: set[tuple[int, int]] = set()
+    for snap in snapshots:
+        for f in files:
+            pair = (f.entry.schema_id, snap.schema_id)
+            if pair not in seen and f.live_at(snap.snapshot_id):
+                seen.add(pair)
+                if pair[0] != pair[1]:
+                    problems += promotion_problems(schemas[pair[0]], schemas[pair[1]])
+    if problems:
+        listed = "\n  ".join(dict.fromkeys(problems))
+        raise UnpublishableError(f"table {name!r} cannot be published as an Iceberg table; nothing was written:"
+                                 f"\n  {listed}")
+
+
+def _iceberg_spec(spec: PartitionSpec) -> Any:
+    from pyiceberg.partitioning import PartitionField
+    from pyiceberg.partitioning import PartitionSpec as IcebergSpec
+    from pyiceberg.transforms import parse_transform
+
+    return IcebergSpec(*[PartitionField(f.source_id, f.field_id, parse_transform(str(f.transform)), f.name)
+                         for f in spec.fields], spec_id=spec.spec_id)
+
+
+class _Publisher:
+    """One catch-up of one table: the catalog's state read once, then each missing version written."""
+
+    def __init__(self, catalog: SqliteCatalog, table_id: int, name: str, storage: TableStorage) -> None:
+        self.catalog, self.table_id, self.name, self.storage = catalog, table_id, name, storage
+        self.snapshots = catalog.snapshots(table_id)
+        self.schemas = catalog.schemas(table_id)
+        self.specs = catalog.specs(table_id)
+        self.specs_by_id = {s.spec_id: s for s, _ in self.specs}
+        self.files = _load_files(catalog, table_id)
+        self.location = _abs(storage, "")
+
+    # -- metadata of one snapshot -----------------------------------------------------------------
+    def _base(self, previous: dict[str, Any] | None, snap: Snapshot) -> dict[str, Any]:
+        schema_ids = sorted(i for i in self.schemas if i <= max(
+            s.schema_id for s in self.snapshots if s.snapshot_id <= snap.snapshot_id))
+        live_specs = {f.entry.spec_id for f in self.files if f.live_at(snap.snapshot_id)}
+        specs = [s for s, begin in self.specs if begin <= snap.snapshot_id]
+        default = specs[-1] if specs else self.specs[0][0]
+        spec_ids = sorted({s.spec_id for s in specs} | live_specs | {default.spec_id})
+        iceberg_specs = [_iceberg_spec(self.specs_by_id[i]) for i in spec_ids]
+        return {
+            "format-version": 2,
+            "table-uuid": previous["table-uuid"] if previous else str(uuid.uuid4()),
+            "location": self.location,
+            "last-sequence-number": max(snap.snapshot_id, 0),
+            "last-updated-ms": _ms(snap.committed_at),
+            "last-column-id": max(self.schemas[i].highest_field_id for i in schema_ids),
+            "current-schema-id": snap.schema_id,
+            "schemas": [json.loads(iceberg_schema(self.schemas[i]).model_dump_json(by_alias=True))
+                        for i in schema_ids],
+            "default-spec-id": default.spec_id,
+            "partition-specs": [json.loads(s.model_dump_json(by_alias=True)) for s in iceberg_specs],
+            "last-partition-id": max([999] + [f.field_id for i in spec_ids for f in self.specs_by_id[i].fields]),
+            "properties": {"fieldshift.table": self.name},
+            "sort-orders": [{"order-id": 0, "fields": []}],
+            "default-sort-order-id": 0,
+        }
+
+    def _manifests(self, snap: Snapshot, previous_manifests: list[Any], stats: dict[int, Any]) -> list[Any]:
+        from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, write_manifest
+
+        sid = snap.snapshot_id
+        groups: dict[tuple[int, int], list[_File]] = {}
+        for f in self.files:
+            if f.live_at(sid):
+                groups.setdefault((f.begin, f.entry.spec_id), []).append(f)
+        reusable: dict[tuple[int, int], Any] = {}
+        for m in previous_manifests:
+            found = _MANIFEST_NAME.match(m.manifest_path)
+            if found:
+                reusable[(int(found.group(2)), int(found.group(3)))] = m
+        out = []
+        schema = iceberg_schema(self.schemas[snap.schema_id])
+        for (begin, spec_id), members in sorted(groups.items()):
+            old = reusable.get((begin, spec_id))
+            if old is not None and old.added_files_count + old.existing_files_count == len(members):
+                out.append(old)
+                continue
+            spec = self.specs_by_id[spec_id]
+            rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-b{begin}-p{spec_id}-m.avro"
+            target = StorageOutput(self.storage, rel, _abs(self.storage, rel))
+            with write_manifest(2, _iceberg_spec(spec), schema, target, sid, "null") as writer:
+                for f in members:
+                    entry = replace(f.entry, stats=stats.get(f.entry.file_id or -1, {}))
+                    df = data_file_entry(entry, _abs(self.storage, f.entry.path), spec,
+                                         self.schemas[f.entry.schema_id])
+                    if begin == sid:
+                        writer.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=sid,
+                                                                 data_file=df))
+                    else:
+                        writer.add_entry(ManifestEntry.from_args(
+                            status=ManifestEntryStatus.EXISTING, snapshot_id=begin, sequence_number=begin,
+                            file_sequence_number=begin, data_file=df))
+            out.append(writer.to_manifest_file())
+        return out
+
+    def _snapshot(self, snap: Snapshot, parent: int | None, manifests: list[Any]) -> dict[str, Any]:
+        from pyiceberg.manifest import write_manifest_list
+
+        sid = snap.snapshot_id
+        rel = f"{METADATA_DIR}/snap-{sid}-{uuid.uuid4().hex}.avro"
+        target = StorageOutput(self.storage, rel, _abs(self.storage, rel))
+        with write_manifest_list(2, target, sid, parent, sid, "null") as writer:
+            writer.add_manifests(manifests)
+        added = sum(1 for f in self.files if f.begin == sid)
+        removed = sum(1 for f in self.files if f.end == sid)
+        operation = ("overwrite" if added and removed else "append" if added else "delete" if removed
+                     else "replace")
+        live = [f for f in self.files if f.live_at(sid)]
+        out: dict[str, Any] = {
+            "snapshot-id": sid,
+            "sequence-number": sid,
+            "timestamp-ms": _ms(snap.committed_at),
+            "manifest-list": _abs(self.storage, rel),
+            "summary": {"operation": operation, "fieldshift-operation": snap.operation,
+                        "added-data-files": str(added), "deleted-data-files": str(removed),
+                        "total-data-files": str(len(live)),
+                        "total-records": str(sum(f.entry.record_count for f in live)),
+                        "total-delete-files": "0", "total-position-deletes": "0", "total-equality-deletes": "0"},
+            "schema-id": snap.schema_id,
+        }
+        if parent is not None:
+            out["parent-snapshot-id"] = parent
+        return out
+
+    # -- catching up ------------------------------------------------------------------------------
+    def run(self) -> PublishResult:
+        _check(self.schemas, self.snapshots, self.files, self.name)
+        version = published_version(self.storage)
+        previous = json.loads(self.storage.read_bytes(_metadata_name(version))) if version else None
+        pending = [s for s in self.snapshots if s.snapshot_id + 1 > version]
+        needed = {f.entry.file_id for f in self.files for s in pending if f.live_at(s.snapshot_id)}
+        stats = self.catalog.file_stats(sorted(i for i in needed if i is not None)) if needed else {}
+        written = []
+        for snap in pending:
+            meta = self._version(previous, version, snap, stats)
+            new_version = snap.snapshot_id + 1
+            text = json.dumps(meta).encode()
+            if put_if_absent(self.storage, _metadata_name(new_version), text):
+                written.append(new_version)
+                previous = meta
+            else:  # another process published this version meanwhile: continue from its file
+                previous = json.loads(self.storage.read_bytes(_metadata_name(new_version)))
+            version = new_version
+        final = self._move_hint(version)
+        return PublishResult(tuple(written), final, _abs(self.storage, _metadata_name(final)))
+
+    def _version(self, previous: dict[str, Any] | None, version: int, snap: Snapshot,
+                 stats: dict[int, Any]) -> dict[str, Any]:
+        from pyiceberg.manifest import read_manifest_list
+
+        meta = self._base(previous, snap)
+        snapshots = list(previous.get("snapshots", [])) if previous else []
+        log = list(previous.get("snapshot-log", [])) if previous else []
+        metadata_log = list(previous.get("metadata-log", [])) if previous else []
+        if previous is not None:
+            metadata_log.append({"metadata-file": _abs(self.storage, _metadata_name(version)),
+                                 "timestamp-ms": previous["last-updated-ms"]})
+        meta["metadata-log"] = metadata_log
+        if snap.snapshot_id == 0:  # the empty snapshot a table starts with: Iceberg's table without snapshots
+            meta.update({"snapshots": [], "snapshot-log": [], "refs": {}})
+            return meta
+        parent_entry = snapshots[-1] if snapshots else None
+        prior: list[Any] = []
+        if parent_entry is not None:
+            rel = self._rel(parent_entry["manifest-list"])
+            prior = list(read_manifest_list(StorageInput(self.storage, rel, parent_entry["manifest-list"])))
+        manifests = self._manifests(snap, prior, stats)
+        entry = self._snapshot(snap, parent_entry["snapshot-id"] if parent_entry else None, manifests)
+        snapshots.append(entry)
+        log.append({"snapshot-id": snap.snapshot_id, "timestamp-ms": entry["timestamp-ms"]})
+        meta.update({"snapshots": snapshots, "snapshot-log": log, "current-snapshot-id": snap.snapshot_id,
+                     "refs": {"main": {"snapshot-id": snap.snapshot_id, "type": "branch"}}})
+        return meta
+
+    def _rel(self, absolute: str) -> str:
+        base = self.location.rstrip("/") + "/"
+        if not absolute.startswith(base):
+            raise UnpublishableError(f"published metadata names {absolute}, outside the table at {self.location}; "
+                                     "the table moved: remove its metadata/ directory and publish again")
+        return absolute[len(base):]
+
+    def _move_hint(self, version: int) -> int:
+        """Point ``version-hint.text`` at ``version`` unless it already names a newer one."""
+        for _ in range(3):
+            current = 0
+            if self.storage.exists(HINT):
+                try:
+                    current = int(self.storage.read_bytes(HINT).decode().strip())
+                except ValueError:
+                    current = 0
+            if current >= version:
+                return current
+            self.storage.put(HINT, str(version).encode())
+        return version
+
+
+def publish_iceberg(catalog: SqliteCatalog, table_id: int, name: str, storage: TableStorage) -> PublishResult:
+    """Write Iceberg metadata for every committed snapshot not yet published, in snapshot order.
+
+    Raises:
+        UnpublishableError: a type or history Iceberg readers cannot read (nothing is written).
+    """
+    return _Publisher(catalog, table_id, name, storage).run()

@@ -1,0 +1,113 @@
+"""Publishing a table as an Iceberg table (the smoke tests of the default suite; the peers' conformance
+tests are tests/conformance/test_publish_conformance.py): PyIceberg's StaticTable reads every published
+snapshot with fieldshift's rows; catch-up is incremental and idempotent; bad input is a named error."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from typer.testing import CliRunner
+
+from fieldshift.cli.app import app
+from fieldshift.errors import UnpublishableError
+from fieldshift.table import Table
+from tests.publish_helpers import fieldshift_rows, pyiceberg_rows, static_table
+
+
+def _table(tmp_path: Path) -> Table:
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int32()), ("name", pa.string()),
+                                                 ("ts", pa.timestamp("us"))]), partition_by=["day(ts)"])
+    t.append({"id": [1, 2], "name": ["a", None], "ts": [dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 2, 5)]})
+    t.update_schema().rename_column("name", "label").update_column("id", pa.int64()).commit()
+    t.append({"id": [2**40], "label": ["c"], "ts": [None]})
+    return t
+
+
+def _metadata(t: Table) -> list[str]:
+    return sorted(p.name for p in (t.location / "metadata").iterdir())
+
+
+def test_publish_reads_back_every_snapshot_in_pyiceberg(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    result = t.publish()
+    head = t.current_snapshot.snapshot_id
+    assert result.written == tuple(range(1, head + 2)) and result.version == head + 1
+    assert (t.location / "metadata" / "version-hint.text").read_text() == str(head + 1)
+    for snap in t.history()[1:]:
+        assert pyiceberg_rows(t, snap.snapshot_id) == fieldshift_rows(t, snap.snapshot_id)
+    st = static_table(t)
+    assert st.metadata.snapshots[0].snapshot_id == 1  # the empty snapshot 0 is the table without snapshots
+    assert [f.name for f in st.schema().fields] == ["id", "label", "ts"]
+    assert st.schemas()[0].find_field("name").field_id == st.schema().find_field("label").field_id
+
+
+def test_publish_catches_up_incrementally_and_is_idempotent(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    t.publish()
+    before = _metadata(t)
+    assert t.publish().written == ()
+    assert _metadata(t) == before
+    t.append({"id": [9], "label": ["z"], "ts": [dt.datetime(2024, 1, 3)]})
+    result = t.publish()
+    assert result.written == (t.current_snapshot.snapshot_id + 1,)
+    added = sorted(set(_metadata(t)) - set(before))
+    assert len([n for n in added if n.endswith("-m.avro")]) == 1  # older manifests reused, not rewritten
+    assert pyiceberg_rows(t, t.current_snapshot.snapshot_id) == fieldshift_rows(t, t.current_snapshot.snapshot_id)
+
+
+def test_a_lost_hint_and_concurrent_catch_ups_never_go_backwards(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    t.publish()
+    hint = t.location / "metadata" / "version-hint.text"
+    hint.unlink()  # a crash after the metadata files, before the hint
+    assert t.publish().written == ()  # the versions are found, not written again
+    assert hint.read_text() == str(t.current_snapshot.snapshot_id + 1)
+    t.append({"id": [5], "label": ["e"], "ts": [None]})
+    others = [Table.open(t.location) for _ in range(3)]
+    results: list = []
+    threads = [threading.Thread(target=lambda o=o: results.append(o.publish())) for o in others]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sorted(len(r.written) for r in results) == [0, 0, 1]  # exactly one process wrote the new version
+    head = t.current_snapshot.snapshot_id
+    assert hint.read_text() == str(head + 1)
+    assert pyiceberg_rows(t, head) == fieldshift_rows(t, head)
+
+
+def test_unsigned_columns_are_refused_by_name_and_nothing_is_written(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("n", pa.uint32()),
+                                                 ("s", pa.struct([("u", pa.uint8())]))]))
+    with pytest.raises(UnpublishableError, match=r"(?s)\bn \(uint32\).*s\.u \(uint8\).*unsigned"):
+        t.publish()
+    assert not (t.location / "metadata").exists()
+
+
+def test_a_cast_iceberg_cannot_make_is_refused_until_compacted_and_expired(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("code", pa.int32())]))
+    t.append({"id": [1], "code": [7]})
+    t.update_schema().update_column("code", pa.string()).commit()
+    with pytest.raises(UnpublishableError,
+                       match=r"code: files of schema \d+ hold int\d+, schema \d+ reads string.*compact\(\)"):
+        t.publish()
+    assert not (t.location / "metadata").exists()
+    t.compact()
+    t.expire_snapshots(older_than=0, retain_last=1)
+    t.publish()
+    head = t.current_snapshot.snapshot_id
+    assert pyiceberg_rows(t, head) == fieldshift_rows(t, head) == ['{"code": "7", "id": 1}']
+
+
+def test_cli_publish_iceberg(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    out = CliRunner().invoke(app, ["publish", str(t.location), "--iceberg"])
+    assert out.exit_code == 0, out.output
+    assert "published" in out.output
+    assert static_table(t).current_snapshot().snapshot_id == t.current_snapshot.snapshot_id
+    refused = CliRunner().invoke(app, ["publish", str(t.location)])
+    assert refused.exit_code != 0 and "--iceberg" in refused.output
