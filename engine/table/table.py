@@ -25,7 +25,7 @@ from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
-from fieldshift.table.catalog import POLICY_PROPERTY, Snapshot, SqliteCatalog, open_catalog
+from fieldshift.table.catalog import POLICY_PROPERTY, PUBLISH_PROPERTY, Snapshot, SqliteCatalog, open_catalog
 from fieldshift.table.create import (
     CATALOG_FILE,
     TABLE_MARKER,
@@ -49,7 +49,13 @@ from fieldshift.table.object_store import create_on_object_store, open_on_object
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import PartitionSpec, build_spec
-from fieldshift.table.publish import PublishResult, publish_iceberg
+from fieldshift.table.publish.iceberg_publish import (
+    PublishResult,
+    catch_up,
+    check_format,
+    check_new_table,
+    publish_iceberg,
+)
 from fieldshift.table.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.readability import changed_fields
 from fieldshift.table.scan import Scan
@@ -128,6 +134,7 @@ class Table:
         self.storage = storage or open_storage(location)  # every data file goes through it
         self.location = self.storage.location  # a Path, or the URI of an object-store location
         self.properties = properties
+        catalog.on_commit(table_id, lambda: catch_up(catalog, table_id, name, self.storage))
 
     # -- creating and opening -------------------------------------------------------------------
     @classmethod
@@ -136,7 +143,8 @@ class Table:
                catalog: str | None = None, name: str | None = None,
                policy: CastPolicy | str | None = None, precombine: str | None = None,
                buckets: int | None = None, partition_by: Sequence[Any] | PartitionSpec = (),
-               storage_options: dict[str, Any] | None = None, filesystem: Any = None) -> Table:
+               storage_options: dict[str, Any] | None = None, filesystem: Any = None,
+               publish: str | None = None) -> Table:
         """Create a table at ``location`` (its own SQLite catalog unless ``catalog`` names a shared one).
 
         ``policy`` (default ``CastPolicy.onehouse()``) is the table's evolution policy: appends,
@@ -151,7 +159,22 @@ class Table:
         opened with ``storage_options`` / ``filesystem`` or the usual environment (see ``storage``).
         In a shared ``catalog`` the table is named ``name``, by default the last component of its location
         (``/lake/events`` is ``events``), and ``Table.open(catalog=..., name=...)`` finds it by that name.
+        ``publish="iceberg"`` publishes the table as an Iceberg table after every commit (see ``set_publish``).
         """
+        if publish:  # refused before anything is created
+            check_new_table(schema if isinstance(schema, Schema) else Schema.from_arrow(schema, assign_ids=True),
+                            identifier_fields, str(location))
+        table = cls._create(location, schema, identifier_fields, {**(properties or {}), **check_format(publish)},
+                            catalog, name, policy, precombine, buckets, partition_by, storage_options, filesystem)
+        if publish:
+            table.publish()
+        return table
+
+    @classmethod
+    def _create(cls, location: str | os.PathLike[str], schema: Schema | pa.Schema, identifier_fields: Sequence[str],
+                properties: dict[str, str], catalog: str | None, name: str | None, policy: CastPolicy | str | None,
+                precombine: str | None, buckets: int | None, partition_by: Sequence[Any] | PartitionSpec,
+                storage_options: dict[str, Any] | None, filesystem: Any) -> Table:
         store = open_storage(location, storage_options, filesystem)
         if isinstance(schema, pa.Schema):
             schema = Schema.from_arrow(schema, assign_ids=True)
@@ -553,6 +576,14 @@ class Table:
             UnpublishableError: a type or history Iceberg cannot express; nothing is written.
         """
         return publish_iceberg(self.catalog, self.table_id, self.name, self.storage)
+
+    def set_publish(self, format: str | None) -> None:
+        """Publish after every commit (``"iceberg"``: catches up now, refused with nothing changed when the
+        table cannot be published) or stop (None: the published metadata stays as it is)."""
+        if format is not None:
+            check_format(format)
+            self.publish()
+        self.properties = self.catalog.set_property(self.table_id, PUBLISH_PROPERTY, format)
 
     def __repr__(self) -> str:
         return f"Table({str(self.location)!r}, schema_id={self.schema.schema_id})"

@@ -111,3 +111,72 @@ def test_cli_publish_iceberg(tmp_path: Path) -> None:
     assert static_table(t).current_snapshot().snapshot_id == t.current_snapshot.snapshot_id
     refused = CliRunner().invoke(app, ["publish", str(t.location)])
     assert refused.exit_code != 0 and "--iceberg" in refused.output
+
+
+# -- publishing on commit ---------------------------------------------------------------------------
+def _published_head(t: Table) -> int:
+    return int((t.location / "metadata" / "version-hint.text").read_text()) - 1
+
+
+def test_a_table_created_to_publish_catches_up_after_every_commit(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us"))]),
+                     publish="iceberg", partition_by=["day(ts)"])
+    assert _metadata(t) == ["v1.metadata.json", "version-hint.text"]
+    t.append({"id": [1], "ts": [dt.datetime(2024, 5, 1)]})
+    assert _published_head(t) == t.current_snapshot.snapshot_id
+    t.update_schema().add_column("note", pa.string()).commit()
+    t.update_spec().add_field("bucket(2, id)").commit()
+    t.set_policy("iceberg")
+    t.append({"id": [2], "ts": [None], "note": ["n"]})
+    again = Table.open(t.location)  # another process's commits publish too: the property is the table's
+    again.append({"id": [3], "ts": [dt.datetime(2024, 5, 2)], "note": [None]})
+    assert _published_head(t) == t.current_snapshot.snapshot_id
+    for snap in t.history()[1:]:
+        assert pyiceberg_rows(t, snap.snapshot_id) == fieldshift_rows(t, snap.snapshot_id)
+
+
+def test_set_publish_turns_publishing_on_and_off(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    assert not (t.location / "metadata").exists()
+    t.set_publish("iceberg")
+    assert _published_head(t) == t.current_snapshot.snapshot_id
+    assert Table.open(t.location).properties["fieldshift.publish"] == "iceberg"
+    t.set_publish(None)
+    t.append({"id": [7], "label": ["q"], "ts": [None]})
+    assert _published_head(t) == t.current_snapshot.snapshot_id - 1  # no longer caught up on commit
+    with pytest.raises(ValueError, match="iceberg"):
+        t.set_publish("delta")
+
+
+def test_a_commit_iceberg_could_not_read_is_refused_before_it_commits(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("code", pa.int64())]), publish="iceberg")
+    t.append({"id": [1], "code": [7]})
+    head = t.current_snapshot.snapshot_id
+    with pytest.raises(UnpublishableError, match=r"(?s)nothing was committed.*code: files of schema"):
+        t.update_schema().update_column("code", pa.string()).commit()
+    with pytest.raises(UnpublishableError, match=r"u \(uint16\)"):
+        t.append({"id": [2], "code": [1], "u": pa.array([1], pa.uint16())})  # on-write evolution
+    assert t.current_snapshot.snapshot_id == head and _published_head(t) == head
+    with pytest.raises(UnpublishableError, match=r"n \(uint8\)"):
+        Table.create(tmp_path / "u", pa.schema([("n", pa.uint8())]), publish="iceberg")
+    assert not (tmp_path / "u").exists()
+
+
+def test_a_failed_catch_up_warns_and_the_next_commit_catches_up(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import fieldshift.table.publish.iceberg_publish as pub
+
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]), publish="iceberg")
+    real = pub.publish_iceberg
+
+    def crash(*args: object) -> object:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pub, "publish_iceberg", crash)
+    with pytest.warns(pub.PublishWarning, match="disk full"):
+        t.append({"id": [1]})
+    assert t.current_snapshot.snapshot_id == 1 and _published_head(t) == 0  # the commit stands, one behind
+    monkeypatch.setattr(pub, "publish_iceberg", real)
+    t.append({"id": [2]})
+    assert _published_head(t) == 2
+    assert pyiceberg_rows(t, 1) == fieldshift_rows(t, 1)

@@ -1,5 +1,4 @@
-"""Publishing fieldshift tables in other formats' metadata, beside the same data files (Iceberg today)."""
-
-from fieldshift.table.publish.iceberg_publish import METADATA_DIR, PublishResult, publish_iceberg, published_version
-
-__all__ = ["METADATA_DIR", "PublishResult", "publish_iceberg", "published_version"]
+"""Publishing fieldshift tables in other formats' metadata, beside the same data files (Iceberg today):
+``iceberg_publish`` (the catch-up), ``iceberg_types`` (schemas and the checks), ``iceberg_entries``
+(data files as manifest entries), ``iceberg_io`` (PyIceberg's file interface over the table's storage).
+Nothing is imported here, so the catalog can import the checks without importing the catch-up."""

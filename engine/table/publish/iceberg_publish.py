@@ -16,6 +16,7 @@ import datetime as dt
 import json
 import re
 import uuid
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -26,14 +27,30 @@ from fieldshift.table.catalog import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_entries import data_file_entry
 from fieldshift.table.publish.iceberg_io import StorageInput, StorageOutput, put_if_absent
-from fieldshift.table.publish.iceberg_types import iceberg_schema, needs_v3, promotion_problems, type_problems
+from fieldshift.table.publish.iceberg_types import (
+    check_publishable_change,
+    iceberg_schema,
+    needs_v3,
+    promotion_problems,
+    type_problems,
+)
 from fieldshift.table.spec_catalog import decode_partition
 from fieldshift.table.storage import TableStorage
 
-__all__ = ["METADATA_DIR", "PublishResult", "publish_iceberg", "published_version"]
+__all__ = ["METADATA_DIR", "PUBLISH_FORMATS", "PublishResult", "PublishWarning", "catch_up", "check_format",
+           "check_new_table",
+           "publish_iceberg",
+           "published_version"]
 
 METADATA_DIR = "metadata"
 HINT = f"{METADATA_DIR}/version-hint.text"
+PUBLISH_FORMATS = ("iceberg",)
+
+
+class PublishWarning(UserWarning):
+    """A commit succeeded but catching up its published metadata failed (it catches up later)."""
+
+
 _MANIFEST_NAME = re.compile(r".*-s(\d+)-b(\d+)-p(\d+)-m\.avro$")
 
 
@@ -320,3 +337,32 @@ def publish_iceberg(catalog: SqliteCatalog, table_id: int, name: str, storage: T
         UnpublishableError: a type or history Iceberg readers cannot read (nothing is written).
     """
     return _Publisher(catalog, table_id, name, storage).run()
+
+
+def catch_up(catalog: SqliteCatalog, table_id: int, name: str, storage: TableStorage) -> PublishResult | None:
+    """``publish_iceberg`` after a commit: the commit stands whatever happens here, so a failure is a
+    warning (the published view stays behind until the next commit or ``publish()``), never an error."""
+    try:
+        return publish_iceberg(catalog, table_id, name, storage)
+    except Exception as e:  # any failure: the commit succeeded, and raising would invite a duplicate retry
+        warnings.warn(f"table {name!r} committed, but publishing its Iceberg metadata failed ({type(e).__name__}: "
+                      f"{e}); the published view stays behind until the next commit or publish()",
+                      PublishWarning, stacklevel=3)
+        return None
+
+
+def check_format(publish: str | None) -> dict[str, str]:
+    """The table property that turns publishing in ``publish`` on (none for None); an unknown format raises."""
+    if publish is None:
+        return {}
+    if publish not in PUBLISH_FORMATS:
+        raise ValueError(f"publish={publish!r}: fieldshift publishes tables as {', '.join(PUBLISH_FORMATS)} only")
+    return {"fieldshift.publish": publish}
+
+
+def check_new_table(schema: Schema, identifier_fields: Sequence[str], location: str) -> None:
+    """Refuse ``Table.create(..., publish=...)`` of a table publishing cannot express, before it exists."""
+    if identifier_fields:
+        raise UnpublishableError(f"table at {location}: publishing keyed tables is not built yet; create it "
+                                 "without publish= (or without identifier_fields)")
+    check_publishable_change(schema, [], location)

@@ -13,7 +13,8 @@ from fieldshift.schema import Schema
 from fieldshift.type_visitor import TypeVisitor, visit_fields
 from fieldshift.types import ListType, MapType, StructType
 
-__all__ = ["iceberg_schema", "iceberg_type_of", "needs_v3", "promotion_problems", "type_problems"]
+__all__ = ["check_publishable_change", "iceberg_schema", "iceberg_type_of", "needs_v3", "promotion_problems",
+           "type_problems"]
 
 T = pa.types
 
@@ -167,3 +168,21 @@ def promotion_problems(file_schema: Schema, read_schema: Schema) -> list[str]:
                        "compact() to rewrite those files into the current schema, then expire_snapshots() "
                        "the snapshots that still read them")
     return out
+
+
+def check_publishable_change(new: Schema, file_schemas: list[Schema], table: str) -> None:
+    """Refuse a commit of schema ``new`` to a table that publishes when Iceberg readers could not read it:
+    a type Iceberg lacks, v3-only defaults, or a cast from a live file's type Iceberg does not make."""
+    from fieldshift.errors import UnpublishableError
+
+    problems = type_problems(new)
+    if needs_v3(new):
+        problems.append(f"schema {new.schema_id}: initial or write defaults need Iceberg v3, which publishing "
+                        "does not write yet")
+    for old in file_schemas:
+        if old.schema_id != new.schema_id:
+            problems += promotion_problems(old, new)
+    if problems:
+        listed = "\n  ".join(dict.fromkeys(problems))
+        raise UnpublishableError(f"table {table!r} publishes as an Iceberg table, which could not read this schema "
+                                 f"change; nothing was committed (or stop publishing: set_publish(None)):\n  {listed}")
