@@ -469,7 +469,12 @@ class SqliteCatalog:
         """Remove snapshot rows and the rows of files no remaining snapshot references (one transaction);
         returns those files' paths. The head is never removed."""
         with self._transaction() as conn:
-            return expire_rows(conn, table_id, snapshot_ids)
+            paths = expire_rows(conn, table_id, snapshot_ids)
+            props = json.loads(conn.execute("SELECT properties FROM fs_table WHERE table_id = ?",
+                                            (table_id,)).fetchone()[0] or "{}")
+        if props.get(PUBLISH_PROPERTY) and self._after_commit and table_id in self._after_commit:
+            self._after_commit[table_id]()  # the published snapshots expire too
+        return paths
 
     def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
                       head_schema_id: int, policy: CastPolicy, compatible: Any) -> None:

@@ -56,6 +56,7 @@ from fieldshift.table.publish.iceberg_publish import (
     check_new_table,
     publish_iceberg,
 )
+from fieldshift.table.publish.iceberg_vacuum import published_data_paths, vacuum_published
 from fieldshift.table.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.readability import changed_fields
 from fieldshift.table.scan import Scan
@@ -546,7 +547,7 @@ class Table:
                  if e.regular and _OWN_FILE.fullmatch(e.name) and e.mtime <= cutoff]  # fieldshift's files only
         removed = []
         with self.catalog.exclusive():  # no commit lands while files are deleted; one whose file went retries
-            keep = self.catalog.all_paths(self.table_id)
+            keep = self.catalog.all_paths(self.table_id) | published_data_paths(self.storage)
             for other_id, _, other_location in self.catalog.tables():
                 if other_id != self.table_id and location_key(other_location) == self.location:
                     keep |= self.catalog.all_paths(other_id)  # a catalog from before locations were unique
@@ -561,6 +562,7 @@ class Table:
                     except FileNotFoundError:  # a concurrent vacuum (or a writer's clean-up) got there first
                         continue
                     removed.append(entry.rel)
+        removed += vacuum_published(self.storage, cutoff)
         if self.catalog.directory == self.location:  # a create killed after linking its catalog in
             removed += remove_abandoned_catalogs(self.location)
         return removed

@@ -65,6 +65,10 @@ def test_lifecycle_of_an_unkeyed_table_reads_back_at_every_snapshot(tmp_path: Pa
     result = t.publish()
     assert result.version == t.current_snapshot.snapshot_id + 1
     assert check_every_snapshot(t) == len(t.history()) - 1
+    t.expire_snapshots(older_than=0, retain_last=3)
+    t.publish()
+    t.vacuum(older_than=0)
+    assert check_every_snapshot(t) == 3
 
 
 def test_filters_pushed_to_pyiceberg_never_skip_a_needed_file_and_prune_as_fieldshift(tmp_path: Path) -> None:

@@ -180,3 +180,39 @@ def test_a_failed_catch_up_warns_and_the_next_commit_catches_up(tmp_path: Path,
     t.append({"id": [2]})
     assert _published_head(t) == 2
     assert pyiceberg_rows(t, 1) == fieldshift_rows(t, 1)
+
+
+# -- expiry and vacuum ------------------------------------------------------------------------------
+def test_expiry_expires_published_snapshots_and_vacuum_keeps_what_they_name(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]), publish="iceberg")
+    for i in range(3):
+        t.append({"id": [i]})
+    t.overwrite({"id": [10]})
+    t.compact()
+    head = t.current_snapshot.snapshot_id
+    expired = t.expire_snapshots(older_than=0, retain_last=2)
+    assert expired.expired_snapshots
+    st = static_table(t)
+    kept = [s.snapshot_id for s in t.history()]
+    assert [s.snapshot_id for s in st.metadata.snapshots] == [k for k in kept if k]
+    assert st.current_snapshot().snapshot_id == head
+    removed = t.vacuum(older_than=0)
+    assert any(r.startswith("metadata/") and r.endswith(".avro") for r in removed)
+    assert any(r.startswith("metadata/v") for r in removed)  # versions naming expired snapshots
+    for k in kept:
+        if k:
+            assert pyiceberg_rows(t, k) == fieldshift_rows(t, k)
+
+
+def test_vacuum_keeps_files_a_published_snapshot_names_after_publishing_stopped(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]), publish="iceberg")
+    t.append({"id": [1]})
+    t.overwrite({"id": [2]})
+    t.set_publish(None)
+    t.expire_snapshots(older_than=0, retain_last=1)  # fieldshift forgets snapshot 1; Iceberg's metadata still has it
+    t.vacuum(older_than=0)
+    assert pyiceberg_rows(t, 1) == ['{"id": 1}']  # its file was kept
+    t.publish()  # the expiry reaches the published metadata: now the file may go
+    removed = t.vacuum(older_than=0)
+    assert any(r.startswith("data/") for r in removed)
+    assert pyiceberg_rows(t, t.current_snapshot.snapshot_id) == ['{"id": 2}']

@@ -13,7 +13,7 @@ from pyiceberg.io import InputFile, InputStream, OutputFile, OutputStream
 
 from fieldshift.table.storage import TableStorage
 
-__all__ = ["StorageInput", "StorageOutput", "put_if_absent"]
+__all__ = ["StorageInput", "StorageOutput", "put_if_absent", "replace_file"]
 
 
 class _Buffer(io.BytesIO):
@@ -98,3 +98,16 @@ def put_if_absent(storage: TableStorage, rel: str, data: bytes) -> bool:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def replace_file(storage: TableStorage, rel: str, data: bytes) -> None:
+    """Write ``rel`` whole, replacing it (a temporary name of this call's own: concurrent writers of the same
+    file each rename a whole file into place)."""
+    if storage.local_path is None:
+        storage.put(rel, data)
+        return
+    final = storage.local_path / rel
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".{final.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, final)

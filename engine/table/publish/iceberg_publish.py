@@ -1,13 +1,14 @@
 """Publishing a fieldshift table as an Iceberg table: metadata written beside the same Parquet files.
 
-Every kept fieldshift snapshot ``S`` (but the empty one a table starts with, id 0) becomes the Iceberg
-snapshot ``S`` (sequence number ``S``, the schema and spec it used) in metadata version ``S + 1``
-(``metadata/v{S+1}.metadata.json``); version 1 is the empty table as created. Catching up writes the
-versions after the newest published one, in snapshot order; each version file is written
-create-if-absent, so two processes catching up at once write the same versions or skip those the other
-wrote, and ``version-hint.text`` moves last and only forward. Manifests group data files by (the
-snapshot that added them, their spec): a later snapshot reuses a group's manifest while none of its files
-has gone, and rewrites it (its survivors as EXISTING entries) when some have.
+Every kept fieldshift snapshot ``S`` (but the empty one a table starts with, id 0: the Iceberg table
+without snapshots) becomes the Iceberg snapshot ``S`` (sequence number ``S``, the schema and spec it
+used) in a metadata version of its own (``metadata/vN.metadata.json``, the fieldshift snapshot recorded
+in its property ``fieldshift.snapshot-id``); an expiry is a version of its own too, without the expired
+snapshots. Catching up writes the versions after the newest published one, in snapshot order; each
+version file is written create-if-absent, so when two processes catch up at once one writes a version and
+the other reloads it and goes on, and ``version-hint.text`` moves last and only forward. Manifests group
+data files by (the snapshot that added them, their spec): a later snapshot reuses a group's manifest while
+none of its files has gone, and rewrites it (its survivors as EXISTING entries) when some have.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_entries import data_file_entry
-from fieldshift.table.publish.iceberg_io import StorageInput, StorageOutput, put_if_absent
+from fieldshift.table.publish.iceberg_io import StorageInput, StorageOutput, put_if_absent, replace_file
 from fieldshift.table.publish.iceberg_types import (
     check_publishable_change,
     iceberg_schema,
@@ -44,6 +45,7 @@ __all__ = ["METADATA_DIR", "PUBLISH_FORMATS", "PublishResult", "PublishWarning",
 
 METADATA_DIR = "metadata"
 HINT = f"{METADATA_DIR}/version-hint.text"
+SNAPSHOT_PROPERTY = "fieldshift.snapshot-id"  # the fieldshift snapshot a metadata version publishes
 PUBLISH_FORMATS = ("iceberg",)
 
 
@@ -261,48 +263,69 @@ class _Publisher:
     # -- catching up ------------------------------------------------------------------------------
     def run(self) -> PublishResult:
         _check(self.schemas, self.snapshots, self.files, self.name)
+        kept = {s.snapshot_id for s in self.snapshots}
+        written: list[int] = []
+        stats: dict[int, Any] | None = None
         version = published_version(self.storage)
-        previous = json.loads(self.storage.read_bytes(_metadata_name(version))) if version else None
-        pending = [s for s in self.snapshots if s.snapshot_id + 1 > version]
-        needed = {f.entry.file_id for f in self.files for s in pending if f.live_at(s.snapshot_id)}
-        stats = self.catalog.file_stats(sorted(i for i in needed if i is not None)) if needed else {}
-        written = []
-        for snap in pending:
-            meta = self._version(previous, version, snap, stats)
-            new_version = snap.snapshot_id + 1
-            text = json.dumps(meta).encode()
-            if put_if_absent(self.storage, _metadata_name(new_version), text):
-                written.append(new_version)
-                previous = meta
-            else:  # another process published this version meanwhile: continue from its file
-                previous = json.loads(self.storage.read_bytes(_metadata_name(new_version)))
-            version = new_version
+        while True:  # each turn writes the next version, or finds another process wrote it and reloads
+            previous = json.loads(self.storage.read_bytes(_metadata_name(version))) if version else None
+            last = int(previous["properties"][SNAPSHOT_PROPERTY]) if previous else -1
+            pending = [s for s in self.snapshots if s.snapshot_id > last]
+            expired = [e for e in (previous or {}).get("snapshots", []) if e["snapshot-id"] not in kept]
+            if pending:
+                if stats is None:
+                    needed = {f.entry.file_id for f in self.files for s in pending if f.live_at(s.snapshot_id)}
+                    stats = self.catalog.file_stats(sorted(i for i in needed if i is not None)) if needed else {}
+                meta = self._version(previous, version, pending[0], kept, stats)
+            elif expired:
+                meta = self._expired(previous, version, kept)  # type: ignore[arg-type]
+            else:
+                break
+            if put_if_absent(self.storage, _metadata_name(version + 1), json.dumps(meta).encode()):
+                written.append(version + 1)
+            version += 1
         final = self._move_hint(version)
         return PublishResult(tuple(written), final, _abs(self.storage, _metadata_name(final)))
 
-    def _version(self, previous: dict[str, Any] | None, version: int, snap: Snapshot,
+    def _log(self, previous: dict[str, Any] | None, version: int) -> list[dict[str, Any]]:
+        if previous is None:
+            return []
+        return [*previous.get("metadata-log", []), {"metadata-file": _abs(self.storage, _metadata_name(version)),
+                                                    "timestamp-ms": previous["last-updated-ms"]}]
+
+    def _expired(self, previous: dict[str, Any], version: int, kept: set[int]) -> dict[str, Any]:
+        """``previous`` without the snapshots fieldshift expired (a version of its own: expiry is no snapshot)."""
+        meta = dict(previous)
+        meta["snapshots"] = [e for e in previous["snapshots"] if e["snapshot-id"] in kept]
+        meta["snapshot-log"] = [e for e in previous.get("snapshot-log", []) if e["snapshot-id"] in kept]
+        meta["metadata-log"] = self._log(previous, version)
+        meta["last-updated-ms"] = max(previous["last-updated-ms"], int(dt.datetime.now(dt.UTC).timestamp()
+                                                                        * 1000))
+        return meta
+
+    def _version(self, previous: dict[str, Any] | None, version: int, snap: Snapshot, kept: set[int],
                  stats: dict[int, Any]) -> dict[str, Any]:
         from pyiceberg.manifest import read_manifest_list
 
         meta = self._base(previous, snap)
-        snapshots = list(previous.get("snapshots", [])) if previous else []
-        log = list(previous.get("snapshot-log", [])) if previous else []
-        metadata_log = list(previous.get("metadata-log", [])) if previous else []
-        if previous is not None:
-            metadata_log.append({"metadata-file": _abs(self.storage, _metadata_name(version)),
-                                 "timestamp-ms": previous["last-updated-ms"]})
-        meta["metadata-log"] = metadata_log
+        meta["properties"][SNAPSHOT_PROPERTY] = str(snap.snapshot_id)
+        meta["metadata-log"] = self._log(previous, version)
         if snap.snapshot_id == 0:  # the empty snapshot a table starts with: Iceberg's table without snapshots
             meta.update({"snapshots": [], "snapshot-log": [], "refs": {}})
             return meta
-        parent_entry = snapshots[-1] if snapshots else None
+        previous_entries = list(previous.get("snapshots", [])) if previous else []
+        current = next((e for e in previous_entries if e["snapshot-id"] == previous.get("current-snapshot-id")),
+                       None) if previous else None
         prior: list[Any] = []
-        if parent_entry is not None:
-            rel = self._rel(parent_entry["manifest-list"])
-            prior = list(read_manifest_list(StorageInput(self.storage, rel, parent_entry["manifest-list"])))
+        if current is not None:  # its manifests are reused where none of their files has gone
+            rel = self._rel(current["manifest-list"])
+            prior = list(read_manifest_list(StorageInput(self.storage, rel, current["manifest-list"])))
         manifests = self._manifests(snap, prior, stats)
-        entry = self._snapshot(snap, parent_entry["snapshot-id"] if parent_entry else None, manifests)
-        snapshots.append(entry)
+        parent = snap.parent_snapshot_id if snap.parent_snapshot_id in {e["snapshot-id"] for e in previous_entries} \
+            else None
+        entry = self._snapshot(snap, parent, manifests)
+        snapshots = [e for e in previous_entries if e["snapshot-id"] in kept] + [entry]
+        log = [e for e in (previous or {}).get("snapshot-log", []) if e["snapshot-id"] in kept]
         log.append({"snapshot-id": snap.snapshot_id, "timestamp-ms": entry["timestamp-ms"]})
         meta.update({"snapshots": snapshots, "snapshot-log": log, "current-snapshot-id": snap.snapshot_id,
                      "refs": {"main": {"snapshot-id": snap.snapshot_id, "type": "branch"}}})
@@ -326,7 +349,7 @@ class _Publisher:
                     current = 0
             if current >= version:
                 return current
-            self.storage.put(HINT, str(version).encode())
+            replace_file(self.storage, HINT, str(version).encode())
         return version
 
 
