@@ -56,6 +56,7 @@ from fieldshift.table.publish.iceberg_publish import (
     check_new_table,
     publish_iceberg,
 )
+from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, catalog_name
 from fieldshift.table.publish.iceberg_vacuum import published_data_paths, vacuum_published
 from fieldshift.table.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.readability import changed_fields
@@ -568,7 +569,7 @@ class Table:
         return removed
 
     # -- publishing -----------------------------------------------------------------------------
-    def publish(self) -> PublishResult:
+    def publish(self, *, register: tuple[str, str] | None = None) -> PublishResult:
         """Write Iceberg metadata (``LOCATION/metadata``: ``vN.metadata.json``, ``version-hint.text``, Avro
         manifests) for every snapshot not yet published, beside the same Parquet files; PyIceberg's
         ``StaticTable.from_metadata`` and DuckDB's ``iceberg_scan`` read it. Fieldshift snapshot ``S`` is
@@ -576,7 +577,14 @@ class Table:
 
         Raises:
             UnpublishableError: a type or history Iceberg cannot express; nothing is written.
+
+        ``register=(catalog_uri, "namespace.name")`` registers the table in that PyIceberg SQL catalog (its
+        ``default`` catalog) and every later catch-up moves its pointer forward.
         """
+        if register is not None:
+            catalog_name(register[1])
+            for key, value in zip((REGISTER_URI_PROPERTY, REGISTER_NAME_PROPERTY), register, strict=True):
+                self.properties = self.catalog.set_property(self.table_id, key, value)
         return publish_iceberg(self.catalog, self.table_id, self.name, self.storage)
 
     def set_publish(self, format: str | None) -> None:

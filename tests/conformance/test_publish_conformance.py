@@ -69,6 +69,14 @@ def test_lifecycle_of_an_unkeyed_table_reads_back_at_every_snapshot(tmp_path: Pa
     t.publish()
     t.vacuum(older_than=0)
     assert check_every_snapshot(t) == 3
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    uri = f"sqlite:///{tmp_path / 'iceberg.db'}"
+    t.publish(register=(uri, "lake.lifecycle"))
+    registered = SqlCatalog("default", uri=uri).load_table("lake.lifecycle")
+    for snap in t.history():
+        rows = registered.scan(snapshot_id=snap.snapshot_id).to_arrow()
+        assert canonical(rows) == fieldshift_rows(t, snap.snapshot_id)
 
 
 def test_filters_pushed_to_pyiceberg_never_skip_a_needed_file_and_prune_as_fieldshift(tmp_path: Path) -> None:

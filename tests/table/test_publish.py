@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fieldshift.cli.app import app
-from fieldshift.errors import UnpublishableError
+from fieldshift.errors import InvalidOptionError, UnpublishableError
 from fieldshift.table import Table
 from tests.publish_helpers import fieldshift_rows, pyiceberg_rows, static_table
 
@@ -216,3 +216,22 @@ def test_vacuum_keeps_files_a_published_snapshot_names_after_publishing_stopped(
     removed = t.vacuum(older_than=0)
     assert any(r.startswith("data/") for r in removed)
     assert pyiceberg_rows(t, t.current_snapshot.snapshot_id) == ['{"id": 2}']
+
+
+# -- registering in a PyIceberg SQL catalog --------------------------------------------------------
+def test_register_in_a_sql_catalog_and_the_pointer_moves_at_every_catch_up(tmp_path: Path) -> None:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    uri = f"sqlite:///{tmp_path / 'iceberg.db'}"
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]), publish="iceberg")
+    t.append({"id": [1]})
+    out = CliRunner().invoke(app, ["publish", str(t.location), "--iceberg", "--register", uri, "lake.events"])
+    assert out.exit_code == 0, out.output
+    catalog = SqlCatalog("default", uri=uri)
+    assert catalog.load_table("lake.events").scan().to_arrow().to_pylist() == [{"id": 1}]
+    t.append({"id": [2]})  # publishing on commit moves the registered pointer too
+    loaded = SqlCatalog("default", uri=uri).load_table("lake.events")
+    assert loaded.current_snapshot().snapshot_id == t.current_snapshot.snapshot_id
+    assert sorted(r["id"] for r in loaded.scan().to_arrow().to_pylist()) == [1, 2]
+    with pytest.raises(InvalidOptionError, match=r"NAMESPACE\.NAME"):
+        t.publish(register=(uri, "nodot"))

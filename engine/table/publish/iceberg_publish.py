@@ -28,6 +28,7 @@ from fieldshift.table.catalog import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_entries import data_file_entry
 from fieldshift.table.publish.iceberg_io import StorageInput, StorageOutput, put_if_absent, replace_file
+from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, move_pointer
 from fieldshift.table.publish.iceberg_types import (
     check_publishable_change,
     iceberg_schema,
@@ -359,7 +360,12 @@ def publish_iceberg(catalog: SqliteCatalog, table_id: int, name: str, storage: T
     Raises:
         UnpublishableError: a type or history Iceberg readers cannot read (nothing is written).
     """
-    return _Publisher(catalog, table_id, name, storage).run()
+    result = _Publisher(catalog, table_id, name, storage).run()
+    props = catalog.run_read(lambda conn: json.loads(conn.execute(
+        "SELECT properties FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()[0] or "{}"))
+    if props.get(REGISTER_URI_PROPERTY) and props.get(REGISTER_NAME_PROPERTY):
+        move_pointer(props[REGISTER_URI_PROPERTY], props[REGISTER_NAME_PROPERTY], result.metadata_location)
+    return result
 
 
 def catch_up(catalog: SqliteCatalog, table_id: int, name: str, storage: TableStorage) -> PublishResult | None:
