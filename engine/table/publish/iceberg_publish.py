@@ -48,13 +48,29 @@ METADATA_DIR = "metadata"
 HINT = f"{METADATA_DIR}/version-hint.text"
 SNAPSHOT_PROPERTY = "fieldshift.snapshot-id"  # the fieldshift snapshot a metadata version publishes
 PUBLISH_FORMATS = ("iceberg",)
+# the kept snapshots without their summaries (a long history's summaries would be parsed for nothing)
+_SNAPSHOTS = ("SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation FROM fs_snapshot "
+              "WHERE table_id = ? ORDER BY snapshot_id")
 
 
 class PublishWarning(UserWarning):
     """A commit succeeded but catching up its published metadata failed (it catches up later)."""
 
 
-_MANIFEST_NAME = re.compile(r".*-s(\d+)-b(\d+)-p(\d+)-m\.avro$")
+_MANIFEST_NAME = re.compile(r".*-s(\d+)-b(\d+)_(\d+)-p(\d+)-m\.avro$")
+_BLOCKS = (1024, 32)  # files added in a finished block of this many snapshots share one manifest
+
+
+def _block(begin: int, snapshot_id: int) -> tuple[int, int]:
+    """The snapshots whose files share a manifest with those ``begin`` added, as of ``snapshot_id``: the
+    largest finished block holding ``begin``, else ``begin`` alone. A snapshot then lists at most
+    ``S / 1024 + 2 * 31`` manifests (Iceberg merges small manifests for the same reason), and a block's
+    manifest is written once, when the block finishes."""
+    for size in _BLOCKS:
+        lo = begin - begin % size
+        if lo + size - 1 <= snapshot_id:
+            return lo, lo + size - 1
+    return begin, begin
 
 
 @dataclass(frozen=True)
@@ -69,9 +85,10 @@ class PublishResult:
 
 @dataclass(frozen=True)
 class _File:
-    entry: DataFile
+    entry: DataFile  # without statistics and partition values (loaded for the files a manifest is written for)
     begin: int
     end: int | None
+    partition_text: str | None = None
 
     def live_at(self, snapshot_id: int) -> bool:
         return self.begin <= snapshot_id and (self.end is None or self.end > snapshot_id)
@@ -111,9 +128,8 @@ def _load_files(catalog: SqliteCatalog, table_id: int) -> list[_File]:
             raise UnpublishableError(
                 f"table {table_id}: publishing keyed tables (delete files, merges by key) is not built yet; "
                 "publish an unkeyed table")
-        out.append(_File(DataFile(r[1], int(r[2]), int(r[3]), int(r[4]), {}, int(r[0]), spec_id=int(r[7]),
-                                  partition=decode_partition(r[8])), int(r[5]),
-                         None if r[6] is None else int(r[6])))
+        out.append(_File(DataFile(r[1], int(r[2]), int(r[3]), int(r[4]), {}, int(r[0]), spec_id=int(r[7])),
+                         int(r[5]), None if r[6] is None else int(r[6]), r[8]))
     return out
 
 
@@ -133,10 +149,10 @@ def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Seq
             problems.append(f"schema {s.schema_id}: initial or write defaults need Iceberg v3, which publishing "
                             "does not write yet; compact() and drop the defaults, or wait for v3 publishing")
     seen: set[tuple[int, int]] = set()
-    for snap in snapshots:
-        for f in files:
-            pair = (f.entry.schema_id, snap.schema_id)
-            if pair not in seen and f.live_at(snap.snapshot_id):
+    for snap in snapshots:  # the snapshots to publish (those published were checked when they were)
+        for schema_id in {f.entry.schema_id for f in files if f.live_at(snap.snapshot_id)}:
+            pair = (schema_id, snap.schema_id)
+            if pair not in seen:
                 seen.add(pair)
                 if pair[0] != pair[1]:
                     problems += promotion_problems(schemas[pair[0]], schemas[pair[1]])
@@ -160,7 +176,8 @@ class _Publisher:
 
     def __init__(self, catalog: SqliteCatalog, table_id: int, name: str, storage: TableStorage) -> None:
         self.catalog, self.table_id, self.name, self.storage = catalog, table_id, name, storage
-        self.snapshots = catalog.snapshots(table_id)
+        self.snapshots = catalog.run_read(lambda conn: [Snapshot(int(r[0]), r[1], int(r[2]), r[3], r[4], {}) for r in
+                                                        conn.execute(_SNAPSHOTS, (table_id,)).fetchall()])
         self.schemas = catalog.schemas(table_id)
         self.specs = catalog.specs(table_id)
         self.specs_by_id = {s.spec_id: s for s, _ in self.specs}
@@ -194,41 +211,50 @@ class _Publisher:
             "default-sort-order-id": 0,
         }
 
-    def _manifests(self, snap: Snapshot, previous_manifests: list[Any], stats: dict[int, Any]) -> list[Any]:
+    def _manifests(self, snap: Snapshot, previous_manifests: list[Any]) -> list[Any]:
         from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, write_manifest
 
         sid = snap.snapshot_id
-        groups: dict[tuple[int, int], list[_File]] = {}
+        groups: dict[tuple[int, int, int], list[_File]] = {}
         for f in self.files:
             if f.live_at(sid):
-                groups.setdefault((f.begin, f.entry.spec_id), []).append(f)
-        reusable: dict[tuple[int, int], Any] = {}
+                lo, hi = _block(f.begin, sid)
+                groups.setdefault((lo, hi, f.entry.spec_id), []).append(f)
+        reusable: dict[tuple[int, int, int], Any] = {}
         for m in previous_manifests:
             found = _MANIFEST_NAME.match(m.manifest_path)
             if found:
-                reusable[(int(found.group(2)), int(found.group(3)))] = m
-        out = []
-        schema = iceberg_schema(self.schemas[snap.schema_id])
-        for (begin, spec_id), members in sorted(groups.items()):
-            old = reusable.get((begin, spec_id))
+                reusable[(int(found.group(2)), int(found.group(3)), int(found.group(4)))] = m
+        out: list[Any] = []
+        to_write = []
+        for key, members in sorted(groups.items()):
+            old = reusable.get(key)
             if old is not None and old.added_files_count + old.existing_files_count == len(members):
-                out.append(old)
-                continue
+                out.append(old)  # none of its files has gone
+            else:
+                to_write.append((key, members))
+        if not to_write:
+            return out
+        ids = sorted(f.entry.file_id for _, members in to_write for f in members if f.entry.file_id is not None)
+        stats = self.catalog.file_stats(ids)
+        schema = iceberg_schema(self.schemas[snap.schema_id])
+        for (lo, hi, spec_id), members in to_write:
             spec = self.specs_by_id[spec_id]
-            rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-b{begin}-p{spec_id}-m.avro"
+            rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-b{lo}_{hi}-p{spec_id}-m.avro"
             target = StorageOutput(self.storage, rel, _abs(self.storage, rel))
             with write_manifest(2, _iceberg_spec(spec), schema, target, sid, "null") as writer:
                 for f in members:
-                    entry = replace(f.entry, stats=stats.get(f.entry.file_id or -1, {}))
+                    entry = replace(f.entry, stats=stats.get(f.entry.file_id or -1, {}),
+                                    partition=decode_partition(f.partition_text))
                     df = data_file_entry(entry, _abs(self.storage, f.entry.path), spec,
                                          self.schemas[f.entry.schema_id])
-                    if begin == sid:
+                    if f.begin == sid:
                         writer.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=sid,
                                                                  data_file=df))
                     else:
                         writer.add_entry(ManifestEntry.from_args(
-                            status=ManifestEntryStatus.EXISTING, snapshot_id=begin, sequence_number=begin,
-                            file_sequence_number=begin, data_file=df))
+                            status=ManifestEntryStatus.EXISTING, snapshot_id=f.begin, sequence_number=f.begin,
+                            file_sequence_number=f.begin, data_file=df))
             out.append(writer.to_manifest_file())
         return out
 
@@ -263,21 +289,20 @@ class _Publisher:
 
     # -- catching up ------------------------------------------------------------------------------
     def run(self) -> PublishResult:
-        _check(self.schemas, self.snapshots, self.files, self.name)
         kept = {s.snapshot_id for s in self.snapshots}
         written: list[int] = []
-        stats: dict[int, Any] | None = None
         version = published_version(self.storage)
+        checked = False
         while True:  # each turn writes the next version, or finds another process wrote it and reloads
             previous = json.loads(self.storage.read_bytes(_metadata_name(version))) if version else None
             last = int(previous["properties"][SNAPSHOT_PROPERTY]) if previous else -1
+            if not checked:  # before anything is written
+                _check(self.schemas, [s for s in self.snapshots if s.snapshot_id > last], self.files, self.name)
+                checked = True
             pending = [s for s in self.snapshots if s.snapshot_id > last]
             expired = [e for e in (previous or {}).get("snapshots", []) if e["snapshot-id"] not in kept]
             if pending:
-                if stats is None:
-                    needed = {f.entry.file_id for f in self.files for s in pending if f.live_at(s.snapshot_id)}
-                    stats = self.catalog.file_stats(sorted(i for i in needed if i is not None)) if needed else {}
-                meta = self._version(previous, version, pending[0], kept, stats)
+                meta = self._version(previous, version, pending[0], kept)
             elif expired:
                 meta = self._expired(previous, version, kept)  # type: ignore[arg-type]
             else:
@@ -304,8 +329,8 @@ class _Publisher:
                                                                         * 1000))
         return meta
 
-    def _version(self, previous: dict[str, Any] | None, version: int, snap: Snapshot, kept: set[int],
-                 stats: dict[int, Any]) -> dict[str, Any]:
+    def _version(self, previous: dict[str, Any] | None, version: int, snap: Snapshot, kept: set[int]
+                 ) -> dict[str, Any]:
         from pyiceberg.manifest import read_manifest_list
 
         meta = self._base(previous, snap)
@@ -321,7 +346,7 @@ class _Publisher:
         if current is not None:  # its manifests are reused where none of their files has gone
             rel = self._rel(current["manifest-list"])
             prior = list(read_manifest_list(StorageInput(self.storage, rel, current["manifest-list"])))
-        manifests = self._manifests(snap, prior, stats)
+        manifests = self._manifests(snap, prior)
         parent = snap.parent_snapshot_id if snap.parent_snapshot_id in {e["snapshot-id"] for e in previous_entries} \
             else None
         entry = self._snapshot(snap, parent, manifests)
@@ -360,9 +385,10 @@ def publish_iceberg(catalog: SqliteCatalog, table_id: int, name: str, storage: T
     Raises:
         UnpublishableError: a type or history Iceberg readers cannot read (nothing is written).
     """
-    result = _Publisher(catalog, table_id, name, storage).run()
-    props = catalog.run_read(lambda conn: json.loads(conn.execute(
-        "SELECT properties FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()[0] or "{}"))
+    with catalog.one_connection():  # a dozen reads of the catalog, one connection
+        result = _Publisher(catalog, table_id, name, storage).run()
+        props = catalog.run_read(lambda conn: json.loads(conn.execute(
+            "SELECT properties FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()[0] or "{}"))
     if props.get(REGISTER_URI_PROPERTY) and props.get(REGISTER_NAME_PROPERTY):
         move_pointer(props[REGISTER_URI_PROPERTY], props[REGISTER_NAME_PROPERTY], result.metadata_location)
     return result
