@@ -235,3 +235,17 @@ def test_register_in_a_sql_catalog_and_the_pointer_moves_at_every_catch_up(tmp_p
     assert sorted(r["id"] for r in loaded.scan().to_arrow().to_pylist()) == [1, 2]
     with pytest.raises(InvalidOptionError, match=r"NAMESPACE\.NAME"):
         t.publish(register=(uri, "nodot"))
+
+
+def test_manifests_of_finished_blocks_are_merged_and_rewritten_when_a_file_goes(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]))
+    for i in range(40):
+        t.append({"id": [i]})
+    t.publish()
+    st = static_table(t)
+    manifests = st.current_snapshot().manifests(st.io)
+    assert len(manifests) == 1 + 9  # files of snapshots 1-31 share one; 32-40 one each
+    t.compact()
+    t.publish()
+    for sid in (5, 33, 40, t.current_snapshot.snapshot_id):
+        assert pyiceberg_rows(t, sid) == fieldshift_rows(t, sid)
