@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import uuid
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from fieldshift.errors import UnpublishableError
@@ -48,6 +49,16 @@ METADATA_DIR = "metadata"
 HINT = f"{METADATA_DIR}/version-hint.text"
 SNAPSHOT_PROPERTY = "fieldshift.snapshot-id"  # the fieldshift snapshot a metadata version publishes
 PUBLISH_FORMATS = ("iceberg",)
+# What this process last wrote or read (commits of one process follow each other): metadata versions by
+# their file's identity, manifest lists (never rewritten: unique names) by path, as prepared for writing.
+_VERSIONS: dict[Any, dict[str, Any]] = {}
+_LISTS: dict[Any, list[Any]] = {}
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any, keep: int = 16) -> None:
+    if len(cache) >= keep:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
 # the kept snapshots without their summaries (a long history's summaries would be parsed for nothing)
 _SNAPSHOTS = ("SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation FROM fs_snapshot "
               "WHERE table_id = ? ORDER BY snapshot_id")
@@ -83,15 +94,23 @@ class PublishResult:
     metadata_location: str
 
 
-@dataclass(frozen=True)
 class _File:
-    entry: DataFile  # without statistics and partition values (loaded for the files a manifest is written for)
-    begin: int
-    end: int | None
-    partition_text: str | None = None
+    """A data file row of the catalog, as catching up needs it (statistics and partition values are decoded
+    only for the files a manifest is written for: a long history has many files and few new ones)."""
+
+    __slots__ = ("begin", "end", "file_id", "file_size", "partition_text", "path", "record_count", "schema_id",
+                 "spec_id")
+
+    def __init__(self, row: tuple[Any, ...]) -> None:
+        (self.file_id, self.path, self.schema_id, self.record_count, self.file_size, self.begin, self.end,
+         self.spec_id, self.partition_text) = row[:9]
 
     def live_at(self, snapshot_id: int) -> bool:
         return self.begin <= snapshot_id and (self.end is None or self.end > snapshot_id)
+
+    def data_file(self, stats: dict[int, Any]) -> DataFile:
+        return DataFile(self.path, self.schema_id, self.record_count, self.file_size, stats, self.file_id,
+                        spec_id=self.spec_id, partition=decode_partition(self.partition_text))
 
 
 def _metadata_name(version: int) -> str:
@@ -122,15 +141,11 @@ def _load_files(catalog: SqliteCatalog, table_id: int) -> list[_File]:
             "partition_values, content FROM fs_data_file WHERE table_id = ? ORDER BY file_id", (table_id,)).fetchall()
 
     rows = catalog.run_read(read)
-    out = []
-    for r in rows:
-        if r[9] != "data":
-            raise UnpublishableError(
-                f"table {table_id}: publishing keyed tables (delete files, merges by key) is not built yet; "
-                "publish an unkeyed table")
-        out.append(_File(DataFile(r[1], int(r[2]), int(r[3]), int(r[4]), {}, int(r[0]), spec_id=int(r[7])),
-                         int(r[5]), None if r[6] is None else int(r[6]), r[8]))
-    return out
+    if any(r[9] != "data" for r in rows):
+        raise UnpublishableError(
+            f"table {table_id}: publishing keyed tables (delete files, merges by key) is not built yet; "
+            "publish an unkeyed table")
+    return [_File(r) for r in rows]
 
 
 def _ms(committed_at: str) -> int:
@@ -150,7 +165,7 @@ def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Seq
                             "does not write yet; compact() and drop the defaults, or wait for v3 publishing")
     seen: set[tuple[int, int]] = set()
     for snap in snapshots:  # the snapshots to publish (those published were checked when they were)
-        for schema_id in {f.entry.schema_id for f in files if f.live_at(snap.snapshot_id)}:
+        for schema_id in {f.schema_id for f in files if f.live_at(snap.snapshot_id)}:
             pair = (schema_id, snap.schema_id)
             if pair not in seen:
                 seen.add(pair)
@@ -188,7 +203,7 @@ class _Publisher:
     def _base(self, previous: dict[str, Any] | None, snap: Snapshot) -> dict[str, Any]:
         schema_ids = sorted(i for i in self.schemas if i <= max(
             s.schema_id for s in self.snapshots if s.snapshot_id <= snap.snapshot_id))
-        live_specs = {f.entry.spec_id for f in self.files if f.live_at(snap.snapshot_id)}
+        live_specs = {f.spec_id for f in self.files if f.live_at(snap.snapshot_id)}
         specs = [s for s, begin in self.specs if begin <= snap.snapshot_id]
         default = specs[-1] if specs else self.specs[0][0]
         spec_ids = sorted({s.spec_id for s in specs} | live_specs | {default.spec_id})
@@ -219,7 +234,7 @@ class _Publisher:
         for f in self.files:
             if f.live_at(sid):
                 lo, hi = _block(f.begin, sid)
-                groups.setdefault((lo, hi, f.entry.spec_id), []).append(f)
+                groups.setdefault((lo, hi, f.spec_id), []).append(f)
         reusable: dict[tuple[int, int, int], Any] = {}
         for m in previous_manifests:
             found = _MANIFEST_NAME.match(m.manifest_path)
@@ -235,7 +250,7 @@ class _Publisher:
                 to_write.append((key, members))
         if not to_write:
             return out
-        ids = sorted(f.entry.file_id for _, members in to_write for f in members if f.entry.file_id is not None)
+        ids = sorted(f.file_id for _, members in to_write for f in members if f.file_id is not None)
         stats = self.catalog.file_stats(ids)
         schema = iceberg_schema(self.schemas[snap.schema_id])
         for (lo, hi, spec_id), members in to_write:
@@ -244,10 +259,8 @@ class _Publisher:
             target = StorageOutput(self.storage, rel, _abs(self.storage, rel))
             with write_manifest(2, _iceberg_spec(spec), schema, target, sid, "null") as writer:
                 for f in members:
-                    entry = replace(f.entry, stats=stats.get(f.entry.file_id or -1, {}),
-                                    partition=decode_partition(f.partition_text))
-                    df = data_file_entry(entry, _abs(self.storage, f.entry.path), spec,
-                                         self.schemas[f.entry.schema_id])
+                    df = data_file_entry(f.data_file(stats.get(f.file_id, {})), _abs(self.storage, f.path), spec,
+                                         self.schemas[f.schema_id])
                     if f.begin == sid:
                         writer.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=sid,
                                                                  data_file=df))
@@ -266,6 +279,7 @@ class _Publisher:
         target = StorageOutput(self.storage, rel, _abs(self.storage, rel))
         with write_manifest_list(2, target, sid, parent, sid, "null") as writer:
             writer.add_manifests(manifests)
+            _remember(_LISTS, (str(self.storage.location), rel), [writer.prepare_manifest(m) for m in manifests])
         added = sum(1 for f in self.files if f.begin == sid)
         removed = sum(1 for f in self.files if f.end == sid)
         operation = ("overwrite" if added and removed else "append" if added else "delete" if removed
@@ -279,7 +293,7 @@ class _Publisher:
             "summary": {"operation": operation, "fieldshift-operation": snap.operation,
                         "added-data-files": str(added), "deleted-data-files": str(removed),
                         "total-data-files": str(len(live)),
-                        "total-records": str(sum(f.entry.record_count for f in live)),
+                        "total-records": str(sum(f.record_count for f in live)),
                         "total-delete-files": "0", "total-position-deletes": "0", "total-equality-deletes": "0"},
             "schema-id": snap.schema_id,
         }
@@ -294,7 +308,7 @@ class _Publisher:
         version = published_version(self.storage)
         checked = False
         while True:  # each turn writes the next version, or finds another process wrote it and reloads
-            previous = json.loads(self.storage.read_bytes(_metadata_name(version))) if version else None
+            previous = self._read_version(version) if version else None
             last = int(previous["properties"][SNAPSHOT_PROPERTY]) if previous else -1
             if not checked:  # before anything is written
                 _check(self.schemas, [s for s in self.snapshots if s.snapshot_id > last], self.files, self.name)
@@ -309,9 +323,32 @@ class _Publisher:
                 break
             if put_if_absent(self.storage, _metadata_name(version + 1), json.dumps(meta).encode()):
                 written.append(version + 1)
+                stamp = self._stamp(version + 1)
+                if stamp is not None:
+                    _remember(_VERSIONS, stamp, meta)
             version += 1
         final = self._move_hint(version)
         return PublishResult(tuple(written), final, _abs(self.storage, _metadata_name(final)))
+
+    def _stamp(self, version: int) -> tuple[Any, ...] | None:
+        """What identifies a local metadata file's content (a version file never changes once written; the
+        size and time tell a directory made again apart); None on an object store (read every time)."""
+        if self.storage.local_path is None:
+            return None
+        try:
+            st = os.stat(self.storage.local_path / _metadata_name(version))
+        except FileNotFoundError:
+            return None
+        return (str(self.storage.local_path), version, st.st_size, st.st_mtime_ns, st.st_ino)
+
+    def _read_version(self, version: int) -> dict[str, Any]:
+        stamp = self._stamp(version)
+        found = _VERSIONS.get(stamp) if stamp is not None else None
+        if found is None:
+            found = json.loads(self.storage.read_bytes(_metadata_name(version)))
+            if stamp is not None:
+                _remember(_VERSIONS, stamp, found)
+        return found
 
     def _log(self, previous: dict[str, Any] | None, version: int) -> list[dict[str, Any]]:
         if previous is None:
@@ -345,7 +382,8 @@ class _Publisher:
         prior: list[Any] = []
         if current is not None:  # its manifests are reused where none of their files has gone
             rel = self._rel(current["manifest-list"])
-            prior = list(read_manifest_list(StorageInput(self.storage, rel, current["manifest-list"])))
+            prior = _LISTS.get((str(self.storage.location), rel)) or list(
+                read_manifest_list(StorageInput(self.storage, rel, current["manifest-list"])))
         manifests = self._manifests(snap, prior)
         parent = snap.parent_snapshot_id if snap.parent_snapshot_id in {e["snapshot-id"] for e in previous_entries} \
             else None
