@@ -99,3 +99,18 @@ def test_filters_pushed_to_pyiceberg_never_skip_a_needed_file_and_prune_as_field
         assert needed <= planned, expr  # never a file fieldshift needs skipped
         assert len(planned) == len(needed) < total, expr  # and pruned as fieldshift prunes
         assert pyiceberg_rows(t, head, expr) == canonical(t.scan(filter=fs_filter).to_arrow())
+
+
+def test_keyed_table_upserts_and_deletes_publish_as_position_deletes(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "k", pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()),
+                                                 pa.field("region", pa.string(), nullable=False)]),
+                     identifier_fields=["id", "region"], buckets=2, partition_by=["region"], publish="iceberg")
+    t.upsert({"id": [1, 2, 3, 4], "v": ["a", "b", "c", "d"], "region": ["eu", "eu", "us", "us"]})
+    t.upsert({"id": [2, 3, 5], "v": ["B", "C", "e"], "region": ["eu", "us", "us"]})
+    t.delete({"id": [1, 5], "region": ["eu", "us"]})
+    t.upsert({"id": [1], "v": ["again"], "region": ["eu"]})
+    t.compact()
+    t.upsert({"id": [4], "v": ["D"], "region": ["us"]})
+    assert check_every_snapshot(t) == len(t.history()) - 1
+    summaries = [s.summary for s in static_table(t).metadata.snapshots]
+    assert any(int(s["total-position-deletes"]) > 0 for s in summaries)  # the vectors were published as deletes

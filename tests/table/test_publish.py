@@ -249,3 +249,32 @@ def test_manifests_of_finished_blocks_are_merged_and_rewritten_when_a_file_goes(
     t.publish()
     for sid in (5, 33, 40, t.current_snapshot.snapshot_id):
         assert pyiceberg_rows(t, sid) == fieldshift_rows(t, sid)
+
+
+# -- keyed tables -------------------------------------------------------------------------------------
+def test_keyed_upserts_and_deletes_read_back_through_position_deletes(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "k", pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())]),
+                     identifier_fields=["id"], buckets=2, publish="iceberg")
+    t.upsert({"id": [1, 2, 3], "v": ["a", "b", "c"]})
+    t.upsert({"id": [2, 4], "v": ["B", "d"]})
+    t.delete([3])
+    for snap in t.history()[1:]:
+        assert pyiceberg_rows(t, snap.snapshot_id) == fieldshift_rows(t, snap.snapshot_id)
+    assert sorted(p.name for p in (t.location / "metadata" / "deletes").iterdir())  # position-delete files
+    assert pyiceberg_rows(t, t.current_snapshot.snapshot_id) == ['{"id": 1, "v": "a"}', '{"id": 2, "v": "B"}',
+                                                                 '{"id": 4, "v": "d"}']
+
+
+def test_vacuum_removes_position_deletes_only_expired_snapshots_named(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "k", pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())]),
+                     identifier_fields=["id"], buckets=1, publish="iceberg")
+    t.upsert({"id": [1, 2], "v": ["a", "b"]})
+    t.upsert({"id": [2], "v": ["B"]})
+    t.upsert({"id": [1], "v": ["A"]})
+    before = set((t.location / "metadata" / "deletes").iterdir())
+    t.expire_snapshots(older_than=0, retain_last=1)
+    removed = t.vacuum(older_than=0)
+    assert any(r.startswith("metadata/deletes/") for r in removed)
+    assert set((t.location / "metadata" / "deletes").iterdir()) < before
+    head = t.current_snapshot.snapshot_id
+    assert pyiceberg_rows(t, head) == fieldshift_rows(t, head) == ['{"id": 1, "v": "A"}', '{"id": 2, "v": "B"}']

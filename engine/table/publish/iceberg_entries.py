@@ -16,7 +16,7 @@ from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_types import iceberg_type_of
 from fieldshift.types import ListType, MapType, StructType
 
-__all__ = ["data_file_entry", "iceberg_value"]
+__all__ = ["data_file_entry", "iceberg_value", "position_delete_entry"]
 
 T = pa.types
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -125,3 +125,16 @@ def data_file_entry(f: DataFile, absolute_path: str, spec: PartitionSpec, file_s
         upper_bounds=upper,
         spec_id=spec.spec_id,
     )
+
+
+def position_delete_entry(absolute_path: str, rows: int, size: int, spec: PartitionSpec, file_schema: Schema,
+                          partition: tuple[Any, ...]) -> Any:
+    """A PyIceberg ``DataFile`` for a position-delete file of one partition of ``spec``."""
+    from pyiceberg.manifest import DataFile as IcebergDataFile
+    from pyiceberg.manifest import DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    return IcebergDataFile.from_args(
+        content=DataFileContent.POSITION_DELETES, file_path=absolute_path, file_format=FileFormat.PARQUET,
+        partition=Record(*_partition(spec, file_schema, partition, absolute_path)), record_count=rows,
+        file_size_in_bytes=size, spec_id=spec.spec_id)

@@ -27,7 +27,8 @@ from fieldshift.errors import UnpublishableError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.partitioning import PartitionSpec
-from fieldshift.table.publish.iceberg_entries import data_file_entry
+from fieldshift.table.publish.iceberg_deletes import delete_manifest_writer, snapshot_deletes, write_position_deletes
+from fieldshift.table.publish.iceberg_entries import data_file_entry, position_delete_entry
 from fieldshift.table.publish.iceberg_io import StorageInput, StorageOutput, put_if_absent, replace_file
 from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, move_pointer
 from fieldshift.table.publish.iceberg_types import (
@@ -69,6 +70,12 @@ class PublishWarning(UserWarning):
 
 
 _MANIFEST_NAME = re.compile(r".*-s(\d+)-b(\d+)_(\d+)-p(\d+)-m\.avro$")
+def _is_data(manifest: Any) -> bool:
+    from pyiceberg.manifest import ManifestContent
+
+    return manifest.content == ManifestContent.DATA
+
+
 _BLOCKS = (1024, 32)  # files added in a finished block of this many snapshots share one manifest
 
 
@@ -98,12 +105,12 @@ class _File:
     """A data file row of the catalog, as catching up needs it (statistics and partition values are decoded
     only for the files a manifest is written for: a long history has many files and few new ones)."""
 
-    __slots__ = ("begin", "end", "file_id", "file_size", "partition_text", "path", "record_count", "schema_id",
-                 "spec_id")
+    __slots__ = ("begin", "bucket", "content", "end", "file_id", "file_size", "partition_text", "path",
+                 "record_count", "schema_id", "spec_id")
 
     def __init__(self, row: tuple[Any, ...]) -> None:
         (self.file_id, self.path, self.schema_id, self.record_count, self.file_size, self.begin, self.end,
-         self.spec_id, self.partition_text) = row[:9]
+         self.spec_id, self.partition_text, self.content, self.bucket) = row
 
     def live_at(self, snapshot_id: int) -> bool:
         return self.begin <= snapshot_id and (self.end is None or self.end > snapshot_id)
@@ -138,14 +145,10 @@ def _load_files(catalog: SqliteCatalog, table_id: int) -> list[_File]:
     def read(conn: Any) -> list[Any]:
         return conn.execute(
             "SELECT file_id, path, schema_id, record_count, file_size, begin_snapshot, end_snapshot, spec_id, "
-            "partition_values, content FROM fs_data_file WHERE table_id = ? ORDER BY file_id", (table_id,)).fetchall()
+            "partition_values, content, bucket FROM fs_data_file WHERE table_id = ? ORDER BY file_id",
+            (table_id,)).fetchall()
 
-    rows = catalog.run_read(read)
-    if any(r[9] != "data" for r in rows):
-        raise UnpublishableError(
-            f"table {table_id}: publishing keyed tables (delete files, merges by key) is not built yet; "
-            "publish an unkeyed table")
-    return [_File(r) for r in rows]
+    return [_File(r) for r in catalog.run_read(read)]
 
 
 def _ms(committed_at: str) -> int:
@@ -155,9 +158,9 @@ def _ms(committed_at: str) -> int:
     return int(stamp.timestamp() * 1000)
 
 
-def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Sequence[_File], name: str) -> None:
+def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Sequence[_File], name: str,
+           problems: list[str]) -> None:
     """Refuse, before anything is written, what Iceberg readers could not read (every problem at once)."""
-    problems: list[str] = []
     for s in schemas.values():
         problems += type_problems(s)
         if needs_v3(s):
@@ -196,7 +199,10 @@ class _Publisher:
         self.schemas = catalog.schemas(table_id)
         self.specs = catalog.specs(table_id)
         self.specs_by_id = {s.spec_id: s for s, _ in self.specs}
-        self.files = _load_files(catalog, table_id)
+        self.all_files = _load_files(catalog, table_id)
+        self.files = [f for f in self.all_files if f.content == "data"]  # a keyed table's key deletes are not rows
+        self.keyed = any(f.bucket is not None for f in self.all_files)
+        self.deletes: dict[int, dict[int, Any]] = {}  # snapshot -> data file id -> positions dropped
         self.location = _abs(storage, "")
 
     # -- metadata of one snapshot -----------------------------------------------------------------
@@ -271,6 +277,38 @@ class _Publisher:
             out.append(writer.to_manifest_file())
         return out
 
+    def _delete_manifests(self, snap: Snapshot) -> list[Any]:
+        """The snapshot's position deletes (its deletion vectors), one file per partition, one manifest per
+        spec; written whole for every snapshot that has any."""
+        from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
+
+        sid = snap.snapshot_id
+        dropped = self.deletes.get(sid) or {}
+        if not dropped:
+            return []
+        by_id = {f.file_id: f for f in self.files}
+        groups: dict[tuple[int, str | None], list[tuple[str, Any]]] = {}
+        for fid, positions in dropped.items():
+            f = by_id[fid]
+            groups.setdefault((f.spec_id, f.partition_text), []).append((_abs(self.storage, f.path), positions))
+        written = write_position_deletes(self.storage, groups, sid)
+        schema = iceberg_schema(self.schemas[snap.schema_id])
+        out = []
+        for spec_id in sorted({k[0] for k in written}):
+            spec = self.specs_by_id[spec_id]
+            rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-deletes-m.avro"
+            target = StorageOutput(self.storage, rel, _abs(self.storage, rel))
+            with delete_manifest_writer(_iceberg_spec(spec), schema, target, sid) as writer:
+                for (group_spec, partition_text), (path, rows, size) in sorted(written.items(), key=str):
+                    if group_spec != spec_id:
+                        continue
+                    entry = position_delete_entry(_abs(self.storage, path), rows, size, spec,
+                                                  self.schemas[snap.schema_id], decode_partition(partition_text))
+                    writer.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=sid,
+                                                             data_file=entry))
+            out.append(writer.to_manifest_file())
+        return out
+
     def _snapshot(self, snap: Snapshot, parent: int | None, manifests: list[Any]) -> dict[str, Any]:
         from pyiceberg.manifest import write_manifest_list
 
@@ -294,7 +332,10 @@ class _Publisher:
                         "added-data-files": str(added), "deleted-data-files": str(removed),
                         "total-data-files": str(len(live)),
                         "total-records": str(sum(f.record_count for f in live)),
-                        "total-delete-files": "0", "total-position-deletes": "0", "total-equality-deletes": "0"},
+                        "total-delete-files": str(len({(f.spec_id, f.partition_text) for f in self.files
+                                                       if f.file_id in (self.deletes.get(sid) or {})})),
+                        "total-position-deletes": str(sum(len(p) for p in (self.deletes.get(sid) or {}).values())),
+                        "total-equality-deletes": "0"},
             "schema-id": snap.schema_id,
         }
         if parent is not None:
@@ -311,7 +352,14 @@ class _Publisher:
             previous = self._read_version(version) if version else None
             last = int(previous["properties"][SNAPSHOT_PROPERTY]) if previous else -1
             if not checked:  # before anything is written
-                _check(self.schemas, [s for s in self.snapshots if s.snapshot_id > last], self.files, self.name)
+                todo = [s for s in self.snapshots if s.snapshot_id > last]
+                problems = []
+                for snap in todo if self.keyed else ():
+                    live = [f for f in self.all_files if f.live_at(snap.snapshot_id)]
+                    self.deletes[snap.snapshot_id], found = snapshot_deletes(self.catalog, self.table_id,
+                                                                             snap.snapshot_id, live)
+                    problems += found
+                _check(self.schemas, todo, self.files, self.name, problems)
                 checked = True
             pending = [s for s in self.snapshots if s.snapshot_id > last]
             expired = [e for e in (previous or {}).get("snapshots", []) if e["snapshot-id"] not in kept]
@@ -384,7 +432,8 @@ class _Publisher:
             rel = self._rel(current["manifest-list"])
             prior = _LISTS.get((str(self.storage.location), rel)) or list(
                 read_manifest_list(StorageInput(self.storage, rel, current["manifest-list"])))
-        manifests = self._manifests(snap, prior)
+        manifests = self._manifests(snap, [m for m in prior if _is_data(m)])
+        manifests += self._delete_manifests(snap)
         parent = snap.parent_snapshot_id if snap.parent_snapshot_id in {e["snapshot-id"] for e in previous_entries} \
             else None
         entry = self._snapshot(snap, parent, manifests)
@@ -455,7 +504,4 @@ def check_format(publish: str | None) -> dict[str, str]:
 
 def check_new_table(schema: Schema, identifier_fields: Sequence[str], location: str) -> None:
     """Refuse ``Table.create(..., publish=...)`` of a table publishing cannot express, before it exists."""
-    if identifier_fields:
-        raise UnpublishableError(f"table at {location}: publishing keyed tables is not built yet; create it "
-                                 "without publish= (or without identifier_fields)")
     check_publishable_change(schema, [], location)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fieldshift.table.publish.iceberg_deletes import DELETES_DIR
 from fieldshift.table.publish.iceberg_io import StorageInput
 from fieldshift.table.publish.iceberg_publish import METADATA_DIR, published_version
 from fieldshift.table.storage import TableStorage
@@ -67,9 +68,9 @@ class _StorageIO:
 
 
 def vacuum_published(storage: TableStorage, cutoff: float) -> list[str]:
-    """Delete metadata versions naming a snapshot the newest version no longer has, and manifests and
-    manifest lists no remaining version names, modified before ``cutoff`` (a catch-up may be writing newer
-    ones); returns their relative paths. The newest version and the hint are always kept."""
+    """Delete metadata versions naming a snapshot the newest version no longer has, and manifests, manifest
+    lists and position-delete files no remaining version names, modified before ``cutoff`` (a catch-up may
+    be writing newer ones); returns their relative paths. The newest version and the hint are always kept."""
     newest = published_version(storage)
     if not newest:
         return []
@@ -90,8 +91,11 @@ def vacuum_published(storage: TableStorage, cutoff: float) -> list[str]:
             removed.append(entry.rel)
     lists, manifests = _manifests(storage, latest)
     needed = lists | {r for m in manifests if (r := _rel(storage, m.manifest_path)) is not None}
+    deletes = [e for e in entries.values() if e.rel.startswith(DELETES_DIR + "/") and e.name.endswith(".parquet")]
+    named = published_data_paths(storage) if deletes else set()
     for name, entry in entries.items():
-        if name.endswith(".avro") and entry.rel not in needed and entry.mtime <= cutoff:
+        unneeded = (name.endswith(".avro") and entry.rel not in needed) or (entry in deletes and entry.rel not in named)
+        if unneeded and entry.mtime <= cutoff:
             storage.delete(entry.rel)
             removed.append(entry.rel)
     return removed
