@@ -56,6 +56,25 @@ _VERSIONS: dict[Any, dict[str, Any]] = {}
 _LISTS: dict[Any, list[Any]] = {}
 
 
+_ENTRY_TEXT: dict[tuple[int, str], str] = {}  # a snapshot entry's JSON (entries never change once written)
+
+
+def _encode(meta: dict[str, Any]) -> bytes:
+    """``meta`` as JSON; the snapshot entries, the bulk of a long history's metadata and the same in every
+    version, are encoded once per process."""
+    pieces = []
+    for entry in meta["snapshots"]:
+        key = (entry["snapshot-id"], entry["manifest-list"])
+        found = _ENTRY_TEXT.get(key)
+        if found is None:
+            if len(_ENTRY_TEXT) > 100_000:
+                _ENTRY_TEXT.clear()
+            found = _ENTRY_TEXT[key] = json.dumps(entry, separators=(",", ":"))
+        pieces.append(found)
+    head = json.dumps({k: v for k, v in meta.items() if k != "snapshots"}, separators=(",", ":"))
+    return (head[:-1] + ',"snapshots":[' + ",".join(pieces) + "]}").encode()
+
+
 def _remember(cache: dict[Any, Any], key: Any, value: Any, keep: int = 16) -> None:
     if len(cache) >= keep:
         cache.pop(next(iter(cache)))
@@ -125,7 +144,9 @@ def _metadata_name(version: int) -> str:
 
 
 def _abs(storage: TableStorage, rel: str) -> str:
-    return storage.display(rel) if storage.local_path is not None else f"{storage.location}/{rel}"
+    """Where Iceberg readers find ``rel``: a local path, or the object's URI (without the location's
+    query options, which are fieldshift's way to reach the store, not part of the name)."""
+    return storage.display(rel)
 
 
 def published_version(storage: TableStorage) -> int:
@@ -194,8 +215,7 @@ class _Publisher:
 
     def __init__(self, catalog: SqliteCatalog, table_id: int, name: str, storage: TableStorage) -> None:
         self.catalog, self.table_id, self.name, self.storage = catalog, table_id, name, storage
-        self.snapshots = catalog.run_read(lambda conn: [Snapshot(int(r[0]), r[1], int(r[2]), r[3], r[4], {}) for r in
-                                                        conn.execute(_SNAPSHOTS, (table_id,)).fetchall()])
+        self.rows = catalog.run_read(lambda conn: conn.execute(_SNAPSHOTS, (table_id,)).fetchall())
         self.schemas = catalog.schemas(table_id)
         self.specs = catalog.specs(table_id)
         self.specs_by_id = {s.spec_id: s for s, _ in self.specs}
@@ -208,7 +228,7 @@ class _Publisher:
     # -- metadata of one snapshot -----------------------------------------------------------------
     def _base(self, previous: dict[str, Any] | None, snap: Snapshot) -> dict[str, Any]:
         schema_ids = sorted(i for i in self.schemas if i <= max(
-            s.schema_id for s in self.snapshots if s.snapshot_id <= snap.snapshot_id))
+            r[2] for r in self.rows if r[0] <= snap.snapshot_id))
         live_specs = {f.spec_id for f in self.files if f.live_at(snap.snapshot_id)}
         specs = [s for s, begin in self.specs if begin <= snap.snapshot_id]
         default = specs[-1] if specs else self.specs[0][0]
@@ -344,7 +364,7 @@ class _Publisher:
 
     # -- catching up ------------------------------------------------------------------------------
     def run(self) -> PublishResult:
-        kept = {s.snapshot_id for s in self.snapshots}
+        kept = {r[0] for r in self.rows}
         written: list[int] = []
         version = published_version(self.storage)
         checked = False
@@ -352,7 +372,7 @@ class _Publisher:
             previous = self._read_version(version) if version else None
             last = int(previous["properties"][SNAPSHOT_PROPERTY]) if previous else -1
             if not checked:  # before anything is written
-                todo = [s for s in self.snapshots if s.snapshot_id > last]
+                todo = self._after(last)
                 problems = []
                 for snap in todo if self.keyed else ():
                     live = [f for f in self.all_files if f.live_at(snap.snapshot_id)]
@@ -361,7 +381,7 @@ class _Publisher:
                     problems += found
                 _check(self.schemas, todo, self.files, self.name, problems)
                 checked = True
-            pending = [s for s in self.snapshots if s.snapshot_id > last]
+            pending = self._after(last)
             expired = [e for e in (previous or {}).get("snapshots", []) if e["snapshot-id"] not in kept]
             if pending:
                 meta = self._version(previous, version, pending[0], kept)
@@ -369,7 +389,8 @@ class _Publisher:
                 meta = self._expired(previous, version, kept)  # type: ignore[arg-type]
             else:
                 break
-            if put_if_absent(self.storage, _metadata_name(version + 1), json.dumps(meta).encode()):
+            text = _encode(meta)
+            if put_if_absent(self.storage, _metadata_name(version + 1), text):
                 written.append(version + 1)
                 stamp = self._stamp(version + 1)
                 if stamp is not None:
@@ -377,6 +398,10 @@ class _Publisher:
             version += 1
         final = self._move_hint(version)
         return PublishResult(tuple(written), final, _abs(self.storage, _metadata_name(final)))
+
+    def _after(self, last: int) -> list[Snapshot]:
+        """The kept snapshots after ``last`` (only those are built: a long history has few new ones)."""
+        return [Snapshot(int(r[0]), r[1], int(r[2]), r[3], r[4], {}) for r in self.rows if r[0] > last]
 
     def _stamp(self, version: int) -> tuple[Any, ...] | None:
         """What identifies a local metadata file's content (a version file never changes once written; the

@@ -16,7 +16,7 @@ __all__ = ["published_data_paths", "vacuum_published"]
 
 
 def _rel(storage: TableStorage, absolute: str) -> str | None:
-    base = (storage.display("") if storage.local_path is not None else str(storage.location)).rstrip("/") + "/"
+    base = storage.display("").rstrip("/") + "/"
     return absolute[len(base):] if absolute.startswith(base) else None
 
 
