@@ -78,6 +78,9 @@ def report(numbers: dict[str, float], snapshots: int) -> str:
         "| ≤ 20 ms |",
         f"| 1,000,000-row append | {numbers['big_off']:.2f} s | {numbers['big_on']:.2f} s | {big:+.1%} | ≤ 10% |",
         "",
+        f"Load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (a shared machine's "
+        "load inflates both sides).",
+        "",
     ])
 
 
