@@ -278,3 +278,11 @@ def test_vacuum_removes_position_deletes_only_expired_snapshots_named(tmp_path: 
     assert set((t.location / "metadata" / "deletes").iterdir()) < before
     head = t.current_snapshot.snapshot_id
     assert pyiceberg_rows(t, head) == fieldshift_rows(t, head) == ['{"id": 1, "v": "A"}', '{"id": 2, "v": "B"}']
+
+
+def test_a_truncate_value_outside_its_int_range_is_refused_by_name(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "t", pa.schema([("x", pa.int32())]), partition_by=["truncate(10, x)"])
+    t.append(pa.table({"x": pa.array([-(2**31)], pa.int32())}))  # floor to a multiple of 10: below int32
+    with pytest.raises(UnpublishableError, match=r"x_trunc.*truncate\[10\].*-2147483650.*prune"):
+        t.publish()
+    assert not (t.location / "metadata").exists()

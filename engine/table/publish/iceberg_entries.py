@@ -16,7 +16,7 @@ from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_types import iceberg_type_of
 from fieldshift.types import ListType, MapType, StructType
 
-__all__ = ["data_file_entry", "iceberg_value", "position_delete_entry"]
+__all__ = ["data_file_entry", "iceberg_value", "partition_problem", "position_delete_entry"]
 
 T = pa.types
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -138,3 +138,12 @@ def position_delete_entry(absolute_path: str, rows: int, size: int, spec: Partit
         content=DataFileContent.POSITION_DELETES, file_path=absolute_path, file_format=FileFormat.PARQUET,
         partition=Record(*_partition(spec, file_schema, partition, absolute_path)), record_count=rows,
         file_size_in_bytes=size, spec_id=spec.spec_id)
+
+
+def partition_problem(spec: PartitionSpec, file_schema: Schema, values: tuple[Any, ...], where: str) -> str | None:
+    """Why a file's partition values cannot be published (None: they can); checked before anything is written."""
+    try:
+        _partition(spec, file_schema, values, where)
+    except UnpublishableError as e:
+        return str(e)
+    return None

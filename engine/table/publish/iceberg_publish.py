@@ -28,7 +28,7 @@ from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_deletes import delete_manifest_writer, snapshot_deletes, write_position_deletes
-from fieldshift.table.publish.iceberg_entries import data_file_entry, position_delete_entry
+from fieldshift.table.publish.iceberg_entries import data_file_entry, partition_problem, position_delete_entry
 from fieldshift.table.publish.iceberg_io import StorageInput, StorageOutput, put_if_absent, replace_file
 from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, move_pointer
 from fieldshift.table.publish.iceberg_types import (
@@ -379,6 +379,13 @@ class _Publisher:
                     self.deletes[snap.snapshot_id], found = snapshot_deletes(self.catalog, self.table_id,
                                                                              snap.snapshot_id, live)
                     problems += found
+                for f in self.files:  # files published before were checked then
+                    if f.begin > last and self.specs_by_id[f.spec_id].fields and any(f.live_at(x.snapshot_id)
+                                                                                    for x in todo):
+                        found = partition_problem(self.specs_by_id[f.spec_id], self.schemas[f.schema_id],
+                                                  decode_partition(f.partition_text), _abs(self.storage, f.path))
+                        if found:
+                            problems.append(found)
                 _check(self.schemas, todo, self.files, self.name, problems)
                 checked = True
             pending = self._after(last)
