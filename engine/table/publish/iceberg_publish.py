@@ -283,10 +283,10 @@ class _Publisher:
             spec = self.specs_by_id[spec_id]
             rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-b{lo}_{hi}-p{spec_id}-m.avro"
             target = StorageOutput(self.storage, rel, _abs(self.storage, rel))
+            entries = [(f, data_file_entry(f.data_file(stats.get(f.file_id, {})), _abs(self.storage, f.path), spec,
+                                           self.schemas[f.schema_id])) for f in members]  # any error before writing
             with write_manifest(2, _iceberg_spec(spec), schema, target, sid, "null") as writer:
-                for f in members:
-                    df = data_file_entry(f.data_file(stats.get(f.file_id, {})), _abs(self.storage, f.path), spec,
-                                         self.schemas[f.schema_id])
+                for f, df in entries:
                     if f.begin == sid:
                         writer.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=sid,
                                                                  data_file=df))
