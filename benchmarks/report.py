@@ -498,9 +498,9 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
     first_call = out_dir / "first_call.md"  # written by benchmarks/first_call.py (its own processes)
     if first_call.exists():
         lines += ["", first_call.read_text().rstrip()]
-    # written by hand after runs of bench_keys / bench_streams / bench_catalogs (their measured notes), and
+    # written by hand after runs of bench_keys / bench_streams / bench_catalogs / bench_speed (their notes), and
     # by benchmarks/kernel_ratios.py --write: kept across `make bench`, which rewrites the rest
-    for name in ("keys.md", "streams.md", "catalogs.md", "issue17b.md", "kernel_ratios.md"):
+    for name in ("keys.md", "streams.md", "catalogs.md", "issue17b.md", "kernel_ratios.md", "speed.md"):
         if (out_dir / name).exists():
             lines += ["", (out_dir / name).read_text().rstrip()]
     curve_lines = curves.section(r.data, out_dir)  # issue 17's scale curves, when this run has them

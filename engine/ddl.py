@@ -5,7 +5,7 @@ Users paste DDL from the docs they know, so both dialects are accepted, with or 
 applying: :func:`parse_alter` gives plain :class:`Change` objects (each renders back to canonical
 SQL), :func:`apply_alter` replays them on a :class:`~fieldshift.SchemaUpdate`. Syntax errors point
 a caret at the offending word and say what was expected, because "syntax error near X" wastes a
-user's minute. ``parse_predicate`` reuses the same tokens for the CLI's ``--where``.
+user's minute. ``parse_predicate`` reads one condition of filter text (``table/filter_text.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from fieldshift.ddl_changes import (
 from fieldshift.ddl_parser import DDLParser
 from fieldshift.ddl_tokens import DDLSyntaxError, apply_changes, pointer
 from fieldshift.field import Field
-from fieldshift.schema import Schema, split_path
+from fieldshift.schema import Schema, join_path, split_path
 from fieldshift.schema_update import SchemaUpdate
 from fieldshift.types import FieldType, ListType, MapType, StructType
 
@@ -102,35 +102,17 @@ def _renumber(t: FieldType, counter: Iterator[int]) -> FieldType:
     return t
 
 
-_OPS = {"=": "==", "==": "==", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-
-
 def parse_predicate(text: str) -> tuple[str, str, Any]:
-    """``col op value`` for a scan filter: ``(path, op, SqlLiteral | list[SqlLiteral] | None)``.
+    """One condition of filter text as ``(path, op, SqlLiteral | list[SqlLiteral] | None)``.
 
-    Operators: ``= == != <> < <= > >= IN (..) NOT IN (..) IS NULL IS NOT NULL``.
+    The grammar is the filter text's (``fieldshift.table.filter_text``); this takes one condition only.
     """
-    p = DDLParser(text)
-    path = p.path("a column name")
-    tok = p.peek()
-    if tok.kind == "op" and tok.text in _OPS:
-        p.advance()
-        result: tuple[str, str, Any] = (path, _OPS[tok.text], p.literal())
-    elif p.accept("IS"):
-        negated = p.accept("NOT")
-        p.expect("NULL", "NULL" if negated else "NULL or NOT NULL")
-        result = (path, "not_null" if negated else "is_null", None)
-    elif p.at("IN") or (p.at("NOT") and p.at("IN", k=1)):
-        op = "not in" if p.accept("NOT") else "in"
-        p.advance()
-        p.expect("(")
-        values = [p.literal()]
-        while p.accept(","):
-            values.append(p.literal())
-        p.expect(")", "',' or ')'")
-        result = (path, op, values)
-    else:
-        raise p.error("an operator (=, !=, <, <=, >, >=, IN, NOT IN, IS NULL, IS NOT NULL)")
-    if not p.ended():
-        raise p.error("the end of the condition (combine conditions with repeated --where)")
-    return result
+    from fieldshift.table.expressions import Predicate
+    from fieldshift.table.filter_text import parse_filter_text
+
+    expr = parse_filter_text(text)
+    if not isinstance(expr, Predicate):
+        raise DDLSyntaxError(text, 0, "one condition (a filter of several: fieldshift.table.filter_text)", text,
+                             len(text))
+    value = list(expr.value) if isinstance(expr.value, tuple) else expr.value
+    return join_path(expr.path), expr.op, value

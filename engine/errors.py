@@ -26,6 +26,7 @@ __all__ = [
     "DuplicateFieldError",
     "DuplicateKeyError",
     "FieldshiftError",
+    "FilterSyntaxError",
     "HistoryUnreadableError",
     "IdentifierFieldChangeError",
     "IncompatibleTypeError",
@@ -328,6 +329,17 @@ class DDLSyntaxError(SchemaEvolutionError):
         shown = "the end of the statement" if found is None else repr(found)
         super().__init__(f"syntax error at {where}: expected {expected}, found {shown}\n"
                          f"{pointer(statement, position, end)}")
+
+
+class FilterSyntaxError(DDLSyntaxError, InvalidFilterError):
+    """Filter text (``Table.scan(filter="...")``, the CLI's ``--where``) that does not parse, or whose
+    column or literal does not fit the table: the caret points at the token."""
+
+    def __init__(self, statement: str, position: int, expected: str, found: str | None = None,
+                 end: int | None = None) -> None:
+        super().__init__(statement, position, expected, found, end)
+        if found is None:
+            self.args = (str(self).replace("the end of the statement", "the end of the filter", 1),)
 
 
 class UnsupportedSparkTypeError(SchemaEvolutionError, TypeError):

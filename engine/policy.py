@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from fieldshift.errors import InvalidOptionError
 from fieldshift.options import OnError, check_option
+from fieldshift.policy_names import POLICY_NAMES
 
 __all__ = ["POLICY_NAMES", "RULES", "CastKind", "CastPolicy"]
 
@@ -372,8 +373,8 @@ _NAMED: dict[str, Callable[[], CastPolicy]] = {
     "explicit-null": lambda: CastPolicy.explicit("null"),
 }
 _ALIASES = {"explicit-raise": "explicit", "onehouse-widen": "onehouse-widen-to-string"}
-POLICY_NAMES: tuple[str, ...] = tuple(_NAMED)
-"""The preset names :meth:`CastPolicy.from_name` accepts (for help texts and error messages)."""
+if tuple(_NAMED) != POLICY_NAMES:  # the light list the command line's help prints is this one
+    raise AssertionError(f"policy_names.POLICY_NAMES {POLICY_NAMES} != the presets {tuple(_NAMED)}")
 
 
 @lru_cache(maxsize=8192)

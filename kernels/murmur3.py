@@ -84,12 +84,10 @@ def _floor_div(arr: pa.Array, divisor: int) -> pa.Array:
 def _hash_var(arr: pa.Array) -> np.ndarray:
     from fieldshift.kernels._nb_murmur3 import hash_var_values
 
-    if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
-        arr = arr.cast(pa.large_binary())
-    elif pa.types.is_large_string(arr.type):
-        arr = arr.cast(pa.large_binary())
+    # the kernel reads 64-bit offsets: widen a string/binary array's offsets, not a copy of its bytes
+    wide = np.int32 if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type) else np.int64
     _, offsets_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
+    offsets = np.frombuffer(offsets_buf, dtype=wide)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64, copy=False)
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
     out = np.empty(len(arr), dtype=np.int32)
     hash_var_values(offsets, data, out)

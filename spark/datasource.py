@@ -44,15 +44,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
-    EqualTo,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
     InputPartition,
-    IsNotNull,
-    IsNull,
-    LessThan,
-    LessThanOrEqual,
     WriterCommitMessage,
 )
 from pyspark.sql.types import StructType
@@ -60,7 +52,7 @@ from pyspark.sql.types import StructType
 from fieldshift.errors import CommitOutcomeUnknownError, InvalidOptionError, StorageLocationError, TableError
 from fieldshift.nullability import with_nullability
 from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema, join_path
+from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
 from fieldshift.spark._files import (
     DEFAULT_BATCH_SIZE,
@@ -76,17 +68,18 @@ from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import KeyedReader
 from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.partitioned_write import write_partition_files, writer_spec
+from fieldshift.spark.pushed_filters import from_spark_filter
 from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
 from fieldshift.spark.workers import prepare_session
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.expressions import Expression, and_
 from fieldshift.table.files import remove_files, write_side_file
 from fieldshift.table.keys import KeySpec, key_spec
 from fieldshift.table.on_write import WritePlan, plan_write
-from fieldshift.table.scan import Predicate, Scan
+from fieldshift.table.scan import Scan
 from fieldshift.table.storage import TableStorage, location_key, open_storage
 from fieldshift.table.table import MAX_FILE_ROWS, Table
-from fieldshift.types import StructType as FsStructType
 
 __all__ = ["FORMAT", "FieldshiftCommitMessage", "FieldshiftDataSource", "FieldshiftReader", "FieldshiftWriter",
            "parse_policy", "register"]
@@ -277,7 +270,7 @@ class _PlainReader(DataSourceReader):
         self.parallelism = parallelism
         self.read_schema = _project(spec, schema)
         self.split_bytes = split_bytes
-        self.predicates: list[Predicate] = []
+        self.predicates: list[Expression] = []  # pushed filters Spark gave (all must hold)
         table = Table.open(spec.location, catalog=spec.catalog, name=spec.name)
         self._table: Table | None = table
         scan = self._scan(table)
@@ -289,7 +282,7 @@ class _PlainReader(DataSourceReader):
         self.file_reader = FileReader(plans, spark_arrow_schema(schema), batch_size)
 
     def _scan(self, table: Table) -> Scan:
-        return Scan(table, self.read_schema.names, self.predicates or None, self.spec.snapshot_id,
+        return Scan(table, self.read_schema.names, and_(*self.predicates), self.spec.snapshot_id,
                     self.spec.schema_id, self.spec.policy)
 
     def partitions(self) -> list[InputPartition]:
@@ -319,44 +312,12 @@ class FieldshiftReader(_PlainReader):
 
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
         for f in filters:
-            pred = _predicate(f, self.read_schema)
+            pred = from_spark_filter(f, self.read_schema)
             if pred is not None:
                 self.predicates.append(pred)
             # Always handed back: pruning by stats only skips files no row of which can match;
             # Spark still evaluates the filter on every row read, with its own semantics.
             yield f
-
-
-_OPS = {EqualTo: "==", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<=",
-        In: "in", IsNull: "is_null", IsNotNull: "not_null"}
-
-
-def _predicate(f: Any, schema: Schema) -> Predicate | None:
-    """An engine predicate for a Spark filter when file pruning on it is exact, else None."""
-    op = _OPS.get(type(f))
-    if op is None:
-        return None
-    path = tuple(f.attribute)
-    try:
-        target = schema.find(path)
-    except Exception:  # a column the read schema does not know: leave it to Spark
-        return None
-    if not isinstance(target.type, pa.DataType):
-        return None
-    parent = path[:-1]
-    while parent:  # stats exist for primitives reachable through structs only
-        if not isinstance(schema.find(parent).type, FsStructType):
-            return None
-        parent = parent[:-1]
-    if op in ("is_null", "not_null"):
-        return Predicate(join_path(path), op)
-    values = list(f.value) if op == "in" else [f.value]
-    if any(v is None for v in values):
-        return None
-    if pa.types.is_timestamp(target.type) and target.type.tz is not None and \
-            any(getattr(v, "tzinfo", None) is None for v in values):
-        return None  # a naive datetime against a zoned column is ambiguous: never prune on it
-    return Predicate(join_path(path), op, tuple(values) if op == "in" else values[0])
 
 
 # -- writing -------------------------------------------------------------------------------------

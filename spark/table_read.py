@@ -60,6 +60,7 @@ from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.read_filter import spark_condition
 from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.expr_visitors import filter_columns
 from fieldshift.table.scan import Scan
 from fieldshift.table.table import Table
 
@@ -236,7 +237,7 @@ class ReadPlan:
     schemas: dict[int, Schema]  # the table's schemas by id, read from the catalog once
     policy: CastPolicy | None = None  # the policy the plans were checked under (the table's by default)
     merge_groups: tuple[tuple[str, ...], ...] = ()  # a keyed table's groups needing a merge (file paths)
-    bound: tuple[Any, ...] = ()  # the filter's bound predicates (rows are filtered by spark_condition)
+    bound: Any = None  # the bound filter, None without one (rows are filtered by spark_condition)
 
     def explain(self) -> str:
         """Which files each route reads and why: one line for the plan, one per schema version (native Parquet
@@ -263,7 +264,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
     if scan.keys is not None:  # groups that need a merge are merged on executors (keyed.py)
         files, groups = split_groups(files)  # (a keyed scan prunes files by key predicates only)
         # the filter's columns are read too: Spark applies it to the merged rows, never to a file's versions
-        read_schema = scan.full_schema.select(list(dict.fromkeys([*scan.columns, *(p.path[0] for p in scan.bound)])))
+        read_schema = scan.full_schema.select(list(dict.fromkeys([*scan.columns, *filter_columns(scan.bound)])))
     reasons: dict[int, str | None] = {}
     wanted = {f.id for f in read_schema.all_fields()}
     for sid in sorted({f.schema_id for f in files}):
@@ -284,7 +285,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
     native = tuple(f for f in files if reasons[f.schema_id] is None)
     other = tuple(f for f in files if reasons[f.schema_id] is not None)
     return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy, tuple(groups),
-                    scan.bound)
+                    scan.bound if scan.filtered else None)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -314,7 +315,7 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
         table = Table.open(location, catalog=catalog, name=name)
         rp = plan_read(table, snapshot_id=snapshot_id, schema_id=schema_id, columns=columns, policy=policy,
                        route=route, filter=filter)
-        if rp.bound:
+        if rp.bound is not None:
             frame = _read_frame(spark, rp, location, catalog, name, via, batch_size)
             frame = frame.filter(spark_condition(rp.bound))
             return frame.select(*[join_path([n]) for n in (columns or [f.name for f in rp.read_schema.fields])])

@@ -44,6 +44,9 @@ def test_hudi_trips_with_keys_on_the_command_line(tmp_path: Path) -> None:
     none = invoke(tmp_path, "delete", "trips", "--where", "name = 'nobody'")
     assert none.code == 0 and "nothing was deleted" in none.out
     assert len(json_lines(invoke(tmp_path, "read", "trips", "--format", "json").out)) == 4
+    keep = invoke(tmp_path, "delete", "trips", "--where", "name = 'nobody' or rowId like 'zz%'",
+                  "--where", "not (preComb >= 0)")  # the whole grammar; flags ANDed
+    assert keep.code == 0 and "nothing was deleted" in keep.out, keep
 
     compacted = invoke(tmp_path, "compact", "trips")
     assert compacted.code == 0 and "compacted" in compacted.out, compacted

@@ -5,15 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from fieldshift.cli.console import cli_errors, open_table, out_console, parse_policy
-from fieldshift.cli.diff import diff_schemas
-from fieldshift.cli.partition_view import spec_history
-from fieldshift.cli.render import schema_tree, simple_table
-from fieldshift.ddl import apply_alter, parse_alter
-from fieldshift.policy import POLICY_NAMES
-from fieldshift.table.ddl_partitions import apply_partition_alter, is_partition_statement
+from fieldshift.policy_names import POLICY_NAMES
 
 __all__ = ["alter"]
 
@@ -44,6 +38,13 @@ def alter(
 ) -> None:
     """Change the schema with ALTER TABLE statements (Hudi's and DuckLake's forms), or the partition spec with
     Iceberg's ADD / DROP / REPLACE PARTITION FIELD; files stay as they are."""
+    from rich.text import Text
+
+    from fieldshift.cli.diff import diff_schemas
+    from fieldshift.cli.render import schema_tree, simple_table
+    from fieldshift.ddl import apply_alter, parse_alter
+    from fieldshift.table.ddl_partitions import is_partition_statement
+
     if is_partition_statement(statement):
         _alter_partitions(location, statement, dry_run)
         return
@@ -78,6 +79,11 @@ def alter(
 
 def _alter_partitions(location: str, statement: str, dry_run: bool) -> None:
     """Partition changes commit a new spec of their own; old files keep theirs."""
+    from rich.text import Text
+
+    from fieldshift.cli.partition_view import spec_history
+    from fieldshift.table.ddl_partitions import apply_partition_alter
+
     table = open_table(location)
     old = table.spec
     update = apply_partition_alter(table.update_spec(), statement)

@@ -6,12 +6,9 @@ from __future__ import annotations
 import threading
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.live import Live
-from rich.table import Table as RichTable
-from rich.text import Text
 
 from fieldshift.cli.catalog_opt import chosen
 from fieldshift.cli.console import (
@@ -23,10 +20,13 @@ from fieldshift.cli.console import (
     out_console,
     parse_policy,
 )
-from fieldshift.cli.render import simple_table
 from fieldshift.cli.write_cmds import NullOption, TypeOption, parse_types
 from fieldshift.errors import DuplicateKeyError
-from fieldshift.table.capture import CaptureProgress, capture
+
+if TYPE_CHECKING:  # rich and the table layer are imported when the command runs (start-up time)
+    from rich.table import Table as RichTable
+
+    from fieldshift.table.capture import CaptureProgress
 
 __all__ = ["CaptureFormatOption", "CaptureOperationOption", "capture_command"]
 
@@ -45,6 +45,9 @@ class CaptureFormatOption(StrEnum):
 
 
 def _view(p: CaptureProgress, source: Path, watching: bool) -> RichTable:
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
     grid = RichTable.grid(padding=(0, 2))
     grid.add_row(Text(f"capturing {source}" + (" (watching; Ctrl-C stops)" if watching else ""), style="bold"))
     grid.add_row(f"files {p.files:,}   rows {p.rows:,}   quarantined {p.quarantined:,}   commits {p.commits:,}"
@@ -86,6 +89,11 @@ def capture_command(
     JSON: its own types) unless pinned with --type COL=TYPE. --type and --null-values apply to CSV and
     JSON files only.
     """
+    from rich.text import Text
+
+    from fieldshift.cli.render import simple_table
+    from fieldshift.table.capture import CaptureProgress, capture
+
     if not source.is_dir():
         raise UsageError(f"no such directory: {source}")
     if files_per_commit < 1:
@@ -99,8 +107,7 @@ def capture_command(
     live_on = console.is_terminal
     state = CaptureProgress()
     latest = [state]  # the progress so far, kept when Ctrl-C ends a watch
-    with Live(_view(state, source, watch), console=console, transient=False, auto_refresh=False) if live_on \
-            else _NoLive() as live:
+    with _live(_view(state, source, watch), console) if live_on else _NoLive() as live:
         def report(p: CaptureProgress) -> None:
             latest[0] = p
             if live_on:
@@ -130,6 +137,13 @@ def capture_command(
     if state.quarantined:
         out.print(Text(f"{state.quarantined} record(s) quarantined: see `fieldshift quarantine {into}`",
                        style="yellow"))
+
+
+def _live(view: RichTable, console: Any) -> Any:
+    """rich's live display (imported only on a terminal: piped runs start faster without it)."""
+    from rich.live import Live
+
+    return Live(view, console=console, transient=False, auto_refresh=False)
 
 
 class _NoLive:

@@ -14,18 +14,17 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
-import pyarrow as pa
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.text import Text
 
-from fieldshift.ddl import DDLSyntaxError
-from fieldshift.ddl_types import TypeSyntaxError
-from fieldshift.errors import SchemaEvolutionError, TableError
-from fieldshift.policy import POLICY_NAMES, CastPolicy
+from fieldshift.errors import DDLSyntaxError, SchemaEvolutionError, TableError, TypeSyntaxError
+from fieldshift.policy_names import POLICY_NAMES
+
+if TYPE_CHECKING:  # rich, pyarrow and the policies are imported where a command uses them (start-up time)
+    from rich.console import Console
+
+    from fieldshift.policy import CastPolicy
 
 __all__ = [
     "EXIT_FAILED",
@@ -67,6 +66,8 @@ def stdout_is_tty() -> bool:
 
 
 def _console(stream: TextIO) -> Console:
+    from rich.console import Console
+
     tty = stream.isatty()
     width = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else (None if tty else 200)
     return Console(file=stream, color_system="auto" if tty else None, highlight=False, width=width,
@@ -105,6 +106,8 @@ def cli_terms(message: str) -> str:
 
 
 def fail(message: str, code: int = EXIT_FAILED, *, notes: list[str] | None = None) -> NoReturn:
+    from rich.text import Text
+
     console = err_console()
     console.print(Text("error: ", style="bold red") + Text(cli_terms(message)))
     for note in notes or ():
@@ -126,9 +129,13 @@ def cli_errors(fn: F) -> F:
         except BrokenPipeError:  # `fieldshift read ... | head`: the reader has all it wants
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise typer.Exit(EXIT_OK) from None
-        except (OSError, pa.ArrowException) as e:
+        except OSError as e:
             fail(str(e), EXIT_FAILED)
-        except Exception as e:  # a Spark error (the demo) that carries a fieldshift error: say that one
+        except Exception as e:
+            arrow = sys.modules.get("pyarrow")  # an Arrow error needs pyarrow imported, so no need to import it
+            if arrow is not None and isinstance(e, arrow.ArrowException):
+                fail(str(e), EXIT_FAILED)
+            # a Spark error (the demo) that carries a fieldshift error: say that one
             if not type(e).__module__.startswith(("pyspark", "py4j")):
                 raise
             from fieldshift.spark.errors_bridge import from_spark_error
@@ -143,6 +150,8 @@ def parse_policy(name: str | None) -> CastPolicy | None:
     """A cast policy by name (``CastPolicy.from_name``); None (option not given) means the table's own."""
     if name is None:
         return None
+    from fieldshift.policy import CastPolicy
+
     try:
         return CastPolicy.from_name(name)
     except ValueError as e:
@@ -183,6 +192,8 @@ def progress(description: str, total: int | None = None, *, show: bool = True,
     if not (show and stdout_is_tty()) or _QUIET["on"]:
         yield lambda n: None
         return
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                    TextColumn("{task.completed:,} " + unit), TimeElapsedColumn(),
                    console=err_console(), transient=True)

@@ -7,10 +7,9 @@ plans depend only on the two schemas, so one plan per written schema version cov
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.text import Text
 
 from fieldshift.cli.console import (
     EXIT_FAILED,
@@ -21,11 +20,11 @@ from fieldshift.cli.console import (
     out_console,
     parse_policy,
 )
-from fieldshift.cli.render import simple_table
 from fieldshift.errors import SchemaEvolutionError
-from fieldshift.planner import cached_plan
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+
+if TYPE_CHECKING:  # the planner, rich and pyarrow are imported when the command runs (start-up time)
+    from fieldshift.policy import CastPolicy
+    from fieldshift.schema import Schema
 
 __all__ = ["explain", "plan_rows"]
 
@@ -33,6 +32,8 @@ __all__ = ["explain", "plan_rows"]
 def plan_rows(file_schema: Schema, read_schema: Schema,
               policy: CastPolicy | None = None) -> tuple[str, list[tuple[str, str]]]:
     """(headline, [(column, what happens)]) for files of ``file_schema`` read as ``read_schema``."""
+    from fieldshift.planner import cached_plan
+
     plan = cached_plan(file_schema, read_schema, policy)
     head, *lines = plan.explain().splitlines()
     rows = []
@@ -57,6 +58,10 @@ def explain(
     policy: Annotated[str | None, typer.Option("--policy", help=POLICY_HELP)] = None,
 ) -> None:
     """Show, per schema version of the live data files, what the read plan does to each column."""
+    from rich.text import Text
+
+    from fieldshift.cli.render import simple_table
+
     table = open_table(location)
     cast_policy = parse_policy(policy) or table.policy
     whose = "" if policy is not None else " (the table's policy)"

@@ -17,6 +17,7 @@ from typing import Any, get_args, get_origin
 from typer.core import TyperArgument, TyperGroup
 
 from fieldshift.cli.catalog_opt import allow_omitted_location
+from fieldshift.cli.plain_values import plain_param, plain_values
 
 __all__ = ["PlainHelpGroup", "plain_metavars", "share_option"]
 
@@ -58,6 +59,7 @@ def _plain_help_option(command: Any) -> None:
         option = original(ctx)
         if option is not None:
             option.metavar = ""
+            plain_param(option)
         return option
 
     command.get_help_option = get_help_option
@@ -97,11 +99,13 @@ def share_option(command: Any, flag: str) -> None:
 
 
 class PlainHelpGroup(TyperGroup):
-    """The root group: plain metavars everywhere below it, ``--quiet`` on every command, and LOCATION
-    optional wherever ``--catalog`` and ``--table`` name the table."""
+    """The root group: plain metavars everywhere below it, ``--quiet`` on every command, LOCATION
+    optional wherever ``--catalog`` and ``--table`` name the table, and values read without pydantic
+    (``plain_values``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         share_option(self, "--quiet")
         plain_metavars(self)
         allow_omitted_location(self)
+        plain_values(self)

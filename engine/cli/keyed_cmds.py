@@ -40,14 +40,14 @@ def upsert(
 def delete(
     location: Annotated[str, typer.Argument(help="Table directory (a keyed table).")],
     where: Annotated[list[str], typer.Option(
-        "--where", "-w", help="A condition the rows to delete meet, e.g. \"rowId = 'row_1'\" (repeat: AND).")],
+        "--where", "-w",
+        help="A filter the rows to delete meet, e.g. \"rowId = 'row_1' or note is null\" (repeat: AND).")],
 ) -> None:
-    """Delete the rows (of the current merged table) that meet every --where condition."""
+    """Delete the rows (of the current merged table) that meet every --where filter."""
     table = open_table(location)
     if not where:
         raise UsageError("delete needs at least one --where condition")
-    predicates = [parse_where(w, table.schema) for w in where]
-    result = table.delete(filter=predicates)
+    result = table.delete(filter=parse_where(where))
     if not result.keys_deleted:
         out_console().print("no row matched: nothing was deleted (no snapshot)")
         return

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from fieldshift.cli.console import cli_errors, open_table, out_console, progress
 
@@ -20,6 +19,8 @@ def vacuum(
         "another process may be about to commit them).")] = 3600.0,
 ) -> None:
     """Delete data and quarantine files no commit references (left by killed writers)."""
+    from rich.text import Text
+
     table = open_table(location)
     with progress("vacuuming", None, unit="files") as advance:
         removed = table.vacuum(older_than=older_than)
@@ -33,6 +34,8 @@ def vacuum(
 @cli_errors
 def warmup() -> None:
     """Compile every numba kernel now (into numba's on-disk cache), so no later first call waits for it."""
+    from rich.text import Text
+
     from fieldshift.kernels.warm import warm_up
 
     with progress("compiling kernels", None, unit="kernels") as advance:

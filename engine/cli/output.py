@@ -7,15 +7,12 @@ import sys
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import IO
-
-import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
-from rich.text import Text
+from typing import IO, TYPE_CHECKING
 
 from fieldshift.cli.console import UsageError, out_console, stdout_is_tty
-from fieldshift.cli.render import json_text, py_rows, rows_table
+
+if TYPE_CHECKING:  # pyarrow and rich are imported by the writers (the command line starts without them)
+    import pyarrow as pa
 
 __all__ = ["TABLE_ROWS", "OutputFormat", "limit_batches", "write_batches"]
 
@@ -61,6 +58,12 @@ def write_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema, fmt: Out
         raise UsageError("refusing to write Parquet to a terminal; pass --output FILE or redirect stdout")
     if fmt is OutputFormat.table:
         return _table(batches, schema, output, limit, title, append)
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    from fieldshift.cli.render import json_text, py_rows
+
     rows = 0
     with _binary_sink(output) as sink:
         if fmt is OutputFormat.parquet:
@@ -86,6 +89,10 @@ def write_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema, fmt: Out
 
 def _nested_as_json(batch: pa.RecordBatch, flat: pa.Schema) -> pa.RecordBatch:
     """CSV has no nesting: structs, lists and maps go into their cells as JSON text."""
+    import pyarrow as pa
+
+    from fieldshift.cli.render import json_text
+
     columns = []
     for column, f in zip(batch.columns, flat, strict=True):
         if pa.types.is_nested(column.type):
@@ -98,6 +105,11 @@ def _nested_as_json(batch: pa.RecordBatch, flat: pa.Schema) -> pa.RecordBatch:
 
 def _table(batches: Iterable[pa.RecordBatch], schema: pa.Schema, output: Path | None, limit: int | None,
            title: str | None, append: bool = False) -> int:
+    import pyarrow as pa
+    from rich.text import Text
+
+    from fieldshift.cli.render import rows_table
+
     shown = TABLE_ROWS if limit is None else limit
     taken = list(limit_batches(batches, shown + 1))
     data = pa.Table.from_batches(taken, schema=schema)

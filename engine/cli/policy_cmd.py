@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from fieldshift.cli.catalog_opt import OMITTED
 from fieldshift.cli.console import cli_errors, open_table, out_console, parse_policy
-from fieldshift.policy import POLICY_NAMES
+from fieldshift.policy_names import POLICY_NAMES
 
 __all__ = ["policy"]
 
@@ -25,6 +24,8 @@ def policy(
     A change is committed as a snapshot of its own, and only if every data file of every snapshot
     stays readable under the new policy.
     """
+    from rich.text import Text
+
     if location == OMITTED and name is not None and name not in POLICY_NAMES:
         location, name = name, None  # `--catalog C --table T policy LOCATION`: the LOCATION, not a policy
     table = open_table(location)

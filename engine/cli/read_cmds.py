@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import decimal
-import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pyarrow as pa
 import typer
 
 from fieldshift.cli.console import POLICY_HELP, UsageError, cli_errors, open_table, out_console, parse_policy, progress
 from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
-from fieldshift.ddl import DDLSyntaxError, SqlLiteral, coerce_literal, parse_predicate
-from fieldshift.errors import UnknownFieldError
-from fieldshift.schema import Schema
-from fieldshift.types import type_name
+
+if TYPE_CHECKING:  # pyarrow and the filter parser are imported when a command runs (start-up time)
+    import pyarrow as pa
 
 __all__ = ["parse_where", "quarantine", "read"]
 
@@ -28,32 +24,15 @@ Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write to th
 Limit = Annotated[int | None, typer.Option("--limit", "-n", min=0, help="At most this many rows.")]
 
 
-def parse_where(text: str, schema: Schema) -> tuple[str, str, Any]:
-    """One ``--where`` condition as a scan predicate, its values typed like the column."""
-    path, op, value = parse_predicate(text)
-    try:
-        field = schema.find(path)
-    except UnknownFieldError as e:
-        raise UsageError(f"--where {text!r}: {e}") from None
+def parse_where(where: Sequence[str] | None) -> Any:
+    """The ``--where`` flags as one filter: each is filter text (the whole grammar), all must hold.
 
-    def typed(lit: SqlLiteral) -> Any:
-        end = lit.position + len(lit.text)
-        if lit.kind == "null":
-            raise DDLSyntaxError(text, lit.position, "a value (test for nulls with IS NULL or IS NOT NULL)",
-                                 lit.text, end)
-        if lit.kind == "number" and isinstance(field.type, pa.DataType) and \
-                (pa.types.is_integer(field.type) or pa.types.is_decimal(field.type)):
-            # the scan compares a number exactly with the column (a > 1.5 on a long column is a >= 2)
-            return int(lit.text) if re.fullmatch(r"[+-]?\d+", lit.text) else decimal.Decimal(lit.text)
-        try:
-            return coerce_literal(lit, field.type)
-        except ValueError as e:
-            expected = f"a {type_name(field.type)} value for column {path!r} ({e})"
-            raise DDLSyntaxError(text, lit.position, expected, lit.text, end) from None
+    Columns and literals are checked when the scan binds the filter to the schema read (a caret
+    points at the column or literal that does not fit)."""
+    from fieldshift.table.expressions import and_
+    from fieldshift.table.filter_text import parse_filter_text
 
-    if isinstance(value, list):
-        return path, op, [typed(v) for v in value]
-    return path, op, None if value is None else typed(value)
+    return and_(*(parse_filter_text(w) for w in where or ()))
 
 
 @cli_errors
@@ -63,7 +42,8 @@ def read(
         "--columns", "-c", help="Comma-separated top-level columns.")] = None,
     where: Annotated[list[str] | None, typer.Option(
         "--where", "-w",
-        help="\"col op value\" (=, !=, <, <=, >, >=, IN (..), NOT IN (..), IS [NOT] NULL); repeat to AND.")
+        help="A filter: \"v > 2 and (name is null or name = 'x')\" (=, !=, <, <=, >, >=, [NOT] IN (..), "
+             "IS [NOT] NULL, IS [NOT] NAN, STARTS WITH, LIKE 'x%', AND, OR, NOT); repeat to AND.")
     ] = None,
     as_of: Annotated[int | None, typer.Option("--as-of", help="Read this snapshot (time travel).")] = None,
     schema_id: Annotated[int | None, typer.Option(
@@ -91,8 +71,7 @@ def read(
         if c not in schema.names:
             raise UsageError(f"--columns: no top-level column {c!r} in schema {sid}; "
                              f"columns are {schema.names}")
-    predicates = [parse_where(w, schema) for w in where or ()]
-    scan = table.scan(columns=cols, filter=predicates, snapshot_id=as_of, schema_id=schema_id,
+    scan = table.scan(columns=cols, filter=parse_where(where), snapshot_id=as_of, schema_id=schema_id,
                       policy=parse_policy(policy))
     scan.check()  # refuse before the first line of output
     title = f"{Path(str(table.location)).name} @ snapshot {scan.snapshot_id}, schema {sid}"
@@ -137,6 +116,8 @@ def quarantine(
     per row (the row's own columns plus the reason, time and snapshot); csv and parquet have one
     uniform table with each row's values as JSON text in ``_fieldshift_row``.
     """
+    import pyarrow as pa
+
     from fieldshift.planner import REASON_COLUMN
     from fieldshift.table.on_write import QUARANTINED_AT_COLUMN, SOURCE_SCHEMA_COLUMN
     from fieldshift.table.quarantine import ROW_COLUMN, SNAPSHOT_COLUMN

@@ -7,14 +7,10 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.text import Text
 
 from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console
-from fieldshift.cli.diff import diff_schemas
-from fieldshift.cli.partition_view import spec_history
-from fieldshift.cli.render import schema_tree, simple_table
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich, pyarrow and the renderers are imported when a command runs (start-up time)
     from fieldshift.schema import Schema
     from fieldshift.table import Snapshot
 
@@ -47,6 +43,9 @@ def show(
     fmt: Annotated[SchemaFormat, typer.Option("--format", help="tree, or Iceberg JSON.")] = SchemaFormat.tree,
 ) -> None:
     """Print a schema version as a tree: ids, types, nullability, defaults and docs."""
+    from fieldshift.cli.partition_view import spec_history
+    from fieldshift.cli.render import schema_tree
+
     table = open_table(location)
     snapshots = {s.snapshot_id: s for s in table.history()}
     if as_of is not None and as_of not in snapshots:
@@ -66,6 +65,10 @@ def show(
 @cli_errors
 def log(location: Location) -> None:
     """Print the schema versions (with the changes that made them) and every snapshot."""
+    from rich.text import Text
+
+    from fieldshift.cli.render import simple_table
+
     table = open_table(location)
     snapshots = table.history()
     schemas = table.schemas_by_id()
@@ -106,6 +109,11 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per change.")] = False,
 ) -> None:
     """Show what changed between two schema versions, field by field id."""
+    from rich.text import Text
+
+    from fieldshift.cli.diff import diff_schemas
+    from fieldshift.cli.render import simple_table
+
     table = open_table(location)
     schemas = table.schemas_by_id()
     old = _pick(schemas, a, a)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pyarrow as pa
 import typer
-from rich.text import Text
 
 from fieldshift.cli.console import (
     UsageError,
@@ -20,10 +18,13 @@ from fieldshift.cli.console import (
     parse_policy,
     progress,
 )
-from fieldshift.cli.render import schema_tree, simple_table
 from fieldshift.errors import DuplicateKeyError, InvalidOptionError, SchemaEvolutionError, TableExistsError
-from fieldshift.policy import POLICY_NAMES
-from fieldshift.schema import Schema
+from fieldshift.policy_names import POLICY_NAMES
+
+if TYPE_CHECKING:  # pyarrow, rich and the table layer are imported by the commands that use them (start-up)
+    import pyarrow as pa
+
+    from fieldshift.schema import Schema
 
 __all__ = ["InputFormat", "NullOption", "TypeOption", "append", "create", "parse_types", "read_input", "write_file"]
 
@@ -88,6 +89,8 @@ def read_input(path: Path, fmt: InputFormat, schema: Schema, *, types: dict[str,
             for batch in f.iter_batches():
                 batches.append(batch)
                 advance(batch.num_rows)
+        import pyarrow as pa
+
         return pa.Table.from_batches(batches, schema=f.schema_arrow)
     if kind == "json" and null_values is not None:
         raise UsageError(f"--null-values applies to CSV files; JSON ({path.name}) writes null itself")
@@ -125,6 +128,10 @@ def append(
 def write_file(location: str, file: Path, *, quarantine: bool, evolve: bool, fmt: InputFormat, upsert: bool,
                types: list[str] | None = None, null_values: list[str] | None = None) -> None:
     """``append`` or ``upsert`` a file's rows and print what the write did."""
+    from rich.text import Text
+
+    from fieldshift.cli.render import simple_table
+
     pinned = parse_types(types)
     table = open_table(location)
     data = read_input(file, fmt, table.schema, types=pinned, null_values=null_values)
@@ -174,6 +181,7 @@ def _cli_upsert(location: str, file: Path) -> str:
 
 def _load_schema(text: str) -> Schema:
     from fieldshift.ddl import parse_columns
+    from fieldshift.schema import Schema
 
     candidate = Path(text)
     if not text.lstrip().startswith("{") and len(text) < 4096 and candidate.is_file():
@@ -208,7 +216,10 @@ def create(
         "truncate(4, name).")] = None,
 ) -> None:
     """Create an empty table (SQLite catalog + Parquet files) with the given schema."""
+    from rich.text import Text
+
     from fieldshift.cli.catalog_opt import chosen
+    from fieldshift.cli.render import schema_tree
     from fieldshift.table import Table
 
     if not location:

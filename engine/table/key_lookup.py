@@ -78,7 +78,7 @@ def candidates(scan: Scan, keys: pa.Table, prune: bool = True) -> list[BucketLoo
     if not keys.num_rows:
         return []
     buckets = bucket_of(keys, spec)
-    order = np.argsort(buckets, kind="stable")
+    order = np.argsort(buckets.astype(np.int16), kind="stable")  # < MAX_BUCKETS: numpy's radix sort
     starts = np.flatnonzero(np.r_[True, buckets[order][1:] != buckets[order][:-1]])
     by_bucket: dict[int, list[DataFile]] = {}
     for f in scan.live_files():

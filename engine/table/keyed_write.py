@@ -17,34 +17,46 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fieldshift.errors import CastValueError, DuplicateKeyError, IncompatibleTypeError, SchemaEvolutionError
+from fieldshift.kernels.threads import run_parallel
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file
-from fieldshift.table.keys import KeySpec, bucket_of
+from fieldshift.table.keys import KeySpec, bucket_of, key_hash
 
-__all__ = ["check_unique", "key_rows", "new_keys_only", "write_bucketed"]
+__all__ = ["check_unique", "check_unique_exact", "key_rows", "new_keys_only", "write_bucketed"]
 
 
 def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec, written: list[str], *,
                    content: str = "data", max_rows: int = 1 << 20, spec_id: int = 0,
-                   partition: tuple[Any, ...] = (), directory: str = "data") -> list[DataFile]:
+                   partition: tuple[Any, ...] = (), directory: str = "data", parallel: bool = True) -> list[DataFile]:
     """Write ``data`` (rows of one partition) as one file per bucket it touches (more when a bucket
-    exceeds ``max_rows``)."""
+    exceeds ``max_rows``). ``parallel``: the buckets' files are written on ``get_threads()`` threads (Arrow's
+    take and Parquet writer release the GIL); False writes them one after another, in the same order."""
     files = []
     if not data.num_rows:
         return files
     buckets = bucket_of(data, spec)
-    order = np.argsort(buckets, kind="stable")
+    order = np.argsort(buckets.astype(np.int16), kind="stable")  # < MAX_BUCKETS: numpy's radix sort
     sorted_buckets = buckets[order]
     starts = np.flatnonzero(np.r_[True, sorted_buckets[1:] != sorted_buckets[:-1]])
     ends = np.r_[starts[1:], len(order)]
-    for start, end in zip(starts, ends, strict=True):
+    file_schema = schema.select(data.column_names)
+
+    def write_bucket(start: int, end: int) -> list[DataFile]:
         part = data.take(pa.array(order[start:end]))
+        out = []
         for offset in range(0, part.num_rows, max_rows):
-            f = write_data_file(location, schema.select(part.column_names), part.slice(offset, max_rows),
-                                spec_id=spec_id, partition=partition, directory=directory)
-            written.append(f.path)
-            files.append(replace(f, content=content, bucket=int(sorted_buckets[start])))
+            f = write_data_file(location, file_schema, part.slice(offset, max_rows), spec_id=spec_id,
+                                partition=partition, directory=directory)
+            written.append(f.path)  # as it lands: a failure elsewhere removes it (list.append is atomic)
+            out.append(replace(f, content=content, bucket=int(sorted_buckets[start])))
+        return out
+
+    jobs = sorted(zip(starts.tolist(), ends.tolist(), strict=True), key=lambda se: se[0] - se[1])  # largest first
+    done = dict(zip(jobs, run_parallel(write_bucket, jobs) if parallel else [write_bucket(*j) for j in jobs],
+                    strict=True))
+    for job in zip(starts.tolist(), ends.tolist(), strict=True):  # bucket order, whichever finished first
+        files += done[job]
     return files
 
 
@@ -52,11 +64,44 @@ def _shown(data: pa.Table, i: int, spec: KeySpec) -> str:
     return ", ".join(f"{n}={data.column(n)[i].as_py()!r}" for n in spec.key_names)
 
 
+_FILTER_BITS = 1 << 20
+
+
 def check_unique(data: pa.Table, spec: KeySpec, operation: str = "append") -> None:
-    """An insert-only batch (an append, or an overwrite's new rows) may not hold one key twice."""
+    """An insert-only batch (an append, or an overwrite's new rows) may not hold one key twice.
+
+    Only rows whose key hash (the bucket hash, shared with the bucket split) occurs more than once can
+    repeat a key: those few rows get the exact check. Equal hashes of different keys (about n**2 / 2**33
+    pairs, ~500 in 2M rows) are told apart there; the answer and the error are ``check_unique_exact``'s."""
     if data.num_rows < 2:
         return
-    counted = data.select(list(spec.key_names)).group_by(list(spec.key_names)).aggregate([([], "count_all")])
+    names = list(spec.key_names)
+    if any(data.column(n).null_count for n in names):  # key columns are required; be exact all the same
+        check_unique_exact(data, spec, operation)
+        return
+    h = key_hash(data, spec)
+    ordered = np.sort(h)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not len(repeated):
+        return
+    repeated = np.unique(repeated)
+    # a bit table of the repeated hashes' low 20 bits passes every suspect and ~n * len(repeated) / 2**20
+    # others, which the exact membership test then drops (a gather instead of 2M binary searches)
+    low = np.zeros(_FILTER_BITS, dtype=bool)
+    low[repeated & np.uint32(_FILTER_BITS - 1)] = True
+    maybe = np.flatnonzero(low[h & np.uint32(_FILTER_BITS - 1)])
+    at = np.searchsorted(repeated, h[maybe]).clip(max=len(repeated) - 1)
+    suspects = maybe[repeated[at] == h[maybe]]  # in row order: the first repeated key is the same one
+    check_unique_exact(data.select(names).take(pa.array(suspects)), spec, operation)
+
+
+def check_unique_exact(data: pa.Table, spec: KeySpec, operation: str = "append") -> None:
+    """``check_unique`` by grouping every row's key (Arrow's hash group-by, on one thread so the first
+    repeated key named is the first in row order)."""
+    if data.num_rows < 2:
+        return
+    counted = data.select(list(spec.key_names)).group_by(list(spec.key_names), use_threads=False).aggregate(
+        [([], "count_all")])
     dup = np.flatnonzero(counted.column("count_all").to_numpy() > 1)
     if len(dup):
         raise DuplicateKeyError(f"the rows to {operation} hold key ({_shown(counted, int(dup[0]), spec)}) more than "

@@ -14,6 +14,7 @@ Bucket of a row (Paimon's hidden buckets, Iceberg's hash): every key column is h
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,8 @@ from fieldshift.table.catalog import DataFile
 from fieldshift.table.precombine_order import PRECOMBINE_PROPERTY
 
 __all__ = ["BUCKETS_PROPERTY", "DEFAULT_BUCKETS", "PRECOMBINE_PROPERTY", "KeySpec", "bucket_of", "check_key_change",
-           "dedupe_latest", "key_properties", "key_spec", "last_of_runs", "merge_group", "sort_versions"]
+           "dedupe_latest", "forget_key_hash", "key_hash",
+           "key_properties", "key_spec", "last_of_runs", "merge_group", "sort_versions"]
 
 BUCKETS_PROPERTY = "fieldshift.buckets"
 DEFAULT_BUCKETS = 4
@@ -136,12 +138,51 @@ def _column_hash(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return iceberg_hash(column).to_numpy(zero_copy_only=False).view(np.uint32)
 
 
+def _identity(columns: Sequence[pa.ChunkedArray]) -> tuple[Any, ...]:
+    """What makes two key-column sets hold the same values without reading them: the same buffers (Arrow
+    buffers are immutable), offsets, lengths and types."""
+    return tuple((str(c.type), tuple((a.offset, len(a), tuple(b.address if b is not None else 0 for b in a.buffers()))
+                                     for a in c.chunks)) for c in columns)
+
+
+# The last key hash computed, with the columns it was computed from (held, so their buffers cannot be
+# freed and their addresses reused while the entry lives). One write hashes the same keys up to four
+# times (uniqueness, the lookup of live keys, the deletion-vector plan, the bucket split).
+_LAST_HASH: list[tuple[tuple[Any, ...], list[pa.ChunkedArray], np.ndarray]] = []
+_HASH_LOCK = threading.Lock()
+
+
+def key_hash(data: pa.Table, spec: KeySpec) -> np.ndarray:
+    """The combined key hash of every row (uint32, before the bucket modulo; see the module docstring).
+
+    Read-only (callers must not write to it): the result is shared by the calls that hash the same key
+    columns one after another."""
+    columns = [data.column(name) for name in spec.key_names]
+    # a dictionary column's values live outside its buffers (in its dictionary): never remembered
+    ident = None if any(pa.types.is_dictionary(c.type) for c in columns) else _identity(columns)
+    with _HASH_LOCK:
+        if ident is not None and _LAST_HASH and _LAST_HASH[0][0] == ident:
+            return _LAST_HASH[0][2]
+    h = np.zeros(data.num_rows, dtype=np.uint32)
+    for column in columns:
+        with np.errstate(over="ignore"):
+            h = h * np.uint32(31) + _column_hash(column)
+    h.flags.writeable = False
+    if ident is not None:
+        with _HASH_LOCK:
+            _LAST_HASH[:] = [(ident, columns, h)]
+    return h
+
+
+def forget_key_hash() -> None:
+    """Drop the remembered key hash (and the key columns it holds): a write calls this when it is done."""
+    with _HASH_LOCK:
+        _LAST_HASH.clear()
+
+
 def bucket_of(data: pa.Table, spec: KeySpec) -> np.ndarray:
     """The bucket of every row of ``data`` (int32); the hash is documented in the module docstring."""
-    h = np.zeros(data.num_rows, dtype=np.uint32)
-    for name in spec.key_names:
-        with np.errstate(over="ignore"):
-            h = h * np.uint32(31) + _column_hash(data.column(name))
+    h = key_hash(data, spec)
     return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(spec.buckets)).astype(np.int32)
 
 

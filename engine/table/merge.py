@@ -180,7 +180,7 @@ def read_group(scan: Scan, files: list[DataFile]) -> pa.Table:
 
 
 def _finished(scan: Scan, merged: pa.Table) -> pa.Table:
-    if not scan.predicates:
+    if not scan.filtered:
         return merged.select(scan.output_schema.names)
     return pa.Table.from_batches([scan.finish(b) for b in merged.to_batches(scan.batch_size)], scan.output_schema)
 
@@ -218,7 +218,7 @@ def merged_count(scan: Scan) -> int:
     total = 0
     vectors = scan.deletion_vectors()
     for group in group_files(scan.files()):
-        if not scan.predicates and resolved(scan, group):
+        if not scan.filtered and resolved(scan, group):
             total += sum(f.record_count - (vectors[f.file_id].cardinality if f.file_id in vectors else 0)
                          for f in group if f.content == "data")
         else:

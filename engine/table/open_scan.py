@@ -8,8 +8,8 @@ the columns the plan takes, drop deleted positions, evolve, drop rows equality d
 rows. Inlined rows take the same path from memory. Rows the format's own reader produced
 (``ReaderRows``: Hudi's merged file slices) take it too, mapped by name.
 
-Filters are today's tuples (``table/filters.py``); everything that knows their shape is in ``_Filter``,
-so the expression tree that replaces them (issue 28) changes only that class.
+Filters are the one expression tree (``table/filters.py``); ``_Filter`` compiles its bound form into the
+row filter and into tests of statistics, partition values and partition ranges (``compile_test``).
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ from fieldshift.planner import EvolutionPlan, plan
 from fieldshift.planner.nodes import Take
 from fieldshift.schema import Schema
 from fieldshift.table.equality_deletes import EqualityMatcher, with_equality_fields
+from fieldshift.table.expr_visitors import compile_test, filter_columns
+from fieldshift.table.expressions import AlwaysTrue
 from fieldshift.table.files import data_file_errors, name_data_file, read_columns
 from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.open_merge import merge_versions
@@ -60,36 +62,47 @@ BATCH_SIZE = 65_536
 
 
 class _Filter:
-    """The scan's filter: bound to the read schema, evaluated on rows, and checked against statistics."""
+    """The scan's filter: bound to the read schema, evaluated on rows, and checked against statistics,
+    partition values and partition ranges, each a test compiled from the bound tree (``compile_test``)."""
 
     def __init__(self, filter: Any, schema: Schema, iceberg_transforms: bool = False) -> None:
         self.bound = bind_filter(parse_filter(filter), schema)
+        self.filtered = not isinstance(self.bound, AlwaysTrue)
         self.expression = row_filter(self.bound)
-        self.columns = [p.path[0] for p in self.bound]
+        self.columns = filter_columns(self.bound)
         self._nodes: dict[int, tuple[Any, Take | None]] = {}
         self._projections: dict[tuple[int, str], tuple[Any, bool] | None] = {}
         # transforms other than identity prune only where their values are Iceberg's (years, months, days
         # and hours since 1970, Iceberg's bucket hash); DuckLake's year/month/day are calendar fields
         self.iceberg_transforms = iceberg_transforms
         self._range_tests: dict[tuple[int, str], Any] = {}
+        self._compiled: dict[tuple[str, int], tuple[Schema, Callable[[Any], bool]]] = {}
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """The rows of ``batch`` the filter keeps."""
         return batch if self.expression is None else batch.filter(self.expression)
 
+    def _test(self, kind: str, schema: Schema, leaf: Callable[[BoundPredicate, Schema], Any]) -> Callable[[Any], bool]:
+        key = (kind, id(schema))
+        if key not in self._compiled:  # the schema is kept with its test, so its id is not reused
+            self._compiled[key] = (schema, compile_test(self.bound, lambda p: leaf(p, schema)))
+        return self._compiled[key][1]
+
     def may_match(self, stats: Mapping[int, ColumnStats], schema: Schema) -> bool:
-        """False only when some predicate's statistics prove no row of the file passes it. Bounds are used
-        in the read type only when they convert to it exactly (a promotion that keeps values)."""
-        for p in self.bound:
-            if p.op == "false":
-                return False
+        """False only when statistics prove no row of the file passes. Bounds are used in the read type
+        only when they convert to it exactly (a promotion that keeps values)."""
+        return self._test("stats", schema, self._stats_leaf)(stats)
+
+    def _stats_leaf(self, p: BoundPredicate, schema: Schema) -> Callable[[Mapping[int, ColumnStats]], bool]:
+        read_type, node = self._node(p, schema)
+
+        def test(stats: Mapping[int, ColumnStats]) -> bool:
             st = stats.get(p.field_id)
             if st is None or st.type is None or st.value_count is None or st.null_count is None:
-                continue
-            read_type, node = self._node(p, schema)
+                return True
             lo, hi = _bounds(st, read_type)
-            if not may_match((st.value_count, st.null_count, lo, hi), p, node, read_type):
-                return False
-        return True
+            return may_match((st.value_count, st.null_count, lo, hi), p, node, read_type)
+        return test
 
     def _node(self, p: BoundPredicate, schema: Schema) -> tuple[Any, Take | None]:
         """The predicate column's read type, and a plan node that takes it as it is (made once)."""
@@ -100,30 +113,33 @@ class _Filter:
         return self._nodes[p.field_id]
 
     def partition_may_match(self, partition: Sequence[PartitionValue], schema: Schema) -> bool:
-        """False only when a file's partition values prove no row passes: each predicate projected through
+        """False only when a file's partition values prove no row passes: each leaf projected through
         the transform of a partition field over its column (Iceberg's inclusive projection). A transform
         fieldshift does not know, or a value it cannot place in the read type, prunes nothing."""
-        for p in self.bound:
-            if p.op == "false":
-                return False
+        return self._test("partition", schema, self._partition_leaf)(partition)
+
+    def _partition_leaf(self, p: BoundPredicate, schema: Schema) -> Callable[[Sequence[PartitionValue]], bool]:
+        def test(partition: Sequence[PartitionValue]) -> bool:
             for pv in partition:
                 if pv.source_id != p.field_id:
                     continue
                 projected = self._projected(p, pv.transform, schema)
                 if projected is None:
                     continue
-                test, temporal = projected
+                check, temporal = projected
                 key = _temporal_key(pv.value, schema.field(p.field_id).type) if temporal else pv.value
-                if key is not _UNKNOWN and not test(key):
+                if key is not _UNKNOWN and not check(key):
                     return False
-        return True
+            return True
+        return test
 
     def ranges_may_match(self, ranges: Sequence[PartitionRange], schema: Schema) -> bool:
         """False only when a group of files' partition ranges (an Iceberg manifest's summaries) prove that no
         file in it holds a row that passes."""
-        for p in self.bound:
-            if p.op == "false":
-                return False
+        return self._test("ranges", schema, self._range_leaf)(ranges)
+
+    def _range_leaf(self, p: BoundPredicate, schema: Schema) -> Callable[[Sequence[PartitionRange]], bool]:
+        def test(ranges: Sequence[PartitionRange]) -> bool:
             for r in ranges:
                 if r.source_id != p.field_id:
                     continue
@@ -133,8 +149,8 @@ class _Filter:
                     if transform is not None and transform.kind != "identity" and not self.iceberg_transforms:
                         transform = None
                     self._range_tests[key] = None if transform is None else project_range(transform, p)
-                test = self._range_tests[key]
-                if test is None:
+                check = self._range_tests[key]
+                if check is None:
                     continue
                 lo, hi = r.lower, r.upper
                 projected = self._projected(p, r.transform, schema)
@@ -143,12 +159,13 @@ class _Filter:
                     lo, hi = _temporal_key(lo, read_type), _temporal_key(hi, read_type)
                     if lo is _UNKNOWN or hi is _UNKNOWN:
                         continue
-                if not test(lo, hi, r.contains_null):
+                if not check(lo, hi, r.contains_null):
                     return False
-        return True
+            return True
+        return test
 
     def _projected(self, p: BoundPredicate, transform_text: str, schema: Schema) -> tuple[Any, bool] | None:
-        """(the predicate's test on partition values of this transform, whether values need converting to
+        """(the leaf's test on partition values of this transform, whether values need converting to
         the nanoseconds ``Transform.value`` records for identity timestamps and times), made once per scan."""
         key = (id(p), transform_text)
         if key not in self._projections:
@@ -212,7 +229,7 @@ def group_filter(filter: Any, schema: Schema,
     """The ``keep`` test a source that prunes groups of files takes for a scan with ``filter`` at a snapshot
     of ``schema`` (None: the filter has no predicate to prune with)."""
     f = _Filter(filter, schema, getattr(source, "partition_transforms", None) == "iceberg")
-    if not f.bound:
+    if not f.filtered:
         return None
     return lambda ranges: f.ranges_may_match(ranges, schema)
 
@@ -270,7 +287,7 @@ class OpenScan:
                 raise UnsupportedFormatFeatureError(f"{self.source.format} table {self.source.name}: data file "
                                                     f"{f.path} is {f.file_format.upper()}; fieldshift reads Parquet "
                                                     "data files")
-        if not self.prune or not self.filter.bound:
+        if not self.prune or not self.filter.filtered:
             return files
         keys = set(self.merge.key_ids) if self.merge.kind == "key" else None
         with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
@@ -423,7 +440,7 @@ class OpenScan:
     def reader_rows(self) -> list[ReaderRows]:
         """The snapshot's rows of the format's own reader that the filter's statistics cannot rule out."""
         rows = list(self.content.reader_rows)
-        if not self.prune or not self.filter.bound:
+        if not self.prune or not self.filter.filtered:
             return rows
         return [r for r in rows if self.filter.may_match(r.stats, self.full_schema)]
 
@@ -494,7 +511,7 @@ class OpenScan:
 
     def count(self) -> int:
         """Row count; without a filter or a merge by key, from the metadata and the delete positions alone."""
-        if self.filter.bound or self.merge.kind == "key":
+        if self.filter.filtered or self.merge.kind == "key":
             return sum(b.num_rows for b in self.to_batches())
         total = sum(r.rows.num_rows for r in self.content.inlined)
         for rows in self.content.reader_rows:

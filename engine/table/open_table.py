@@ -129,7 +129,7 @@ class OpenTable:
 
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: SnapshotId | None = None,
              as_of: dt.datetime | str | None = None, batch_size: int = BATCH_SIZE) -> OpenScan:
-        """A lazy read: ``.to_arrow()``, ``.to_batches()``, ``.count()``; ``filter`` takes scan filter tuples."""
+        """A lazy read: ``.to_arrow()``, ``.to_batches()``, ``.count()``; ``filter`` takes what ``Table.scan`` does."""
         current = getattr(self.source, "current_schema_id", None)
         if snapshot_id is None and as_of is None and current is not None and not self.source.snapshots():
             schema = self.schemas()[current]  # created, never written: no rows (as the format's own readers say)

@@ -7,10 +7,13 @@ every spec the table ever had are pruned through their own spec, so a day-partit
 hour-partitioned new one are both judged right. A predicate is projected only when the file's source
 type and the read type map every value to the same key (``partition_evolution.same_keys``);
 otherwise that field does not prune the file. Pruning never drops a row: projections are inclusive.
+The strict projection (true only when every row of a file matches) lets ``Scan.count`` count such
+files from the catalog. A filter tree projects leaf by leaf, combined by its ``And`` and ``Or``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,15 +21,18 @@ import pyarrow as pa
 
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
-from fieldshift.table.filters import BoundPredicate
+from fieldshift.table.expr_visitors import all_of, any_of, compile_test
+from fieldshift.table.expressions import Expression
+from fieldshift.table.filter_bind import BoundPredicate
 from fieldshift.table.partition_evolution import same_keys
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.transforms import Transform
 
-__all__ = ["PartitionPruner", "project", "project_range"]
+__all__ = ["PartitionPruner", "project", "project_range", "project_strict"]
 
 Test = Callable[[Any], bool]
 RangeTest = Callable[[Any, Any, Any], bool]
+PartitionTest = Callable[[tuple], bool]
 T = pa.types
 
 
@@ -87,21 +93,23 @@ def _range_unless_wrapped(test: RangeTest, width: int) -> RangeTest:
 def project(transform: Transform, p: BoundPredicate) -> Test | None:
     """A test on a file's partition value that is false only if no row can satisfy ``p`` (None: keep all)."""
     test = _project(transform, p)
-    if test is not None and transform.kind == "truncate" and p.op not in ("false", "is_null", "not_null"):
+    if test is not None and transform.kind == "truncate" and p.op not in ("is_null", "not_null"):
         return _unless_wrapped(test, transform.param)
     return test
 
 
 def _project(transform: Transform, p: BoundPredicate) -> Test | None:
     op = p.op
-    if op == "false":
-        return lambda v: False
-    if op == "true" or transform.kind == "void":
+    if transform.kind == "void":
         return None
     if op == "is_null":  # every transform but void maps null to null and a value to a value
         return lambda v: v is None
     if op == "not_null":
         return lambda v: v is not None
+    if op in ("is_nan", "not_nan"):
+        return _nan_test(transform, op)
+    if op in ("starts_with", "not_starts_with"):
+        return _prefix_test(transform, p, strict=False)
     if p.literals is None:
         return None
     try:
@@ -125,25 +133,112 @@ def _project(transform: Transform, p: BoundPredicate) -> Test | None:
     return _at_most(values[0]) if op in ("<", "<=") else _at_least(values[0])
 
 
+def project_strict(transform: Transform, p: BoundPredicate) -> Test | None:
+    """A test on a file's partition value that is true only if every row satisfies ``p`` (None: never)."""
+    test = _project_strict(transform, p)
+    if test is not None and transform.kind == "truncate" and p.op not in ("is_null", "not_null"):
+        width = transform.param
+        return lambda v: not (type(v) is int and v % width != 0) and test(v)  # a wrapped value proves nothing
+    return test
+
+
+def _project_strict(transform: Transform, p: BoundPredicate) -> Test | None:
+    op = p.op
+    if transform.kind == "void":
+        return None
+    if op in ("is_null", "not_null"):
+        return project(transform, p)
+    if op in ("is_nan", "not_nan"):
+        return _nan_test(transform, op)
+    if op in ("starts_with", "not_starts_with"):
+        return _prefix_test(transform, p, strict=True)
+    if p.literals is None:
+        return None
+    try:
+        values = transform.values(p.literals)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
+        return None
+    if op in ("!=", "not in"):  # a row whose key differs from every literal's equals none of them
+        unwanted = set(values)
+        return lambda v: v is None or v not in unwanted
+    if transform.kind == "identity" and op in ("==", "in"):
+        wanted = set(values)
+        return lambda v: v is not None and v in wanted
+    if not transform.preserves_order or op not in ("<", "<=", ">", ">="):
+        return None
+    if op in ("<=", ">="):  # a <= k is a < k + 1 on whole ticks; else a key below k's is below k
+        near = _neighbour(p, 1 if op == "<=" else -1)
+        if near is not None:
+            try:
+                values = transform.values(near)
+            except (pa.ArrowException, ValueError, TypeError, OverflowError):
+                return None
+    return _below(values[0]) if op in ("<", "<=") else _above(values[0])
+
+
+def _below(bound: Any) -> Test:
+    def test(v: Any) -> bool:
+        try:
+            return v is not None and v < bound
+        except TypeError:
+            return False
+    return test
+
+
+def _above(bound: Any) -> Test:
+    def test(v: Any) -> bool:
+        try:
+            return v is not None and v > bound
+        except TypeError:
+            return False
+    return test
+
+
+def _nan_test(transform: Transform, op: str) -> Test | None:
+    """Identity keeps a float's NaN as its partition value (no other transform takes floats)."""
+    if transform.kind != "identity":
+        return None
+    if op == "is_nan":
+        return lambda v: isinstance(v, float) and math.isnan(v)
+    return lambda v: not (isinstance(v, float) and math.isnan(v))
+
+
+def _prefix_test(transform: Transform, p: BoundPredicate, *, strict: bool) -> Test | None:
+    """``starts_with`` through identity, or truncate[W] (every row's key is its first W characters or bytes)."""
+    prefix = p.keys[0]
+    if transform.kind == "identity":
+        width = len(prefix)
+    elif transform.kind == "truncate" and transform.param is not None:
+        width = transform.param
+    else:
+        return None
+    head = prefix[:width]
+    if p.op == "starts_with":
+        if strict and width < len(prefix):
+            return None  # the key holds only the first W characters: it cannot prove the rest
+        return lambda v: isinstance(v, type(head)) and v.startswith(head)
+    if not strict and width < len(prefix):
+        return None  # a key that starts with the head may still belong to rows that differ later
+    return lambda v: not (isinstance(v, type(head)) and v.startswith(head))
+
+
 def project_range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
     """A test on a group of files' partition values under ``transform`` — (lower, upper, contains_null),
     None where unknown — that is false only if no file of the group can hold a row satisfying ``p``
     (Iceberg's manifest pruning by partition summaries; None: the predicate prunes no group)."""
     test = _project_range(transform, p)
-    if test is not None and transform.kind == "truncate" and p.op not in ("false", "is_null"):
+    if test is not None and transform.kind == "truncate" and p.op != "is_null":
         return _range_unless_wrapped(test, transform.param)
     return test
 
 
 def _project_range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
     op = p.op
-    if op == "false":
-        return lambda lo, hi, nulls: False
-    if op == "true" or transform.kind == "void":
+    if transform.kind == "void":
         return None
     if op == "is_null":
         return lambda lo, hi, nulls: nulls is not False
-    if op in ("not_null", "!=", "not in") or p.literals is None:
+    if op not in ("==", "in", "<", "<=", ">", ">=") or p.literals is None:
         return None
     try:
         values = transform.values(p.literals)
@@ -181,42 +276,57 @@ def _any_within(values: list[Any], lo: Any, hi: Any) -> bool:
 
 
 class PartitionPruner:
-    """Decides per data file, from its spec and partition values alone, whether the filter may match."""
+    """Decides per data file, from its spec and partition values alone, whether the filter may match
+    (inclusive projection) and whether every row matches (strict projection)."""
 
-    def __init__(self, bound: Sequence[BoundPredicate], specs: Sequence[PartitionSpec],
-                 schemas: dict[int, Schema]) -> None:
-        self._bound = tuple(bound)
+    def __init__(self, bound: Expression, specs: Sequence[PartitionSpec], schemas: dict[int, Schema]) -> None:
+        self._bound = bound
         self._specs = {s.spec_id: s for s in specs}
         self._schemas = schemas
-        self._tests: dict[tuple[int, int], list[tuple[int, Test]]] = {}
+        self._tests: dict[tuple[int, int, bool], PartitionTest] = {}
 
-    def _tests_for(self, spec_id: int, schema_id: int) -> list[tuple[int, Test]]:
-        key = (spec_id, schema_id)
+    def _test_for(self, spec_id: int, schema_id: int, strict: bool) -> PartitionTest:
+        key = (spec_id, schema_id, strict)
         if key not in self._tests:
-            tests: list[tuple[int, Test]] = []
             spec = self._specs.get(spec_id)
             file_schema = self._schemas.get(schema_id)
-            for p in self._bound if spec is not None and file_schema is not None else ():
-                if p.op == "false":
-                    tests.append((-1, lambda v: False))
-                    continue
-                for i, f in enumerate(spec.fields):
-                    if f.source_id != p.field_id or not file_schema.has_field(f.source_id):
-                        continue
-                    if not same_keys(f.transform, file_schema.field(f.source_id).type, p.read_type):
-                        continue
-                    test = project(f.transform, p)
-                    if test is not None:
-                        tests.append((i, test))
-            self._tests[key] = tests
+            if spec is None or file_schema is None:
+                self._tests[key] = lambda values: not strict
+            else:
+                self._tests[key] = compile_test(self._bound, lambda p: _leaf_test(spec, file_schema, p, strict),
+                                                strict=strict)
         return self._tests[key]
 
     def may_match(self, f: DataFile) -> bool:
-        for i, test in self._tests_for(f.spec_id, f.schema_id):
-            if i < 0:
-                return False
-            if i >= len(f.partition):
-                continue  # a file recorded without values (cannot happen for a spec with fields): keep it
-            if not test(f.partition[i]):
-                return False
-        return True
+        """False only when no row of ``f`` can satisfy the filter, by its partition values."""
+        return self._test_for(f.spec_id, f.schema_id, False)(f.partition)
+
+    def all_match(self, f: DataFile) -> bool:
+        """True only when every row of ``f`` satisfies the filter, by its partition values."""
+        return self._test_for(f.spec_id, f.schema_id, True)(f.partition)
+
+
+def _leaf_test(spec: PartitionSpec, file_schema: Schema, p: BoundPredicate, strict: bool) -> PartitionTest | None:
+    """A leaf projected through every field of ``spec`` over its column: inclusive, each field's projection
+    must hold; strict, one field proving it is enough."""
+    tests: list[PartitionTest | bool] = []
+    for i, f in enumerate(spec.fields):
+        if f.source_id != p.field_id or not file_schema.has_field(f.source_id):
+            continue
+        if not same_keys(f.transform, file_schema.field(f.source_id).type, p.read_type):
+            continue
+        test = (project_strict if strict else project)(f.transform, p)
+        if test is not None:
+            tests.append(_at(i, test, strict))
+    if not tests:
+        return None
+    combined = any_of(tests) if strict else all_of(tests)
+    return (lambda values: combined) if isinstance(combined, bool) else combined
+
+
+def _at(i: int, test: Test, strict: bool) -> PartitionTest:
+    def on(values: tuple) -> bool:
+        if i >= len(values):
+            return not strict  # a file recorded without values (cannot happen for a spec with fields)
+        return test(values[i])
+    return on

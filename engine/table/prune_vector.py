@@ -9,7 +9,8 @@ the bounds of all live files come from one indexed catalog query, are parsed as 
 comparison. The rules are ``stats.may_match``'s,
 applied to arrays; anything else (other types, casts, literals that are not plain integers, bounds
 that do not parse) keeps its files for the per-file check, which the scan runs on the survivors.
-So this only ever removes files that ``may_match`` would remove (tests compare the two).
+So this only ever removes files that ``may_match`` would remove (tests compare the two). A filter tree
+is evaluated as masks: ``And`` of children ORs their ruled-out masks, ``Or`` ANDs them.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fieldshift.errors import InvalidFilterError
 from fieldshift.gc_pause import paused_gc
 from fieldshift.planner.nodes import Take
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.expressions import Expression, ExpressionVisitor, visit
 from fieldshift.table.file_cache import Bounds, SnapshotFiles
-from fieldshift.table.filters import BoundPredicate
-from fieldshift.table.stats import leaf_node
+from fieldshift.table.filter_bind import BoundPredicate
+from fieldshift.table.stats import NULL_REJECTING, leaf_node
 from fieldshift.types import int_range
 
 if TYPE_CHECKING:
@@ -39,36 +42,67 @@ MIN_FILES = 64
 
 _INT_PREFIX = '{"int": "'  # catalog_sql.dump_value's form of an integer
 _COMPARED = ("==", "in", "<", "<=", ">", ">=")
-_NULL_REJECTING = ("==", "<", "<=", ">", ">=", "in", "not_null")
 _I64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def prune_by_integer_stats(scan: Scan, files: list[DataFile]) -> list[DataFile]:
-    """``files`` without those an integer predicate's statistics rule out (the rest: unchanged, in order)."""
+    """``files`` without those the filter's integer statistics rule out (the rest: unchanged, in order)."""
     if len(files) < MIN_FILES:
         return files
     entry = scan.snapshot_files()
     at = entry.positions(files)
     if at is None:
         return files
-    schema_ids = {f.schema_id for f in files}
-    keep = np.ones(len(files), dtype=bool)
-    for pred in scan.bound:
-        if scan.keys is not None and pred.field_id not in scan.keys.key_ids:
-            continue  # as Scan._may_match: only key values prune a keyed table
-        eligible = _eligible_schema_ids(scan, pred, schema_ids)
+    ruled_out = visit(scan.bound, _RuledOut(scan, files, entry, at))
+    if ruled_out is None or not ruled_out.any():
+        return files
+    return [files[i] for i in np.flatnonzero(~ruled_out)]
+
+
+class _RuledOut(ExpressionVisitor[np.ndarray | None]):
+    """A mask over ``files``: True where statistics prove the (sub)filter false; None: nothing ruled out.
+
+    ``And`` rules out a file when one child does, ``Or`` when every child does (the filter has no NOT),
+    so the mask only ever holds files the per-file ``stats_test`` would rule out too.
+    """
+
+    def __init__(self, scan: Scan, files: list[DataFile], entry: SnapshotFiles, at: np.ndarray) -> None:
+        self.scan, self.files, self.entry, self.at = scan, files, entry, at
+        self.schema_ids = {f.schema_id for f in files}
+
+    def visit_true(self) -> np.ndarray | None:
+        return None
+
+    def visit_false(self) -> np.ndarray | None:
+        return np.ones(len(self.files), dtype=bool)
+
+    def visit_and(self, results: list[np.ndarray | None]) -> np.ndarray | None:
+        masks = [r for r in results if r is not None]
+        return np.logical_or.reduce(masks) if masks else None
+
+    def visit_or(self, results: list[np.ndarray | None]) -> np.ndarray | None:
+        if any(r is None for r in results):
+            return None
+        return np.logical_and.reduce(results)
+
+    def visit_not(self, result: np.ndarray | None) -> np.ndarray | None:
+        raise InvalidFilterError("statistics are evaluated on a filter without NOT (filter_bind.rewrite_not)")
+
+    def visit_leaf(self, leaf: Expression) -> np.ndarray | None:
+        scan, files = self.scan, self.files
+        assert isinstance(leaf, BoundPredicate)
+        if scan.keys is not None and leaf.field_id not in scan.keys.key_ids:
+            return None  # as Scan's per-file check: only key values prune a keyed table
+        eligible = _eligible_schema_ids(scan, leaf, self.schema_ids)
         if not eligible:
-            continue
+            return None
         file_type = next(iter(eligible.values()))  # every eligible file holds the read type itself
         with paused_gc():  # a statistics row per file, none in a cycle (gc_pause)
-            bounds = entry.column(pred.field_id, lambda p=pred: _load_bounds(scan, entry, p.field_id))
-        drop = _ruled_out(pred, file_type, bounds, at)
-        if len(eligible) < len(schema_ids):
+            bounds = self.entry.column(leaf.field_id, lambda p=leaf: _load_bounds(scan, self.entry, p.field_id))
+        drop = _ruled_out(leaf, file_type, bounds, self.at)
+        if len(eligible) < len(self.schema_ids):
             drop &= np.fromiter((f.schema_id in eligible for f in files), dtype=bool, count=len(files))
-        keep &= ~drop
-    if keep.all():
-        return files
-    return [files[i] for i in np.flatnonzero(keep)]
+        return drop
 
 
 def _eligible_schema_ids(scan: Scan, pred: BoundPredicate, schema_ids: set[int]) -> dict[int, pa.DataType]:
@@ -101,7 +135,7 @@ def _ruled_out(pred: BoundPredicate, file_type: pa.DataType, b: Bounds, at: np.n
     lo, hi, ok = b.low[at], b.high[at], b.ok[at]
     low, high = _int64_range(file_type)
     bounds = ok & (lo >= low) & (lo <= high) & (hi >= low) & (hi <= high)  # as stats.read_bounds
-    out = nulls >= counts if pred.op in _NULL_REJECTING else np.zeros(len(at), dtype=bool)
+    out = nulls >= counts if pred.op in NULL_REJECTING else np.zeros(len(at), dtype=bool)
     keys = pred.keys
     if pred.op == "is_null":
         out = (nulls == 0) & bounds

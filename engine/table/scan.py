@@ -17,6 +17,8 @@ from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.deletion_vectors import DeletionVector, load_vectors
+from fieldshift.table.expr_visitors import filter_columns
+from fieldshift.table.expressions import AlwaysTrue
 from fieldshift.table.file_cache import SnapshotFiles, snapshot_files
 from fieldshift.table.files import iter_file_batches, name_data_file
 from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_filter
@@ -24,7 +26,7 @@ from fieldshift.table.keys import key_spec
 from fieldshift.table.merge import merged_arrow, merged_batches, merged_count
 from fieldshift.table.partition_prune import PartitionPruner
 from fieldshift.table.prune_vector import prune_by_integer_stats
-from fieldshift.table.stats import leaf_node, may_match
+from fieldshift.table.stats import StatsTest, leaf_node, stats_test
 
 if TYPE_CHECKING:
     import duckdb
@@ -88,8 +90,9 @@ class Scan:
         if target_id not in schemas:
             raise SchemaEvolutionError(f"no schema {target_id}; schema ids are {sorted(schemas)}")
         self.full_schema = schemas[target_id]
-        self.predicates = parse_filter(filter)
-        self.bound = bind_filter(self.predicates, self.full_schema)  # validated before reading
+        self.filter = parse_filter(filter)  # the expression tree, as given
+        self.bound = bind_filter(self.filter, self.full_schema)  # validated before reading; no NOT
+        self.filtered = not isinstance(self.bound, AlwaysTrue)
         self._row_filter = row_filter(self.bound)
         self.prune = True  # False reads every live file (tests compare the two)
         self.use_vectors = True  # False: a keyed table merges every group on read, ignoring deletion vectors
@@ -98,7 +101,7 @@ class Scan:
         self.columns = list(columns) if columns is not None else self.full_schema.names
         self.keys = key_spec(table.properties, self.full_schema)  # a keyed table merges on read
         extra = self.keys.merge_columns if self.keys is not None else ()
-        wanted = list(dict.fromkeys([*self.columns, *(p.path[0] for p in self.bound), *extra]))
+        wanted = list(dict.fromkeys([*self.columns, *filter_columns(self.bound), *extra]))
         self.read_schema = self.full_schema.select(wanted)
         self.output_schema = self.full_schema.select(self.columns).to_arrow()
         self.policy = policy if policy is not None else table.policy  # the table's own rules by default
@@ -106,6 +109,7 @@ class Scan:
         self._schemas = schemas
         self._plans: dict[int, tuple[list[str], EvolutionPlan]] = {}
         self._partitions: PartitionPruner | None = None
+        self._stats_tests: dict[int, StatsTest] = {}
 
     # -- planning -------------------------------------------------------------------------------
     @property
@@ -131,13 +135,11 @@ class Scan:
         live = self.live_files()
         for schema_id in sorted({f.schema_id for f in live}):
             self._plan_for(schema_id)
-        if not self.predicates or not self.prune:
+        if not self.filtered or not self.prune:
             return live
-        specs = [s for s, _ in self.table.catalog.specs(self.table.table_id)]
-        if self._partitions is None:  # every spec the table had prunes its own files
-            self._partitions = PartitionPruner(self.bound, specs, self._schemas)
+        specs = self._specs()
         if any(s.fields for s in specs):  # before any statistics are loaded
-            live = [f for f in live if self._partitions.may_match(f)]
+            live = [f for f in live if self.partition_pruner().may_match(f)]
         if self.vector_prune:  # integer bounds of many files compared at once; survivors checked below
             live = prune_by_integer_stats(self, live)
         stats = self.table.catalog.file_stats([f.file_id for f in live if f.file_id is not None])
@@ -153,25 +155,35 @@ class Scan:
                 self._vectors = self.table.catalog.run_read(lambda conn: load_vectors(conn, table_id, snapshot_id))
         return self._vectors
 
+    def _specs(self) -> list[Any]:
+        return [s for s, _ in self.table.catalog.specs(self.table.table_id)]
+
+    def partition_pruner(self) -> PartitionPruner:
+        """The filter projected through every partition spec the table had (each prunes its own files)."""
+        if self._partitions is None:
+            self._partitions = PartitionPruner(self.bound, self._specs(), self._schemas)
+        return self._partitions
+
     def _may_match(self, f: DataFile) -> bool:
         """Stats rule a file out only through the plan's own casts (stats.may_match)."""
         if not self.prune:
             return True
-        file_schema = self._schemas[f.schema_id]
-        nodes = None
-        for p in self.bound:
+        if f.schema_id not in self._stats_tests:
+            self._stats_tests[f.schema_id] = stats_test(self.bound, self._leaf_info(f.schema_id))
+        return self._stats_tests[f.schema_id](f.stats)
+
+    def _leaf_info(self, schema_id: int) -> Any:
+        """For the stats test of one schema version's files: each leaf's plan node and file type."""
+        file_schema = self._schemas[schema_id]
+        nodes = self._plan_for(schema_id)[1].nodes  # planned already by files()
+
+        def info(p: Any) -> tuple[Any, Any] | None:
             if self.keys is not None and p.field_id not in self.keys.key_ids:
-                continue  # only key values are shared by every version of a row: others could resurrect one
-            present = file_schema.has_field(p.field_id)
-            if p.op != "false" and (not present or f.stats.get(p.field_id) is None):
-                continue  # a constant in this file, or no stats: cannot prune on it
-            if nodes is None and p.op != "false":
-                nodes = self._plan_for(f.schema_id)[1].nodes  # planned already by files()
-            node = leaf_node(nodes, self.read_schema.fields, p.path) if nodes is not None else None
-            file_type = file_schema.field(p.field_id).type if present else None
-            if not may_match(f.stats.get(p.field_id), p, node, file_type):
-                return False
-        return True
+                return None  # only key values are shared by every version of a row: others could resurrect one
+            if not file_schema.has_field(p.field_id):
+                return None  # a constant in these files: cannot prune on it
+            return leaf_node(nodes, self.read_schema.fields, p.path), file_schema.field(p.field_id).type
+        return info
 
     def _file_batches(self, f: DataFile) -> Iterator[pa.RecordBatch]:
         for batch in self.evolved_batches(f):
@@ -296,15 +308,27 @@ class Scan:
     def count(self) -> int:
         """Row count; answered from the catalog alone when there is no filter."""
         if self.keys is not None:  # merged on the key (and filter) columns only
-            narrow = Scan(self.table, list(self.keys.key_names), self.predicates or None, self.snapshot_id,
+            narrow = Scan(self.table, list(self.keys.key_names), self.filter, self.snapshot_id,
                           self.full_schema.schema_id, self.policy, self.batch_size)
             narrow.prune, narrow.use_vectors = self.prune, self.use_vectors
             rows = merged_count(narrow)
-        elif not self.predicates:
+        elif not self.filtered:
             rows = sum(f.record_count for f in self.live_files())
-        else:
+        elif self.limit is not None:
             return sum(b.num_rows for b in self.to_batches())  # a limit stops the reading
+        else:
+            rows = self._filtered_count()
         return rows if self.limit is None else min(rows, self.limit)
+
+    def _filtered_count(self) -> int:
+        """Rows the filter keeps: files whose partition values prove every row matches (the strict
+        projection) are counted from the catalog, the others read."""
+        files = self.files()
+        whole = [f for f in files if self.prune and self.partition_pruner().all_match(f)] \
+            if any(s.fields for s in self._specs()) else []
+        counted = {id(f) for f in whole}
+        return sum(f.record_count for f in whole) + sum(
+            b.num_rows for f in files if id(f) not in counted for b in self._file_batches(f))
 
 
 def _first_rows(scan: Scan, batches: Iterator[pa.RecordBatch], limit: int) -> Iterator[pa.RecordBatch]:

@@ -14,7 +14,7 @@ import base64
 import datetime as dt
 import decimal
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -23,10 +23,14 @@ import pyarrow.compute as pc
 from fieldshift.kernels import get_kernel
 from fieldshift.planner.nodes import CastNode, Node, StructNode, Take
 from fieldshift.schema import Schema, join_path
-from fieldshift.table.filters import BoundPredicate, sort_keys
+from fieldshift.table.expr_visitors import compile_test
+from fieldshift.table.expressions import Expression
+from fieldshift.table.filter_bind import BoundPredicate
+from fieldshift.table.filter_literals import sort_keys
 from fieldshift.types import StructType
 
-__all__ = ["compute_stats", "decode_value", "encode_value", "leaf_node", "may_match", "read_bounds"]
+__all__ = ["NULL_REJECTING", "compute_stats", "decode_value", "encode_value", "leaf_node", "may_match", "read_bounds",
+           "stats_test"]
 
 _MAX_TEXT_STAT = 256
 
@@ -132,8 +136,11 @@ def _orderable(t: pa.DataType) -> bool:
 
 
 # -- pruning -------------------------------------------------------------------------------------
-_NULL_REJECTING = ("==", "<", "<=", ">", ">=", "in", "not_null")
+NULL_REJECTING = ("==", "<", "<=", ">", ">=", "in", "not_null", "is_nan", "starts_with")
+"""Leaf operators no null satisfies: a file whose values are all null cannot match them."""
 _TICKS_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
+
+StatsTest = Callable[[dict[int, Any]], bool]
 
 
 def may_match(stats: tuple[int, int, Any, Any] | None, pred: BoundPredicate, node: Node | None,
@@ -144,38 +151,69 @@ def may_match(stats: tuple[int, int, Any, Any] | None, pred: BoundPredicate, nod
     are converted into the read type by that node's own cast and used only when the cast keeps
     order and equality (``read_bounds``); null counts hold through any cast, which maps null to null.
     """
-    if pred.op == "false":
-        return False
-    if pred.op == "true" or stats is None or node is None or not isinstance(file_type, pa.DataType):
+    if stats is None or node is None or not isinstance(file_type, pa.DataType):
         return True
     count, nulls, lo, hi = stats
-    if pred.op in _NULL_REJECTING and nulls >= count:
-        return False  # every row is null: nothing is equal, ordered, in a list or valid
-    if pred.op in ("!=", "not in"):
-        return True  # true on nulls and NaN (Iceberg), so never ruled out by bounds
+    op = pred.op
+    if op in NULL_REJECTING and nulls >= count:
+        return False  # every row is null: nothing is equal, ordered, in a list, NaN, a prefix or valid
+    if op == "is_nan":  # integers and decimals hold no NaN, nor does any cast of them
+        return not (pa.types.is_integer(file_type) or pa.types.is_decimal(file_type))
+    if op == "not_nan":
+        return True
     bounds = read_bounds(node, file_type, lo, hi)
-    if pred.op == "is_null":
+    if op == "is_null":
         return nulls > 0 or bounds is None  # a cast outside the exact ones may turn values into nulls
-    if pred.op == "not_null" or bounds is None:
+    if op == "not_null" or bounds is None:
         return True
     low, high = bounds
     keys = pred.keys
     try:
-        if pred.op == "==":
+        if op in ("!=", "not in", "not_starts_with"):  # true on nulls and NaN: only a file of one value fails
+            if nulls or low != high or isinstance(low, float):  # other formats' float bounds leave NaN out
+                return True
+            if op == "not_starts_with":
+                return not (_starts(low, keys[0]) and _starts(high, keys[0]))
+            return not any(low == k for k in keys)
+        if op == "starts_with":
+            n = len(keys[0])
+            return low[:n] <= keys[0] <= high[:n]
+        if op == "==":
             return low <= keys[0] <= high
-        if pred.op == "in":
+        if op == "in":
             return any(low <= k <= high for k in keys)
-        if pred.op == "<":
+        if op == "<":
             return low < keys[0]
-        if pred.op == "<=":
+        if op == "<=":
             return low <= keys[0]
-        if pred.op == ">":
+        if op == ">":
             return high > keys[0]
-        if pred.op == ">=":
+        if op == ">=":
             return high >= keys[0]
     except TypeError:
         return True
     return True
+
+
+def _starts(v: Any, prefix: Any) -> bool:
+    return isinstance(v, (str, bytes)) and type(v) is type(prefix) and v.startswith(prefix)
+
+
+def stats_test(bound: Expression, leaf_info: Callable[[BoundPredicate], tuple[Node | None, Any] | None]
+               ) -> StatsTest:
+    """Whether a file's statistics (field id -> (count, nulls, min, max)) may hold a row ``bound`` keeps.
+
+    ``bound`` is a bound filter without NOT; ``leaf_info(leaf)`` gives the plan's node for the leaf's
+    column and the file's type of it, or None where the leaf cannot prune these files (then it may hold).
+    """
+    def leaf(p: BoundPredicate) -> StatsTest | None:
+        info = leaf_info(p)
+        if info is None:
+            return None
+        node, file_type = info
+        fid = p.field_id
+        return lambda s: may_match(s.get(fid), p, node, file_type)
+    return compile_test(bound, leaf)
 
 
 def read_bounds(node: Node, file_type: pa.DataType, lo: Any, hi: Any) -> tuple[Any, Any] | None:

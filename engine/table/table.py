@@ -491,22 +491,27 @@ class Table:
 
         #### Filters
 
-        A filter is one ``(column, op, value)`` tuple (or `fieldshift.table.Predicate`) or a list of them,
-        all of which must hold (AND; there is no OR). ``column`` is a top-level name or a path through structs: dotted
-        (``"s.x"``), with backticks around a name holding dots (`` "`a.b`.c" ``), or a list of names
-        (``["s", "x"]``). Operators:
+        One expression tree, written three ways with one meaning: filter text
+        (``"v > 2 and (name is null or name = 'x')"``, the grammar of the CLI's ``--where``: ``and``,
+        ``or``, ``not``, parentheses, ``= != <> < <= > >=``, ``[not] in (...)``, ``is [not] null``,
+        ``is [not] nan``, ``[not] starts with 'x'``, ``[not] like 'x%'``; literals are typed like their
+        column), expressions (``(fieldshift.col("v") > 2) | fieldshift.col("name").is_null()``, with
+        ``&``, ``|``, ``~``), or ``(column, op, value)`` tuples and lists of them (all must hold; a list
+        may mix the three). ``column`` is a path through structs: dotted (``"s.x"``), with backticks
+        around a name holding dots (`` "`a.b`.c" ``), or a list of names. Tuple operators: ``==`` (or
+        ``=``), ``!=``, ``<``, ``<=``, ``>``, ``>=``; ``in``, ``not in`` with a list, tuple or set;
+        ``is_null``, ``not_null``, ``is_nan``, ``not_nan`` with no value; ``starts_with``,
+        ``not_starts_with`` with a str (bytes for binary).
 
-        - ``==`` (or ``=``), ``!=``, ``<``, ``<=``, ``>``, ``>=`` with one value;
-        - ``in``, ``not in`` with a list, tuple or set of values;
-        - ``is_null``, ``not_null`` with no value: ``("c", "is_null")``.
-
-        A literal must fit the column's kind: int, float or Decimal for numbers, str for strings,
+        A Python literal must fit the column's kind: int, float or Decimal for numbers, str for strings,
         bytes for binary, bool for booleans, date/datetime for dates and timestamps (a naive datetime
         against a zoned column is UTC), time for times. Numbers are compared exactly (``a > 1.5`` on
         a long column is ``a >= 2``; an out-of-range literal is simply true or false). Nulls follow
-        Iceberg: ``==``, ordering and ``in`` are false on a null, ``!=`` and ``not in`` true; ``None``
-        and NaN literals are refused (use ``is_null``/``not_null``). Example:
-        ``t.scan(filter=[("id", ">=", 10), ("region", "in", ["eu", "us"])])``.
+        SQL's three-valued logic (a comparison with a null is unknown, ``not`` of unknown is unknown, a
+        row is kept where the filter is true), except that ``!=``, ``not in`` and ``not_starts_with``
+        are true on a null, as Iceberg's; NaN is unequal to and unordered with everything. ``None`` and
+        NaN literals are refused (use ``is_null`` / ``is_nan``). Text that does not parse or fit raises
+        `fieldshift.FilterSyntaxError` with a caret under the token.
         """
         return Scan(self, columns, filter, snapshot_id, schema_id, policy, limit=limit)
 

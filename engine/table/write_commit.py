@@ -29,7 +29,7 @@ from fieldshift.table.deletion_vectors import VectorCommit
 from fieldshift.table.files import check_present, remove_files, write_side_file
 from fieldshift.table.key_lookup import live_keys, plan_vectors
 from fieldshift.table.keyed_write import check_unique, new_keys_only
-from fieldshift.table.keys import KeySpec, dedupe_latest, key_spec
+from fieldshift.table.keys import KeySpec, dedupe_latest, forget_key_hash, key_spec
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partition_write import MAX_FILE_ROWS, write_partitioned
 from fieldshift.table.stream_marks import StreamMark, check_unrecorded
@@ -158,6 +158,7 @@ def write_rows(table: Table, head: Snapshot, base: Schema, schema: Schema, evolv
     written: list[str] = []
     try:
         files = write_partitioned(table.storage, schema, table.spec, data, written, MAX_FILE_ROWS, keys=keys)
+        forget_key_hash()  # the last use of this write's key hash: let go of the key columns it holds
         quarantine = []
         for q in quarantined:
             if q.num_rows:

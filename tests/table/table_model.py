@@ -2,8 +2,8 @@
 
 The model knows four primitive kinds (int, long, double, string) and structs of them, the policies'
 rules for those kinds, on-write evolution (Onehouse semantics, nested too), schema changes by field
-id, time travel and Iceberg's filter semantics. It never calls fieldshift: `test_table_model.py`
-drives a real table and this model side by side and compares every read.
+id, time travel and filter trees (``filter_model``: SQL's three-valued logic). It never calls
+fieldshift: `test_table_model.py` drives a real table and this model side by side and compares every read.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
+
+from tests.table.filter_model import keeps, spec_leaves
 
 __all__ = ["ARROW", "Col", "ModelError", "ModelTable", "allowed", "arrow_type", "canon_rows", "holds",
            "supertype"]
@@ -318,16 +320,18 @@ class ModelTable:
 
     # -- reads ----------------------------------------------------------------------------------
     def read(self, snapshot_id: int, schema_id: int | None, columns: list[str] | None,
-             predicates: list[tuple[Path, str, Any]]) -> list[dict[str, Any]]:
+             spec: tuple | None) -> list[dict[str, Any]]:
+        """The rows a scan returns; ``spec`` is a filter tree (``filter_model``) or None."""
         snap = self.snapshots[snapshot_id]
         schema = self.schemas[snap.schema_id if schema_id is None else schema_id]
         names = columns if columns is not None else [c.name for c in schema]
-        self._check_readable({s for s, _ in snap.rows}, schema, set(names) | {p[0][0] for p in predicates})
+        used = {leaf[1][0] for leaf in spec_leaves(spec)} if spec is not None else set()
+        self._check_readable({s for s, _ in snap.rows}, schema, set(names) | used)
         out = []
         for sid, values in snap.rows:
             written = {c.id: c for c in self.schemas[sid]}
             row = {c.name: read_value(values.get(c.id), written.get(c.id), c) for c in schema}
-            if all(holds(_path_value(row, path), op, lit) for path, op, lit in predicates):
+            if spec is None or keeps(spec, lambda path, row=row: _path_value(row, path)):
                 out.append({n: row[n] for n in names})
         return out
 

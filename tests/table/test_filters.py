@@ -58,7 +58,8 @@ def table(tmp_path: Path) -> fs.Table:
     (("id", "is_null", 1), "takes no value"),
     (("id", "in", [1, None]), "is_null"),
     (("d", "==", float("nan")), "NaN"),
-    ("id > 1", "not a str"),
+    ("id >> 1", "expected a value"),  # filter text parses, or points at the bad token
+    (5, "not a int"),
     ([[("id", ">", 1)], [("id", "<", 0)]], "OR"),
     ([("id", ">", 1), 5], "write \\(column, op, value\\)"),
     (("", "==", 1), "name a column"),
@@ -76,7 +77,7 @@ def test_filter_shapes_that_work(table: fs.Table) -> None:
     assert _ids(table, [("s", "IS_NULL")]) == [3]
     assert _ids(table, (["st", "x"], ">=", 2)) == [2]
     assert _ids(table, ("st.x", "not_null")) == [1, 2]
-    assert parse_filter(("a", "=", 1))[0].op == "=="
+    assert parse_filter(("a", "=", 1)).op == "=="
 
 
 # -- literal kinds ----------------------------------------------------------------------------------
@@ -163,6 +164,15 @@ def test_cli_where_compares_numbers_exactly(table: fs.Table) -> None:
     assert ids("f = 0.1") == [1]  # the CLI types a literal like its float column
     bad = runner.invoke(app, ["read", loc, "--where", "a = NULL"])
     assert bad.exit_code == 2 and "IS NULL" in bad.output
+    # issue 28: --where takes the whole grammar, several flags are ANDed
+    assert ids("a > 1.5 or ok is null", "not (id = 3)") == [2, 17]
+    assert ids("s like 'a%' or (st.x >= 2 and not day < '2020-01-02')") == [1, 2]
+    assert ids("d is nan or f is not nan and f > 2.5") == [17]
+    second = runner.invoke(app, ["read", loc, "--where", "a > 1", "--where", "id = 1 or day < 'soon'"])
+    assert second.exit_code == 2 and "date value for column 'day'" in second.output, second.output
+    assert second.output.splitlines()[-1].index("^") - 2 == "id = 1 or day < 'soon'".index("'soon'")
+    unknown = runner.invoke(app, ["read", loc, "--where", "id = 1 or nope is null"])
+    assert unknown.exit_code == 2 and "no field at path 'nope'" in unknown.output
 
 
 def test_in_list_zero_matches_both_signed_zeros(tmp_path: Path) -> None:

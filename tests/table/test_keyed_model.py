@@ -5,7 +5,7 @@ row when its precombine value is at least the stored one (null lowest; the later
 ties), a delete removes the key whatever its precombine, an insert-only append refuses known keys.
 A hypothesis state machine drives a real keyed table (SQLite catalog, Parquet files, hidden buckets)
 through upserts with duplicate keys and precombine ties, on-write evolution (a widened column, a new
-column), renames of the precombine and other columns, deletes by key and by filter, compaction,
+column), renames of the precombine and other columns, deletes by key and by random filter trees, compaction,
 expiry, time travel and upserts written as Spark's executors write them (no deletion vectors),
 comparing every read (pruned and unpruned, with deletion vectors and without them — the full merge
 is the oracle — with key and non-key filters, and ``count()``) with the model; an insert-only
@@ -35,6 +35,7 @@ from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.stream_commit import append_once
 from fieldshift.table.stream_marks import StreamMark
+from tests.table.filter_model import keeps, spec_trees, to_expression, to_text
 
 Row = dict[str, Any]  # logical column -> value; logical columns: id, pre, v, w
 KEYS = st.integers(0, 12)
@@ -42,6 +43,35 @@ PRE = st.none() | st.integers(0, 3)
 V = st.none() | st.integers(-5, 5)
 BATCH = st.lists(st.tuples(KEYS, PRE, V), min_size=1, max_size=8)
 SPECS = [[], ["id"], ["bucket(3, id)"], ["truncate(4, id)"]]  # partition sources must be key columns
+_SMALL = st.integers(-5, 12)
+_LEAF = st.one_of(  # logical columns; v's literals are scaled like its values once v is a long
+    st.tuples(st.just("leaf"), st.sampled_from([("id",), ("v",), ("pre",)]),
+              st.sampled_from(["==", "!=", "<", "<=", ">", ">="]), _SMALL),
+    st.tuples(st.just("leaf"), st.sampled_from([("id",), ("v",)]), st.sampled_from(["in", "not in"]),
+              st.lists(_SMALL, min_size=1, max_size=3)),
+    st.tuples(st.just("leaf"), st.sampled_from([("v",), ("pre",)]), st.sampled_from(["is_null", "not_null"]),
+              st.none()))
+
+
+def _scaled(spec: tuple, v_long: bool) -> tuple:
+    """v's literals times 2**33 when v holds longs (as its values are)."""
+    if spec[0] == "leaf":
+        _, path, op, lit = spec
+        if path != ("v",) or not v_long or lit is None:
+            return spec
+        return ("leaf", path, op, [x * 2**33 for x in lit] if isinstance(lit, list) else lit * 2**33)
+    if spec[0] == "not":
+        return ("not", _scaled(spec[1], v_long))
+    return (spec[0], [_scaled(x, v_long) for x in spec[1]])
+
+
+def _renamed(spec: tuple, names: dict[str, str]) -> tuple:
+    """The spec on the table's current column names (the model keeps logical ones)."""
+    if spec[0] == "leaf":
+        return ("leaf", (names[spec[1][0]],), spec[2], spec[3])
+    if spec[0] == "not":
+        return ("not", _renamed(spec[1], names))
+    return (spec[0], [_renamed(x, names) for x in spec[1]])
 
 
 def _newer(new: Any, old: Any) -> bool:
@@ -194,13 +224,23 @@ class KeyedMachine(RuleBasedStateMachine):
             self.rows.pop(k, None)
         self._record()
 
-    @rule(lit=st.integers(-5, 5))
-    def delete_where_v_below(self, lit: int) -> None:
+    def _tree(self, data: st.DataObject, names: dict[str, str]) -> tuple[tuple, Any]:
+        """A random filter tree on id (the key), v and pre, and one of its spellings (expression or text)."""
+        spec = data.draw(spec_trees(_LEAF, max_leaves=4), label="filter")
+        scaled = _scaled(spec, self.v_long)
+        real = _renamed(scaled, names)
+        form = data.draw(st.sampled_from(["expression", "text"]), label="filter form")
+        return scaled, to_expression(real) if form == "expression" else to_text(real)
+
+    @rule(data=st.data())
+    def delete_where(self, data: st.DataObject) -> None:
+        """A delete by a random filter tree (OR, NOT, IN / NOT IN over nulls): the model drops the rows
+        the filter keeps."""
         head = self.t.current_snapshot.snapshot_id
-        bound = lit * 2**33 if self.v_long else lit
-        result = self.t.delete(filter=[(self.names["v"], "<", bound)])
-        gone = [k for k, r in self.rows.items() if r["v"] is not None and r["v"] < bound]
-        assert result.keys_deleted == len(gone)
+        spec, flt = self._tree(data, self.names)
+        result = self.t.delete(filter=flt)
+        gone = [k for k, r in self.rows.items() if keeps(spec, lambda path, r=r: r.get(path[0]))]
+        assert result.keys_deleted == len(gone), (spec, flt)
         for k in gone:
             del self.rows[k]
         if gone:
@@ -260,30 +300,23 @@ class KeyedMachine(RuleBasedStateMachine):
         self.t.vacuum(older_than=0)
 
     # -- reads ----------------------------------------------------------------------------------
-    def _expected(self, sid: int, pred: tuple[str, str, Any] | None) -> list[Row]:
+    def _expected(self, sid: int, spec: tuple | None) -> list[Row]:
         names, rows = self.snaps[sid]
-        out = []
-        for r in rows.values():
-            if pred is not None:
-                value = r.get(pred[0])
-                if value is None or not {"<": value < pred[2], "==": value == pred[2]}[pred[1]]:
-                    continue
-            out.append({names[c]: r.get(c) for c in names})
+        out = [{names[c]: r.get(c) for c in names} for r in rows.values()
+               if spec is None or keeps(spec, lambda path, r=r: r.get(path[0]))]
         return sorted(out, key=lambda x: x["id"])
 
     @rule(data=st.data())
     def read(self, data: st.DataObject) -> None:
         sid = data.draw(st.sampled_from(sorted(self.snaps)))
         names = self.snaps[sid][0]
-        pred = data.draw(st.none() | st.tuples(st.sampled_from(["id", "v"]), st.sampled_from(["<", "=="]),
-                                              st.integers(-5, 12)))
-        flt = None if pred is None else [(names[pred[0]], pred[1], pred[2])]
-        want = self._expected(sid, pred)
+        spec, flt = self._tree(data, names) if data.draw(st.booleans(), label="filtered") else (None, None)
+        want = self._expected(sid, spec)
         for prune, vectors in ((True, True), (False, True), (True, False)):
             scan = self.t.scan(snapshot_id=sid, filter=flt)
             scan.prune, scan.use_vectors = prune, vectors  # vectors off: the full merge, the oracle
             got = sorted(scan.to_arrow().to_pylist(), key=lambda x: x["id"])
-            assert got == want, (sid, pred, prune, vectors)
+            assert got == want, (sid, flt, prune, vectors)
             assert scan.count() == len(want)
             streamed = [r for b in scan.to_batches() for r in b.to_pylist()]
             assert sorted(streamed, key=lambda x: x["id"]) == want

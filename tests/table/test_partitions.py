@@ -483,11 +483,11 @@ def test_wrapped_truncate_values_of_java_written_tables_prune_nothing(typ: pa.Da
     schema = fs.Schema.from_arrow(pa.schema([pa.field("x", typ, metadata={"PARQUET:field_id": "1"})]))
     transform = Transform("truncate", width)
     for flt in [("x", "<", 0), ("x", "==", lo_type), ("x", "<=", lo_type + 1), ("x", "in", [lo_type, 3])]:
-        (p,) = bind_filter(parse_filter(flt), schema)
+        p = bind_filter(parse_filter(flt), schema)
         assert project(transform, p)(wrapped), flt
         assert not project(transform, p)(top) or flt[1] != "<", flt  # true values still prune
         ranged = project_range(transform, p)
         assert ranged(wrapped, wrapped, False) and ranged(top - width, top, False), flt
         assert ranged(wrapped, top, False) and ranged(top, wrapped, False), flt
-    (p,) = bind_filter(parse_filter(("x", "<", 0)), schema)
+    p = bind_filter(parse_filter(("x", "<", 0)), schema)
     assert not project_range(transform, p)(width, 50 * width, False)  # an ordinary group still prunes

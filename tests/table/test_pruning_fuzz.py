@@ -1,10 +1,13 @@
-"""Pruning fuzzer: random multi-file tables x random predicates; no row may ever be dropped.
+"""Pruning fuzzer: random multi-file tables x random predicates and filter trees; no row may ever be dropped.
 
-A table gets several appends, some after schema changes (int -> long -> double -> string, int ->
+A table (unpartitioned, or partitioned by identity, bucket or truncate of its stable columns, NaN
+partition values included) gets several appends, some after schema changes (int -> long -> double -> string, int ->
 decimal, renames, on-write widening by appends of another type), with nulls, NaN, infinities and
 values beyond 2**53 in the data. Each predicate (every operator, literals of every kind, in and
 out of range, None and wrong kinds where they must be refused) is checked three ways: the pruned
-scan == the same scan unpruned == a plain-Python evaluation of Iceberg's semantics on the rows.
+scan == the same scan unpruned == a plain-Python evaluation of Iceberg's semantics on the rows. Trees
+of and/or/not over them (``filter_model``: SQL's three-valued logic, so NOT of a comparison with a
+null stays unknown, and NOT of one with NaN is true) are checked the same way, with ``count()``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from hypothesis import strategies as st
 
 import fieldshift as fs
 from fieldshift.table.filters import InvalidFilterError
+from tests.table.filter_model import keeps, to_expression
 from tests.table.table_model import holds
 
 POLICY = fs.CastPolicy.onehouse(widen_to_string=True)
@@ -32,6 +36,10 @@ TEXT = ["", "-1", "0", "1.5", "10", "100", "2", "50", "6", "9", "a", "abc", "x",
 NUMBER_LITERALS = [0, 1, 2, 5, 6, 50, 100, -3, 1.5, -0.5, 2.5, 99.99, 2.0**53, 2**53 + 1, 2**53 - 1, 2**31,
                    -(2**31) - 1, 2**64, -(2**70), 1e300, -1e300, math.inf, -math.inf, -0.0, D("1.50"),
                    D("2"), D("-0.001"), D("1E+40")]
+
+
+PARTITIONS = [[], [], [], ["bucket(4, id)"], ["truncate(10, id)", "s"], ["d"], ["truncate(1, s)", "bucket(3, s)"],
+              ["id", "d"], ["truncate(2, s)"]]  # sources whose type never changes here (k's does)
 
 
 def _kind(t: Any) -> str:
@@ -154,12 +162,66 @@ def _get(row: dict, name: str) -> Any:
     return row[name]
 
 
+def _tree_leaf(draw: Any, t: fs.Table, rows: list[dict]) -> tuple:
+    """A valid condition as a filter_model leaf: every operator, NaN tests, prefixes on strings."""
+    flt, kind = _predicate(draw, t, rows)
+    while kind is None:
+        flt, kind = _predicate(draw, t, rows)
+    name, op = flt[0], flt[1]
+    extra = ["is_nan", "not_nan"] + (["starts_with", "not_starts_with"] if kind == "string" else [])
+    if draw(st.integers(0, 4)) == 0:
+        op = draw(st.sampled_from(extra))
+        if op in ("starts_with", "not_starts_with"):
+            present = [v for v in (_get(r, name) for r in rows) if isinstance(v, str)]
+            text = draw(st.sampled_from(present or TEXT))
+            return ("leaf", tuple(name.split(".")), op, text[:draw(st.integers(0, 2))])
+        return ("leaf", tuple(name.split(".")), op, None)
+    lit = list(flt[2]) if op in ("in", "not in") else (flt[2] if len(flt) > 2 else None)
+    return ("leaf", tuple(name.split(".")), op, lit)
+
+
+def _tree(draw: Any, t: fs.Table, rows: list[dict]) -> tuple:
+    """A random and/or/not tree of 2-4 conditions."""
+    def grow(depth: int) -> tuple:
+        if depth == 0 or draw(st.integers(0, 2)) == 0:
+            return _tree_leaf(draw, t, rows)
+        kind = draw(st.sampled_from(["and", "or", "or", "not"]))
+        if kind == "not":
+            return ("not", grow(depth - 1))
+        return (kind, [grow(depth - 1) for _ in range(draw(st.integers(2, 3)))])
+    return grow(2)
+
+
+def _refused_in_a_tree(draw: Any, t: fs.Table, rows: list[dict]) -> None:
+    """A null or NaN literal anywhere in a tree (an IN list too) is refused, whatever surrounds it."""
+    name = draw(st.sampled_from(["id", "d", "st.x"]))
+    bad = draw(st.sampled_from([None, math.nan]))
+    op = draw(st.sampled_from(["==", "<", "!=", "in", "not in"]))
+    with pytest.raises(InvalidFilterError, match=r"null|NaN|None|is_nan"):
+        leaf = fs.col(name).is_in([1, bad]) if op == "in" else fs.col(name).not_in([bad]) if op == "not in" \
+            else {"==": lambda: fs.col(name) == bad, "<": lambda: fs.col(name) < bad,
+                  "!=": lambda: fs.col(name) != bad}[op]()
+        t.scan(filter=~(to_expression(_tree_leaf(draw, t, rows)) | leaf), policy=POLICY)
+
+
+def _check(t: fs.Table, flt: Any, expected: list[int]) -> None:
+    pruned = t.scan(filter=flt, policy=POLICY)
+    full = t.scan(filter=flt, policy=POLICY)
+    full.prune = False
+    got = sorted(pruned.to_arrow().column("id").to_pylist())
+    assert got == sorted(full.to_arrow().column("id").to_pylist())
+    assert got == expected
+    assert pruned.count() == len(expected)
+
+
 def _run(data: Any) -> None:
     draw = data.draw
     with tempfile.TemporaryDirectory() as tmp:
         schema = pa.schema([("id", pa.int64()), ("k", pa.int32()), ("d", pa.float64()), ("s", pa.string()),
                             ("st", pa.struct([("x", pa.int32())]))])
-        t = fs.Table.create(Path(tmp) / "t", schema)
+        spec = draw(st.sampled_from(PARTITIONS))
+        note(f"partition_by {spec}")
+        t = fs.Table.create(Path(tmp) / "t", schema, partition_by=spec)
         next_id = [0]
         for _ in range(draw(st.integers(2, 6))):
             if draw(st.integers(0, 1)) == 0:
@@ -167,25 +229,26 @@ def _run(data: Any) -> None:
             _append(draw, t, next_id)
         rows = t.scan(policy=POLICY).to_arrow().to_pylist()
         note(f"schema {t.schema.to_arrow()}; {len(t.scan(policy=POLICY).files())} files")
-        for _ in range(12):
+        for _ in range(6):
             flt, kind = _predicate(draw, t, rows)
             note(f"filter {flt!r}")
             if kind is None:
                 with pytest.raises(InvalidFilterError):
                     t.scan(filter=flt, policy=POLICY)
                 continue
-            pruned = t.scan(filter=flt, policy=POLICY)
-            full = t.scan(filter=flt, policy=POLICY)
-            full.prune = False
-            got = sorted(pruned.to_arrow().column("id").to_pylist())
-            assert got == sorted(full.to_arrow().column("id").to_pylist())
             lit = flt[2] if len(flt) > 2 else None
-            expected = sorted(r["id"] for r in rows if holds(_get(r, flt[0]), flt[1], lit))
-            assert got == expected
+            _check(t, flt, sorted(r["id"] for r in rows if holds(_get(r, flt[0]), flt[1], lit)))
+        for _ in range(5):  # OR, NOT, IN / NOT IN over nulls and NaN, is [not] nan, prefixes
+            spec = _tree(draw, t, rows)
+            note(f"tree {spec!r}")
+            expected = sorted(r["id"] for r in rows if keeps(spec, lambda path, r=r: _get(r, ".".join(path))))
+            _check(t, to_expression(spec), expected)
+        _refused_in_a_tree(draw, t, rows)
 
 
 _SETTINGS: dict[str, Any] = {"deadline": None,
-                              "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+                              "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                       HealthCheck.large_base_example]}
 
 
 @settings(max_examples=30, **_SETTINGS)

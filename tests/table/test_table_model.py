@@ -35,6 +35,7 @@ from fieldshift.table.partition_write import source_column
 from fieldshift.table.stream_commit import append_once
 from fieldshift.table.stream_marks import StreamMark
 from tests.publish_helpers import fieldshift_rows, pyiceberg_rows
+from tests.table.filter_model import spec_leaves, spec_trees, to_expression, to_text, to_tuples
 from tests.table.table_model import ARROW, Col, ModelError, ModelTable, arrow_type, canon_rows, leaves
 
 POLICIES = {
@@ -94,6 +95,46 @@ def small_values(kind: str, in_double: bool) -> st.SearchStrategy[Any]:
     if kind == "long" and in_double:
         return st.none() | st.integers(-2**53, 2**53)
     return values_of(kind)
+
+
+def _leaf(primitives: list[tuple[tuple[str, ...], Col]]) -> st.SearchStrategy[tuple]:
+    """A condition on one primitive column: every operator, literals of the column's kind."""
+    @st.composite
+    def leaf(draw: Any) -> tuple:
+        path, col = draw(st.sampled_from(primitives))
+        ops = ["==", "!=", "<", "<=", ">", ">=", "in", "not in", "is_null", "not_null"]
+        ops += ["is_nan", "not_nan"] if col.kind != "string" else ["starts_with", "not_starts_with"]
+        op = draw(st.sampled_from(ops))
+        if op in ("is_null", "not_null", "is_nan", "not_nan"):
+            return ("leaf", path, op, None)
+        if op in ("in", "not in"):
+            return ("leaf", path, op, draw(st.lists(literal_of(col.kind), min_size=1, max_size=3)))
+        return ("leaf", path, op, draw(literal_of(col.kind)))
+    return leaf()
+
+
+def _text_safe(spec: tuple, kinds: dict[tuple[str, ...], str]) -> bool:
+    """Whether filter text says the spec's literals exactly (text literals are typed like their column)."""
+    def ok(v: Any, kind: str) -> bool:
+        if isinstance(v, float):
+            return math.isfinite(v)
+        if isinstance(v, int) and kind == "double":
+            return abs(v) <= 2**53
+        return True
+    for _, path, _, lit in spec_leaves(spec):
+        if not all(ok(v, kinds[path]) for v in (lit if isinstance(lit, list) else [lit])):
+            return False
+    return True
+
+
+def _spelled(data: st.DataObject, spec: tuple | None, kinds: dict[tuple[str, ...], str]) -> tuple[Any, str]:
+    """The filter as tuples (a conjunction of conditions), expression objects or text, at random."""
+    if spec is None:
+        return None, "none"
+    forms = ["expression"] + (["tuples"] if to_tuples(spec) is not None else [])
+    forms += ["text"] if _text_safe(spec, kinds) else []
+    form = data.draw(st.sampled_from(forms), label="filter form")
+    return {"expression": to_expression, "tuples": to_tuples, "text": to_text}[form](spec), form
 
 
 class TableMachine(RuleBasedStateMachine):
@@ -326,53 +367,51 @@ class TableMachine(RuleBasedStateMachine):
         schema = m.schemas[m.snapshots[snap_id].schema_id if schema_id is None else schema_id]
         names = [c.name for c in schema]
         columns = data.draw(st.none() | st.lists(st.sampled_from(names), unique=True, min_size=1), label="columns")
-        predicates = []
         primitives = [(path, c) for path, c in leaves(schema) if c.kind != "struct"]
-        for _ in range(data.draw(st.integers(0, 2), label="predicates")):
-            path, col = data.draw(st.sampled_from(primitives))
-            op = data.draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "in", "not in", "is_null", "not_null"]))
-            if op in ("is_null", "not_null"):
-                lit = None
-            elif op in ("in", "not in"):
-                lit = data.draw(st.lists(literal_of(col.kind), min_size=1, max_size=3))
-            else:
-                lit = data.draw(literal_of(col.kind))
-            predicates.append((path, op, lit))
-        filters = [(join_path(p), op, lit) if op not in ("is_null", "not_null") else (join_path(p), op)
-                   for p, op, lit in predicates]
-        if predicates and data.draw(st.integers(0, 9), label="wrong literal") == 0:
+        spec = data.draw(st.none() | spec_trees(_leaf(primitives), max_leaves=4), label="filter")
+        flt, form = _spelled(data, spec, {path: c.kind for path, c in primitives})
+        if spec is not None and data.draw(st.integers(0, 9), label="wrong literal") == 0:
             path, col = data.draw(st.sampled_from(primitives))
             wrong = data.draw(st.sampled_from([None, "7"] if col.kind != "string" else [None, 7, 1.5]))
             with pytest.raises(fs.SchemaEvolutionError, match=r"filter|literal|null"):
-                self.table.scan(columns, [*filters, (list(path), "==", wrong)], snapshot, schema_id).to_arrow()
+                self.table.scan(columns, [to_expression(spec), (list(path), "==", wrong)], snapshot,
+                                schema_id).to_arrow()
             STATS["bad filters refused"] += 1
         try:
-            expected = m.read(snap_id, schema_id, columns, predicates)
+            expected = m.read(snap_id, schema_id, columns, spec)
         except ModelError:
             with pytest.raises(fs.SchemaEvolutionError):
-                self.table.scan(columns, filters, snapshot, schema_id).to_arrow()
+                self.table.scan(columns, flt, snapshot, schema_id).to_arrow()
             STATS["scan refused"] += 1
             return
-        scan = self.table.scan(columns, filters, snapshot, schema_id)
+        scan = self.table.scan(columns, flt, snapshot, schema_id)
         got = scan.to_arrow()
         assert canon_rows(got.to_pylist()) == canon_rows(expected)
-        unpruned = self.table.scan(columns, filters, snapshot, schema_id)
+        unpruned = self.table.scan(columns, flt, snapshot, schema_id)
         unpruned.prune = False
         assert canon_rows(unpruned.to_arrow().to_pylist()) == canon_rows(got.to_pylist())
         assert scan.count() == len(expected)
         STATS["scan rows"] += len(expected)
         STATS["nested rows"] += sum(isinstance(v, dict) for r in expected for v in r.values())
-        STATS["filtered scans"] += bool(predicates)
+        STATS["filtered scans"] += spec is not None
+        STATS[f"filters as {form}"] += spec is not None
+        STATS["filters with or/not"] += spec is not None and spec[0] in ("or", "not")
         STATS["time travel"] += snapshot is not None or schema_id is not None
         if self.spark is not None:
             self._check_spark(snapshot, schema_id, columns)
-        if not self.shared and not predicates and data.draw(st.integers(0, 4), label="cli") == 0:
-            self._check_cli(snapshot, schema_id, columns, got)
+        where = to_text(spec) if spec is not None and _text_safe(spec, {p: c.kind for p, c in primitives}) else None
+        if not self.shared and (spec is None or where is not None) and data.draw(st.integers(0, 4), label="cli") == 0:
+            self._check_cli(snapshot, schema_id, columns, got, spec, where)
 
     def _check_cli(self, snapshot: int | None, schema_id: int | None, columns: list[str] | None,
-                   expected: pa.Table) -> None:
+                   expected: pa.Table, spec: tuple | None, where: str | None) -> None:
         out = self.root / "cli.parquet"
         args = ["read", str(self.table.location), "--format", "parquet", "--output", str(out)]
+        if spec is not None and where is not None:  # a top-level AND as several --where flags
+            parts = [to_text(s) for s in spec[1]] if spec[0] == "and" else [where]
+            for part in parts:
+                args += ["--where", part]
+            STATS["cli filtered reads"] += 1
         if snapshot is not None:
             args += ["--as-of", str(snapshot)]
         if schema_id is not None:
@@ -409,32 +448,30 @@ class TableMachine(RuleBasedStateMachine):
     # -- maintenance ----------------------------------------------------------------------------
     @rule()
     def vacuum(self) -> None:
+        self._check_published()  # vacuum must keep every file a published snapshot names
         removed = self.table.vacuum(older_than=dt.timedelta(0))
         assert removed == []  # nothing here crashed: every file is referenced
         self._check_state()
 
-    @rule(data=st.data())
-    def published(self, data: st.DataObject) -> None:
-        """Publishing as an Iceberg table: PyIceberg reads a sampled snapshot with fieldshift's rows."""
+    def _check_published(self) -> None:
+        """Publishing as an Iceberg table (sampled: at vacuums, no draws of its own): PyIceberg reads the first
+        and the newest snapshot with fieldshift's rows, or a refusal wrote nothing."""
         t = self.table
-        if t.storage.local_path is None or data.draw(st.integers(0, 2), label="sampled") != 0:
-            return  # sampled (PyIceberg reads take time); the object-store variant is left to the servers tests
+        if t.storage.local_path is None:
+            return  # the object-store variant: tests/servers/test_publish_servers.py
         try:
             t.publish()
         except fs.UnpublishableError as e:  # unsigned types, casts Iceberg does not make, ...
             assert "nothing was written" in str(e)
             STATS["publish refused"] += 1
             return
-        ids = [s.snapshot_id for s in t.history() if s.snapshot_id]
-        if not ids:
-            return
-        sid = data.draw(st.sampled_from(ids), label="published snapshot")
-        try:
-            want = fieldshift_rows(t, sid)
-        except fs.FieldshiftError:  # a snapshot fieldshift itself refuses to read (scan refused)
-            return
-        assert pyiceberg_rows(t, sid) == want, sid
-        STATS["published"] += 1
+        for sid in sorted({s.snapshot_id for s in t.history() if s.snapshot_id} & {1, t.current_snapshot.snapshot_id}):
+            try:
+                want = fieldshift_rows(t, sid)
+            except fs.FieldshiftError:  # a snapshot fieldshift itself refuses to read (scan refused)
+                continue
+            assert pyiceberg_rows(t, sid) == want, sid
+            STATS["published"] += 1
 
     @rule()
     def reopen(self) -> None:
@@ -487,7 +524,8 @@ SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck),
 EXERCISED = ("append", "append refused", "stream batch replayed", "file captured",
              "rows quarantined", "schema evolved on write", "alter", "alter refused",
              "scan rows", "filtered scans", "time travel", "bad filters refused", "nested rows", "spec change",
-             "spec change refused", "partitioned files", "published")
+             "spec change refused", "partitioned files", "filters as expression", "filters as tuples",
+             "filters as text", "filters with or/not", "published")
 
 
 def run_machine(machine: type[TableMachine], examples: int, steps: int, derandomize: bool,
