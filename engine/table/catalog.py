@@ -40,6 +40,7 @@ from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.precombine_order import check_precombine_change
 from fieldshift.table.publish.iceberg_types import check_publishable_change
+from fieldshift.table.publish.iceberg_values import check_partitions
 from fieldshift.table.readability import changed_fields, check_readable, checked_fields
 from fieldshift.table.spec_catalog import decode_partition, insert_spec, load_specs
 from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
@@ -427,8 +428,13 @@ class SqliteCatalog:
                 head_schema = self._schemas(conn, table_id)[head_schema_id]
                 check_schema_change(load_specs(conn, table_id)[-1][0], head_schema, schema, table=name)
                 check_precombine_change(props, head_schema, schema, table=name)
-            if schema is not None and props.get(PUBLISH_PROPERTY):  # refused before anything is committed
-                check_publishable_change(schema, self._live_schemas(conn, table_id, add_files), name)
+            if props.get(PUBLISH_PROPERTY):  # what Iceberg readers could not read is refused before it commits
+                if schema is not None:
+                    check_publishable_change(schema, self._live_schemas(conn, table_id, add_files), name)
+                specs = {s.spec_id: s for s, _ in load_specs(conn, table_id)} if add_files else {}
+                if any(s.fields for s in specs.values()):
+                    schemas = {**self._schemas(conn, table_id), **({schema.schema_id: schema} if schema else {})}
+                    check_partitions(add_files, specs, schemas, name)
             if schema is not None or policy is not None:  # plans every schema pair (cycle-free objects)
                 with paused_gc():
                     self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,

@@ -286,3 +286,13 @@ def test_a_truncate_value_outside_its_int_range_is_refused_by_name(tmp_path: Pat
     with pytest.raises(UnpublishableError, match=r"x_trunc.*truncate\[10\].*-2147483650.*prune"):
         t.publish()
     assert not (t.location / "metadata").exists()
+
+
+def test_a_commit_of_a_partition_value_iceberg_cannot_hold_is_refused_when_publishing(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "t", pa.schema([("x", pa.int32())]), partition_by=["truncate(10, x)"],
+                     publish="iceberg")
+    t.append(pa.table({"x": pa.array([5], pa.int32())}))
+    head = t.current_snapshot.snapshot_id
+    with pytest.raises(UnpublishableError, match=r"(?s)nothing was committed.*x_trunc"):
+        t.append(pa.table({"x": pa.array([-(2**31)], pa.int32())}))
+    assert t.current_snapshot.snapshot_id == head == _published_head(t)

@@ -28,7 +28,7 @@ from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_deletes import delete_manifest_writer, snapshot_deletes, write_position_deletes
-from fieldshift.table.publish.iceberg_entries import data_file_entry, partition_problem, position_delete_entry
+from fieldshift.table.publish.iceberg_entries import data_file_entry, position_delete_entry
 from fieldshift.table.publish.iceberg_io import StorageInput, StorageOutput, put_if_absent, replace_file
 from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, move_pointer
 from fieldshift.table.publish.iceberg_types import (
@@ -38,6 +38,7 @@ from fieldshift.table.publish.iceberg_types import (
     promotion_problems,
     type_problems,
 )
+from fieldshift.table.publish.iceberg_values import partition_problem
 from fieldshift.table.spec_catalog import decode_partition
 from fieldshift.table.storage import TableStorage
 
