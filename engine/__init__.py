@@ -57,6 +57,7 @@ from fieldshift.errors import (
     TypeChangeNotAllowedError,
     TypeSyntaxError,
     UnknownFieldError,
+    UnpublishableError,
     UnsupportedFormatFeatureError,
     UnsupportedSparkTypeError,
 )
@@ -217,6 +218,7 @@ __all__ = [
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
+    "UnpublishableError",
     "UnsupportedFormatFeatureError",
     "UnsupportedSparkTypeError",
     "capture",

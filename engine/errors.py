@@ -65,6 +65,7 @@ __all__ = [
     "TypeChangeNotAllowedError",
     "TypeSyntaxError",
     "UnknownFieldError",
+    "UnpublishableError",
     "UnsupportedFormatFeatureError",
     "UnsupportedSparkTypeError",
     "closest_names",
@@ -408,3 +409,9 @@ class UnsupportedFormatFeatureError(TableError):
     """A feature of another format's table that fieldshift does not read (an encrypted file, an unknown type,
     a newer specification version, a kind of delete it does not apply): the message names the feature
     and where it is, and no rows are read as if it were absent."""
+
+
+class UnpublishableError(TableError):
+    """Publishing a table in another format (Iceberg) met a type or a history that format cannot express (an
+    unsigned integer, a cast its readers do not make that old files still need): the message lists each
+    column and what to do (``compact()`` rewrites old files into the current schema); nothing was written."""

@@ -14,6 +14,7 @@ from fieldshift.cli import (
     keyed_cmds,
     maint_cmds,
     policy_cmd,
+    publish_cmd,
     read_cmds,
     schema_cmds,
     write_cmds,
@@ -87,6 +88,7 @@ app.command("compact")(keyed_cmds.compact)
 app.command("expire")(keyed_cmds.expire)
 app.command("capture")(capture_cmd.capture_command)
 app.command("vacuum")(maint_cmds.vacuum)
+app.command("publish")(publish_cmd.publish)
 app.command("warmup")(maint_cmds.warmup)
 
 

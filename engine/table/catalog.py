@@ -24,6 +24,7 @@ from fieldshift.table.catalog_sql import (
     DEFAULT_POLICY,
     FORMAT_VERSION,
     POLICY_PROPERTY,
+    PUBLISH_PROPERTY,
     end_files,
     expire_rows,
     load_value,
@@ -38,6 +39,8 @@ from fieldshift.table.metadata_cache import parsed_schema
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.precombine_order import check_precombine_change
+from fieldshift.table.publish.iceberg_types import check_publishable_change
+from fieldshift.table.publish.iceberg_values import check_partitions
 from fieldshift.table.readability import changed_fields, check_readable, checked_fields
 from fieldshift.table.spec_catalog import decode_partition, insert_spec, load_specs
 from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
@@ -79,6 +82,8 @@ class DataFile:
 
 class SqliteCatalog:
     """One SQLite database holding one or many tables."""
+
+    _after_commit: dict[int, Callable[[], None]] | None = None  # per table: run after each commit (publishing)
 
     _format_errors: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)  # a database holding no catalog
 
@@ -340,6 +345,26 @@ class SqliteCatalog:
             return fn(conn)
 
     # -- commits --------------------------------------------------------------------------------
+    def on_commit(self, table_id: int, hook: Callable[[], None]) -> None:
+        """Run ``hook`` after every commit of ``table_id`` through this catalog while the table publishes
+        (``PUBLISH_PROPERTY``): the catch-up of its published metadata, which never raises."""
+        if self._after_commit is None:
+            self._after_commit = {}
+        self._after_commit[table_id] = hook
+
+    def set_property(self, table_id: int, key: str, value: str | None) -> dict[str, str]:
+        """Set (None: remove) one table property outside any snapshot; returns the properties."""
+        with self._transaction() as conn:
+            name, text = conn.execute("SELECT name, properties FROM fs_table WHERE table_id = ?",
+                                      (table_id,)).fetchone()
+            props = parse_json(text, f"the properties of table {name!r}")
+            if value is None:
+                props.pop(key, None)
+            else:
+                props[key] = value
+            conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
+        return props
+
     def commit(
         self,
         table_id: int,
@@ -403,6 +428,13 @@ class SqliteCatalog:
                 head_schema = self._schemas(conn, table_id)[head_schema_id]
                 check_schema_change(load_specs(conn, table_id)[-1][0], head_schema, schema, table=name)
                 check_precombine_change(props, head_schema, schema, table=name)
+            if props.get(PUBLISH_PROPERTY):  # what Iceberg readers could not read is refused before it commits
+                if schema is not None:
+                    check_publishable_change(schema, self._live_schemas(conn, table_id, add_files), name)
+                specs = {s.spec_id: s for s, _ in load_specs(conn, table_id)} if add_files else {}
+                if any(s.fields for s in specs.values()):
+                    schemas = {**self._schemas(conn, table_id), **({schema.schema_id: schema} if schema else {})}
+                    check_partitions(add_files, specs, schemas, name)
             if schema is not None or policy is not None:  # plans every schema pair (cycle-free objects)
                 with paused_gc():
                     self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
@@ -427,13 +459,28 @@ class SqliteCatalog:
                 record(conn, table_id, stream, new_id)
             if vectors is not None:
                 commit_vectors(conn, table_id, base_snapshot_id, new_id, vectors)
+        if props.get(PUBLISH_PROPERTY) and self._after_commit and table_id in self._after_commit:
+            self._after_commit[table_id]()  # publishing follows the commit (a catch-up that never raises)
         return Snapshot(new_id, head_id, schema_id, now(), operation, summary or {})
+
+    def _live_schemas(self, conn: sqlite3.Connection, table_id: int, add_files: Sequence[DataFile]) -> list[Schema]:
+        """The schemas of the data files live at the head, and of those being added."""
+        ids = {int(r[0]) for r in conn.execute("SELECT DISTINCT schema_id FROM fs_data_file WHERE table_id = ? "
+                                                "AND end_snapshot IS NULL AND content = 'data'", (table_id,))}
+        ids |= {f.schema_id for f in add_files if f.content == "data"}
+        schemas = self._schemas(conn, table_id)
+        return [schemas[i] for i in sorted(ids) if i in schemas]
 
     def expire(self, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
         """Remove snapshot rows and the rows of files no remaining snapshot references (one transaction);
         returns those files' paths. The head is never removed."""
         with self._transaction() as conn:
-            return expire_rows(conn, table_id, snapshot_ids)
+            paths = expire_rows(conn, table_id, snapshot_ids)
+            props = json.loads(conn.execute("SELECT properties FROM fs_table WHERE table_id = ?",
+                                            (table_id,)).fetchone()[0] or "{}")
+        if props.get(PUBLISH_PROPERTY) and self._after_commit and table_id in self._after_commit:
+            self._after_commit[table_id]()  # the published snapshots expire too
+        return paths
 
     def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
                       head_schema_id: int, policy: CastPolicy, compatible: Any) -> None:

@@ -38,6 +38,7 @@ FORMAT_VERSION = 3
 deletion vectors, which an older fieldshift's expiry would leave behind);
 :meth:`SqliteCatalog.check_version` upgrades older catalogs in place and refuses newer ones."""
 POLICY_PROPERTY = "fieldshift.policy"
+PUBLISH_PROPERTY = "fieldshift.publish"  # "iceberg": Iceberg metadata caught up after every commit
 """The table property holding the table's evolution policy (:attr:`CastPolicy.option_name`)."""
 DEFAULT_POLICY = CastPolicy.onehouse()
 """A table's policy unless chosen at create (and of catalogs written before policies were recorded)."""

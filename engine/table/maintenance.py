@@ -28,6 +28,7 @@ from fieldshift.table.deletion_vectors import VectorCommit
 from fieldshift.table.files import check_present, remove_files
 from fieldshift.table.merge import group_files, read_group
 from fieldshift.table.partition_write import write_partitioned
+from fieldshift.table.publish.iceberg_vacuum import published_data_paths
 from fieldshift.table.scan import Scan
 
 if TYPE_CHECKING:
@@ -201,7 +202,7 @@ def expire_snapshots(table: Table, older_than: dt.timedelta | float, retain_last
 def remove_expired_files(table: Table, result: ExpireResult) -> list[str]:
     """Delete the files an expiry left unreferenced (and still unreferenced): unlike ``vacuum`` this needs
     no age margin, as they were committed files, never a writer's files in flight."""
-    keep = table.catalog.all_paths(table.table_id)
+    keep = table.catalog.all_paths(table.table_id) | published_data_paths(table.storage)
     removed = []
     for rel in result.unreferenced_files:
         if rel in keep:

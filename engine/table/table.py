@@ -26,7 +26,7 @@ from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
-from fieldshift.table.catalog import POLICY_PROPERTY, Snapshot, SqliteCatalog, open_catalog
+from fieldshift.table.catalog import POLICY_PROPERTY, PUBLISH_PROPERTY, Snapshot, SqliteCatalog, open_catalog
 from fieldshift.table.create import (
     CATALOG_FILE,
     TABLE_MARKER,
@@ -50,6 +50,15 @@ from fieldshift.table.object_store import create_on_object_store, open_on_object
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import PartitionSpec, build_spec
+from fieldshift.table.publish.iceberg_publish import (
+    PublishResult,
+    catch_up,
+    check_format,
+    check_new_table,
+    publish_iceberg,
+)
+from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, catalog_name
+from fieldshift.table.publish.iceberg_vacuum import published_data_paths, vacuum_published
 from fieldshift.table.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.readability import changed_fields
 from fieldshift.table.scan import Scan
@@ -129,6 +138,7 @@ class Table:
         self.storage = storage or open_storage(location)  # every data file goes through it
         self.location = self.storage.location  # a Path, or the URI of an object-store location
         self.properties = properties
+        catalog.on_commit(table_id, lambda: catch_up(catalog, table_id, name, self.storage))
 
     # -- creating and opening -------------------------------------------------------------------
     @classmethod
@@ -137,7 +147,8 @@ class Table:
                catalog: str | None = None, name: str | None = None,
                policy: CastPolicy | str | None = None, precombine: str | None = None,
                buckets: int | None = None, partition_by: Sequence[Any] | PartitionSpec = (),
-               storage_options: dict[str, Any] | None = None, filesystem: Any = None) -> Table:
+               storage_options: dict[str, Any] | None = None, filesystem: Any = None,
+               publish: str | None = None) -> Table:
         """Create a table at ``location`` (its own SQLite catalog unless ``catalog`` names a shared one).
 
         ``policy`` (default ``CastPolicy.onehouse()``) is the table's evolution policy: appends,
@@ -152,7 +163,22 @@ class Table:
         opened with ``storage_options`` / ``filesystem`` or the usual environment (see ``storage``).
         In a shared ``catalog`` the table is named ``name``, by default the last component of its location
         (``/lake/events`` is ``events``), and ``Table.open(catalog=..., name=...)`` finds it by that name.
+        ``publish="iceberg"`` publishes the table as an Iceberg table after every commit (see ``set_publish``).
         """
+        if publish:  # refused before anything is created
+            check_new_table(schema if isinstance(schema, Schema) else Schema.from_arrow(schema, assign_ids=True),
+                            identifier_fields, str(location))
+        table = cls._create(location, schema, identifier_fields, {**(properties or {}), **check_format(publish)},
+                            catalog, name, policy, precombine, buckets, partition_by, storage_options, filesystem)
+        if publish:
+            table.publish()
+        return table
+
+    @classmethod
+    def _create(cls, location: str | os.PathLike[str], schema: Schema | pa.Schema, identifier_fields: Sequence[str],
+                properties: dict[str, str], catalog: str | None, name: str | None, policy: CastPolicy | str | None,
+                precombine: str | None, buckets: int | None, partition_by: Sequence[Any] | PartitionSpec,
+                storage_options: dict[str, Any] | None, filesystem: Any) -> Table:
         store = open_storage(location, storage_options, filesystem)
         if isinstance(schema, pa.Schema):
             schema = Schema.from_arrow(schema, assign_ids=True)
@@ -544,7 +570,7 @@ class Table:
                  if e.regular and _OWN_FILE.fullmatch(e.name) and e.mtime <= cutoff]  # fieldshift's files only
         removed = []
         with self.catalog.exclusive():  # no commit lands while files are deleted; one whose file went retries
-            keep = self.catalog.all_paths(self.table_id)
+            keep = self.catalog.all_paths(self.table_id) | published_data_paths(self.storage)
             for other_id, _, other_location in self.catalog.tables():
                 if other_id != self.table_id and location_key(other_location) == self.location:
                     keep |= self.catalog.all_paths(other_id)  # a catalog from before locations were unique
@@ -559,9 +585,37 @@ class Table:
                     except FileNotFoundError:  # a concurrent vacuum (or a writer's clean-up) got there first
                         continue
                     removed.append(entry.rel)
+        removed += vacuum_published(self.storage, cutoff)
         if self.catalog.directory == self.location:  # a create killed after linking its catalog in
             removed += remove_abandoned_catalogs(self.location)
         return removed
+
+    # -- publishing -----------------------------------------------------------------------------
+    def publish(self, *, register: tuple[str, str] | None = None) -> PublishResult:
+        """Write Iceberg metadata (``LOCATION/metadata``: ``vN.metadata.json``, ``version-hint.text``, Avro
+        manifests) for every snapshot not yet published, beside the same Parquet files; PyIceberg's
+        ``StaticTable.from_metadata`` and DuckDB's ``iceberg_scan`` read it. Fieldshift snapshot ``S`` is
+        Iceberg snapshot ``S`` (the empty snapshot 0 is the Iceberg table without snapshots).
+
+        Raises:
+            UnpublishableError: a type or history Iceberg cannot express; nothing is written.
+
+        ``register=(catalog_uri, "namespace.name")`` registers the table in that PyIceberg SQL catalog (its
+        ``default`` catalog) and every later catch-up moves its pointer forward.
+        """
+        if register is not None:
+            catalog_name(register[1])
+            for key, value in zip((REGISTER_URI_PROPERTY, REGISTER_NAME_PROPERTY), register, strict=True):
+                self.properties = self.catalog.set_property(self.table_id, key, value)
+        return publish_iceberg(self.catalog, self.table_id, self.name, self.storage)
+
+    def set_publish(self, format: str | None) -> None:
+        """Publish after every commit (``"iceberg"``: catches up now, refused with nothing changed when the
+        table cannot be published) or stop (None: the published metadata stays as it is)."""
+        if format is not None:
+            check_format(format)
+            self.publish()
+        self.properties = self.catalog.set_property(self.table_id, PUBLISH_PROPERTY, format)
 
     def __repr__(self) -> str:
         return f"Table({str(self.location)!r}, schema_id={self.schema.schema_id})"

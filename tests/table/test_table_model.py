@@ -34,6 +34,7 @@ from fieldshift.schema import join_path
 from fieldshift.table.partition_write import source_column
 from fieldshift.table.stream_commit import append_once
 from fieldshift.table.stream_marks import StreamMark
+from tests.publish_helpers import fieldshift_rows, pyiceberg_rows
 from tests.table.filter_model import spec_leaves, spec_trees, to_expression, to_text, to_tuples
 from tests.table.table_model import ARROW, Col, ModelError, ModelTable, arrow_type, canon_rows, leaves
 
@@ -447,9 +448,30 @@ class TableMachine(RuleBasedStateMachine):
     # -- maintenance ----------------------------------------------------------------------------
     @rule()
     def vacuum(self) -> None:
+        self._check_published()  # vacuum must keep every file a published snapshot names
         removed = self.table.vacuum(older_than=dt.timedelta(0))
         assert removed == []  # nothing here crashed: every file is referenced
         self._check_state()
+
+    def _check_published(self) -> None:
+        """Publishing as an Iceberg table (sampled: at vacuums, no draws of its own): PyIceberg reads the first
+        and the newest snapshot with fieldshift's rows, or a refusal wrote nothing."""
+        t = self.table
+        if t.storage.local_path is None:
+            return  # the object-store variant: tests/servers/test_publish_servers.py
+        try:
+            t.publish()
+        except fs.UnpublishableError as e:  # unsigned types, casts Iceberg does not make, ...
+            assert "nothing was written" in str(e)
+            STATS["publish refused"] += 1
+            return
+        for sid in sorted({s.snapshot_id for s in t.history() if s.snapshot_id} & {1, t.current_snapshot.snapshot_id}):
+            try:
+                want = fieldshift_rows(t, sid)
+            except fs.FieldshiftError:  # a snapshot fieldshift itself refuses to read (scan refused)
+                continue
+            assert pyiceberg_rows(t, sid) == want, sid
+            STATS["published"] += 1
 
     @rule()
     def reopen(self) -> None:
@@ -503,7 +525,7 @@ EXERCISED = ("append", "append refused", "stream batch replayed", "file captured
              "rows quarantined", "schema evolved on write", "alter", "alter refused",
              "scan rows", "filtered scans", "time travel", "bad filters refused", "nested rows", "spec change",
              "spec change refused", "partitioned files", "filters as expression", "filters as tuples",
-             "filters as text", "filters with or/not")
+             "filters as text", "filters with or/not", "published")
 
 
 def run_machine(machine: type[TableMachine], examples: int, steps: int, derandomize: bool,
