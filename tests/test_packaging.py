@@ -53,3 +53,18 @@ def test_the_readme_installs_only_what_pip_can_find() -> None:
         arg = target.strip().strip("'")
         assert arg.startswith((".", "dist/")) or "@ git+" in arg or re.fullmatch(r"fieldshift\[\w+\]", arg), arg
     assert "`pip install fieldshift`" not in readme
+
+
+def test_every_sub_package_is_in_the_package_list() -> None:
+    """A new folder under engine/ that pyproject does not list is missing from the wheel (fieldshift.table.publish
+    was: the table layer then failed to import from an installed wheel)."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = set()
+    for package, folder in config["package-dir"].items():
+        for init in (REPO / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(REPO / folder).parts
+            found.add(".".join((package, *parts)))
+    assert found <= listed, sorted(found - listed)

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from fieldshift.errors import UnpublishableError
+from fieldshift.extras import require
 from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_deletes import delete_manifest_writer, snapshot_deletes, write_position_deletes
 from fieldshift.table.publish.iceberg_entries import data_file_entry, position_delete_entry
-from fieldshift.table.publish.iceberg_io import StorageInput, StorageOutput, put_if_absent, replace_file
 from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, move_pointer
 from fieldshift.table.publish.iceberg_types import (
     check_publishable_change,
@@ -58,6 +58,15 @@ _LISTS: dict[Any, list[Any]] = {}
 
 
 _ENTRY_TEXT: dict[tuple[int, str], str] = {}  # a snapshot entry's JSON (entries never change once written)
+
+
+def _io() -> Any:
+    """The file adapters PyIceberg's writers take; PyIceberg (the ``iceberg`` extra) is imported only when
+    a table is published, so the table layer imports without it."""
+    require("pyiceberg", "iceberg", "publishing a table as Iceberg")
+    from fieldshift.table.publish import iceberg_io
+
+    return iceberg_io
 
 
 def _encode(meta: dict[str, Any]) -> bytes:
@@ -283,7 +292,7 @@ class _Publisher:
         for (lo, hi, spec_id), members in to_write:
             spec = self.specs_by_id[spec_id]
             rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-b{lo}_{hi}-p{spec_id}-m.avro"
-            target = StorageOutput(self.storage, rel, _abs(self.storage, rel))
+            target = _io().StorageOutput(self.storage, rel, _abs(self.storage, rel))
             entries = [(f, data_file_entry(f.data_file(stats.get(f.file_id, {})), _abs(self.storage, f.path), spec,
                                            self.schemas[f.schema_id])) for f in members]  # any error before writing
             with write_manifest(2, _iceberg_spec(spec), schema, target, sid, "null") as writer:
@@ -318,7 +327,7 @@ class _Publisher:
         for spec_id in sorted({k[0] for k in written}):
             spec = self.specs_by_id[spec_id]
             rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-deletes-m.avro"
-            target = StorageOutput(self.storage, rel, _abs(self.storage, rel))
+            target = _io().StorageOutput(self.storage, rel, _abs(self.storage, rel))
             with delete_manifest_writer(_iceberg_spec(spec), schema, target, sid) as writer:
                 for (group_spec, partition_text), (path, rows, size) in sorted(written.items(), key=str):
                     if group_spec != spec_id:
@@ -335,7 +344,7 @@ class _Publisher:
 
         sid = snap.snapshot_id
         rel = f"{METADATA_DIR}/snap-{sid}-{uuid.uuid4().hex}.avro"
-        target = StorageOutput(self.storage, rel, _abs(self.storage, rel))
+        target = _io().StorageOutput(self.storage, rel, _abs(self.storage, rel))
         with write_manifest_list(2, target, sid, parent, sid, "null") as writer:
             writer.add_manifests(manifests)
             _remember(_LISTS, (str(self.storage.location), rel), [writer.prepare_manifest(m) for m in manifests])
@@ -398,7 +407,7 @@ class _Publisher:
             else:
                 break
             text = _encode(meta)
-            if put_if_absent(self.storage, _metadata_name(version + 1), text):
+            if _io().put_if_absent(self.storage, _metadata_name(version + 1), text):
                 written.append(version + 1)
                 stamp = self._stamp(version + 1)
                 if stamp is not None:
@@ -464,7 +473,7 @@ class _Publisher:
         if current is not None:  # its manifests are reused where none of their files has gone
             rel = self._rel(current["manifest-list"])
             prior = _LISTS.get((str(self.storage.location), rel)) or list(
-                read_manifest_list(StorageInput(self.storage, rel, current["manifest-list"])))
+                read_manifest_list(_io().StorageInput(self.storage, rel, current["manifest-list"])))
         manifests = self._manifests(snap, [m for m in prior if _is_data(m)])
         manifests += self._delete_manifests(snap)
         parent = snap.parent_snapshot_id if snap.parent_snapshot_id in {e["snapshot-id"] for e in previous_entries} \
@@ -495,7 +504,7 @@ class _Publisher:
                     current = 0
             if current >= version:
                 return current
-            replace_file(self.storage, HINT, str(version).encode())
+            _io().replace_file(self.storage, HINT, str(version).encode())
         return version
 
 

@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 from fieldshift.table.publish.iceberg_deletes import DELETES_DIR
-from fieldshift.table.publish.iceberg_io import StorageInput
 from fieldshift.table.publish.iceberg_publish import METADATA_DIR, published_version
 from fieldshift.table.storage import TableStorage
 
@@ -27,6 +26,8 @@ def _load(storage: TableStorage, version: int) -> dict[str, Any]:
 def _manifests(storage: TableStorage, meta: dict[str, Any]) -> tuple[set[str], list[Any]]:
     """The manifest lists of ``meta``'s snapshots and the manifests they list (relative paths, ManifestFiles)."""
     from pyiceberg.manifest import read_manifest_list
+
+    from fieldshift.table.publish.iceberg_io import StorageInput
 
     lists, manifests = set(), {}
     for snap in meta.get("snapshots", []):
@@ -60,7 +61,9 @@ class _StorageIO:
     def __init__(self, storage: TableStorage) -> None:
         self.storage = storage
 
-    def new_input(self, location: str) -> StorageInput:
+    def new_input(self, location: str) -> Any:
+        from fieldshift.table.publish.iceberg_io import StorageInput
+
         rel = _rel(self.storage, location)
         if rel is None:
             raise FileNotFoundError(location)
