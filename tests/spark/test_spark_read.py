@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
@@ -455,7 +456,8 @@ def test_filter_trees_read_and_push_exactly(spark: Any, tmp_path: Path) -> None:
     conds = ["NOT (k < 250)", "NOT (x < 50)", "NOT (k IN (1, 2) OR s IS NULL)", "NOT (x <=> 10.0)",
              "NOT (s LIKE 's1%') AND x > 60"]
     pushed = [df.filter(c).count() for c in conds]
-    assert df.filter("NOT (k < 250)").rdd.getNumPartitions() == 1  # two files ruled out by their k statistics
+    if not os.environ.get("FIELDSHIFT_TEST_SPARK_REMOTE"):  # a Connect client has no JVM plan to count
+        assert df.filter("NOT (k < 250)").rdd.getNumPartitions() == 1  # two files ruled out by their k statistics
     plain = read(spark, t.location, route="arrow")  # no pruning at all: Spark's own answer
     assert pushed == [plain.filter(c).count() for c in conds]
 

@@ -296,3 +296,15 @@ def test_a_commit_of_a_partition_value_iceberg_cannot_hold_is_refused_when_publi
     with pytest.raises(UnpublishableError, match=r"(?s)nothing was committed.*x_trunc"):
         t.append(pa.table({"x": pa.array([-(2**31)], pa.int32())}))
     assert t.current_snapshot.snapshot_id == head == _published_head(t)
+
+
+def test_a_dotted_name_that_collides_with_a_nested_path_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    """Iceberg indexes fields by dotted path: a column 'a.b' beside struct a's field b is refused by name
+    (PyIceberg raised a raw ValueError while publishing, found by the model test on PostgreSQL)."""
+    t = Table.create(tmp_path / "t", pa.schema([("a", pa.struct([("b", pa.int32())])), ("a.b", pa.int32())]))
+    t.append(pa.table({"a": [{"b": 1}], "a.b": pa.array([2], pa.int32())},
+                      schema=pa.schema([("a", pa.struct([("b", pa.int32())])), ("a.b", pa.int32())])))
+    with pytest.raises(UnpublishableError, match=r"rename one of the two columns") as e:
+        t.publish()
+    assert "nothing was written" in str(e.value)
+    assert not (tmp_path / "t" / "metadata").exists()

@@ -192,8 +192,16 @@ def _ms(committed_at: str) -> int:
 def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Sequence[_File], name: str,
            problems: list[str]) -> None:
     """Refuse, before anything is written, what Iceberg readers could not read (every problem at once)."""
+    _io()  # PyIceberg checks the schemas: a missing one is named with its extra
     for s in schemas.values():
-        problems += type_problems(s)
+        found = type_problems(s)
+        problems += found
+        if not found:
+            try:
+                iceberg_schema(s)
+            except ValueError as e:  # Iceberg indexes fields by dotted path: a column 'a.b' beside struct a's b
+                problems.append(f"schema {s.schema_id}: {e}; Iceberg names a nested field by its dotted path, so "
+                                "rename one of the two columns")
         if needs_v3(s):
             problems.append(f"schema {s.schema_id}: initial or write defaults need Iceberg v3, which publishing "
                             "does not write yet; compact() and drop the defaults, or wait for v3 publishing")
