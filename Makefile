@@ -8,7 +8,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 # Arrow's allocator returns idle pages late instead of re-faulting them on every batch.
 export MIMALLOC_PURGE_DELAY ?= -1
 
-.PHONY: help install demo test test-slow test-servers test-conformance bench lint docs wheel-check clean
+.PHONY: help install demo test test-slow test-servers test-conformance bench lint layers docs wheel-check clean
 
 help:  ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -53,8 +53,12 @@ bench: $(STAMP)  ## benchmarks; writes benchmarks/README.md and the chart
 		--benchmark-json=benchmarks/results.json
 	$(BIN)/python benchmarks/report.py benchmarks/results.json
 
-lint: $(STAMP)  ## ruff
+lint: $(STAMP)  ## ruff and the layer check
 	$(BIN)/ruff check .
+	$(BIN)/python tools/layer_check.py
+
+layers: $(STAMP)  ## the layer check alone: upward imports, import cycles, private imports (tools/layer_check.py)
+	$(BIN)/python tools/layer_check.py -v
 
 docs: $(STAMP)  ## API, CLI, concepts and architecture pages into docs/_build (any warning fails)
 	$(BIN)/python docs/build.py docs/_build
