@@ -4,7 +4,8 @@ Numba is imported (and its kernels compiled or loaded from the on-disk cache) on
 kernel first runs; importing this package registers every kernel without touching numba.
 """
 
-from fieldshift.kernels.casts import arrow_cast, checked_cast, select_cast_kernel
+from fieldshift.kernels.cast_choice import select_cast_kernel
+from fieldshift.kernels.casts import arrow_cast, checked_cast
 from fieldshift.kernels.checked import range_checked_cast
 from fieldshift.kernels.constants import constant_array
 from fieldshift.kernels.layout import (

@@ -3,6 +3,7 @@
 Arrow's safe cast raises on the first bad value and gives no mask, yet explicit-null mode and
 quarantine need to know exactly which rows failed. ``checked_cast`` casts the whole array at once
 and, only when that raises, bisects to the failing rows, so the common all-good case costs one cast.
+Which kernel serves a cast (these, or a faster one) is for :mod:`fieldshift.kernels.cast_choice` to decide.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
-from fieldshift.kernels.registry import kernel
+from fieldshift.kernels.registry import ARROW_CAST, CHECKED_CAST, kernel
 
-__all__ = ["arrow_can_cast", "arrow_cast", "bounded_checked_cast", "checked_cast", "select_cast_kernel", "view_cast"]
+__all__ = ["arrow_can_cast", "arrow_cast", "bounded_checked_cast", "checked_cast"]
 
 _SMALLEST_BISECT = 32
 
 
-@kernel("cast.arrow")
+@kernel(ARROW_CAST)
 def arrow_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """A widening cast: one Arrow compute call.
 
@@ -36,7 +37,7 @@ def arrow_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
         raise
 
 
-@kernel("cast.checked")
+@kernel(CHECKED_CAST)
 def checked_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
     """A cast that may fail per value: failing rows become null and are marked in ``failed``."""
     return _checked(values, target, None)
@@ -98,10 +99,6 @@ def _bisect(values: pa.Array, target: pa.DataType, lo: int, hi: int, failed: np.
         _bisect(values, target, mid, hi, failed, pieces, budget)
 
 
-_VIEW_PLAIN = {pa.string_view(): pa.string(), pa.binary_view(): pa.binary()}
-VIEW_CAST, VIEW_CAST_CHECKED = "cast.view", "cast.view.checked"
-
-
 @functools.lru_cache(maxsize=4096)
 def arrow_can_cast(source: pa.DataType, target: pa.DataType) -> bool:
     """Does Arrow have a cast kernel for this pair? Probed once per pair on an empty array, since no
@@ -113,39 +110,3 @@ def arrow_can_cast(source: pa.DataType, target: pa.DataType) -> bool:
     except (pa.ArrowInvalid, OverflowError, TypeError, ValueError):
         return True  # a kernel exists; an empty array cannot fail on values
     return True
-
-
-@functools.lru_cache(maxsize=4096)
-def select_cast_kernel(source: pa.DataType, target: pa.DataType, checked: bool) -> str | None:
-    """The registry key of the fastest kernel for this cast (decided at plan time, once per type pair),
-    or None when no kernel can do it."""
-    from fieldshift.kernels.fast_casts import fast_kernel_for
-
-    fast = fast_kernel_for(source, target, checked)
-    if fast is not None:
-        return fast
-    if not arrow_can_cast(source, target):
-        plain = _VIEW_PLAIN.get(source)  # views reach the plain type's kernels (Arrow lacks many)
-        if plain is not None and select_cast_kernel(plain, target, checked) is not None:
-            return VIEW_CAST_CHECKED if checked else VIEW_CAST
-        return None
-    return "cast.checked" if checked else "cast.arrow"
-
-
-def _via_plain(values: pa.Array, target: pa.DataType, checked: bool) -> CastOutcome:
-    plain = _VIEW_PLAIN[values.type]
-    from fieldshift.kernels.registry import get_kernel
-
-    key = select_cast_kernel(plain, target, checked)
-    return get_kernel(key)(pc.cast(values, plain), target)
-
-
-@kernel(VIEW_CAST)
-def view_cast(values: pa.Array, target: pa.DataType) -> CastOutcome:
-    """A string/binary view cast through the plain layout, whose kernels Arrow (and we) have."""
-    return _via_plain(values, target, False)
-
-
-@kernel(VIEW_CAST_CHECKED)
-def view_cast_checked(values: pa.Array, target: pa.DataType) -> CastOutcome:
-    return _via_plain(values, target, True)

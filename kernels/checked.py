@@ -23,12 +23,10 @@ import pyarrow.compute as pc
 from fieldshift.kernels._buffers import packed_validity, primitive_view, validity_view
 from fieldshift.kernels.casts import checked_cast
 from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
-from fieldshift.kernels.registry import kernel
+from fieldshift.kernels.registry import RANGE_CHECKED, kernel
 from fieldshift.kernels.warm import numba_ready
 
 __all__ = ["RANGE_CHECKED", "range_checked_cast", "serves_range_checked"]
-
-RANGE_CHECKED = "cast.checked.range"
 
 _INT64_MAX = 2**63 - 1
 _UNIT_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}

@@ -17,13 +17,12 @@ import pyarrow.compute as pc
 
 from fieldshift.kernels._buffers import primitive_view, validity_view
 from fieldshift.kernels.outcome import CastOutcome
-from fieldshift.kernels.registry import kernel
+from fieldshift.kernels.registry import INT_TO_STRING, kernel
 from fieldshift.kernels.threads import run_parallel, split_range
 from fieldshift.kernels.warm import numba_ready
 
 __all__ = ["INT_TO_STRING", "int_to_string", "serves_int_to_string"]
 
-INT_TO_STRING = "cast.numba.int_to_string"
 _MIN_CHUNK = 32_768  # rows per thread below which a second thread costs more than it saves
 _INT32_MAX = 2**31 - 1
 _ARROW_BELOW = 1_024  # rows: below this Arrow's cast wins on call overhead (bench_kernels.py)

@@ -37,7 +37,14 @@ import pyarrow.compute as pc
 from fieldshift.kernels._buffers import packed_validity, string_views, validity_view
 from fieldshift.kernels.casts import bounded_checked_cast, checked_cast
 from fieldshift.kernels.outcome import CAST_ERRORS, CastOutcome
-from fieldshift.kernels.registry import kernel
+from fieldshift.kernels.registry import (
+    STRING_TO_DATE32,
+    STRING_TO_DECIMAL,
+    STRING_TO_FLOAT,
+    STRING_TO_INT,
+    STRING_TO_TIMESTAMP,
+    kernel,
+)
 from fieldshift.kernels.threads import run_parallel, split_range
 from fieldshift.kernels.warm import numba_ready
 
@@ -54,12 +61,6 @@ __all__ = [
     "string_to_int",
     "string_to_timestamp",
 ]
-
-STRING_TO_INT = "cast.numba.string_to_int"
-STRING_TO_DATE32 = "cast.numba.string_to_date32"
-STRING_TO_TIMESTAMP = "cast.numba.string_to_timestamp"
-STRING_TO_FLOAT = "cast.masked.string_to_float"
-STRING_TO_DECIMAL = "cast.masked.string_to_decimal"
 
 _MIN_CHUNK = 32_768
 _PROBE_ROWS = 1_024

@@ -16,6 +16,20 @@ import threading
 import time
 from collections.abc import Callable
 
+import pyarrow as pa
+
+from fieldshift.kernels.ipc_batches import exercise_ipc_program
+from fieldshift.kernels.registry import (
+    INT_TO_STRING,
+    RANGE_CHECKED,
+    STRING_TO_DATE32,
+    STRING_TO_DECIMAL,
+    STRING_TO_FLOAT,
+    STRING_TO_INT,
+    STRING_TO_TIMESTAMP,
+    get_kernel,
+)
+
 __all__ = ["numba_ready", "warm_up"]
 
 _lock = threading.Lock()
@@ -29,20 +43,16 @@ def _background_enabled() -> bool:
 
 
 def _exercise(on_kernel: Callable[[str], None] | None) -> None:
-    """Run every numba kernel on a few rows of each array layout it compiles a signature for."""
-    import pyarrow as pa
+    """Run every numba kernel on a few rows of each array layout it compiles a signature for.
 
-    from fieldshift.kernels.checked import range_checked_cast
-    from fieldshift.kernels.ipc_batches import exercise_ipc_program
-    from fieldshift.kernels.numba_format import int_to_string
-    from fieldshift.kernels.numba_parse import (
-        string_to_date32,
-        string_to_decimal,
-        string_to_float,
-        string_to_int,
-        string_to_timestamp,
-    )
-
+    The kernels ask ``numba_ready`` before they use numba, so they import this module: it finds them by
+    registry key, as plans do (importing ``fieldshift.kernels`` registers every kernel, and importing this
+    module imports that package first)."""
+    range_checked_cast = get_kernel(RANGE_CHECKED)
+    int_to_string = get_kernel(INT_TO_STRING)
+    string_to_int, string_to_date32, string_to_timestamp, string_to_float, string_to_decimal = (
+        get_kernel(key) for key in (STRING_TO_INT, STRING_TO_DATE32, STRING_TO_TIMESTAMP, STRING_TO_FLOAT,
+                                    STRING_TO_DECIMAL))
     range_checked_cast(pa.array([2**40, 1, None], pa.int64()), pa.int32())  # checked narrowing's failure loop
     rows = 2_048  # above int_to_string's Arrow threshold
     for t in (pa.int32(), pa.int64(), pa.uint64()):

@@ -14,11 +14,10 @@ import numpy as np
 import pyarrow as pa
 
 from fieldshift.kernels.outcome import CastOutcome
-from fieldshift.kernels.registry import kernel
+from fieldshift.kernels.registry import NUMPY_WIDEN, kernel
 
 __all__ = ["NUMPY_WIDEN", "numpy_widen", "serves_numpy_widen"]
 
-NUMPY_WIDEN = "cast.numpy.widen"
 _NUMERIC = (pa.types.is_integer, pa.types.is_floating)
 
 
