@@ -26,10 +26,10 @@ from fieldshift.ddl_changes import (
     coerce_literal,
 )
 from fieldshift.ddl_tokens import DDLSyntaxError, Token, tokenize
-from fieldshift.ddl_types import PLACEHOLDER_ID, TypeSyntaxError, parse_type
-from fieldshift.errors import SchemaEvolutionError
+from fieldshift.errors import SchemaEvolutionError, TypeSyntaxError
 from fieldshift.field import Field
 from fieldshift.schema import join_path, split_path
+from fieldshift.type_text import PLACEHOLDER_ID, parse_type
 from fieldshift.types import FieldType, ListType, type_name
 
 __all__ = ["ACTIONS", "TYPE_HINT", "DDLParser"]

@@ -27,6 +27,7 @@ from fieldshift.field import Field
 from fieldshift.policy import CastKind, CastPolicy
 from fieldshift.schema import Schema, join_path, split_path
 from fieldshift.schema_draft import FreshIds, TopLevel, recast_default
+from fieldshift.type_text import parse_type
 from fieldshift.type_visitor import visit_type
 from fieldshift.types import FieldType, ListType, MapType, StructType, is_nested, type_name
 
@@ -350,8 +351,6 @@ class SchemaUpdate:
 
     def _parse_type(self, t: TypeLike) -> FieldType:
         if isinstance(t, str):
-            from fieldshift.ddl_types import parse_type
-
             return parse_type(t)
         if isinstance(t, pa.DataType) and (pa.types.is_nested(t) or pa.types.is_dictionary(t)):
             from fieldshift.arrow_conversion import field_from_arrow
