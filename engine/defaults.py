@@ -7,24 +7,16 @@ import datetime as dt
 import decimal
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 
+from fieldshift.arrow_form import type_to_arrow
 from fieldshift.errors import InvalidDefaultError
 from fieldshift.options import DefaultKind
-from fieldshift.types import FieldType, ListType, MapType, StructType, type_name
-
-if TYPE_CHECKING:
-    from fieldshift.field import Field
+from fieldshift.types import FieldLike, FieldType, ListType, MapType, StructType, type_name
 
 __all__ = ["default_from_json", "default_scalar", "default_scalars", "default_to_json", "validate_default"]
-
-
-def _arrow(t: FieldType) -> pa.DataType:
-    from fieldshift.arrow_conversion import type_to_arrow
-
-    return type_to_arrow(t)
 
 
 def _check_value(value: Any, t: FieldType, where: str) -> Any:
@@ -52,7 +44,7 @@ def _check_value(value: Any, t: FieldType, where: str) -> Any:
             _check_value(k, t.key.type, f"{where} key"): _check_value(v, t.value.type, f"{where}[{k!r}]")
             for k, v in pairs
         }
-    arrow_type = _arrow(t)
+    arrow_type = type_to_arrow(t)
     if isinstance(value, str) and pa.types.is_temporal(arrow_type):
         value = _parse_iso(value, arrow_type, where)
     if isinstance(value, float) and pa.types.is_integer(arrow_type) and not value.is_integer():
@@ -91,30 +83,30 @@ def _parse_iso(text: str, arrow_type: pa.DataType, where: str) -> Any:
     return text
 
 
-def validate_default(field: Field, value: Any, kind: str) -> Any:
+def validate_default(field: FieldLike, value: Any, kind: str) -> Any:
     return _check_value(value, field.type, f"field {field.name!r} (id {field.id}) {kind} default")
 
 
-def _materialize(field: Field, kind: DefaultKind) -> Any:
+def _materialize(field: FieldLike, kind: DefaultKind) -> Any:
     value = field.initial_default if kind == "initial" else field.write_default
     if isinstance(field.type, StructType) and value == {}:
         return {c.name: _materialize(c, kind) for c in field.type.fields}
     return value
 
 
-def default_scalar(field: Field, kind: DefaultKind = "initial", arrow_type: pa.DataType | None = None) -> pa.Scalar:
+def default_scalar(field: FieldLike, kind: DefaultKind = "initial", arrow_type: pa.DataType | None = None) -> pa.Scalar:
     """The field's default as an Arrow scalar of its Arrow type (a null scalar when it has none);
     ``arrow_type`` is that type when the caller has it already."""
     value = _materialize(field, kind)
-    return pa.scalar(value, type=_arrow(field.type) if arrow_type is None else arrow_type)
+    return pa.scalar(value, type=type_to_arrow(field.type) if arrow_type is None else arrow_type)
 
 
-def default_scalars(fields: Iterable[Field], arrow_types: Mapping[int, pa.DataType],
+def default_scalars(fields: Iterable[FieldLike], arrow_types: Mapping[int, pa.DataType],
                     kind: DefaultKind = "initial") -> dict[int, pa.Scalar]:
     """``default_scalar`` of many fields by id, one Arrow conversion per type object: ``pa.scalar``
     costs ~2.5 us a call, a list converts at tens of ns a value. A type whose defaults do not convert
     together is left out (``default_scalar`` of each says why)."""
-    groups: dict[int, tuple[pa.DataType, list[Field]]] = {}
+    groups: dict[int, tuple[pa.DataType, list[FieldLike]]] = {}
     for f in fields:
         t = arrow_types[f.id]
         groups.setdefault(id(t), (t, []))[1].append(f)

@@ -1,4 +1,8 @@
-"""`Field`: one named, typed, id-carrying column or nested child, with Iceberg's two defaults."""
+"""`Field`: one named, typed, id-carrying column or nested child, with Iceberg's two defaults.
+
+It builds on the types (which hold their children as ``types.FieldLike``, the interface this class
+implements), on ``defaults`` (which checks its defaults) and on ``arrow_form`` (its Arrow form).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from fieldshift.arrow_form import field_to_arrow
 from fieldshift.defaults import validate_default  # module level: an import statement costs ~1 us per field
+from fieldshift.errors import InvalidNameError
 from fieldshift.types import FieldType, ListType, MapType, StructType, check_primitive, logically_equal, type_name
 
 __all__ = ["Field"]
@@ -37,8 +43,6 @@ class Field:
         if not isinstance(self.id, int) or isinstance(self.id, bool):
             raise TypeError(f"field {self.name!r}: id must be an int, got {self.id!r}")
         if not isinstance(self.name, str) or not self.name:
-            from fieldshift.errors import InvalidNameError
-
             raise InvalidNameError(f"field id {self.id}: a field needs a non-empty name, got {self.name!r}")
         if isinstance(self.type, pa.DataType) and self.type.id in _CHECKED_TYPE_IDS:
             check_primitive(self.type, self.name)
@@ -85,8 +89,6 @@ class Field:
         """The Arrow field, with the field id (and doc) in its metadata at every depth, as Parquet
         and Iceberg readers expect (``PARQUET:field_id``).
         """
-        from fieldshift.arrow_conversion import field_to_arrow
-
         return field_to_arrow(self)
 
     def __str__(self) -> str:

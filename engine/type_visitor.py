@@ -21,8 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 
-from fieldshift.field import Field
-from fieldshift.types import FieldType, ListType, MapType, StructType
+from fieldshift.types import FieldLike, FieldType, ListType, MapType, StructType
 
 __all__ = ["TypeVisitor", "visit_field", "visit_fields", "visit_type"]
 
@@ -39,17 +38,17 @@ class TypeVisitor(Generic[T]):
         super().__init_subclass__(**kwargs)
         cls.hooks = cls.before_field is not TypeVisitor.before_field or cls.after_field is not TypeVisitor.after_field
 
-    def before_field(self, f: Field) -> None:
+    def before_field(self, f: FieldLike) -> None:
         """Runs before ``f``'s type is visited (struct fields, list elements, map keys and values)."""
 
-    def after_field(self, f: Field) -> None:
+    def after_field(self, f: FieldLike) -> None:
         """Runs after ``f``'s type is visited, before ``field`` (or the parent's ``list`` / ``map``)."""
 
     def struct(self, t: StructType, fields: list[T]) -> T:
         """``fields``: the ``field`` results of the struct's fields, in order."""
         raise NotImplementedError
 
-    def field(self, f: Field, result: T) -> T:
+    def field(self, f: FieldLike, result: T) -> T:
         """A struct field (or a top-level field) whose type gave ``result``."""
         return result
 
@@ -95,7 +94,7 @@ def visit_type(t: FieldType, visitor: TypeVisitor[T]) -> T:
     return visitor.primitive(t)  # type: ignore[arg-type]
 
 
-def visit_fields(fields: Sequence[Field], visitor: TypeVisitor[T]) -> list[T]:
+def visit_fields(fields: Sequence[FieldLike], visitor: TypeVisitor[T]) -> list[T]:
     """The ``field`` results of a struct's (or a schema's) fields."""
     wrap, primitive = visitor.field, visitor.primitive
     if not visitor.hooks:
@@ -112,7 +111,7 @@ def visit_fields(fields: Sequence[Field], visitor: TypeVisitor[T]) -> list[T]:
     return out
 
 
-def visit_field(f: Field, visitor: TypeVisitor[T]) -> T:
+def visit_field(f: FieldLike, visitor: TypeVisitor[T]) -> T:
     """One field: its type visited between the hooks, then ``field``."""
     if visitor.hooks:
         return visitor.field(f, _child(f, visitor))
@@ -120,7 +119,7 @@ def visit_field(f: Field, visitor: TypeVisitor[T]) -> T:
     return visitor.field(f, visitor.primitive(t) if t.__class__ not in _NESTED else visit_type(t, visitor))
 
 
-def _child(f: Field, visitor: TypeVisitor[T]) -> T:
+def _child(f: FieldLike, visitor: TypeVisitor[T]) -> T:
     """The result of ``f``'s type, between the hooks (a list element's, a map key's or value's: the
     parent wraps it)."""
     t = f.type

@@ -3,21 +3,27 @@
 Arrow's own nested types carry children as ``pa.Field`` without a stable identity; we need an id on
 every struct child, list element, map key and map value, so nested types are our own small frozen
 dataclasses while primitives stay plain ``pa.DataType`` objects (hashable and picklable).
+
+A nested type holds fields and a field holds a type. The types come first: they hold their children
+as ``FieldLike`` (the interface of :class:`fieldshift.field.Field`, its one implementation), so the
+field, which validates its defaults and converts itself to Arrow through modules that build on these
+types, is defined above them and nothing here imports it.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import Any, Protocol, Self, Union
 
 import pyarrow as pa
 
-if TYPE_CHECKING:
-    from fieldshift.field import Field
+from fieldshift.errors import InvalidTypeError, NestingDepthError
+from fieldshift.type_names import primitive_name
 
 __all__ = [
     "MAX_NESTING_DEPTH",
+    "FieldLike",
     "FieldType",
     "ListType",
     "MapType",
@@ -36,11 +42,48 @@ __all__ = [
 LIST_VARIANTS = ("list", "large_list", "list_view", "large_list_view", "fixed_size_list")
 
 
+class FieldLike(Protocol):
+    """A field as the type tree sees it: what :class:`fieldshift.field.Field` (its one implementation)
+    offers; the nested types below hold their children as this."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> FieldType: ...
+
+    @property
+    def nullable(self) -> bool: ...
+
+    @property
+    def doc(self) -> str | None: ...
+
+    @property
+    def initial_default(self) -> Any: ...
+
+    @property
+    def write_default(self) -> Any: ...
+
+    @property
+    def required(self) -> bool: ...
+
+    def with_(self, **changes: Any) -> Self: ...
+
+    def children(self) -> tuple[FieldLike, ...]: ...
+
+    def logically_equal(self, other: FieldLike) -> bool: ...
+
+    def to_arrow(self) -> pa.Field: ...
+
+
 @dataclass(frozen=True, slots=True)
 class StructType:
     """A struct whose children are id-carrying Fields."""
 
-    fields: tuple[Field, ...]
+    fields: tuple[FieldLike, ...]
 
     def __str__(self) -> str:
         inner = ", ".join(f"{f.name}: {type_name(f.type)}" for f in self.fields)
@@ -55,7 +98,7 @@ class ListType:
     logical type (a large_list<int> and a list<int> hold the same values).
     """
 
-    element: Field
+    element: FieldLike
     variant: str = "list"
     size: int | None = None
 
@@ -67,8 +110,6 @@ class ListType:
         if (self.variant == "fixed_size_list") != (self.size is not None):
             raise ValueError("a fixed_size_list needs a size, and only a fixed_size_list has one")
         if self.size is not None and self.size < 1:
-            from fieldshift.errors import InvalidTypeError
-
             raise InvalidTypeError(f"a fixed_size_list needs a size of at least 1, got {self.size}")
 
     def __str__(self) -> str:
@@ -79,8 +120,8 @@ class ListType:
 class MapType:
     """A map whose key and value are id-carrying Fields (the key is never null)."""
 
-    key: Field
-    value: Field
+    key: FieldLike
+    value: FieldLike
     keys_sorted: bool = False
 
     def __post_init__(self) -> None:
@@ -141,8 +182,6 @@ def type_name(t: FieldType) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _primitive_name(t: pa.DataType) -> str:
-    from fieldshift.type_names import primitive_name
-
     return primitive_name(t)
 
 
@@ -156,8 +195,6 @@ _DECIMAL_MAX = {32: 9, 64: 18, 128: 38, 256: 76}
 
 def check_primitive(t: pa.DataType, path: str) -> None:
     """Refuse primitives Parquet cannot hold (Arrow builds some of them, e.g. decimal128(5, 9))."""
-    from fieldshift.errors import InvalidTypeError
-
     if pa.types.is_decimal(t):
         top = _DECIMAL_MAX.get(t.bit_width, 76)
         if not 1 <= t.precision <= top or not 0 <= t.scale <= t.precision:
@@ -197,8 +234,6 @@ def check_arrow_depth(schema: pa.Schema | list[pa.Field]) -> None:
 
 
 def _too_deep(path: str, depth: int) -> None:
-    from fieldshift.errors import NestingDepthError
-
     raise NestingDepthError(
         f"column {path!r} nests {depth} Parquet levels deep; Parquet readers accept at most "
         f"{MAX_NESTING_DEPTH} (a struct is one level, a list or map two): flatten it, or store the deep "
@@ -213,8 +248,6 @@ def container_depth_guard(obj: object, limit: int, what: str) -> None:
     while stack:
         o, d = stack.pop()
         if d > limit:
-            from fieldshift.errors import NestingDepthError
-
             raise NestingDepthError(
                 f"{what} is nested deeper than fieldshift reads ({MAX_NESTING_DEPTH} Parquet levels)"
             )

@@ -89,7 +89,6 @@ def _cycle(*names: str) -> Finding:
 
 
 KNOWN: dict[Finding, str] = {
-    _cycle("arrow_conversion", "defaults", "field", "type_visitor", "types"): "issue 30 removes it",
     _cycle("_avro_shared", "avro", "avro_read", "avro_write", "display", "iceberg_json", "schema", "schema_update"):
         "issue 30 removes it",
     _cycle("table.catalog", "table.catalog_pg", "table.catalog_writes"):
