@@ -1,6 +1,6 @@
 """What reading and writing Avro schemas share: Iceberg's id attributes, the error, small rules.
 
-A private module serving :mod:`fieldshift.avro_read` and :mod:`fieldshift.avro_write`; users import
+A private module serving :mod:`fieldshift.avro_parse` and :mod:`fieldshift.avro_write`; users import
 from :mod:`fieldshift.avro`.
 """
 
@@ -11,7 +11,7 @@ import re
 
 import pyarrow as pa
 
-from fieldshift.schema import join_path
+from fieldshift.field_paths import join_path
 from fieldshift.types import FieldType
 
 FIELD_ID, ELEMENT_ID, KEY_ID, VALUE_ID = "field-id", "element-id", "key-id", "value-id"

@@ -49,6 +49,10 @@ records are named ``r<id>`` and fixed types ``fixed_<id>`` so names never clash.
 ``schema_from_avro(schema_to_avro(s))`` is logically equal to ``s`` for Avro-native types only.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from fieldshift._avro_shared import (
     ELEMENT_ID,
     FIELD_ID,
@@ -57,9 +61,9 @@ from fieldshift._avro_shared import (
     VALUE_ID,
     avro_name,
 )
-from fieldshift.avro_read import schema_from_avro
 from fieldshift.avro_write import schema_to_avro
 from fieldshift.errors import AvroSchemaError
+from fieldshift.schema import Schema
 
 __all__ = [
     "ELEMENT_ID",
@@ -72,3 +76,9 @@ __all__ = [
     "schema_from_avro",
     "schema_to_avro",
 ]
+
+
+def schema_from_avro(avro: str | dict[str, Any], *, schema_id: int = 0, assign_ids: bool = True) -> Schema:
+    """``Schema.from_avro``: an Avro record schema (JSON text or parsed) as a Schema, ids from Iceberg's
+    attributes (``assign_ids=False`` refuses fields without one: MissingFieldIdError)."""
+    return Schema.from_avro(avro, schema_id=schema_id, assign_ids=assign_ids)

@@ -1,4 +1,7 @@
-"""fieldshift :class:`~fieldshift.Schema` -> Avro record schemas (the type table is in :mod:`fieldshift.avro`)."""
+"""fieldshift :class:`~fieldshift.Schema` -> Avro record schemas (the type table is in :mod:`fieldshift.avro`).
+
+``Schema.to_avro`` delegates here; it reads the schema through its interface (``SchemaLike``), so this
+module never imports ``fieldshift.schema``."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from fieldshift._avro_shared import (
 )
 from fieldshift.errors import AvroSchemaError
 from fieldshift.field import Field
-from fieldshift.schema import Schema
+from fieldshift.schema_like import SchemaLike
 from fieldshift.type_visitor import TypeVisitor, visit_fields
 from fieldshift.types import FieldType, ListType, MapType, StructType, logical_type
 
@@ -31,7 +34,7 @@ __all__ = ["schema_to_avro"]
 # ================================================================================================
 # fieldshift -> Avro
 # ================================================================================================
-def schema_to_avro(schema: Schema, name: str = "record") -> dict[str, Any]:
+def schema_to_avro(schema: SchemaLike, name: str = "record") -> dict[str, Any]:
     """An Avro record schema with Iceberg's id attributes, so ``schema_from_avro`` restores the ids."""
     if not all(_VALID_NAME.match(part) for part in name.split(".")):
         raise AvroSchemaError(

@@ -1,4 +1,7 @@
-"""Plain-text tree rendering of schemas (ids, types, nullability, defaults) for humans."""
+"""Plain-text tree rendering of schemas (ids, types, nullability, defaults) for humans.
+
+``Schema.__str__`` delegates here; it reads the schema through its interface (``SchemaLike``), so this
+module never imports ``fieldshift.schema``."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from fieldshift.types import ListType, MapType, StructType, type_name
 
 if TYPE_CHECKING:
     from fieldshift.field import Field
-    from fieldshift.schema import Schema
+    from fieldshift.schema_like import SchemaLike
 
 __all__ = ["field_label", "field_parts", "schema_tree"]
 
@@ -45,6 +48,7 @@ def _lines(fields: tuple[Field, ...], indent: str) -> Iterator[str]:
         yield from _lines(f.children(), indent + ("    " if last else "│   "))
 
 
-def schema_tree(schema: Schema) -> str:
+def schema_tree(schema: SchemaLike) -> str:
+    """The tree ``str(schema)`` shows: a head line, then one line per field at every depth."""
     head = f"schema {schema.schema_id} (highest field id {schema.highest_field_id})"
     return "\n".join([head, *_lines(schema.fields, "")])

@@ -5,26 +5,31 @@ with ``element-id``, maps with ``key-id``/``value-id``, ``initial-default``/``wr
 single-value JSON). Types Iceberg lacks use Arrow-style names (``int8``, ``uint16``, ``float16``,
 ``date64``, ``timestamp_ms``, ...), and two keys Iceberg does not define keep Arrow layouts that change
 values: ``"size"`` of a fixed-size list and ``"keys-sorted"`` of a map.
+
+``Schema.from_json`` and ``Schema.to_json`` delegate here: schemas are read through their interface
+(``SchemaLike``) and built as the class the caller gives, so this module never imports ``fieldshift.schema``.
 """
 
 from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
 from fieldshift.defaults import default_from_json, default_to_json
 from fieldshift.errors import InvalidTypeError, NestingDepthError, SchemaJSONError
 from fieldshift.field import Field
-from fieldshift.schema import Schema
+from fieldshift.schema_like import SchemaLike
 from fieldshift.type_names import parse_primitive, primitive_name
 from fieldshift.type_visitor import TypeVisitor, visit_fields, visit_type
 from fieldshift.types import MAX_NESTING_DEPTH, FieldType, ListType, MapType, StructType, container_depth_guard
 
 __all__ = ["reads_back_exactly", "schema_from_json", "schema_to_dict", "schema_to_json", "type_from_json",
            "type_to_json"]
+
+S = TypeVar("S", bound=SchemaLike)
 
 
 class _ToJson(TypeVisitor[Any]):
@@ -88,7 +93,7 @@ def type_to_json(t: FieldType, include_ids: bool = True) -> Any:
     return visit_type(t, _WITH_IDS if include_ids else _WITHOUT_IDS)
 
 
-def schema_to_dict(schema: Schema, include_ids: bool = True) -> dict[str, Any]:
+def schema_to_dict(schema: SchemaLike, include_ids: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {
         "type": "struct",
         "schema-id": schema.schema_id,
@@ -104,7 +109,7 @@ def schema_to_dict(schema: Schema, include_ids: bool = True) -> dict[str, Any]:
     return out
 
 
-def schema_to_json(schema: Schema, indent: int | None = None) -> str:
+def schema_to_json(schema: SchemaLike, indent: int | None = None) -> str:
     return json.dumps(schema_to_dict(schema), indent=indent)
 
 
@@ -144,7 +149,8 @@ def _field_from_json(obj: dict[str, Any]) -> Field:
     )
 
 
-def schema_from_json(text: str | dict[str, Any]) -> Schema:
+def schema_from_json(text: str | dict[str, Any], schema_class: type[S]) -> S:
+    """A schema of ``schema_class`` (``Schema.from_json`` passes itself) from Iceberg's table-schema JSON."""
     try:
         obj = json.loads(text) if isinstance(text, str) else text
     except RecursionError:  # the decoder recurses per level: far beyond any readable schema
@@ -154,7 +160,7 @@ def schema_from_json(text: str | dict[str, Any]) -> Schema:
     if obj.get("type", "struct") != "struct":
         raise SchemaJSONError(f"a table schema JSON must be a struct (\"type\": \"struct\"), "
                               f"got type {obj.get('type')!r}")
-    return Schema(
+    return schema_class(
         [_field_from_json(f) for f in obj["fields"]],
         schema_id=int(obj.get("schema-id", 0)),
         identifier_field_ids=obj.get("identifier-field-ids", ()),
@@ -162,7 +168,7 @@ def schema_from_json(text: str | dict[str, Any]) -> Schema:
     )
 
 
-def reads_back_exactly(schema: Schema) -> bool:
+def reads_back_exactly(schema: SchemaLike) -> bool:
     """Whether ``schema_from_json(schema_to_json(schema))`` gives the same schema in every detail, so a
     writer may keep its object for the JSON it wrote instead of parsing the text again. False for what
     the JSON cannot hold exactly: physical variants (large_string, large_list), a schema doc, and

@@ -1,15 +1,24 @@
-"""`Schema`: an immutable, versioned list of id-carrying fields with lookups by id and by path."""
+"""`Schema`: an immutable, versioned list of id-carrying fields with lookups by id and by path.
+
+The schema model's facade: the conversions to and from Iceberg JSON and Avro, ``update()`` and ``str()``
+delegate to modules below this one (``iceberg_json``, ``avro_parse``, ``avro_write``, ``schema_update``,
+``display``), which know a schema by its interface (``schema_like.SchemaLike``) and build new ones as the
+class they are given, so none of them imports this module. Paths are ``field_paths``' (re-exported here).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.arrow_conversion import fields_to_arrow
+from fieldshift.arrow_conversion import arrow_field_id, field_from_arrow, fields_to_arrow
+from fieldshift.avro_parse import schema_from_avro
+from fieldshift.avro_write import schema_to_avro
+from fieldshift.display import schema_tree
 from fieldshift.errors import (
     DuplicateFieldError,
     InvalidFieldIdError,
@@ -19,71 +28,16 @@ from fieldshift.errors import (
     UnknownFieldError,
 )
 from fieldshift.field import Field
+from fieldshift.field_paths import join_path, split_path
 from fieldshift.gc_pause import paused_gc
+from fieldshift.iceberg_json import schema_from_json, schema_to_json
+from fieldshift.schema_update import SchemaUpdate
 from fieldshift.types import MAX_NESTING_DEPTH, ListType, MapType, StructType, check_arrow_depth
-
-if TYPE_CHECKING:
-    from fieldshift.schema_update import SchemaUpdate
 
 __all__ = ["Schema", "join_path", "split_path"]
 
 MAX_FIELD_ID = 2**31 - 1  # Parquet and Iceberg store field ids as int32
 ELEMENT_ALIASES = ("element", "item")
-
-
-def split_path(path: str | Sequence[str]) -> tuple[str, ...]:
-    """A path's parts: a list/tuple of names as given, or a dotted string where a part in backticks may
-    hold any character (```a.b`.c``), a literal backtick doubled inside them (Spark's convention)."""
-    if not isinstance(path, str):
-        parts = tuple(path)
-        if not parts or not all(isinstance(p, str) and p for p in parts):
-            raise InvalidNameError(f"a path needs one or more non-empty names, got {path!r}")
-        return parts
-    out: list[str] = []
-    i, n = 0, len(path)
-    while True:
-        if i < n and path[i] == "`":  # a quoted part runs to the next single backtick
-            buf, i = [], i + 1
-            while True:
-                j = path.find("`", i)
-                if j < 0:
-                    raise InvalidNameError(f"path {path!r} has an unclosed backtick")
-                buf.append(path[i:j])
-                if path.startswith("``", j):
-                    buf.append("`")
-                    i = j + 2
-                    continue
-                i = j + 1
-                break
-            part = "".join(buf)
-            if i < n and path[i] != ".":
-                raise InvalidNameError(f"path {path!r}: a quoted name must be followed by '.' or the end")
-        else:
-            j = path.find(".", i)
-            j = n if j < 0 else j
-            part = path[i:j]
-            if "`" in part:
-                raise InvalidNameError(f"path {path!r}: quote a name holding a backtick as `a``b`")
-            i = j
-        if not part:
-            raise InvalidNameError(f"path {path!r} has an empty name")
-        out.append(part)
-        if i >= n:
-            return tuple(out)
-        i += 1  # the dot
-        if i == n:
-            raise InvalidNameError(f"path {path!r} ends with '.'")
-
-
-def join_path(parts: Iterable[str]) -> str:
-    """The dotted form of a path, quoting names that hold dots or backticks (``split_path`` inverts it)."""
-    return ".".join(_quote(p) for p in parts)
-
-
-def _quote(name: str) -> str:
-    if "." in name or "`" in name:
-        return "`" + name.replace("`", "``") + "`"
-    return name
 
 
 class Schema:
@@ -415,8 +369,6 @@ class Schema:
         identifier_field_ids: Iterable[int] = (),
     ) -> Schema:
         """Read ids from ``PARQUET:field_id`` metadata; ``assign_ids=True`` numbers id-less fields."""
-        from fieldshift.arrow_conversion import arrow_field_id, field_from_arrow
-
         check_arrow_depth(schema)  # before the recursive walks below
         next_id = None
         if assign_ids:
@@ -445,34 +397,24 @@ class Schema:
     @classmethod
     def from_json(cls, text: str | dict[str, Any]) -> Schema:
         """Parse Iceberg table-schema JSON (types Iceberg lacks use Arrow-style names)."""
-        from fieldshift.iceberg_json import schema_from_json
-
-        return schema_from_json(text)
+        return schema_from_json(text, cls)
 
     def to_json(self, *, indent: int | None = None) -> str:
         """The schema as Iceberg's JSON (``schema-id``, ``identifier-field-ids``, defaults); ``from_json``
         reads it back."""
-        from fieldshift.iceberg_json import schema_to_json
-
         return schema_to_json(self, indent=indent)
 
     @classmethod
     def from_avro(cls, avro: str | dict[str, Any], *, schema_id: int = 0, assign_ids: bool = True) -> Schema:
         """An Avro record schema; ids from Iceberg's ``field-id`` attributes, else assigned in order."""
-        from fieldshift.avro import schema_from_avro
-
-        return schema_from_avro(avro, schema_id=schema_id, assign_ids=assign_ids)
+        return schema_from_avro(avro, cls, schema_id=schema_id, assign_ids=assign_ids)
 
     def to_avro(self, name: str = "record") -> dict[str, Any]:
         """An Avro record schema (``name`` its record name), field ids in Iceberg's ``field-id`` attributes."""
-        from fieldshift.avro import schema_to_avro
-
         return schema_to_avro(self, name=name)
 
-    def update(self, *, policy: Any = None) -> SchemaUpdate:
+    def update(self, *, policy: Any = None) -> SchemaUpdate[Schema]:
         """A builder of schema changes; ``.apply()`` gives a new schema with ``schema_id + 1``."""
-        from fieldshift.schema_update import SchemaUpdate
-
         return SchemaUpdate(self, policy=policy)
 
     # -- display --------------------------------------------------------------------------------
@@ -480,8 +422,6 @@ class Schema:
         return f"Schema(schema_id={self._schema_id}, fields=[{', '.join(str(f) for f in self._fields)}])"
 
     def __str__(self) -> str:
-        from fieldshift.display import schema_tree
-
         return schema_tree(self)
 
 

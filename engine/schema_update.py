@@ -3,15 +3,21 @@
 Each call resolves its path against the schema as changed so far, so ``rename_column("a", "b")``
 followed by ``update_column("b", ...)`` works. New fields take ``highest_field_id + 1``; ids are never
 reused, so dropping and re-adding a name makes a new column that old files do not have.
+
+``Schema.update()`` hands the builder its schema; the builder reads it through its interface
+(``SchemaLike``) and builds every schema as that schema's own class, so this module never imports
+``fieldshift.schema``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 
+from fieldshift.arrow_conversion import field_from_arrow
+from fieldshift.arrow_form import type_to_arrow
 from fieldshift.errors import (
     DuplicateFieldError,
     IdentifierFieldChangeError,
@@ -24,14 +30,18 @@ from fieldshift.errors import (
     UnknownFieldError,
 )
 from fieldshift.field import Field
+from fieldshift.field_paths import join_path, split_path
 from fieldshift.policy import CastKind, CastPolicy
-from fieldshift.schema import Schema, join_path, split_path
 from fieldshift.schema_draft import FreshIds, TopLevel, recast_default
+from fieldshift.schema_like import SchemaLike
 from fieldshift.type_text import parse_type
 from fieldshift.type_visitor import visit_type
-from fieldshift.types import FieldType, ListType, MapType, StructType, is_nested, type_name
+from fieldshift.types import FieldType, ListType, MapType, StructType, check_arrow_depth, is_nested, type_name
 
 __all__ = ["SchemaUpdate"]
+
+S = TypeVar("S", bound=SchemaLike)
+"""The class of the schema a builder starts from, and of those it builds (``Schema``)."""
 
 TypeLike = pa.DataType | FieldType | str
 PathLike = str | Sequence[str]
@@ -43,15 +53,18 @@ def _shown(path: PathLike) -> str:
     return path if isinstance(path, str) else join_path(path)
 
 
-class SchemaUpdate:
-    """Chainable schema changes; nothing changes until :meth:`apply` (or a table's ``commit``)."""
+class SchemaUpdate(Generic[S]):
+    """Chainable schema changes; nothing changes until :meth:`apply` (or a table's ``commit``).
 
-    def __init__(self, base: Schema, *, policy: CastPolicy | None = None,
-                 on_apply: Callable[[Schema], Any] | None = None, table_policy: CastPolicy | None = None) -> None:
+    ``S`` is the class of the schema it starts from (``Schema``): every schema it builds is one too."""
+
+    def __init__(self, base: S, *, policy: CastPolicy | None = None,
+                 on_apply: Callable[[S], Any] | None = None, table_policy: CastPolicy | None = None) -> None:
         self._base = base
+        self._make: type[S] = type(base)  # every schema built here is of the base's class
         self._top = TopLevel(base.fields)  # the working top level; nested edits replace a top-level field
         self._ident = base.identifier_field_ids
-        self._schema: Schema | None = base  # the working schema, built from _top when a lookup needs it
+        self._schema: S | None = base  # the working schema, built from _top when a lookup needs it
         self._policy = policy or CastPolicy.lossless()
         self._next_id = base.highest_field_id + 1
         self._on_apply = on_apply
@@ -111,7 +124,7 @@ class SchemaUpdate:
             write_default=write_default if write_default is not None else default,
         )
         if not parent_path:
-            Schema([field])  # checks the new column alone (nesting depth, ids): the rest is unchanged
+            self._make([field])  # checks the new column alone (nesting depth, ids): the rest is unchanged
         if not parent_path and not first and after is None and before is None:
             self._top.append(field)
             self._schema = None
@@ -276,13 +289,13 @@ class SchemaUpdate:
         self.changes.append(f"identifier fields {', '.join(_shown(p) for p in paths)}")
         return self
 
-    def apply(self) -> Schema:
+    def apply(self) -> S:
         """The new schema, ``schema_id`` one past the base (the base schema is unchanged).
 
         When nothing changed (no operation, or only no-ops), the base schema itself: no new version."""
         if self._unchanged():
             return self._base
-        result = Schema(
+        result = self._make(
             self._current.fields,
             schema_id=self._base.schema_id + 1,
             identifier_field_ids=self._current.identifier_field_ids,
@@ -299,7 +312,7 @@ class SchemaUpdate:
 
     # -- helpers --------------------------------------------------------------------------------
     @property
-    def _current(self) -> Schema:
+    def _current(self) -> S:
         """The schema as changed so far (built from the top level once after a run of top-level edits)."""
         if self._schema is None:
             self._current = self._rebuild(tuple(self._top.fields))
@@ -307,7 +320,7 @@ class SchemaUpdate:
         return self._schema
 
     @_current.setter
-    def _current(self, schema: Schema) -> None:
+    def _current(self, schema: S) -> None:
         self._schema = schema
         self._ident = schema.identifier_field_ids
         if list(schema.fields) != self._top.fields:
@@ -353,9 +366,6 @@ class SchemaUpdate:
         if isinstance(t, str):
             return parse_type(t)
         if isinstance(t, pa.DataType) and (pa.types.is_nested(t) or pa.types.is_dictionary(t)):
-            from fieldshift.arrow_conversion import field_from_arrow
-            from fieldshift.types import check_arrow_depth
-
             check_arrow_depth([pa.field("_", t)])
             return field_from_arrow(pa.field("_", t), "_", lambda _p: 0).type
         return t
@@ -413,14 +423,15 @@ class SchemaUpdate:
 
         self._current = self._rebuild(swap(tuple(self._top.fields)))
 
-    def _rebuild(self, fields: tuple[Field, ...], ident: tuple[int, ...] | None = None) -> Schema:
+    def _rebuild(self, fields: tuple[Field, ...], ident: tuple[int, ...] | None = None) -> S:
         ident = self._ident if ident is None else ident
         highest = max(self._next_id - 1, self._base.highest_field_id)
-        schema = Schema(fields, schema_id=self._base.schema_id, highest_field_id=highest)
+        schema = self._make(fields, schema_id=self._base.schema_id, highest_field_id=highest)
         live = tuple(i for i in ident if schema.has_field(i))
         if not live:
             return schema
-        return Schema(fields, schema_id=self._base.schema_id, identifier_field_ids=live, highest_field_id=highest)
+        return self._make(fields, schema_id=self._base.schema_id, identifier_field_ids=live,
+                          highest_field_id=highest)
 
     def _place(self, fields: tuple[Field, ...], field: Field, first: bool, after: str | None,
                before: str | None, path: str) -> tuple[Field, ...]:
@@ -486,8 +497,6 @@ def _swap_inside(f: Field, swap: Callable[[tuple[Field, ...]], tuple[Field, ...]
 
 def _with_type(f: Field, new_type: FieldType) -> Field:
     """A list or map field with a new type, its defaults carried across (a list<date> default widens)."""
-    from fieldshift.arrow_conversion import type_to_arrow
-
     changes: dict[str, Any] = {"type": new_type}
     for kind in ("initial_default", "write_default"):
         value = getattr(f, kind)

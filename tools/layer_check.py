@@ -89,8 +89,6 @@ def _cycle(*names: str) -> Finding:
 
 
 KNOWN: dict[Finding, str] = {
-    _cycle("_avro_shared", "avro", "avro_read", "avro_write", "display", "iceberg_json", "schema", "schema_update"):
-        "issue 30 removes it",
     _cycle("table.catalog", "table.catalog_pg", "table.catalog_writes"):
         "issue 29/30 removes it (the catalog becomes one package, its dialects siblings)",
     _cycle("table.key_lookup", "table.maintenance", "table.merge", "table.prune_vector", "table.scan",
