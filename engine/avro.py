@@ -47,6 +47,9 @@ Only the ``initial_default`` is written (Avro has one default, applied by reader
 without the field); a nullable field with a non-null default is written as ``[T, "null"]``. Nested
 records are named ``r<id>`` and fixed types ``fixed_<id>`` so names never clash. So
 ``schema_from_avro(schema_to_avro(s))`` is logically equal to ``s`` for Avro-native types only.
+
+The work is done below ``Schema`` (``avro_parse`` reads, ``avro_write`` writes), so ``Schema.from_avro`` and
+``Schema.to_avro`` can delegate to it; this module is the users' face over those methods.
 """
 
 from __future__ import annotations
