@@ -51,9 +51,13 @@ def test_an_import_of_a_higher_layer_is_upward(tmp_path: Path) -> None:
         "kernels/casts.py": "import fieldshift.errors\n",  # 0 -> 0
         "engine/cli/app.py": "import fieldshift\n",  # layer 4 may use the package face
         "engine/schema.py": "import fieldshift\n",  # layer 1 may not
+        "engine/field.py": "from fieldshift.ddl_types import t\nfrom fieldshift.ddl.parser import p\n",  # 1 -> 3
+        "engine/ddl_types.py": "t = 1\n",
+        "engine/ddl/parser.py": "p = 1\n",
     })
     assert sorted(_findings(tmp_path, "upward import")) == [
-        ("errors", "planner"), ("schema", "fieldshift"), ("types", "table.scan")]
+        ("errors", "planner"), ("field", "ddl.parser"), ("field", "ddl_types"), ("schema", "fieldshift"),
+        ("types", "table.scan")]
 
 
 def test_a_cycle_through_a_function_level_import_is_found(tmp_path: Path) -> None:

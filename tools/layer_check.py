@@ -57,7 +57,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     0: ("fieldshift.kernels", "fieldshift.kernels.*", "fieldshift.errors", "fieldshift.options",
         "fieldshift.extras"),
     2: ("fieldshift.planner", "fieldshift.planner.*"),
-    3: ("fieldshift.table", "fieldshift.table.*", "fieldshift.ddl", "fieldshift.ddl_*"),
+    3: ("fieldshift.table", "fieldshift.table.*", "fieldshift.ddl", "fieldshift.ddl_*", "fieldshift.ddl.*"),
     4: ("fieldshift.spark", "fieldshift.spark.*", "fieldshift.cli", "fieldshift.cli.*"),
 }
 """Module-name patterns (``fnmatch``) of each layer but 1; a module no pattern matches is in layer 1."""
