@@ -161,8 +161,8 @@ class _ReadSpec:
 def _resolve(options: Any) -> _ReadSpec:
     table = _open(options)
     policy = parse_policy(options.get("policy")) or table.policy  # the table's own rules by default
-    scan = Scan(table, _list_option(options, "columns"), None, _int_option(options, "snapshot_id"),
-                _int_option(options, "schema_id"), policy)
+    scan = table.scan(_list_option(options, "columns"), None, _int_option(options, "snapshot_id"),
+                      _int_option(options, "schema_id"), policy)
     ids = _list_option(options, "schema_ids")
     return _ReadSpec(_location(options), options.get("catalog"), options.get("table"), scan.snapshot_id,
                      _int_option(options, "schema_id"), scan.full_schema.select(scan.columns), policy,
@@ -291,8 +291,8 @@ class _PlainReader(DataSourceReader):
         self.file_reader = FileReader(plans, spark_arrow_schema(schema), batch_size)
 
     def _scan(self, table: Table) -> Scan:
-        return Scan(table, self.read_schema.names, and_(*self.predicates), self.spec.snapshot_id,
-                    self.spec.schema_id, self.spec.policy)
+        return table.scan(self.read_schema.names, and_(*self.predicates), self.spec.snapshot_id,
+                          self.spec.schema_id, self.spec.policy)
 
     def partitions(self) -> list[InputPartition]:
         table = self._table or Table.open(self.spec.location, catalog=self.spec.catalog, name=self.spec.name)

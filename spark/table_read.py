@@ -62,7 +62,6 @@ from fieldshift.spark.read_filter import spark_condition
 from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.expr_visitors import filter_columns
-from fieldshift.table.scan import Scan
 from fieldshift.table.table import Table
 
 __all__ = ["ReadPlan", "native_reason", "plan_read", "read"]
@@ -257,7 +256,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
     """Decide, per schema id, the route of each group of files (plans are checked here, on the driver)."""
     check_option("route", route, ReadRoute)
     policy = policy or table.policy  # the table's own rules by default
-    scan = Scan(table, columns, filter, snapshot_id, schema_id, policy)
+    scan = table.scan(columns, filter, snapshot_id, schema_id, policy)
     files = scan.files()  # pruned on the driver: partitions through every spec, then statistics
     schemas = scan.schemas
     read_schema = scan.read_schema

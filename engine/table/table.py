@@ -42,6 +42,7 @@ from fieldshift.table.create import (
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
 from fieldshift.table.files import TMP_SUFFIX, check_present, remove_files
+from fieldshift.table.handle import TableIO
 from fieldshift.table.key_lookup import plan_vectors
 from fieldshift.table.keyed_write import key_rows
 from fieldshift.table.keys import KeySpec, check_key_change, key_properties
@@ -138,6 +139,7 @@ class Table:
         self.name = name
         self.storage = storage or open_storage(location)  # every data file goes through it
         self.location = self.storage.location  # a Path, or the URI of an object-store location
+        self.io = TableIO(catalog, self.storage, table_id)
         catalog.on_commit(table_id, lambda: catch_up(catalog, table_id, name, self.storage))
 
     # -- creating and opening -------------------------------------------------------------------
@@ -247,7 +249,7 @@ class Table:
     def metadata(self) -> TableMetadata:
         """The table as of its newest snapshot, read fresh (another process may have committed): schemas,
         specs, policy, properties. One value per operation: everything it decides comes from one moment."""
-        return self.catalog.load_metadata(self.table_id)
+        return self.io.metadata()
 
     @property
     def properties(self) -> dict[str, str]:
@@ -532,7 +534,7 @@ class Table:
             if snapshot_id is not None:
                 raise InvalidOptionError("give snapshot_id or as_of, not both")
             snapshot_id = self.snapshot_at(as_of).snapshot_id
-        return Scan(self, columns, filter, snapshot_id, schema_id, policy, limit=limit)
+        return Scan(self.io, self.io.metadata(snapshot_id), columns, filter, schema_id, policy, limit=limit)
 
     def snapshot_at(self, as_of: dt.datetime | str) -> Snapshot:
         """The latest kept snapshot committed at or before ``as_of`` (a datetime or ISO-8601 text; naive is
