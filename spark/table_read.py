@@ -325,7 +325,7 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
         if route != "auto" or via != "files":
             raise InvalidOptionError(f"route= and via= are for fieldshift tables; a {format} table is read by the "
                                      "fieldshift data source")
-        from fieldshift.spark.open_read import read_open
+        from fieldshift.spark.open_frame import read_open
 
         return read_open(spark, location, format=format, name=name, snapshot_id=snapshot_id, as_of=as_of,
                          columns=columns, filter=filter, batch_size=batch_size, data_path=data_path,
