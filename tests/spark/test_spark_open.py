@@ -13,8 +13,8 @@ import pytest
 
 import fieldshift as fs
 import fieldshift.spark as fss
+from tests.open_tables.test_ducklake_read import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
 from tests.spark.conftest import assert_same
-from tests.test_open_ducklake import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
 
 
 def _same(df: Any, table: fs.OpenTable, **scan: Any) -> None:
@@ -43,8 +43,8 @@ def test_ducklake_through_the_data_source_and_read(spark: Any, lake: Path) -> No
 def test_iceberg_through_spark(spark: Any, tmp_path: Path) -> None:
     pytest.importorskip("pyiceberg", reason="Iceberg reads need pyiceberg (the dev and iceberg extras)")
     pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")
-    from tests.iceberg_tables import IcebergBuilder
-    from tests.test_open_iceberg import BY_CAT, SCHEMA
+    from tests.open_tables.iceberg_tables import IcebergBuilder
+    from tests.open_tables.test_iceberg_read import BY_CAT, SCHEMA
 
     b = IcebergBuilder(tmp_path / "t", SCHEMA, spec=BY_CAT)
     a = b.data([{"id": 1, "cat": "a", "n": 3}, {"id": 2, "cat": "a", "n": None}, {"id": 3, "cat": "a", "n": 4}],
@@ -63,7 +63,7 @@ def test_iceberg_through_spark(spark: Any, tmp_path: Path) -> None:
 
 
 def test_delta_through_spark(spark: Any, tmp_path: Path) -> None:
-    from tests.test_open_delta import add, commit, data, metadata, protocol, schema_string
+    from tests.open_tables.test_delta_read import add, commit, data, metadata, protocol, schema_string
 
     root = tmp_path / "delta"
     (root / "_delta_log").mkdir(parents=True)
@@ -81,8 +81,8 @@ def test_delta_through_spark(spark: Any, tmp_path: Path) -> None:
 
 def test_paimon_merge_groups_are_merged_on_the_executors(spark: Any, tmp_path: Path) -> None:
     pytest.importorskip("fastavro", reason="Paimon manifests need fastavro (the dev and paimon extras)")
-    from tests.paimon_tables import DataFile, PaimonBuilder
-    from tests.test_open_paimon import KEYED, _rows
+    from tests.open_tables.paimon_tables import DataFile, PaimonBuilder
+    from tests.open_tables.test_paimon_read import KEYED, _rows
 
     b = PaimonBuilder(tmp_path, primary_keys=["k"], options={"bucket": "1"})
     b.schema(KEYED)
@@ -97,7 +97,7 @@ def test_paimon_merge_groups_are_merged_on_the_executors(spark: Any, tmp_path: P
 
 def test_hudi_merge_on_read_slices_are_read_on_the_driver(spark: Any, tmp_path: Path) -> None:
     pytest.importorskip("hudi", reason="Hudi reads need the hudi package (the hudi extra)")
-    from tests.hudi_tables import unzip_sample
+    from tests.open_tables.hudi_tables import unzip_sample
 
     base = unzip_sample("quickstart_trips_table_mor_avro_v6_trips_8i1u", tmp_path)
     t = fs.open_table(base, format="hudi")

@@ -18,7 +18,7 @@ from fieldshift.cli.app import app
 from fieldshift.cli.reference import cli_reference, command_paths
 from fieldshift.policy import POLICY_NAMES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

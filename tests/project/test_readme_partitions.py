@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-README = Path(__file__).parent.parent / "README.md"
+README = Path(__file__).parents[2] / "README.md"
 
 
 def test_readme_partition_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

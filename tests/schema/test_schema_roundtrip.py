@@ -40,7 +40,7 @@ try:
         walk_fields,
     )
 except ImportError:  # pytest run without the repo root on sys.path
-    from strategies import ALL, CANONICAL, SPARK_EXACT, arrow_data, primitive_types, schemas, walk_fields
+    from tests.strategies import ALL, CANONICAL, SPARK_EXACT, arrow_data, primitive_types, schemas, walk_fields
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

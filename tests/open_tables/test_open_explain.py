@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import fieldshift as fs
-from tests.iceberg_tables import IcebergBuilder
+from tests.open_tables.iceberg_tables import IcebergBuilder
 
 pytest.importorskip("pyiceberg", reason="Iceberg reads need pyiceberg (the dev and iceberg extras)")
 pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")

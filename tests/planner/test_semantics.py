@@ -12,10 +12,10 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from oracle import oracle_evolve
 
 import fieldshift as fs
 from fieldshift import CastPolicy, Field, ListType, MapType, Schema, StructType
+from tests.oracle import oracle_evolve
 
 ID = b"PARQUET:field_id"
 

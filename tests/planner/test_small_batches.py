@@ -7,11 +7,11 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from oracle import oracle_evolve
 
 from fieldshift import CastPolicy, Field, ListType, MapType, Schema, StructType
 from fieldshift.planner import build_plan
 from fieldshift.planner import small_batches as sb
+from tests.oracle import oracle_evolve
 
 I32, I64, STR, F32, F64 = pa.int32(), pa.int64(), pa.string(), pa.float32(), pa.float64()
 HUDI = CastPolicy.hudi()  # allows int -> string

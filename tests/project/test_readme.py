@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-README = Path(__file__).parent.parent / "README.md"
+README = Path(__file__).parents[2] / "README.md"
 
 
 def _block(heading: str) -> str:
@@ -58,7 +58,7 @@ def _run_cli_line(line: str) -> None:
 
     from fieldshift.cli import app
 
-    # in-process (tests/test_cli.py runs the real console script); cwd is the test's directory
+    # in-process (tests/cli/test_cli.py runs the real console script); cwd is the test's directory
     done = CliRunner().invoke(app, argv[1:], env={"COLUMNS": "200"})
     assert done.exit_code == 0 and (done.exception is None or isinstance(done.exception, SystemExit)), \
         f"{line}\n{done.stdout}\n{done.stderr}\n{done.exception!r}"

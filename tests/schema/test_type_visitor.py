@@ -6,12 +6,12 @@ from typing import Any
 
 import pyarrow as pa
 from hypothesis import given, settings
-from strategies import field_types, schemas
 
 from fieldshift import Field, ListType, MapType, Schema, StructType
 from fieldshift.nullability import with_nullability
 from fieldshift.type_visitor import TypeVisitor, visit_field, visit_fields, visit_type
 from fieldshift.types import MAX_NESTING_DEPTH, FieldType
+from tests.strategies import field_types, schemas
 
 NESTED = StructType((
     Field(1, "a", pa.int32()),

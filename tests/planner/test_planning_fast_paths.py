@@ -36,8 +36,8 @@ try:
     from tests.engine_strategies import histories
     from tests.strategies import schemas
 except ImportError:  # pytest run without the repo root on sys.path
-    from engine_strategies import histories
-    from strategies import schemas
+    from tests.engine_strategies import histories
+    from tests.strategies import schemas
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

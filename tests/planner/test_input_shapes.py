@@ -15,11 +15,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from engine_strategies import fixed_history, random_table
-from oracle import oracle_evolve
 
 import fieldshift as fs
 from fieldshift import Field, ListType, Schema, StructType
+from tests.engine_strategies import fixed_history, random_table
+from tests.oracle import oracle_evolve
 
 ID = b"PARQUET:field_id"
 HISTORY = fixed_history()

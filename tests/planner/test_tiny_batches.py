@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from engine_strategies import History, histories, random_table
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -25,8 +24,9 @@ import fieldshift as fs
 from fieldshift.kernels.ipc_batches import run_ipc_program
 from fieldshift.planner.tiny_batches import TINY_BATCH_ROWS, compile_program
 from fieldshift.types import ListType, MapType
+from tests.engine_strategies import History, histories, random_table
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 import workloads as w
 
 SEEN = {"ran": 0, "declined": 0, "no program": 0}

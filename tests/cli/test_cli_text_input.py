@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 
 import fieldshift as fs
-from tests.test_cli import cli, invoke, json_lines
+from tests.cli.test_cli import cli, invoke, json_lines
 
 
 def _jsonl(path: Path, rows: list[dict]) -> None:

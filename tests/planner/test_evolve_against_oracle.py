@@ -17,13 +17,13 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from engine_strategies import LAYOUTS, History, histories, physical_variant, random_table, random_value
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from oracle import missing_value, oracle_evolve
 
 import fieldshift as fs
 from fieldshift import ListType, Schema
+from tests.engine_strategies import LAYOUTS, History, histories, physical_variant, random_table, random_value
+from tests.oracle import missing_value, oracle_evolve
 
 SETTINGS = settings(
     max_examples=80,

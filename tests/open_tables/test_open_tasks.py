@@ -7,7 +7,7 @@ import pickle
 from pathlib import Path
 
 import fieldshift as fs
-from tests.test_open_ducklake import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
+from tests.open_tables.test_ducklake_read import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
 
 
 def _by_tasks(scan: object) -> list[dict]:
@@ -32,8 +32,8 @@ def test_a_pickled_iceberg_scan_applies_equality_and_position_deletes(tmp_path: 
 
     pytest.importorskip("pyiceberg", reason="Iceberg reads need pyiceberg (the dev and iceberg extras)")
     pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")
-    from tests.iceberg_tables import IcebergBuilder
-    from tests.test_open_iceberg import BY_CAT, SCHEMA
+    from tests.open_tables.iceberg_tables import IcebergBuilder
+    from tests.open_tables.test_iceberg_read import BY_CAT, SCHEMA
 
     b = IcebergBuilder(tmp_path / "t", SCHEMA, spec=BY_CAT)
     a = b.data([{"id": 1, "cat": "a", "n": 3}, {"id": 2, "cat": "a", "n": None}, {"id": 3, "cat": "a", "n": 4}],

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 __all__ = ["SAMPLES", "HudiTableWriter", "avro_record", "internal_record", "unzip_sample"]
 
-SAMPLES = Path(__file__).parent / "conformance" / "data" / "hudi"  # hudi-rs' sample tables (see NOTICE there)
+SAMPLES = Path(__file__).parents[1] / "conformance" / "data" / "hudi"  # hudi-rs' sample tables (see NOTICE there)
 
 META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
         "_hoodie_file_name")

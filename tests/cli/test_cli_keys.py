@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 
 import fieldshift as fs
-from tests.test_cli import cli, invoke, json_lines
+from tests.cli.test_cli import cli, invoke, json_lines
 
 V1 = [{"rowId": f"row_{i}", "partitionId": "part_0", "preComb": 0, "name": n, "versionId": "v_0", "intToLong": 0}
       for i, n in ((1, "bob"), (2, "john"), (3, "tom"))]

@@ -1,5 +1,5 @@
 """Iceberg tables read through ``fs.open_table``: a small table PyIceberg writes (the smoke test: every
-snapshot reads as PyIceberg reads it), and tables written by hand (``tests/iceberg_tables.py``) for the
+snapshot reads as PyIceberg reads it), and tables written by hand (``tests/open_tables/iceberg_tables.py``) for the
 Iceberg spec's rules PyIceberg cannot exercise: position deletes, deletion vectors, equality deletes and
 their sequence numbers, initial defaults, promoted bounds, and the refusals. ``make test-conformance``
 compares the same kinds of tables with DuckDB's ``iceberg_scan`` and PyIceberg at every snapshot."""
@@ -17,7 +17,7 @@ import pytest
 
 import fieldshift as fs
 from fieldshift.open_tables import iceberg_values
-from tests.iceberg_tables import IcebergBuilder
+from tests.open_tables.iceberg_tables import IcebergBuilder
 
 pytest.importorskip("pyiceberg", reason="Iceberg reads need pyiceberg (the dev and iceberg extras)")
 pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")

@@ -8,12 +8,12 @@ from typing import Any
 
 import pyarrow as pa
 from hypothesis import given, settings
-from strategies import schemas
 
 import fieldshift as fs
 from fieldshift import CastPolicy, Field, ListType, MapType, Schema, StructType
 from fieldshift.planner import build_plan
 from fieldshift.planner import nodes as plan_nodes
+from tests.strategies import schemas
 
 
 def _ids(nodes: tuple[Any, ...], fields: list[pa.Field]) -> list[int]:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hudi_tables import HudiTableWriter, avro_record, internal_record, unzip_sample
 
 import fieldshift as fs
 from fieldshift.errors import (
@@ -21,6 +20,7 @@ from fieldshift.errors import (
     SnapshotNotFoundError,
     UnsupportedFormatFeatureError,
 )
+from tests.open_tables.hudi_tables import HudiTableWriter, avro_record, internal_record, unzip_sample
 
 I1, I2, I3 = "20240101000000000", "20240102000000000", "20240103000000000"
 

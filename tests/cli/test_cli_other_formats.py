@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import fieldshift as fs
 from fieldshift.cli import app
-from tests.test_open_ducklake import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
+from tests.open_tables.test_ducklake_read import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
 
 RUNNER = CliRunner()
 
@@ -85,8 +85,8 @@ def test_a_foreign_table_without_source_format_says_which_flag(lake: Path, tmp_p
 def test_iceberg_and_delta_through_the_cli(tmp_path: Path) -> None:
     pytest.importorskip("pyiceberg", reason="Iceberg reads need pyiceberg (the dev and iceberg extras)")
     pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")
-    from tests.iceberg_tables import IcebergBuilder
-    from tests.test_open_delta import add, commit, data, metadata, protocol, schema_string
+    from tests.open_tables.iceberg_tables import IcebergBuilder
+    from tests.open_tables.test_delta_read import add, commit, data, metadata, protocol, schema_string
 
     schema = {"type": "struct", "fields": [{"id": 1, "name": "id", "type": "long", "required": True},
                                            {"id": 2, "name": "n", "type": "int", "required": False}]}

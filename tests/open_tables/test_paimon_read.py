@@ -1,5 +1,5 @@
 """Paimon tables through ``fs.open_table(warehouse, format="paimon", name="db.table")``, written file by file
-(``tests/paimon_tables.py``: pypaimon pins an older pyarrow, so it writes tables only in the conformance
+(``tests/open_tables/paimon_tables.py``: pypaimon pins an older pyarrow, so it writes tables only in the conformance
 suite). Expected rows follow the format's rules by hand: files by the schema id they record, versions of a
 key merged by sequence number, row kinds that retract, deletion vectors."""
 
@@ -22,7 +22,7 @@ from fieldshift.errors import (
 from fieldshift.open_tables.paimon_binary_row import decode_row
 from fieldshift.open_tables.paimon_types import atomic_type, field_from_json
 from fieldshift.types import ListType, MapType, StructType
-from tests.paimon_tables import DataFile, PaimonBuilder, binary_row
+from tests.open_tables.paimon_tables import DataFile, PaimonBuilder, binary_row
 
 F = [{"id": 0, "name": "id", "type": "INT NOT NULL"}, {"id": 1, "name": "name", "type": "STRING"},
      {"id": 2, "name": "v", "type": "INT"}, {"id": 3, "name": "dt", "type": "STRING"}]

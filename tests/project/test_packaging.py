@@ -8,7 +8,7 @@ import sys
 import venv
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_wheel_installs_and_imports_in_a_clean_venv(tmp_path: Path) -> None:
