@@ -295,12 +295,14 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
          columns: Sequence[str] | None = None, policy: CastPolicy | None = None, catalog: str | None = None,
          name: str | None = None, route: ReadRoute = "auto", via: ReadVia = "files",
          batch_size: int = DEFAULT_BATCH_SIZE, filter: Any = None, format: str | None = None, as_of: Any = None,
-         data_path: str | None = None) -> Any:
+         data_path: str | None = None, properties: dict[str, Any] | None = None,
+         storage_options: dict[str, Any] | None = None) -> Any:
     """The table at ``location`` as a DataFrame in the read schema, by the fastest exact route.
 
     ``format=`` (``ducklake``, ``iceberg``, ``delta``, ``paimon``, ``hudi``) reads a table another format wrote
     (``location`` is its source, ``name`` its name there, ``as_of`` a time, ``data_path`` DuckLake's, ``catalog``
-    an Iceberg catalog's properties as a dict) through the fieldshift data source: executors read and evolve
+    an Iceberg catalog's properties as a dict, ``properties`` Iceberg's FileIO properties, ``storage_options``
+    Hudi's; as ``fs.open_table`` takes them) through the fieldshift data source: executors read and evolve
     the files (``spark/open_read.py``); the result equals ``fs.open_table(...).scan(...).to_arrow()``.
 
     Files whose plan Spark's native Parquet scan reproduces exactly are read natively (one scan per
@@ -329,7 +331,11 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
 
         return read_open(spark, location, format=format, name=name, snapshot_id=snapshot_id, as_of=as_of,
                          columns=columns, filter=filter, batch_size=batch_size, data_path=data_path,
-                         catalog=catalog)  # type: ignore[arg-type]
+                         catalog=catalog, properties=properties,  # type: ignore[arg-type]
+                         storage_options=storage_options)
+    if properties is not None or storage_options is not None or data_path is not None:
+        raise InvalidOptionError("data_path=, properties= and storage_options= are for tables another format wrote "
+                                 "(with format=)")
     if as_of is not None:
         if snapshot_id is not None:
             raise InvalidOptionError("give snapshot_id or as_of, not both")

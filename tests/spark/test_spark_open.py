@@ -113,3 +113,42 @@ def test_fieldshift_table_as_of_through_spark(spark: Any, tmp_path: Path) -> Non
     assert [r.v for r in df.collect()] == [1]
     with pytest.raises(fs.InvalidOptionError, match="not both"):
         fss.read(spark, tmp_path / "t", as_of=first.committed_at, snapshot_id=first.snapshot_id)
+
+
+def test_open_table_options_from_the_data_source_options() -> None:
+    from fieldshift.spark.open_read import table_options
+
+    opts = {"path": "/x", "format": "iceberg", "catalog.type": "sql", "catalog.uri": "sqlite:///c.db",
+            "properties.s3.endpoint": "http://h:9000", "storage_options.aws_region": "eu",
+            "data_path": "/d", "catalog": json.dumps({"warehouse": "file:///wh", "type": "rest"})}
+    assert table_options(opts) == {"catalog": {"warehouse": "file:///wh", "type": "sql", "uri": "sqlite:///c.db"},
+                                   "properties": {"s3.endpoint": "http://h:9000"},
+                                   "storage_options": {"aws_region": "eu"}, "data_path": "/d"}
+    assert table_options({"properties": json.dumps({"S3.Region": "x"})}) == {"properties": {"S3.Region": "x"}}
+    with pytest.raises(fs.InvalidOptionError, match=r"unknown option 'propertes\.s3\.endpoint'"):
+        table_options({"propertes.s3.endpoint": "x"})
+    with pytest.raises(fs.InvalidOptionError, match="option 'storage_options' takes a JSON object"):
+        table_options({"storage_options": "[1]"})
+
+
+def test_iceberg_catalog_and_properties_options_through_spark(spark: Any, tmp_path: Path) -> None:
+    pytest.importorskip("sqlalchemy", reason="PyIceberg's SqlCatalog needs pyiceberg[sql-sqlite]")
+    from tests.test_cli_open import _catalog_table
+
+    props = _catalog_table(tmp_path)
+    t = fs.open_table(catalog=props, name="db.t")
+    reader = spark.read.format("fieldshift").option("format", "iceberg").option("name", "db.t")
+    for k, v in props.items():
+        reader = reader.option(f"catalog.{k}", v)
+    _same(reader.load(), t)
+    _same(fss.read(spark, None, format="iceberg", name="db.t", catalog=props, columns=["label"]), t,
+          columns=["label"])
+    bogus = {"py-io-impl": "nonesuch.FileIO"}  # properties reach PyIceberg's FileIO: this one cannot load
+    with pytest.raises(Exception, match=r"nonesuch\.FileIO"):
+        fss.read(spark, None, format="iceberg", name="db.t", catalog=props, properties=bogus).collect()
+    with pytest.raises(Exception, match=r"nonesuch\.FileIO"):
+        reader.option("properties.py-io-impl", "nonesuch.FileIO").load().collect()
+    with pytest.raises(Exception, match=r"unknown option 'catalogue\.uri'"):
+        reader.option("catalogue.uri", "x").load().collect()
+    with pytest.raises(fs.InvalidOptionError, match="are for tables another format wrote"):
+        fss.read(spark, tmp_path, properties={"a": "b"})
