@@ -11,7 +11,9 @@ id exactly as ``OpenTable.scan`` does. Rows only the format's own reader produce
 slices) and a DuckLake catalog's inlined rows are read on the driver and shipped as Arrow IPC.
 
 Options: ``format`` (required for this route), ``name``, ``snapshot_id``, ``as_of`` (a time), ``columns``
-(comma-separated or a JSON list), ``batch_size``, ``pushdown`` (``false``: no ``pushFilters``), and
+(comma-separated or a JSON list), ``batch_size``, ``pushdown`` (``false``: no ``pushFilters``),
+``skip_files`` (a JSON list of data file paths as the source names them: files ``fieldshift.spark.read``
+reads with Spark's native scan instead, ``spark/open_native.py``), and
 ``fs.open_table``'s options as flat keys (``table/open_options.py``): ``data_path`` (DuckLake),
 ``catalog.KEY`` (Iceberg: PyIceberg catalog properties), ``properties.KEY`` (Iceberg FileIO:
 ``.option("properties.s3.endpoint", url)``), ``storage_options.KEY`` (Hudi). Spark hands option keys
@@ -56,6 +58,7 @@ class OpenReadSpec:
     snapshot_id: Any  # None: the table has no snapshot yet (an empty read)
     read_schema: Schema
     open_options: tuple[tuple[str, Any], ...] = ()
+    skip_files: frozenset[str] = frozenset()  # data files another route reads
 
     def open(self) -> OpenTable:
         return open_table(self.source, format=self.format, name=self.name, **dict(self.open_options))
@@ -76,7 +79,8 @@ def open_spec(options: Any) -> OpenReadSpec:
     with open_table(source, format=fmt, name=name, **opened) as table:
         scan = table.scan(columns=list_option(options, "columns"), snapshot_id=snapshot_id, as_of=as_of)
         pinned = scan.snapshot_id if table.history() else None
-        return OpenReadSpec(source, fmt, name, pinned, scan.full_schema.select(scan.columns), tuple(opened.items()))
+        return OpenReadSpec(source, fmt, name, pinned, scan.full_schema.select(scan.columns), tuple(opened.items()),
+                            frozenset(list_option(options, "skip_files") or ()))
 
 
 def table_options(options: Any) -> dict[str, Any]:
@@ -141,6 +145,8 @@ class OpenTableReader(DataSourceReader):
                               batch_size=self.batch_size)
             parts: list[InputPartition] = []
             for task in scan.tasks():
+                if task.kind == "file" and task.files[0].path in self.spec.skip_files:
+                    continue
                 if task.kind in ("file", "merge"):
                     # the task's files and a detached scan holding only them: the executor needs no metadata
                     parts.append(OpenTaskPartition(scan.shipped(task), task.shipped()))
