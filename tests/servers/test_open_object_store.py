@@ -3,7 +3,8 @@
 wrote into an ``s3://`` warehouse, read through ``fs.open_table`` at every snapshot, equal to the same
 table read from local files. Metadata goes through PyIceberg's FileIO with the ``properties=`` given (the
 endpoint and keys); data files are opened by ``pyarrow.fs`` from the URI, with the credentials and endpoint
-of the environment (``AWS_*``, which the ``s3_server`` fixture sets, as a real deployment would)."""
+of the environment (``AWS_*``, which the ``s3_server`` fixture sets, as a real deployment would). Spark (local
+mode) reads both on its executors, never with its native scan."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typer.testing import CliRunner
 import fieldshift as fs
 from fieldshift.cli import app
 from tests.servers.conftest import S3_BUCKET
+from tests.servers.test_spark_object_store import s3_spark  # noqa: F401  (a local Spark with the S3 environment)
 from tests.test_open_ducklake import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
 
 
@@ -112,3 +114,30 @@ def test_an_iceberg_table_in_an_s3_warehouse_reads_as_it_does_locally(s3_server:
     assert result.exit_code == 0, result.output
     assert sorted(line for line in result.output.splitlines() if line.startswith("{")) == \
         ['{"id": 2, "n": 20, "label": "b"}', '{"id": 3, "n": 1099511627776, "label": "c"}']
+
+
+def test_spark_reads_open_tables_on_s3_on_the_executors(s3_spark: Any, s3_server: str, lake: Path,  # noqa: F811
+                                                        tmp_path: Path) -> None:
+    """Object-store files never take Spark's native scan (pyspark has no Hadoop S3 connector): the plan says
+    so per file, and the executors read them from the URI with the environment's credentials."""
+    pytest.importorskip("sqlalchemy", reason="PyIceberg's SqlCatalog needs pyiceberg[sql-sqlite]")
+    import fieldshift.spark as fss
+
+    io = _properties(s3_server)
+    tbl, props = _pyiceberg_table(f"s3://{S3_BUCKET}/{uuid.uuid4().hex[:12]}/wh", tmp_path / "r.db", io)
+    plan = fss.plan_open_read(tbl.metadata_location, format="iceberg", properties=io)
+    assert not plan.native and plan.other == 2 and "pyarrow (object-store location" in plan.explain(), plan.explain()
+    want = _rows(fs.open_table(tbl.metadata_location, properties=io).to_arrow())
+    df = fss.read(s3_spark, tbl.metadata_location, format="iceberg", properties=io)
+    assert _rows(pa.Table.from_pylist([r.asDict() for r in df.collect()])) == want
+    by_options = s3_spark.read.format("fieldshift").option("format", "iceberg").option("name", "db.t")
+    for k, v in props.items():
+        by_options = by_options.option(f"catalog.{k}", v)
+    assert _rows(pa.Table.from_pylist([r.asDict() for r in by_options.load().collect()])) == want
+
+    prefix = f"{S3_BUCKET}/{uuid.uuid4().hex[:12]}/lake"
+    pafs.copy_files(str(tmp_path / "lake"), prefix, destination_filesystem=_store(s3_server))
+    with fs.open_table(lake, format="ducklake", name="main.t") as local:
+        want = _rows(local.to_arrow())
+    df = fss.read(s3_spark, lake, format="ducklake", name="main.t", data_path=f"s3://{prefix}/")
+    assert _rows(pa.Table.from_pylist([r.asDict() for r in df.collect()])) == want
