@@ -18,6 +18,7 @@ scan applies to a file's rows keeps it on the executor-side route (``spark/open_
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,28 +147,33 @@ def route_tasks(scan: OpenScan, read_schema: Schema, route: ReadRoute = "auto",
     """The route of each of ``scan``'s tasks for a read into ``read_schema`` (the scan's columns and its filter's);
     ``route="native"`` raises when some task cannot be read natively, ``"arrow"`` reads none natively."""
     check_option("route", route, ReadRoute)
+    tasks = list(scan.tasks() if tasks is None else tasks)
+    first: dict[int, str | None] = {}  # task index -> why a file is not native from its metadata alone
+    for i, task in enumerate(tasks):
+        if task.kind == "file":
+            first[i] = "route='arrow'" if route == "arrow" else file_reason(scan, task.files[0])
+    candidates = [i for i, why in first.items() if why is None]
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(candidates)))) as pool:  # footers, read in parallel
+        footers = dict(zip(candidates, pool.map(lambda i: _footer_reason(scan, tasks[i].files[0], read_schema),
+                                                candidates), strict=True))
     native: list[NativeFile] = []
     native_paths: set[str] = set()
-    layouts: dict[str, tuple[int, Schema]] = {}  # the footer schema's JSON -> (layout id, schema)
+    layouts: dict[str, tuple[int, Schema, str | None]] = {}  # footer schema JSON -> (layout id, schema, why not)
     groups: dict[tuple[str, str | None], int] = {}
     other = 0
-    for task in scan.tasks() if tasks is None else tasks:
+    for i, task in enumerate(tasks):
         if task.kind != "file":
             why: str | None = _TASK_REASONS[task.kind]
             what = "merge group(s)" if task.kind == "merge" else "task(s)"
         else:
             f = task.files[0]
             what = "file(s)"
-            why = "route='arrow'" if route == "arrow" else file_reason(scan, f)
-            file_schema = None
-            if why is None:
-                file_schema, why = _footer_reason(scan, f, read_schema)
+            file_schema, why = footers.get(i, (None, first[i]))
             if file_schema is not None:
                 key = file_schema.to_json()
                 if key not in layouts:
-                    layouts[key] = (len(layouts), file_schema)
-                layout, file_schema = layouts[key]
-                why = native_reason(file_schema, read_schema)
+                    layouts[key] = (len(layouts), file_schema, native_reason(file_schema, read_schema))
+                layout, file_schema, why = layouts[key]
                 what = f"file(s) of layout {layout} ({', '.join(file_schema.names)})"
                 if why is None:
                     native.append(NativeFile(str(_local(f.path)), layout))
@@ -180,5 +186,5 @@ def route_tasks(scan: OpenScan, read_schema: Schema, route: ReadRoute = "auto",
             other += 1
         groups[(what, why)] = groups.get((what, why), 0) + 1
     return OpenReadPlan(scan.source.format, scan.source.name, scan.snapshot_id, read_schema, tuple(native),
-                        frozenset(native_paths), dict(layouts.values()), other,
+                        frozenset(native_paths), {i: schema for i, schema, _ in layouts.values()}, other,
                         tuple((what, n, why) for (what, why), n in groups.items()))
