@@ -116,3 +116,97 @@ def test_the_cli_names_every_format_open_table_reads() -> None:
     from fieldshift.table.open_table import FORMATS
 
     assert open_cmds.FORMATS == FORMATS  # kept apart so the CLI starts without the table layer
+
+
+def _catalog_table(tmp_path: Path) -> dict[str, str]:
+    """A PyIceberg SQL catalog holding db.t (two appends, a rename between them); its properties."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    (tmp_path / "wh").mkdir()
+    props = {"name": "cli", "type": "sql", "uri": f"sqlite:///{tmp_path / 'cat.db'}",
+             "warehouse": (tmp_path / "wh").as_uri()}
+    catalog = SqlCatalog("cli", **{k: v for k, v in props.items() if k not in ("name", "type")})
+    catalog.create_namespace("db")
+    tbl = catalog.create_table("db.t", Schema(NestedField(1, "id", LongType(), required=True),
+                                              NestedField(2, "s", StringType())))
+    tbl.append(pa.Table.from_pylist([{"id": 1, "s": "a"}], schema=tbl.schema().as_arrow()))
+    with tbl.update_schema() as u:
+        u.rename_column("s", "label")
+    tbl.append(pa.Table.from_pylist([{"id": 2, "label": "b"}], schema=tbl.schema().as_arrow()))
+    return props
+
+
+def test_an_iceberg_table_in_a_pyiceberg_catalog_through_source_options(tmp_path: Path) -> None:
+    pytest.importorskip("sqlalchemy", reason="PyIceberg's SqlCatalog needs pyiceberg[sql-sqlite]")
+    props = _catalog_table(tmp_path)
+    opts = [a for k, v in props.items() for a in ("--source-option", f"catalog.{k}={v}")]
+    code, out = cli("read", "db.t", "--source-format", "iceberg", *opts, "-f", "json")
+    assert code == 0, out
+    with fs.open_table(catalog=props, name="db.t") as t:
+        assert json_rows(out) == sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == \
+            [{"id": 1, "label": "a"}, {"id": 2, "label": "b"}]
+        first = t.history()[0].snapshot_id
+    code, out = cli("--table", "db.t", "read", "db.t", "--source-format", "iceberg", *opts, "-f", "json",
+                    "--where", "id > 1")  # --table saying the same name is fine
+    assert code == 0 and json_rows(out) == [{"id": 2, "label": "b"}], out
+    code, out = cli("--table", "db.other", "read", "db.t", "--source-format", "iceberg", *opts)
+    assert code == 2 and "give one" in out
+    code, out = cli("schema", "show", "db.t", "--source-format", "iceberg", *opts, "--as-of", str(first))
+    assert code == 0 and "s: string (id 2)" in out and "label" not in out, out  # that snapshot's schema
+    code, out = cli("schema", "log", "db.t", "--source-format", "iceberg", *opts)
+    assert code == 0 and str(first) in out, out
+    code, out = cli("explain", "db.t", "--source-format", "iceberg", *opts, "--where", "id > 1")
+    assert code == 0 and "snapshot" in out, out
+    code, out = cli("read", "db.nope", "--source-format", "iceberg", *opts)
+    assert code != 0 and "db.nope" in out
+
+
+def test_source_options_reach_open_table_and_unknown_keys_are_named(lake: Path, tmp_path: Path) -> None:  # noqa: F811
+    # data_path: the catalog's files moved elsewhere
+    moved = tmp_path / "moved"
+    (tmp_path / "lake").rename(moved)
+    code, out = cli("--table", "main.t", "read", str(lake), "--source-format", "ducklake", "-f", "json")
+    assert code != 0  # the catalog's own data path is gone
+    code, out = cli("--table", "main.t", "read", str(lake), "--source-format", "ducklake", "-f", "json",
+                    "--source-option", f"data_path={moved}/")
+    assert code == 0, out
+    assert [r["id"] for r in json_rows(out)] == [0, 2, 3, 11, 12, 20]
+    for bad, says in (("catalg.type=sql", "unknown --source-option 'catalg.type'"),
+                      ("properties.=x", "names no key after 'properties'"), ("data_path", "write KEY=VALUE"),
+                      ("properties.s3.region=x", "for a DuckLake table")):
+        code, out = cli("--table", "main.t", "read", str(lake), "--source-format", "ducklake",
+                        "--source-option", bad)
+        assert code != 0 and says in " ".join(out.split()), (bad, out)
+    code, out = cli("read", str(lake), "--source-option", "data_path=x")
+    assert code == 2 and "--source-option is for --source-format tables" in out
+
+
+def test_properties_go_to_pyiceberg_through_the_cli(tmp_path: Path) -> None:
+    pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")
+    from tests.iceberg_tables import IcebergBuilder
+
+    b = IcebergBuilder(tmp_path / "ice", {"type": "struct", "fields": [
+        {"id": 1, "name": "id", "type": "long", "required": True}]})
+    b.commit([b.data([{"id": 1}])])
+    code, out = cli("read", str(b.metadata_path), "--source-format", "iceberg", "-f", "json",
+                    "--source-option", "properties.py-io-impl=nonesuch.FileIO")
+    assert code != 0 and "nonesuch.FileIO" in out  # PyIceberg was given the FileIO property
+    code, out = cli("read", str(b.metadata_path), "--source-format", "iceberg", "-f", "json",
+                    "--source-option", "properties.py-io-impl=pyiceberg.io.pyarrow.PyArrowFileIO")
+    assert code == 0 and json_rows(out) == [{"id": 1}], out
+
+
+def test_open_options_from_flat_pairs() -> None:
+    from fieldshift.table.open_options import open_options, parse_pairs
+
+    pairs = parse_pairs(["catalog.type=sql", "catalog.uri=sqlite:///a=b.db", "properties.s3.endpoint=http://h:1",
+                         "storage_options.AWS_REGION=eu", "data_path=/d"])
+    assert open_options(pairs) == {"catalog": {"type": "sql", "uri": "sqlite:///a=b.db"},
+                                   "properties": {"s3.endpoint": "http://h:1"},
+                                   "storage_options": {"AWS_REGION": "eu"}, "data_path": "/d"}
+    with pytest.raises(fs.InvalidOptionError, match="given twice"):
+        open_options([("catalog.type", "sql"), ("catalog.type", "rest")])
+    with pytest.raises(fs.InvalidOptionError, match="unknown option 'endpoint'"):
+        open_options([("endpoint", "x")])
