@@ -3,7 +3,7 @@ against a scan of the same rows compacted (one run per bucket), in the same run;
 
 The tables (3,000,000 rows; 600,000 with ``FIELDSHIFT_BENCH_SCALE=small``; ``k bigint`` primary key,
 ``a int``, ``b string``, ``f double``; 4 buckets) are written file by file in Paimon's layout
-(``tests/paimon_tables.py``): pypaimon pins an older pyarrow and its writer is row-oriented Python.
+(``tests/open_tables/paimon_tables.py``): pypaimon pins an older pyarrow and its writer is row-oriented Python.
 Two shapes:
 
 - ``interleaved``: each run holds every third key of its bucket, so the runs overlap in key range and
@@ -33,7 +33,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import fieldshift as fs
-from tests.paimon_tables import DataFile, PaimonBuilder
+from tests.open_tables.paimon_tables import DataFile, PaimonBuilder
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
 

@@ -23,7 +23,8 @@ Writing::
 
 The driver decides the write plan once (on-write evolution: widening, new nullable columns, write defaults), executors
 write Parquet files with field ids, the driver commits them in one catalog transaction; a failed job commits nothing
-and deletes its files. Writing where no table is creates one from the DataFrame's schema.
+and deletes its files. Writing where no table is creates one from the DataFrame's schema (``spark/batch_writer.py``;
+keyed writes: ``spark/keyed_writer.py``).
 
 Options: ``snapshot_id``, ``schema_id``, ``columns`` (comma-separated or a JSON list), ``catalog`` and ``table`` (a
 shared catalog and the table's name in it), ``policy`` (a ``CastPolicy.from_name`` name; default: the table's own
@@ -37,27 +38,18 @@ of Spark's error (``errors_bridge``).
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceArrowWriter,
-    DataSourceReader,
-    InputPartition,
-    WriterCommitMessage,
-)
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from fieldshift.errors import CommitOutcomeUnknownError, InvalidOptionError, StorageLocationError, TableError
-from fieldshift.nullability import with_nullability
+from fieldshift.errors import TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
+from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark._files import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_SPLIT_BYTES,
@@ -68,23 +60,21 @@ from fieldshift.spark._files import (
     plan_tasks,
     schema_plans,
 )
+from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import KeyedReader
+from fieldshift.spark.keyed_writer import writer_for
 from fieldshift.spark.open_read import OpenReadSpec, OpenTableReader, open_spec
 from fieldshift.spark.parallelism import default_parallelism
-from fieldshift.spark.partitioned_write import write_partition_files, writer_spec
 from fieldshift.spark.pushed_filters import from_spark_filter
+from fieldshift.spark.source_options import bool_option, int_option, list_option, parse_policy, table_location
 from fieldshift.spark.streaming import StreamingMixin
-from fieldshift.spark.types import schema_to_spark, spark_to_schema, type_to_spark
+from fieldshift.spark.types import schema_to_spark, type_to_spark
 from fieldshift.spark.workers import prepare_session
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.expressions import Expression, and_
-from fieldshift.table.files import remove_files, write_side_file
-from fieldshift.table.keys import KeySpec, key_spec
-from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.scan import Scan
-from fieldshift.table.storage import TableStorage, location_key, open_storage
-from fieldshift.table.table import MAX_FILE_ROWS, Table
+from fieldshift.table.table import Table
 
 __all__ = ["FORMAT", "FieldshiftCommitMessage", "FieldshiftDataSource", "FieldshiftReader", "FieldshiftWriter",
            "parse_policy", "register"]
@@ -93,54 +83,8 @@ FORMAT = "fieldshift"
 
 
 # -- options -------------------------------------------------------------------------------------
-def parse_policy(text: str | None) -> CastPolicy | None:
-    """A cast policy from an option string (``CastPolicy.from_name``); None keeps the table's own."""
-    if text is None or str(text).strip() == "":
-        return None
-    return CastPolicy.from_name(str(text))
-
-
-def _int_option(options: Any, key: str) -> int | None:
-    raw = options.get(key)
-    if raw is None or str(raw).strip() == "":
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise InvalidOptionError(f"option {key!r} must be an integer, got {raw!r}") from None
-
-
-def _bool_option(options: Any, key: str, default: bool) -> bool:
-    raw = options.get(key)
-    if raw is None:
-        return default
-    text = str(raw).strip().lower()
-    if text in ("true", "1", "yes"):
-        return True
-    if text in ("false", "0", "no"):
-        return False
-    raise InvalidOptionError(f"option {key!r} must be true or false, got {raw!r}")
-
-
-def _list_option(options: Any, key: str) -> list[str] | None:
-    raw = options.get(key)
-    if raw is None:
-        return None
-    text = str(raw).strip()
-    if text.startswith("["):
-        return [str(x) for x in json.loads(text)]
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def _location(options: Any) -> str:
-    path = options.get("path")
-    if not path:
-        raise InvalidOptionError("give the table's location: spark.read.format('fieldshift').load(location)")
-    return str(path)
-
-
 def _open(options: Any) -> Table:
-    return Table.open(_location(options), catalog=options.get("catalog"), name=options.get("table"))
+    return Table.open(table_location(options), catalog=options.get("catalog"), name=options.get("table"))
 
 
 @dataclass(frozen=True)
@@ -161,11 +105,11 @@ class _ReadSpec:
 def _resolve(options: Any) -> _ReadSpec:
     table = _open(options)
     policy = parse_policy(options.get("policy")) or table.policy  # the table's own rules by default
-    scan = Scan(table, _list_option(options, "columns"), None, _int_option(options, "snapshot_id"),
-                _int_option(options, "schema_id"), policy)
-    ids = _list_option(options, "schema_ids")
-    return _ReadSpec(_location(options), options.get("catalog"), options.get("table"), scan.snapshot_id,
-                     _int_option(options, "schema_id"), scan.full_schema.select(scan.columns), policy,
+    scan = table.scan(list_option(options, "columns"), None, int_option(options, "snapshot_id"),
+                      int_option(options, "schema_id"), policy)
+    ids = list_option(options, "schema_ids")
+    return _ReadSpec(table_location(options), options.get("catalog"), options.get("table"), scan.snapshot_id,
+                     int_option(options, "schema_id"), scan.full_schema.select(scan.columns), policy,
                      tuple(int(i) for i in ids) if ids is not None else None, scan.keys is not None)
 
 
@@ -193,19 +137,17 @@ class FieldshiftDataSource(StreamingMixin, DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         spec = self._spec()
         if isinstance(spec, OpenReadSpec):
-            return OpenTableReader(spec, schema, _int_option(self.options, "batch_size") or DEFAULT_BATCH_SIZE,
-                                   _bool_option(self.options, "pushdown", True))
+            return OpenTableReader(spec, schema, int_option(self.options, "batch_size") or DEFAULT_BATCH_SIZE,
+                                   bool_option(self.options, "pushdown", True))
         if spec.keyed:
             return KeyedReader(spec, _project(spec, schema), spark_arrow_schema(schema))
-        cls = FieldshiftReader if _bool_option(self.options, "pushdown", True) else _PlainReader
-        return cls(spec, schema, batch_size=_int_option(self.options, "batch_size") or DEFAULT_BATCH_SIZE,
-                   split_bytes=_int_option(self.options, "split_size") or DEFAULT_SPLIT_BYTES,
-                   max_partitions=_int_option(self.options, "max_partitions"),
+        cls = FieldshiftReader if bool_option(self.options, "pushdown", True) else _PlainReader
+        return cls(spec, schema, batch_size=int_option(self.options, "batch_size") or DEFAULT_BATCH_SIZE,
+                   split_bytes=int_option(self.options, "split_size") or DEFAULT_SPLIT_BYTES,
+                   max_partitions=int_option(self.options, "max_partitions"),
                    parallelism=self.parallelism)
 
     def writer(self, schema: StructType, overwrite: bool) -> FieldshiftWriter:
-        from fieldshift.spark.keyed_writer import writer_for  # it subclasses FieldshiftWriter
-
         return writer_for(self.options, schema, overwrite)
 
 
@@ -291,8 +233,8 @@ class _PlainReader(DataSourceReader):
         self.file_reader = FileReader(plans, spark_arrow_schema(schema), batch_size)
 
     def _scan(self, table: Table) -> Scan:
-        return Scan(table, self.read_schema.names, and_(*self.predicates), self.spec.snapshot_id,
-                    self.spec.schema_id, self.spec.policy)
+        return table.scan(self.read_schema.names, and_(*self.predicates), self.spec.snapshot_id,
+                          self.spec.schema_id, self.spec.policy)
 
     def partitions(self) -> list[InputPartition]:
         table = self._table or Table.open(self.spec.location, catalog=self.spec.catalog, name=self.spec.name)
@@ -329,130 +271,7 @@ class FieldshiftReader(_PlainReader):
             yield f
 
 
-# -- writing -------------------------------------------------------------------------------------
-@dataclass
-class FieldshiftCommitMessage(WriterCommitMessage):
-    """What one write task produced: data files (not yet committed) and quarantine files."""
-
-    files: list[DataFile] = field(default_factory=list)
-    quarantine: list[tuple[str, int]] = field(default_factory=list)
-    rows: int = 0
-
-
-class FieldshiftWriter(DataSourceArrowWriter):
-    """Decides the write plan on the driver, writes files on executors, commits once on the driver."""
-
-    def __init__(self, options: Any, schema: StructType, overwrite: bool) -> None:
-        self.location = _location(options)
-        self.catalog = options.get("catalog")
-        self.name = options.get("table")
-        self.overwrite = overwrite
-        self.policy = parse_policy(options.get("policy"))
-        on_incompatible = str(options.get("on_incompatible", "fail")).lower()
-        evolve = _bool_option(options, "evolve", True)
-        self.incoming = spark_arrow_schema(schema)
-        try:
-            table = Table.open(self.location, catalog=self.catalog, name=self.name)
-        except StorageLocationError:
-            raise  # an object-store location without a catalog: say so before any task writes
-        except TableError:
-            table = None
-        with table.catalog.one_connection() if table is not None else contextlib.nullcontext():
-            self._plan(options, table, schema, on_incompatible, evolve)
-
-    def _plan(self, options: Any, table: Table | None, schema: StructType, on_incompatible: str,
-              evolve: bool) -> None:
-        if table is None:
-            # a new table's columns are all nullable: Spark's non-null flags describe one query, not the table
-            self.new_schema: Schema | None = with_nullability(spark_to_schema(schema, assign_ids=True),
-                                                                  lambda _f: True)
-            self.table_location = str(location_key(self.location))
-            self.base_snapshot_id = 0
-            base = self.new_schema
-        else:
-            self.policy = self.policy or table.policy  # the table's own rules by default
-            self.new_schema = None
-            self.table_location = str(table.location)
-            head = table.current_snapshot
-            self.base_snapshot_id = head.snapshot_id
-            base = table.schemas_by_id()[head.schema_id]
-        self.keys: KeySpec | None = key_spec(table.properties, base) if table is not None else None
-        self.plan: WritePlan = plan_write(self.incoming, base, evolve=evolve, on_incompatible=on_incompatible,
-                                          policy=self.policy)
-        self.spec = writer_spec(table, base, self.plan, options)  # tasks split their rows by it
-
-    # -- executors ------------------------------------------------------------------------------
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> FieldshiftCommitMessage:
-        message = FieldshiftCommitMessage()
-        location = open_storage(self.table_location)
-        conform = BatchConformer(self.incoming)
-        buffered: list[pa.RecordBatch] = []
-        count = 0
-        try:
-            for batch in iterator:
-                if not batch.num_rows:
-                    continue
-                buffered.append(conform(batch))
-                count += batch.num_rows
-                if count >= MAX_FILE_ROWS:
-                    self._flush(buffered, location, message)
-                    buffered, count = [], 0
-            if buffered:
-                self._flush(buffered, location, message)
-        except BaseException:
-            remove_files(location, _paths(message))
-            raise
-        return message
-
-    def _flush(self, batches: Sequence[pa.RecordBatch], location: TableStorage,
-               message: FieldshiftCommitMessage) -> None:
-        data = pa.Table.from_batches(batches, schema=self.incoming)
-        good, bad = self.plan.split(data)
-        if good.num_rows:
-            message.files.extend(write_partition_files(location, self.plan, self.spec, good))
-            message.rows += good.num_rows
-        if bad is not None and bad.num_rows:
-            message.quarantine.append((write_side_file(location, "quarantine", bad), bad.num_rows))
-
-    # -- driver ---------------------------------------------------------------------------------
-    def commit(self, messages: list[FieldshiftCommitMessage | None]) -> None:
-        done = [m for m in messages if m is not None]
-        files = [f for m in done for f in m.files]
-        quarantine = [q for m in done for q in m.quarantine]
-        location = open_storage(self.table_location)
-        try:
-            if self.new_schema is not None:
-                table = Table.create(self.location, self.new_schema, catalog=self.catalog, name=self.name,
-                                     policy=self.policy, partition_by=self.spec)
-            else:
-                table = Table.open(self.location, catalog=self.catalog, name=self.name)
-            plan = self.plan
-            table.catalog.commit(
-                table.table_id, self.base_snapshot_id,
-                operation="overwrite" if self.overwrite else "append",
-                schema=plan.schema if plan.evolved else None,
-                write_schema_id=plan.schema.schema_id, add_files=files, quarantine=quarantine,
-                replace_all=self.overwrite,
-                summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
-                         "changes": list(plan.changes), "writer": "spark"},
-            )
-        except CommitOutcomeUnknownError:
-            raise  # the commit may have landed: its files stay (vacuum removes them if it did not)
-        except BaseException:
-            remove_files(location, [f.path for f in files] + [p for p, _ in quarantine])
-            raise
-
-    def abort(self, messages: list[FieldshiftCommitMessage | None]) -> None:
-        for m in messages:
-            if m is not None:
-                remove_files(open_storage(self.table_location), _paths(m))
-
-
-def _paths(message: FieldshiftCommitMessage) -> list[str]:
-    return [f.path for f in message.files] + [p for p, _ in message.quarantine]
-
-
-one_line_errors(FieldshiftDataSource, _PlainReader, FieldshiftReader, FieldshiftWriter)
+one_line_errors(FieldshiftDataSource, _PlainReader, FieldshiftReader)
 
 
 def register(spark: Any) -> None:

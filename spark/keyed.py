@@ -71,7 +71,7 @@ class GroupReader:
     def scan(self) -> Scan:
         table = Table.open(self.location, catalog=self.catalog, name=self.name)
         policy = CastPolicy.from_name(self.policy) if self.policy else None
-        return Scan(table, list(self.columns), None, self.snapshot_id, self.schema_id, policy)
+        return table.scan(list(self.columns), None, self.snapshot_id, self.schema_id, policy)
 
     def read(self, paths: Sequence[str]) -> Iterator[pa.RecordBatch]:
         scan = self.scan()

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from fieldshift.errors import TableError
 from fieldshift.spark._arrow import spark_arrow_schema
-from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWriter
+from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import OPERATIONS, KeyedWrites
 from fieldshift.table.files import remove_files

@@ -1,7 +1,7 @@
 """Spark reads of tables other formats wrote (DuckLake, Iceberg, Delta, Paimon, Hudi)::
 
     spark.read.format("fieldshift").option("format", "ducklake").option("name", "main.t").load(source)
-    fieldshift.spark.read(spark, source, format="ducklake", name="main.t")
+    fieldshift.spark.read(spark, source, format="ducklake", name="main.t")   # spark/open_frame.py
 
 The driver opens the table (``fs.open_table``: the format's metadata stays there), pins the snapshot,
 and plans an ``OpenScan`` with the filters Spark pushes (translated by ``pushed_filters``: pruning only,
@@ -11,8 +11,14 @@ id exactly as ``OpenTable.scan`` does. Rows only the format's own reader produce
 slices) and a DuckLake catalog's inlined rows are read on the driver and shipped as Arrow IPC.
 
 Options: ``format`` (required for this route), ``name``, ``snapshot_id``, ``as_of`` (a time), ``columns``
-(comma-separated or a JSON list), ``batch_size``, ``data_path`` (DuckLake), ``catalog`` (Iceberg: a JSON
-object of PyIceberg catalog properties), ``pushdown`` (``false``: no ``pushFilters``).
+(comma-separated or a JSON list), ``batch_size``, ``pushdown`` (``false``: no ``pushFilters``),
+``skip_files`` (a JSON list of data file paths as the source names them: files ``fieldshift.spark.read``
+reads with Spark's native scan instead, ``spark/open_native.py``), and
+``fs.open_table``'s options as flat keys (``table/open_options.py``): ``data_path`` (DuckLake),
+``catalog.KEY`` (Iceberg: PyIceberg catalog properties), ``properties.KEY`` (Iceberg FileIO:
+``.option("properties.s3.endpoint", url)``), ``storage_options.KEY`` (Hudi). Spark hands option keys
+over in lower case, so these inner keys arrive lower-cased; ``catalog``, ``properties`` and
+``storage_options`` also take a JSON object, whose keys keep their case.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -30,17 +35,16 @@ from pyspark.sql.types import StructType
 from fieldshift.errors import InvalidOptionError, TableError
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
-from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
+from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.pushed_filters import from_spark_filter
-from fieldshift.spark.read_filter import spark_condition
+from fieldshift.spark.source_options import list_option
 from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.expressions import Expression, and_
+from fieldshift.table.open_options import DICT_OPTIONS, open_options
 from fieldshift.table.open_scan import OpenScan, ScanTask
 from fieldshift.table.open_table import OpenTable, open_table
 
-__all__ = ["OpenReadSpec", "OpenTableReader", "open_schema", "open_spec", "read_open"]
-
-_OPEN_OPTIONS = ("data_path",)  # passed to fs.open_table as they are
+__all__ = ["OpenReadSpec", "OpenTableReader", "open_schema", "open_spec", "table_options"]
 
 
 @dataclass(frozen=True)
@@ -54,38 +58,51 @@ class OpenReadSpec:
     snapshot_id: Any  # None: the table has no snapshot yet (an empty read)
     read_schema: Schema
     open_options: tuple[tuple[str, Any], ...] = ()
+    skip_files: frozenset[str] = frozenset()  # data files another route reads
 
     def open(self) -> OpenTable:
         return open_table(self.source, format=self.format, name=self.name, **dict(self.open_options))
 
 
-def _columns(raw: Any) -> list[str] | None:
-    if raw is None:
-        return None
-    text = str(raw).strip()
-    if text.startswith("["):
-        return [str(x) for x in json.loads(text)]
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 def open_spec(options: Any) -> OpenReadSpec:
     """Resolve a read from the data source's options (on the driver, once per query)."""
     source = options.get("path")
-    if not source and options.get("catalog") is None:
+    opened = table_options(options)
+    if not source and "catalog" not in opened:
         raise InvalidOptionError("give the table's source: spark.read.format('fieldshift').option('format', ...)"
-                                 ".load(source)")
+                                 ".load(source), or an Iceberg catalog's catalog.KEY options")
     fmt = str(options.get("format")).strip().lower()
-    opened: dict[str, Any] = {k: options.get(k) for k in _OPEN_OPTIONS if options.get(k) is not None}
-    if options.get("catalog") is not None:
-        opened["catalog"] = json.loads(str(options.get("catalog")))
     name = options.get("name") or options.get("table")
     snapshot_id = options.get("snapshot_id")
     as_of = options.get("as_of")
     source = str(source) if source else None
     with open_table(source, format=fmt, name=name, **opened) as table:
-        scan = table.scan(columns=_columns(options.get("columns")), snapshot_id=snapshot_id, as_of=as_of)
+        scan = table.scan(columns=list_option(options, "columns"), snapshot_id=snapshot_id, as_of=as_of)
         pinned = scan.snapshot_id if table.history() else None
-        return OpenReadSpec(source, fmt, name, pinned, scan.full_schema.select(scan.columns), tuple(opened.items()))
+        return OpenReadSpec(source, fmt, name, pinned, scan.full_schema.select(scan.columns), tuple(opened.items()),
+                            frozenset(list_option(options, "skip_files") or ()))
+
+
+def table_options(options: Any) -> dict[str, Any]:
+    """``fs.open_table``'s keyword arguments from the data source's options: ``data_path``, the dotted
+    ``catalog.``/``properties.``/``storage_options.`` keys, and ``catalog``/``properties``/``storage_options``
+    as JSON objects (keys kept in their case; a dotted key overrides one). A dotted key of another prefix is
+    refused by name."""
+    pairs = [(str(k), v) for k, v in options.items() if "." in str(k) or str(k) == "data_path"]
+    opened = open_options(pairs, "option")
+    for group in DICT_OPTIONS:
+        raw = options.get(group)
+        if raw is None:
+            continue
+        try:
+            given = json.loads(str(raw))
+        except ValueError:
+            given = None
+        if not isinstance(given, dict):
+            raise InvalidOptionError(f"option {group!r} takes a JSON object, not {raw!r}; or give its entries one "
+                                     f"by one as {group}.KEY options")
+        opened[group] = {**given, **opened.get(group, {})}
+    return opened
 
 
 class OpenTaskPartition(InputPartition):
@@ -128,6 +145,8 @@ class OpenTableReader(DataSourceReader):
                               batch_size=self.batch_size)
             parts: list[InputPartition] = []
             for task in scan.tasks():
+                if task.kind == "file" and task.files[0].path in self.spec.skip_files:
+                    continue
                 if task.kind in ("file", "merge"):
                     # the task's files and a detached scan holding only them: the executor needs no metadata
                     parts.append(OpenTaskPartition(scan.shipped(task), task.shipped()))
@@ -162,46 +181,6 @@ def _ipc(schema: pa.Schema, batches: Sequence[pa.RecordBatch]) -> bytes:
 
 
 one_line_errors(OpenTableReader)
-
-
-def read_open(spark: Any, source: str | Path | None, *, format: str, name: str | None = None, snapshot_id: Any = None,
-              as_of: Any = None, columns: Sequence[str] | None = None, filter: Any = None,
-              batch_size: int | None = None, data_path: str | None = None,
-              catalog: dict[str, Any] | None = None) -> Any:
-    """``fieldshift.spark.read(spark, source, format=..., name=...)``: the table as a DataFrame equal to
-    ``fs.open_table(source, format, name).scan(...).to_arrow()`` in Spark's types. ``filter`` (as
-    ``OpenTable.scan``'s) becomes a Spark condition that Spark pushes back to the scan, so it prunes files."""
-    from fieldshift.spark.datasource import FORMAT, register
-
-    with fieldshift_errors():
-        opened: dict[str, Any] = {}
-        if data_path is not None:
-            opened["data_path"] = data_path
-        if catalog is not None:
-            opened["catalog"] = catalog
-        with open_table(None if source is None else str(source), format=format, name=name, **opened) as table:
-            scan = table.scan(columns=columns, filter=filter, snapshot_id=snapshot_id, as_of=as_of)
-            out_names = list(scan.columns)
-            needed = list(dict.fromkeys([*out_names, *scan.filter.columns]))
-            bound = scan.filter.bound if scan.filter.filtered else None
-            pinned = scan.snapshot_id
-            has_snapshots = bool(table.history())
-        register(spark)
-        reader = spark.read.format(FORMAT).option("format", format).option("columns", json.dumps(needed))
-        if name:
-            reader = reader.option("name", name)
-        if has_snapshots:
-            reader = reader.option("snapshot_id", str(pinned))
-        if data_path is not None:
-            reader = reader.option("data_path", data_path)
-        if catalog is not None:
-            reader = reader.option("catalog", json.dumps(catalog))
-        if batch_size is not None:
-            reader = reader.option("batch_size", batch_size)
-        frame = reader.load(str(source)) if source is not None else reader.load()
-        if bound is not None:
-            frame = frame.filter(spark_condition(bound))
-        return frame.select(*[f"`{n}`" for n in out_names]) if needed != out_names else frame
 
 
 def open_schema(spec: OpenReadSpec) -> StructType:

@@ -36,7 +36,7 @@ from fieldshift.errors import (
 )
 from fieldshift.options import check_option
 from fieldshift.schema import Schema
-from fieldshift.spark.datasource import FieldshiftCommitMessage, FieldshiftWriter
+from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.keyed import KeyedWrites
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import remove_files

@@ -44,7 +44,7 @@ from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark._files import DEFAULT_BATCH_SIZE, FileReader, FileTask, plan_tasks, schema_plans
-from fieldshift.spark.datasource import parse_policy
+from fieldshift.spark.source_options import parse_policy
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.stream_log import files_added
 from fieldshift.table.table import Table

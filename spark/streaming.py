@@ -1,6 +1,6 @@
 """Structured Streaming for the ``fieldshift`` data source: the sink and the source, mixed in.
 
-The modules that implement them import the batch data source, so they are loaded here on first use.
+They are loaded on first use, so a batch read or write does not import the streaming modules.
 """
 
 from __future__ import annotations

@@ -35,12 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from fieldshift.errors import InvalidOptionError
-from fieldshift.field import Field
 from fieldshift.options import ReadRoute, ReadVia, check_option
-from fieldshift.partner_visitor import PartnerVisitor, visit_level
 from fieldshift.planner import cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema, join_path
@@ -56,170 +52,18 @@ from fieldshift.spark._files import (
 )
 from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
 from fieldshift.spark.keyed import keyed_reader_parts, split_groups
+from fieldshift.spark.native_check import OBJECT_STORE_REASON, native_reason
 from fieldshift.spark.native_scan import native_frame, native_scans
 from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.read_filter import spark_condition
 from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.expr_visitors import filter_columns
-from fieldshift.table.scan import Scan
 from fieldshift.table.table import Table
 
 __all__ = ["ReadPlan", "native_reason", "plan_read", "read"]
 
-T = pa.types
 log = logging.getLogger("fieldshift")
-# pyspark ships no Hadoop S3 (or GCS, Azure) connector, so Spark's own Parquet scan cannot open these files
-OBJECT_STORE_REASON = "object-store location (Spark's native Parquet scan needs a Hadoop connector pyspark lacks)"
-
-
-# ------------------------------------------------------------------------------------------------
-# what Spark's native reader reproduces exactly
-# ------------------------------------------------------------------------------------------------
-def _natively_readable(t: pa.DataType) -> bool:
-    """Primitive file types Spark reads from Parquet with the same values as pyarrow."""
-    return (T.is_boolean(t) or T.is_integer(t) or T.is_float32(t) or T.is_float64(t)
-            or T.is_decimal128(t) or T.is_string(t) or T.is_large_string(t) or T.is_binary(t)
-            or T.is_large_binary(t) or T.is_fixed_size_binary(t) or T.is_date32(t)
-            or (T.is_timestamp(t) and t.unit in ("ms", "us")))
-
-
-def _is_text(t: pa.DataType) -> bool:
-    return T.is_string(t) or T.is_large_string(t) or T.is_string_view(t)
-
-
-def _is_bytes(t: pa.DataType) -> bool:
-    return T.is_binary(t) or T.is_large_binary(t) or T.is_binary_view(t) or T.is_fixed_size_binary(t)
-
-
-def _int_rank(t: pa.DataType) -> tuple[bool, int] | None:
-    if not T.is_integer(t):
-        return None
-    return T.is_signed_integer(t), t.bit_width
-
-
-def _native_cast(ft: pa.DataType, rt: pa.DataType) -> bool:
-    """Whether Spark reads a Parquet column written as ``ft`` as ``rt`` with the engine's values."""
-    if not _natively_readable(ft):
-        return False
-    if ft.equals(rt):
-        return True
-    if _is_text(ft) and _is_text(rt):
-        return True
-    if _is_bytes(ft) and _is_bytes(rt):
-        return not T.is_fixed_size_binary(rt)
-    fi, ri = _int_rank(ft), _int_rank(rt)
-    if fi and ri:
-        # signed -> wider signed; unsigned -> a signed type Spark holds (uint64 would be decimal)
-        return ri[0] and ri[1] > fi[1] if fi[0] else ri[0] and ri[1] > fi[1] and fi[1] <= 32
-    if fi and T.is_float64(rt):
-        return fi[1] <= 32
-    if T.is_float32(ft) and T.is_float64(rt):
-        return True
-    if T.is_decimal128(ft) and T.is_decimal128(rt):
-        return rt.scale >= ft.scale and rt.precision - rt.scale >= ft.precision - ft.scale
-    if T.is_date32(ft) and T.is_timestamp(rt):
-        return rt.tz is None and rt.unit in ("us", "ms")
-    if T.is_timestamp(ft) and T.is_timestamp(rt):
-        return (ft.tz is None) == (rt.tz is None) and rt.unit == "us"
-    return False
-
-
-def _native_default(f: Field) -> bool:
-    t = f.type
-    if not isinstance(t, pa.DataType):
-        return False
-    if T.is_decimal128(t):
-        return t.precision <= 18
-    return (T.is_boolean(t) or (T.is_integer(t) and t != pa.uint64()) or T.is_float32(t) or T.is_float64(t)
-            or T.is_string(t) or T.is_large_string(t) or T.is_date32(t)
-            or (T.is_timestamp(t) and t.unit in ("ms", "us")))
-
-
-def _names_free(file_fields: Sequence[Field], read_fields: Sequence[Field]) -> bool:
-    """No read field missing from the file is named like a file field (compared case-insensitively).
-
-    The native scan requests present fields under the file's own names; a missing field keeps its
-    read name, which must not match a (dropped or renamed) file column, or a by-name read or
-    Spark's name-based filter pushdown would take that column's values.
-    """
-    file_ids = {f.id for f in file_fields}
-    taken = {f.name.lower() for f in file_fields}
-    if len(taken) != len(file_fields):  # names differing only in case: ambiguous to Spark
-        return False
-    return not any(f.id not in file_ids and f.name.lower() in taken for f in read_fields)
-
-
-def native_reason(file_schema: Schema, read_schema: Schema) -> str | None:
-    """None when Spark's native field-id scan reads ``file_schema`` files as ``read_schema`` exactly,
-    else why not (the first obstacle, as a dotted path and a reason).
-
-    ``file_schema`` is the whole schema the files were written with (dropped columns included:
-    their names matter to Spark's name-based filter pushdown).
-    """
-    return _names_taken(file_schema.fields, read_schema.fields, "") or \
-        _first(visit_level(_NativeCheck(), read_schema.fields, file_schema.fields, (None, True)))
-
-
-def _names_taken(file_fields: Sequence[Field], read_fields: Sequence[Field], prefix: str) -> str | None:
-    if _names_free(file_fields, read_fields):
-        return None
-    return (f"{prefix or 'top level'}: a column the file lacks has the name of one it has (a dropped "
-            "column's name re-added?), or two file columns differ only in case")
-
-
-def _first(reasons: Sequence[str | None]) -> str | None:
-    return next((r for r in reasons if r), None)
-
-
-_Where = tuple[str | None, bool]
-"""A field's dotted path (None above the top level) and whether it is a top-level column."""
-
-
-class _NativeCheck(PartnerVisitor[_Where, str | None]):
-    """Why a read field is not read natively from its file partner (None: it is), children first;
-    a level reports its first obstacle in read order (the names clash of the level itself first)."""
-
-    def field_contexts(self, ctx: _Where, read_fields: tuple[Field, ...]) -> list[_Where]:
-        if ctx[0] is None:
-            return [(rf.name, True) for rf in read_fields]
-        return [(f"{ctx[0]}.{rf.name}", False) for rf in read_fields]
-
-    def element_context(self, ctx: _Where, rf: Field) -> _Where:
-        return f"{ctx[0]}.element", False
-
-    def key_context(self, ctx: _Where, rf: Field) -> _Where:
-        return f"{ctx[0]}.key", False
-
-    def value_context(self, ctx: _Where, rf: Field) -> _Where:
-        return f"{ctx[0]}.value", False
-
-    def missing(self, rf: Field, ctx: _Where) -> str | None:
-        path, top = ctx
-        if rf.initial_default is not None and not (top and _native_default(rf)):
-            return f"{path}: Spark cannot fill this initial default"
-        return None
-
-    def mismatch(self, rf: Field, ff: Field, index: int, ctx: _Where) -> str | None:
-        return f"{ctx[0]}: shape change"
-
-    def primitive(self, rf: Field, ff: Field | None, index: int, ctx: _Where) -> str | None:
-        ft, rt = ff.type, rf.type
-        if _native_cast(ft, rt):
-            return None
-        return f"{ctx[0]}: {ft} -> {rt} is not reproduced by Spark's Parquet reader"
-
-    def struct(self, rf: Field, ff: Field | None, index: int, ctx: _Where, children: list[str | None]) -> str | None:
-        return _names_taken(ff.type.fields, rf.type.fields, f"{ctx[0]}.") or _first(children)
-
-    def list(self, rf: Field, ff: Field | None, index: int, ctx: _Where, element: str | None) -> str | None:
-        if ff.type.variant in ("list_view", "large_list_view"):
-            return f"{ctx[0]}: list views are not read natively"
-        return element
-
-    def map(self, rf: Field, ff: Field | None, index: int, ctx: _Where, key: str | None,
-            value: str | None) -> str | None:
-        return key or value
 
 
 # ------------------------------------------------------------------------------------------------
@@ -257,7 +101,7 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
     """Decide, per schema id, the route of each group of files (plans are checked here, on the driver)."""
     check_option("route", route, ReadRoute)
     policy = policy or table.policy  # the table's own rules by default
-    scan = Scan(table, columns, filter, snapshot_id, schema_id, policy)
+    scan = table.scan(columns, filter, snapshot_id, schema_id, policy)
     files = scan.files()  # pruned on the driver: partitions through every spec, then statistics
     schemas = scan.schemas
     read_schema = scan.read_schema
@@ -296,13 +140,17 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
          columns: Sequence[str] | None = None, policy: CastPolicy | None = None, catalog: str | None = None,
          name: str | None = None, route: ReadRoute = "auto", via: ReadVia = "files",
          batch_size: int = DEFAULT_BATCH_SIZE, filter: Any = None, format: str | None = None, as_of: Any = None,
-         data_path: str | None = None) -> Any:
+         data_path: str | None = None, properties: dict[str, Any] | None = None,
+         storage_options: dict[str, Any] | None = None) -> Any:
     """The table at ``location`` as a DataFrame in the read schema, by the fastest exact route.
 
     ``format=`` (``ducklake``, ``iceberg``, ``delta``, ``paimon``, ``hudi``) reads a table another format wrote
     (``location`` is its source, ``name`` its name there, ``as_of`` a time, ``data_path`` DuckLake's, ``catalog``
-    an Iceberg catalog's properties as a dict) through the fieldshift data source: executors read and evolve
-    the files (``spark/open_read.py``); the result equals ``fs.open_table(...).scan(...).to_arrow()``.
+    an Iceberg catalog's properties as a dict, ``properties`` Iceberg's FileIO properties, ``storage_options``
+    Hudi's; as ``fs.open_table`` takes them): files without deletes whose plan Spark's native scan reproduces
+    are read by it, the rest through the fieldshift data source, whose executors read and evolve them
+    (``spark/open_native.py``, ``spark/open_read.py``; ``plan_open_read(...).explain()`` says which took
+    which route); the result equals ``fs.open_table(...).scan(...).to_arrow()``.
 
     Files whose plan Spark's native Parquet scan reproduces exactly are read natively (one scan per
     set of file column names, top-level renames sharing one); the rest are read and evolved on the
@@ -323,14 +171,18 @@ def read(spark: Any, location: str | Path, *, snapshot_id: int | None = None, sc
             if value is not None:
                 raise InvalidOptionError(f"{key}= is for fieldshift tables; a {format} table reads in its snapshot's "
                                          "schema with its format's casts")
-        if route != "auto" or via != "files":
-            raise InvalidOptionError(f"route= and via= are for fieldshift tables; a {format} table is read by the "
-                                     "fieldshift data source")
-        from fieldshift.spark.open_read import read_open
+        if via != "files":
+            raise InvalidOptionError(f"via= is for fieldshift tables; a {format} table's files that Spark's native "
+                                     "scan does not read go through the fieldshift data source")
+        from fieldshift.spark.open_frame import read_open
 
         return read_open(spark, location, format=format, name=name, snapshot_id=snapshot_id, as_of=as_of,
                          columns=columns, filter=filter, batch_size=batch_size, data_path=data_path,
-                         catalog=catalog)  # type: ignore[arg-type]
+                         catalog=catalog, properties=properties,  # type: ignore[arg-type]
+                         storage_options=storage_options, route=route)
+    if properties is not None or storage_options is not None or data_path is not None:
+        raise InvalidOptionError("data_path=, properties= and storage_options= are for tables another format wrote "
+                                 "(with format=)")
     if as_of is not None:
         if snapshot_id is not None:
             raise InvalidOptionError("give snapshot_id or as_of, not both")

@@ -91,12 +91,10 @@ def _cycle(*names: str) -> Finding:
 KNOWN: dict[Finding, str] = {
     _cycle("table.catalog", "table.catalog_pg", "table.catalog_writes"):
         "issue 29/30 removes it (the catalog becomes one package, its dialects siblings)",
-    _cycle("table.key_lookup", "table.maintenance", "table.merge", "table.prune_vector", "table.scan",
-           "table.table", "table.write_commit"):
+    _cycle("table.key_lookup", "table.maintenance", "table.table", "table.write_commit"):
         "issue 29/30 removes it (the table core's three objects)",
-    _cycle("spark.datasource", "spark.keyed_writer", "spark.open_read", "spark.stream_sink", "spark.stream_source",
-           "spark.streaming"):
-        "issue 29/30 removes it (the Spark data source and its writers)",
+    _cycle("table.merge", "table.prune_vector", "table.scan"):
+        "issue 29/30 removes it (the table core's three objects)",
 }
 """Findings that still exist, each with the issue that removes it. Remove an entry when its finding goes."""
 

@@ -22,7 +22,7 @@ from fieldshift.cli.console import (
     out_console,
     parse_policy,
 )
-from fieldshift.cli.open_cmds import SourceFormat
+from fieldshift.cli.open_cmds import SourceFormat, SourceOptions
 from fieldshift.errors import SchemaEvolutionError
 
 if TYPE_CHECKING:  # the planner, rich and pyarrow are imported when the command runs (start-up time)
@@ -64,6 +64,7 @@ def explain(
         "--columns", "-c", help="With --source-format: comma-separated top-level columns to plan.")] = None,
     where: Annotated[list[str] | None, typer.Option(
         "--where", "-w", help="With --source-format: a filter (read's grammar); shows the files it prunes.")] = None,
+    source_options: SourceOptions = None,
 ) -> None:
     """Show, per schema version of the live data files, what the read plan does to each column.
 
@@ -73,8 +74,10 @@ def explain(
         from fieldshift.cli.open_cmds import explain_open, refuse
 
         refuse(**{"--schema-id": schema_id, "--policy": policy})
-        explain_open(location, source_format, columns, where, as_of)
+        explain_open(location, source_format, columns, where, as_of, source_options)
         return
+    if source_options:
+        raise UsageError("--source-option is for --source-format tables")
     if columns is not None or where:
         raise UsageError("--columns and --where are for --source-format tables; a fieldshift table's plans cover "
                          "every column of each written schema")

@@ -1,7 +1,9 @@
 """The CLI's reads of tables other formats wrote: ``read``, ``schema show``, ``schema log`` and ``explain``
 with ``--source-format ducklake|iceberg|delta|paimon|hudi`` go through ``fs.open_table`` (the root
 ``--table`` names the table inside the source: DuckLake ``schema.table``, Paimon ``db.table``, an
-Iceberg catalog's ``ns.table``).
+Iceberg catalog's ``ns.table``). ``--source-option KEY=VALUE`` (repeatable) passes ``fs.open_table``'s
+options (``table/open_options.py``): ``data_path=``, ``properties.KEY=``, ``storage_options.KEY=``, and
+``catalog.KEY=`` — an Iceberg table in a PyIceberg catalog, whose name is then LOCATION (or ``--table``).
 
 Each command's fieldshift-table path stays in its own module; this one holds only what differs for a
 read-only view (no policy, no schema id of another snapshot's files, no partition-spec history).
@@ -22,20 +24,28 @@ if TYPE_CHECKING:  # the table layer, pyarrow and rich are imported when a comma
     from fieldshift.schema import Schema
     from fieldshift.table.open_table import OpenTable
 
-__all__ = ["SourceFormat", "explain_open", "open_source", "read_open", "refuse", "schema_log_open",
+__all__ = ["SourceFormat", "SourceOptions", "explain_open", "open_source", "read_open", "refuse", "schema_log_open",
            "schema_show_open"]
 
 FORMATS = ("ducklake", "iceberg", "hudi", "delta", "paimon")  # table.open_table.FORMATS (checked by a test)
 SourceFormat = Annotated[str | None, typer.Option(
     "--source-format", help=f"Read a table another format wrote: {', '.join(FORMATS)} (the root --table names it "
                             "in the source, e.g. main.t). Default: a fieldshift table.")]
+SourceOptions = Annotated[list[str] | None, typer.Option(
+    "--source-option", help="With --source-format, repeatable KEY=VALUE: data_path=PATH (DuckLake), "
+                            "properties.KEY=VALUE (Iceberg FileIO, e.g. properties.s3.endpoint=URL), "
+                            "storage_options.KEY=VALUE (Hudi), catalog.KEY=VALUE (an Iceberg catalog: "
+                            "catalog.type=sql catalog.uri=sqlite:///c.db; LOCATION is then the table's "
+                            "ns.name).")]
 
 
-def open_source(location: str, source_format: str) -> OpenTable:
-    """The ``--source-format`` table at ``location`` named by the root ``--table`` (exit 1 when a package
-    the format needs is missing)."""
+def open_source(location: str, source_format: str, source_options: Sequence[str] | None = None) -> OpenTable:
+    """The ``--source-format`` table at ``location`` named by the root ``--table``, opened with the
+    ``--source-option`` pairs; with ``catalog.*`` options LOCATION is the table's name in that catalog
+    (exit 1 when a package the format needs is missing)."""
     from fieldshift.cli.catalog_opt import chosen
-    from fieldshift.errors import MissingDependencyError
+    from fieldshift.errors import InvalidOptionError, MissingDependencyError
+    from fieldshift.table.open_options import open_options, parse_pairs
     from fieldshift.table.open_table import open_table
 
     key = source_format.strip().lower()
@@ -43,11 +53,24 @@ def open_source(location: str, source_format: str) -> OpenTable:
         raise UsageError(f"--source-format {source_format!r}: use one of {', '.join(FORMATS)}")
     if chosen().catalog:
         raise UsageError("--catalog names a fieldshift catalog; with --source-format, LOCATION is the source "
-                         "(a DuckLake catalog file, an Iceberg metadata.json or table directory, ...)")
-    if not location:
+                         "(a DuckLake catalog file, an Iceberg metadata.json or table directory, ...); an Iceberg "
+                         "catalog is --source-option catalog.KEY=VALUE")
+    try:
+        options = open_options(parse_pairs(source_options or ()), "--source-option")
+    except InvalidOptionError as e:
+        raise UsageError(str(e)) from None
+    name, source = chosen().table, location
+    if "catalog" in options:  # a PyIceberg catalog: LOCATION names the table in it
+        if name and location and name != location:
+            raise UsageError(f"with --source-option catalog.*, LOCATION is the table's name: it says {location!r} "
+                             f"and --table says {name!r}; give one")
+        name, source = name or location, None
+        if not name:
+            raise UsageError("with --source-option catalog.*, give the table's name (ns.table) as LOCATION")
+    elif not location:
         raise UsageError(f"missing the {key} table's LOCATION")
     try:
-        return open_table(location, format=key, name=chosen().table)
+        return open_table(source, format=key, name=name, **options)
     except MissingDependencyError as e:
         fail(str(e), EXIT_FAILED)
 
@@ -77,11 +100,12 @@ def refuse(**given: Any) -> None:
 
 
 def read_open(location: str, source_format: str, columns: str | None, where: Sequence[str] | None,
-              as_of: str | None, limit: int | None, fmt: OutputFormat, output: Path | None) -> None:
+              as_of: str | None, limit: int | None, fmt: OutputFormat, output: Path | None,
+              source_options: Sequence[str] | None = None) -> None:
     """``fieldshift read SOURCE --source-format F``."""
     from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
 
-    with open_source(location, source_format) as table:
+    with open_source(location, source_format, source_options) as table:
         snap = as_of_snapshot(table, as_of)
         scan = table.scan(columns=None, snapshot_id=snap)  # the snapshot's schema, for --columns' message
         cols = _columns(scan.full_schema, columns)
@@ -96,11 +120,11 @@ def read_open(location: str, source_format: str, columns: str | None, where: Seq
 
 
 def schema_show_open(location: str, source_format: str, schema_id: int | None, as_of: str | None,
-                     as_json: bool) -> None:
+                     as_json: bool, source_options: Sequence[str] | None = None) -> None:
     """``fieldshift schema show SOURCE --source-format F``."""
     from fieldshift.cli.render import schema_tree
 
-    with open_source(location, source_format) as table:
+    with open_source(location, source_format, source_options) as table:
         schemas = table.schemas()
         if schema_id is None:
             snap = as_of_snapshot(table, as_of)
@@ -117,13 +141,13 @@ def schema_show_open(location: str, source_format: str, schema_id: int | None, a
         console.print(schema_tree(schema, f"{source_format} table {table.name}: schema {schema.schema_id}{current}"))
 
 
-def schema_log_open(location: str, source_format: str) -> None:
+def schema_log_open(location: str, source_format: str, source_options: Sequence[str] | None = None) -> None:
     """``fieldshift schema log SOURCE --source-format F``: schema versions and the snapshots that changed the table."""
     from rich.text import Text
 
     from fieldshift.cli.render import simple_table
 
-    with open_source(location, source_format) as table:
+    with open_source(location, source_format, source_options) as table:
         snapshots = table.history()
         schemas = table.schemas()
         first_seen: dict[int, Any] = {}
@@ -147,13 +171,13 @@ def schema_log_open(location: str, source_format: str) -> None:
 
 
 def explain_open(location: str, source_format: str, columns: str | None, where: Sequence[str] | None,
-                 as_of: str | None) -> None:
+                 as_of: str | None, source_options: Sequence[str] | None = None) -> None:
     """``fieldshift explain SOURCE --source-format F``: ``OpenTable.explain()`` printed."""
     from dataclasses import replace
 
     from rich.text import Text
 
-    with open_source(location, source_format) as table:
+    with open_source(location, source_format, source_options) as table:
         snap = as_of_snapshot(table, as_of)
         cols = _columns(table.scan(snapshot_id=snap, columns=[]).full_schema, columns)
         filter_ = _where(where)

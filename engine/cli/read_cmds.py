@@ -20,7 +20,7 @@ from fieldshift.cli.console import (
     parse_policy,
     progress,
 )
-from fieldshift.cli.open_cmds import SourceFormat
+from fieldshift.cli.open_cmds import SourceFormat, SourceOptions
 from fieldshift.cli.output import TABLE_ROWS, OutputFormat, limit_batches, write_batches
 
 if TYPE_CHECKING:  # pyarrow and the filter parser are imported when a command runs (start-up time)
@@ -64,14 +64,17 @@ def read(
     output: Output = None,
     policy: Annotated[str | None, typer.Option("--policy", help=POLICY_HELP)] = None,
     source_format: SourceFormat = None,
+    source_options: SourceOptions = None,
 ) -> None:
     """Read rows, evolving old files into the schema of the snapshot (or --schema-id)."""
     if source_format is not None:
         from fieldshift.cli.open_cmds import read_open, refuse
 
         refuse(**{"--schema-id": schema_id, "--policy": policy})
-        read_open(location, source_format, columns, where, as_of, limit, fmt, output)
+        read_open(location, source_format, columns, where, as_of, limit, fmt, output, source_options)
         return
+    if source_options:
+        raise UsageError("--source-option is for --source-format tables")
     table = open_table(location)
     as_of = as_of_snapshot(table, as_of)
     snapshots = {s.snapshot_id: s for s in table.history()}

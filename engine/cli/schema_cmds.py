@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from fieldshift.cli.console import AS_OF_HELP, UsageError, as_of_snapshot, cli_errors, open_table, out_console
-from fieldshift.cli.open_cmds import SourceFormat
+from fieldshift.cli.open_cmds import SourceFormat, SourceOptions
 
 if TYPE_CHECKING:  # rich, pyarrow and the renderers are imported when a command runs (start-up time)
     from fieldshift.schema import Schema
@@ -43,13 +43,16 @@ def show(
     as_of: Annotated[str | None, typer.Option("--as-of", help=AS_OF_HELP)] = None,
     fmt: Annotated[SchemaFormat, typer.Option("--format", help="tree, or Iceberg JSON.")] = SchemaFormat.tree,
     source_format: SourceFormat = None,
+    source_options: SourceOptions = None,
 ) -> None:
     """Print a schema version as a tree: ids, types, nullability, defaults and docs."""
     if source_format is not None:
         from fieldshift.cli.open_cmds import schema_show_open
 
-        schema_show_open(location, source_format, schema_id, as_of, fmt is SchemaFormat.json)
+        schema_show_open(location, source_format, schema_id, as_of, fmt is SchemaFormat.json, source_options)
         return
+    if source_options:
+        raise UsageError("--source-option is for --source-format tables")
     from fieldshift.cli.partition_view import spec_history
     from fieldshift.cli.render import schema_tree
 
@@ -71,13 +74,15 @@ def show(
 
 @app.command("log")
 @cli_errors
-def log(location: Location, source_format: SourceFormat = None) -> None:
+def log(location: Location, source_format: SourceFormat = None, source_options: SourceOptions = None) -> None:
     """Print the schema versions (with the changes that made them) and every snapshot."""
     if source_format is not None:
         from fieldshift.cli.open_cmds import schema_log_open
 
-        schema_log_open(location, source_format)
+        schema_log_open(location, source_format, source_options)
         return
+    if source_options:
+        raise UsageError("--source-option is for --source-format tables")
     from rich.text import Text
 
     from fieldshift.cli.render import simple_table

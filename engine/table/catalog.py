@@ -11,7 +11,6 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from fieldshift.table.catalog_sql import (
 )
 from fieldshift.table.catalog_writes import insert_files, insert_schema, insert_snapshot, now
 from fieldshift.table.deletion_vectors import VectorCommit, commit_vectors
+from fieldshift.table.metadata import MetadataCache, TableMetadata
 from fieldshift.table.metadata_cache import parsed_schema
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
@@ -42,42 +42,14 @@ from fieldshift.table.precombine_order import check_precombine_change
 from fieldshift.table.publish.iceberg_types import check_publishable_change
 from fieldshift.table.publish.iceberg_values import check_partitions
 from fieldshift.table.readability import changed_fields, check_readable, checked_fields
-from fieldshift.table.spec_catalog import decode_partition, insert_spec, load_specs
+from fieldshift.table.records import DataFile, Snapshot
+from fieldshift.table.spec_catalog import decode_partition, insert_spec, load_specs, parse_specs
 from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
 
 __all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
            "open_catalog"]
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """One commit of a table: its id, the snapshot it followed, the schema it reads with, when (UTC, ISO
-    8601), what it did (``append``, ``upsert``, ``delete``, ``overwrite``, ``schema``, ``compact``, ...)
-    and a summary of it (rows, changes, stream marks)."""
-
-    snapshot_id: int
-    parent_snapshot_id: int | None
-    schema_id: int
-    committed_at: str
-    operation: str
-    summary: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class DataFile:
-    """A data file as the catalog records it; ``stats`` maps field id -> (values, nulls, min, max)."""
-
-    path: str
-    schema_id: int
-    record_count: int
-    file_size: int
-    stats: dict[int, tuple[int, int, Any, Any]] = field(default_factory=dict)
-    file_id: int | None = None
-    content: str = "data"  # "deletes": a file of keys removed from a keyed table
-    sequence: int | None = None  # the data sequence number (read back: the begin snapshot unless set)
-    bucket: int | None = None  # the hidden key bucket (None for unkeyed tables)
-    spec_id: int = 0
-    partition: tuple[Any, ...] = ()
-    """The file's partition values, one per field of its spec, as ``Transform.value`` gives them."""
+_METADATA = MetadataCache()
 
 
 class SqliteCatalog:
@@ -237,6 +209,35 @@ class SqliteCatalog:
         return policy_of(row[0], parse_json(row[1], f"the properties of table {row[0]!r}"))
 
     # -- reads ----------------------------------------------------------------------------------
+    def load_metadata(self, table_id: int) -> TableMetadata:
+        """The table at its head, in one statement when nothing changed since the last load in this process
+        (the head row and properties are the freshness check), else two (schemas and specs together)."""
+        with self._connect() as conn:
+            row = conn.execute(
+                "SELECT t.name, t.location, t.properties, s.snapshot_id, s.parent_snapshot_id, s.schema_id, "
+                "s.committed_at, s.operation, s.summary FROM fs_table t JOIN fs_snapshot s ON s.table_id = t.table_id "
+                "WHERE t.table_id = ? ORDER BY s.snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
+            if row is None:
+                raise TableError(f"catalog {self.path} has no table {table_id} (or it has no snapshot); it may have "
+                                 "been dropped: open the table again")
+            key, fresh = (type(self).__name__, str(self.path), table_id), (row[3], row[6], row[2])
+            cached = _METADATA.get(key, fresh)
+            if cached is not None:
+                return cached
+            rows = conn.execute(
+                "SELECT 0, schema_id, schema_json, 0 FROM fs_schema WHERE table_id = ? UNION ALL "
+                "SELECT 1, spec_id, spec_json, begin_snapshot FROM fs_partition_spec WHERE table_id = ? "
+                "ORDER BY 1, 4, 2", (table_id, table_id)).fetchall()
+            schemas = {int(r[1]): self._parse_schema(conn, table_id, int(r[1]), r[2]) for r in rows if r[0] == 0}
+        name = row[0]
+        properties = parse_json(row[2], f"the properties of table {name!r}")
+        head = Snapshot(row[3], row[4], row[5], row[6], row[7], parse_json(row[8], f"the summary of snapshot {row[3]}"))
+        specs = tuple(parse_specs([(r[1], r[3], r[2]) for r in rows if r[0] == 1]))
+        metadata = TableMetadata(table_id, name, row[1], properties, policy_of(name, properties), schemas, specs,
+                                 head, head)
+        _METADATA.put(key, fresh, metadata)
+        return metadata
+
     def snapshots(self, table_id: int) -> list[Snapshot]:
         """Every kept snapshot of the table, oldest first."""
         with self._connect() as conn:

@@ -85,7 +85,7 @@ def candidates(scan: Scan, keys: pa.Table, prune: bool = True) -> list[BucketLoo
         by_bucket.setdefault(f.bucket if f.bucket is not None else -1, []).append(f)
     hit = {int(buckets[order[s]]) for s in starts}
     ids = [f.file_id for b in hit for f in by_bucket.get(b, []) if f.file_id is not None]
-    stats = scan.table.catalog.file_stats(ids) if prune and ids else {}
+    stats = scan.io.catalog.file_stats(ids) if prune and ids else {}
     vectors = scan.deletion_vectors()
     out = []
     for start, end in zip(starts, np.r_[starts[1:], len(order)], strict=True):
@@ -105,7 +105,7 @@ def live_keys(table: Table, snapshot_id: int, keys: pa.Table, prune: bool = True
     table's keys among ``keys``, read from the buckets they hit only."""
     spec = table.keys
     assert spec is not None
-    scan = Scan(table, list(spec.key_names), snapshot_id=snapshot_id)
+    scan = Scan(table.io, table.io.metadata(snapshot_id), list(spec.key_names))
     files = [f for b in candidates(scan, keys.select(list(spec.key_names)), prune) for f in b.files]
     parts = [read_group(scan, g).select(list(spec.key_names)) for g in group_files(files)]
     return pa.concat_tables([scan.output_schema.empty_table(), *parts])
@@ -137,7 +137,7 @@ def plan_vectors(table: Table, snapshot_id: int, data: pa.Table, mode: Literal["
     assert spec is not None
     if replace_all:
         return KeyedPlan(data, frozenset(int(b) for b in np.unique(bucket_of(data, spec))))
-    scan = Scan(table, list(spec.key_names), snapshot_id=snapshot_id)
+    scan = Scan(table.io, table.io.metadata(snapshot_id), list(spec.key_names))
     looked = candidates(scan, data.select(list(spec.key_names)))
     resolved = [b for b in looked if b.resolved]
     plan = KeyedPlan(data, frozenset(b.bucket for b in resolved))

@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 from fieldshift.errors import IdentifierFieldChangeError, KeyDeclarationError
 from fieldshift.kernels.murmur3 import iceberg_hash
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DataFile
 from fieldshift.table.precombine_order import PRECOMBINE_PROPERTY
+from fieldshift.table.records import DataFile
 
 __all__ = ["BUCKETS_PROPERTY", "DEFAULT_BUCKETS", "PRECOMBINE_PROPERTY", "KeySpec", "bucket_of", "check_key_change",
            "dedupe_latest", "forget_key_hash", "key_hash",

@@ -95,7 +95,7 @@ class PendingCompaction:
 def prepare_compaction(table: Table, max_file_rows: int) -> PendingCompaction | None:
     """Write the compacted files of the head snapshot (None: nothing needs compacting)."""
     head = table.catalog.head(table.table_id)
-    scan = Scan(table, snapshot_id=head.snapshot_id)
+    scan = Scan(table.io, table.io.metadata(head.snapshot_id))
     schema = scan.full_schema
     pspec = table.spec  # the output is written in the current schema and partition spec
     groups = (_keyed_groups if scan.keys is not None else _unkeyed_groups)(scan.live_files(), schema.schema_id,

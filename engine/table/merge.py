@@ -168,7 +168,7 @@ def read_group(scan: Scan, files: list[DataFile]) -> pa.Table:
                 continue  # resolved deletes are in the vectors already
             names = list(scan.keys.key_names)  # key columns never change name or type
             expected = scan.schemas[f.schema_id].select(names).to_arrow()
-            batches = list(iter_file_batches(scan.table.storage, f.path, expected, scan.batch_size))
+            batches = list(iter_file_batches(scan.io.storage, f.path, expected, scan.batch_size))
             deletes.append((f.sequence or 0, pa.Table.from_batches(batches, schema=expected)))
         else:
             data.append((f.sequence or 0, _kept_rows(scan, f)))

@@ -160,11 +160,11 @@ def _ruled_out(pred: BoundPredicate, file_type: pa.DataType, b: Bounds, at: np.n
 
 def _load_bounds(scan: Scan, entry: SnapshotFiles, field_id: int) -> Bounds:
     """One column's statistics for every file of the snapshot: one query, parsed as arrays."""
-    rows = scan.table.catalog.run_read(lambda conn: conn.execute(
+    rows = scan.io.catalog.run_read(lambda conn: conn.execute(
         "SELECT s.file_id, s.value_count, s.null_count, s.min_value, s.max_value FROM fs_data_file f "
         "JOIN fs_file_column_stats s ON s.file_id = f.file_id AND s.column_id = ? WHERE f.table_id = ? "
         "AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)",
-        (field_id, scan.table.table_id, scan.snapshot_id, scan.snapshot_id)).fetchall())
+        (field_id, scan.io.table_id, scan.snapshot_id, scan.snapshot_id)).fetchall())
     n = len(entry.ids)
     present = np.zeros(n, dtype=bool)
     counts, nulls, low, high = (np.zeros(n, dtype=np.int64) for _ in range(4))

@@ -10,22 +10,23 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from fieldshift.errors import InvalidOptionError, SchemaEvolutionError, SnapshotExpiredError, SnapshotNotFoundError
+from fieldshift.errors import InvalidOptionError, SchemaEvolutionError
 from fieldshift.extras import require
 from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DataFile
 from fieldshift.table.deletion_vectors import DeletionVector, load_vectors
 from fieldshift.table.expr_visitors import filter_columns
 from fieldshift.table.expressions import AlwaysTrue
 from fieldshift.table.file_cache import SnapshotFiles, snapshot_files
 from fieldshift.table.files import iter_file_batches, name_data_file
 from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_filter
-from fieldshift.table.keys import key_spec
+from fieldshift.table.handle import TableIO
 from fieldshift.table.merge import merged_arrow, merged_batches, merged_count
+from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partition_prune import PartitionPruner
 from fieldshift.table.prune_vector import prune_by_integer_stats
+from fieldshift.table.records import DataFile
 from fieldshift.table.stats import StatsTest, leaf_node, stats_test
 
 if TYPE_CHECKING:
@@ -33,14 +34,13 @@ if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
-    from fieldshift.table.table import Table
 
 __all__ = ["Predicate", "Scan", "parse_filter"]
 
 BATCH_SIZE = 65_536
 
 
-def _check_arguments(columns: Any, snapshot_id: Any, schema_id: Any, limit: Any = None) -> None:
+def _check_arguments(columns: Any, schema_id: Any, limit: Any = None) -> None:
     """Say what kind of argument is wanted before a string is iterated or an id looked up as text."""
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
         raise TypeError(f"limit must be an int (the most rows to return) or None, not {limit!r} "
@@ -49,9 +49,8 @@ def _check_arguments(columns: Any, snapshot_id: Any, schema_id: Any, limit: Any 
         raise InvalidOptionError(f"limit must be 0 or more (the most rows to return), not {limit}")
     if columns is not None and (isinstance(columns, (str, bytes)) or not all(isinstance(c, str) for c in columns)):
         raise TypeError(f"columns must be a list of top-level column names, e.g. ['id'], not {columns!r}")
-    for what, value in (("snapshot_id", snapshot_id), ("schema_id", schema_id)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise TypeError(f"{what} must be an int, not {value!r} ({type(value).__name__})")
+    if schema_id is not None and (isinstance(schema_id, bool) or not isinstance(schema_id, int)):
+        raise TypeError(f"schema_id must be an int, not {schema_id!r} ({type(schema_id).__name__})")
 
 
 class Scan:
@@ -68,24 +67,17 @@ class Scan:
     of a ``limit`` are the first rows of the unlimited scan's order.
     """
 
-    def __init__(self, table: Table, columns: Sequence[str] | None = None, filter: Any = None,
-                 snapshot_id: int | None = None, schema_id: int | None = None,
-                 policy: CastPolicy | None = None, batch_size: int = BATCH_SIZE, limit: int | None = None) -> None:
-        _check_arguments(columns, snapshot_id, schema_id, limit)
-        self.table = table
+    def __init__(self, io: TableIO, metadata: TableMetadata, columns: Sequence[str] | None = None,
+                 filter: Any = None, schema_id: int | None = None, policy: CastPolicy | None = None, *,
+                 batch_size: int = BATCH_SIZE, limit: int | None = None) -> None:
+        _check_arguments(columns, schema_id, limit)
+        self.io = io
+        self.metadata = metadata  # the table as of the snapshot to read
         self.limit = limit
-        snap = table.catalog.snapshot(table.table_id, snapshot_id)  # one row, not the whole history
-        if snap is None:
-            known = sorted(s.snapshot_id for s in table.history())
-            if isinstance(snapshot_id, int) and known and 0 <= snapshot_id < min(known):
-                raise SnapshotExpiredError(f"snapshot {snapshot_id} of table {table.name!r} was expired "
-                                           f"(expire_snapshots); the oldest kept is {min(known)}")
-            shown = known if len(known) <= 12 else f"{known[:5]} ... {known[-5:]} ({len(known)} in all)"
-            raise SnapshotNotFoundError(f"table {table.name!r} has no snapshot {snapshot_id}; its snapshots are "
-                                        f"{shown} (table.history() lists them)")
-        self.snapshot_id = snapshot_id = snap.snapshot_id
+        snap = metadata.snapshot
+        self.snapshot_id = snap.snapshot_id
         self._snapshot = snap
-        schemas = table.schemas_by_id()
+        schemas = dict(metadata.schemas)
         target_id = schema_id if schema_id is not None else snap.schema_id
         if target_id not in schemas:
             raise SchemaEvolutionError(f"no schema {target_id}; schema ids are {sorted(schemas)}")
@@ -99,12 +91,12 @@ class Scan:
         self._vectors: dict[int, DeletionVector] | None = None
         self.vector_prune = True  # False: every file's statistics checked one by one (tests compare the two)
         self.columns = list(columns) if columns is not None else self.full_schema.names
-        self.keys = key_spec(table.properties, self.full_schema)  # a keyed table merges on read
+        self.keys = metadata.keys_in(self.full_schema)  # a keyed table merges on read
         extra = self.keys.merge_columns if self.keys is not None else ()
         wanted = list(dict.fromkeys([*self.columns, *filter_columns(self.bound), *extra]))
         self.read_schema = self.full_schema.select(wanted)
         self.output_schema = self.full_schema.select(self.columns).to_arrow()
-        self.policy = policy if policy is not None else table.policy  # the table's own rules by default
+        self.policy = policy if policy is not None else metadata.policy  # the table's own rules by default
         self.batch_size = batch_size
         self._schemas = schemas
         self._plans: dict[int, tuple[list[str], EvolutionPlan]] = {}
@@ -121,11 +113,11 @@ class Scan:
         """Every data file live at the snapshot (neither planned nor pruned)."""
         if not with_stats:  # read once per snapshot (file_cache): a snapshot's files never change
             return list(self.snapshot_files().files)
-        return self.table.catalog.data_files(self.table.table_id, self.snapshot_id, with_stats=with_stats)
+        return self.io.catalog.data_files(self.io.table_id, self.snapshot_id, with_stats=with_stats)
 
     def snapshot_files(self) -> SnapshotFiles:
         """The snapshot's files and the column bounds loaded for them, shared by every scan of it."""
-        return snapshot_files(self.table.catalog, self.table.table_id, self._snapshot)
+        return snapshot_files(self.io.catalog, self.io.table_id, self._snapshot)
 
     def files(self) -> list[DataFile]:
         """The live files at the snapshot that the filter's stats cannot rule out.
@@ -142,7 +134,7 @@ class Scan:
             live = [f for f in live if self.partition_pruner().may_match(f)]
         if self.vector_prune:  # integer bounds of many files compared at once; survivors checked below
             live = prune_by_integer_stats(self, live)
-        stats = self.table.catalog.file_stats([f.file_id for f in live if f.file_id is not None])
+        stats = self.io.catalog.file_stats([f.file_id for f in live if f.file_id is not None])
         return [f for f in (replace(f, stats=stats.get(f.file_id, {})) for f in live) if self._may_match(f)]
 
     def deletion_vectors(self) -> dict[int, DeletionVector]:
@@ -151,12 +143,12 @@ class Scan:
             if self.keys is None or not self.use_vectors:
                 self._vectors = {}
             else:
-                table_id, snapshot_id = self.table.table_id, self.snapshot_id
-                self._vectors = self.table.catalog.run_read(lambda conn: load_vectors(conn, table_id, snapshot_id))
+                table_id, snapshot_id = self.io.table_id, self.snapshot_id
+                self._vectors = self.io.catalog.run_read(lambda conn: load_vectors(conn, table_id, snapshot_id))
         return self._vectors
 
     def _specs(self) -> list[Any]:
-        return [s for s, _ in self.table.catalog.specs(self.table.table_id)]
+        return self.metadata.specs
 
     def partition_pruner(self) -> PartitionPruner:
         """The filter projected through every partition spec the table had (each prunes its own files)."""
@@ -193,10 +185,10 @@ class Scan:
         """A data file's batches in the read schema, before the row filter (``keep``: a boolean mask of
         the file's rows, e.g. its deletion vector's, applied before evolution)."""
         names, plan = self._plan_for(f.schema_id)
-        path = self.table.storage.display(f.path)
+        path = self.io.storage.display(f.path)
         expected = self._schemas[f.schema_id].select(names).to_arrow()
         offset = 0
-        for batch in iter_file_batches(self.table.storage, f.path, expected, self.batch_size):
+        for batch in iter_file_batches(self.io.storage, f.path, expected, self.batch_size):
             if keep is not None:
                 offset, batch = offset + batch.num_rows, batch.filter(pa.array(keep[offset:offset + batch.num_rows]))
             try:
@@ -308,8 +300,8 @@ class Scan:
     def count(self) -> int:
         """Row count; answered from the catalog alone when there is no filter."""
         if self.keys is not None:  # merged on the key (and filter) columns only
-            narrow = Scan(self.table, list(self.keys.key_names), self.filter, self.snapshot_id,
-                          self.full_schema.schema_id, self.policy, self.batch_size)
+            narrow = Scan(self.io, self.metadata, list(self.keys.key_names), self.filter,
+                          self.full_schema.schema_id, self.policy, batch_size=self.batch_size)
             narrow.prune, narrow.use_vectors = self.prune, self.use_vectors
             rows = merged_count(narrow)
         elif not self.filtered:

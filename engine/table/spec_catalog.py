@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from fieldshift.errors import CatalogFormatError, CommitConflictError
@@ -16,7 +17,7 @@ from fieldshift.table.catalog_sql import parse_json
 from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec
 from fieldshift.table.stats import decode_value, encode_value
 
-__all__ = ["decode_partition", "encode_partition", "insert_spec", "load_specs"]
+__all__ = ["decode_partition", "encode_partition", "insert_spec", "load_specs", "parse_specs"]
 
 
 def insert_spec(conn: sqlite3.Connection, table_id: int, spec: PartitionSpec, snapshot_id: int) -> None:
@@ -42,6 +43,12 @@ def load_specs(conn: sqlite3.Connection, table_id: int) -> list[tuple[PartitionS
     spec; spec 0 unpartitioned if none."""
     rows = conn.execute("SELECT spec_id, begin_snapshot, spec_json FROM fs_partition_spec WHERE table_id = ? "
                         "ORDER BY begin_snapshot, spec_id", (table_id,)).fetchall()
+    return parse_specs(rows)
+
+
+def parse_specs(rows: Sequence[tuple[Any, Any, str]]) -> list[tuple[PartitionSpec, int]]:
+    """(spec, begin snapshot) of stored (spec id, begin snapshot, JSON) rows in commit order; spec 0
+    unpartitioned if there are none."""
     if not rows:
         return [(UNPARTITIONED, 0)]
     out = []

@@ -42,10 +42,12 @@ from fieldshift.table.create import (
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
 from fieldshift.table.files import TMP_SUFFIX, check_present, remove_files
+from fieldshift.table.handle import TableIO
 from fieldshift.table.key_lookup import plan_vectors
 from fieldshift.table.keyed_write import key_rows
-from fieldshift.table.keys import KeySpec, check_key_change, key_properties, key_spec
+from fieldshift.table.keys import KeySpec, check_key_change, key_properties
 from fieldshift.table.maintenance import CompactResult, ExpireResult, age_margin, compact, expire_snapshots
+from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.object_store import create_on_object_store, open_on_object_store
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_write import write_partitioned
@@ -137,7 +139,7 @@ class Table:
         self.name = name
         self.storage = storage or open_storage(location)  # every data file goes through it
         self.location = self.storage.location  # a Path, or the URI of an object-store location
-        self.properties = properties
+        self.io = TableIO(catalog, self.storage, table_id)
         catalog.on_commit(table_id, lambda: catch_up(catalog, table_id, name, self.storage))
 
     # -- creating and opening -------------------------------------------------------------------
@@ -244,11 +246,21 @@ class Table:
         table_id, _, properties = cat.table_id(name)
         return cls(cat, table_id, name, loc, properties)  # the directory, not the recorded hint
 
+    def metadata(self) -> TableMetadata:
+        """The table as of its newest snapshot, read fresh (another process may have committed): schemas,
+        specs, policy, properties. One value per operation: everything it decides comes from one moment."""
+        return self.io.metadata()
+
+    @property
+    def properties(self) -> dict[str, str]:
+        """The table's properties as committed (key, precombine, policy and publishing settings among them)."""
+        return dict(self.metadata().properties)
+
     # -- the table's policy ---------------------------------------------------------------------
     @property
     def policy(self) -> CastPolicy:
         """The table's evolution policy, as committed (read fresh: another process may change it)."""
-        return self.catalog.policy(self.table_id)
+        return self.metadata().policy
 
     def set_policy(self, policy: CastPolicy | str) -> Snapshot:
         """Change the table's policy in a commit of its own (operation ``policy``, no schema change).
@@ -263,7 +275,6 @@ class Table:
         self._check_values(self.schemas_by_id()[head.schema_id], new, f"policy {new.option_name!r}")
         snap = self.catalog.commit(self.table_id, head.snapshot_id, operation="policy", policy=new,
                                    summary={"policy": new.option_name})
-        self.properties = self.catalog.table_id(self.name)[2]
         return snap
 
     def _check_values(self, read_schema: Schema, policy: CastPolicy, change: str,
@@ -276,8 +287,7 @@ class Table:
     @property
     def schema(self) -> Schema:
         """The current schema (the newest snapshot's), read fresh from the catalog."""
-        head = self.catalog.head(self.table_id)
-        return self.schemas_by_id()[head.schema_id]
+        return self.metadata().current_schema
 
     def schemas(self) -> list[Schema]:
         """Every schema version the table has had, oldest first (files keep the one they were written with)."""
@@ -285,7 +295,7 @@ class Table:
 
     def schemas_by_id(self) -> dict[int, Schema]:
         """Every schema version by its ``schema_id``."""
-        return self.catalog.schemas(self.table_id)
+        return dict(self.metadata().schemas)
 
     def history(self) -> list[Snapshot]:
         """Every snapshot still kept (``expire_snapshots`` forgets old ones), oldest first."""
@@ -294,18 +304,18 @@ class Table:
     @property
     def current_snapshot(self) -> Snapshot:
         """The newest snapshot: what a scan reads unless given ``snapshot_id``."""
-        return self.catalog.head(self.table_id)
+        return self.metadata().head
 
     # -- partitioning ---------------------------------------------------------------------------
     @property
     def spec(self) -> PartitionSpec:
         """The current partition spec (new files are written with it)."""
-        return self.catalog.specs(self.table_id)[-1][0]
+        return self.metadata().spec
 
     def specs(self) -> list[PartitionSpec]:
         """Every partition spec the table has had, in the order they were last made current (the last is
         current; an older spec made current again keeps its id); old files keep theirs."""
-        return [s for s, _ in self.catalog.specs(self.table_id)]
+        return self.metadata().specs
 
     def update_spec(self) -> UpdateSpec:
         """A partition spec builder; ``.commit()`` records a new spec in a commit of its own."""
@@ -356,7 +366,7 @@ class Table:
     @property
     def keys(self) -> KeySpec | None:
         """The primary key of a keyed table (None: unkeyed, append-only)."""
-        return key_spec(self.properties, self.schema)
+        return self.metadata().keys
 
     def upsert(self, data: Any, *, evolve: bool = True, on_incompatible: OnIncompatible = "fail",
                policy: CastPolicy | None = None, mark: StreamMark | None = None) -> AppendResult:
@@ -524,7 +534,7 @@ class Table:
             if snapshot_id is not None:
                 raise InvalidOptionError("give snapshot_id or as_of, not both")
             snapshot_id = self.snapshot_at(as_of).snapshot_id
-        return Scan(self, columns, filter, snapshot_id, schema_id, policy, limit=limit)
+        return Scan(self.io, self.io.metadata(snapshot_id), columns, filter, schema_id, policy, limit=limit)
 
     def snapshot_at(self, as_of: dt.datetime | str) -> Snapshot:
         """The latest kept snapshot committed at or before ``as_of`` (a datetime or ISO-8601 text; naive is
@@ -606,7 +616,7 @@ class Table:
         if register is not None:
             catalog_name(register[1])
             for key, value in zip((REGISTER_URI_PROPERTY, REGISTER_NAME_PROPERTY), register, strict=True):
-                self.properties = self.catalog.set_property(self.table_id, key, value)
+                self.catalog.set_property(self.table_id, key, value)
         return publish_iceberg(self.catalog, self.table_id, self.name, self.storage)
 
     def set_publish(self, format: str | None) -> None:
@@ -615,7 +625,7 @@ class Table:
         if format is not None:
             check_format(format)
             self.publish()
-        self.properties = self.catalog.set_property(self.table_id, PUBLISH_PROPERTY, format)
+        self.catalog.set_property(self.table_id, PUBLISH_PROPERTY, format)
 
     def __repr__(self) -> str:
         return f"Table({str(self.location)!r}, schema_id={self.schema.schema_id})"

@@ -16,7 +16,7 @@ import fieldshift as fs
 from fieldshift.errors import SnapshotNotFoundError
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from hudi_tables import SAMPLES, unzip_sample
+from tests.open_tables.hudi_tables import SAMPLES, unzip_sample
 
 pytestmark = pytest.mark.conformance
 

@@ -4,7 +4,7 @@
   drop, widen, nested), partition evolution (day, bucket, identity), deletes (PyIceberg rewrites files)
   and overwrites. Expected: PyIceberg's own ``scan(snapshot_id=...).to_arrow()`` and DuckDB 1.5.5's
   ``iceberg_scan`` of the same metadata file.
-- Tables written file by file (``tests/iceberg_tables.py``) with what PyIceberg cannot write: Parquet
+- Tables written file by file (``tests/open_tables/iceberg_tables.py``) with what PyIceberg cannot write: Parquet
   position deletes, v3 deletion vectors in Puffin, equality deletes, v3 initial defaults. Expected:
   DuckDB's ``iceberg_scan``.
 - Tables from duckdb/duckdb-iceberg's test data (``data/duckdb-iceberg``: Spark-written equality deletes,
@@ -27,7 +27,7 @@ import pytest
 from peers import duckdb_connection
 
 import fieldshift as fs
-from tests.iceberg_tables import IcebergBuilder
+from tests.open_tables.iceberg_tables import IcebergBuilder
 
 pytestmark = pytest.mark.conformance
 

@@ -11,7 +11,7 @@ import pytest
 from peers import duckdb_connection
 
 from fieldshift.table import Table
-from tests.publish_helpers import canonical, fieldshift_rows, pyiceberg_rows, static_table
+from tests.table.publish_helpers import canonical, fieldshift_rows, pyiceberg_rows, static_table
 
 pytestmark = pytest.mark.conformance
 

@@ -8,7 +8,7 @@ import os
 import pyarrow as pa
 
 import fieldshift as fs
-from tests.publish_helpers import canonical, fieldshift_rows
+from tests.table.publish_helpers import canonical, fieldshift_rows
 
 
 def _pyiceberg_rows(location: str, snapshot_id: int) -> list[str]:

@@ -13,8 +13,10 @@ import pytest
 
 import fieldshift as fs
 import fieldshift.spark as fss
+from tests.open_tables.test_ducklake_read import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
 from tests.spark.conftest import assert_same
-from tests.test_open_ducklake import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
+
+pytestmark = pytest.mark.spark  # tests/servers runs these on a standalone cluster and over Spark Connect too
 
 
 def _same(df: Any, table: fs.OpenTable, **scan: Any) -> None:
@@ -34,17 +36,22 @@ def test_ducklake_through_the_data_source_and_read(spark: Any, lake: Path) -> No
         _same(base().option("as_of", "2024-05-01T12:02:30Z").load(str(lake)), t, snapshot_id=2)
         pruned = base().load(str(lake)).filter("id >= 11")
         _same(pruned, t, filter=("id", ">=", 11))
-        # a task per live file plus one for the inlined rows; the pushed filter prunes file a (ids 0..3)
-        assert base().load(str(lake)).rdd.getNumPartitions() == 3 and pruned.rdd.getNumPartitions() == 2
         _same(fss.read(spark, lake, format="ducklake", name="main.t", columns=["name"], filter=("id", ">=", 11)),
               t, columns=["name"], filter=("id", ">=", 11))
+
+
+def test_pushed_filters_prune_open_table_tasks(spark: Any, lake: Path) -> None:  # noqa: F811
+    fss.register(spark)
+    base = spark.read.format("fieldshift").option("format", "ducklake").option("name", "main.t").load(str(lake))
+    # a task per live file plus one for the inlined rows; the pushed filter prunes file a (ids 0..3)
+    assert base.rdd.getNumPartitions() == 3 and base.filter("id >= 11").rdd.getNumPartitions() == 2
 
 
 def test_iceberg_through_spark(spark: Any, tmp_path: Path) -> None:
     pytest.importorskip("pyiceberg", reason="Iceberg reads need pyiceberg (the dev and iceberg extras)")
     pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")
-    from tests.iceberg_tables import IcebergBuilder
-    from tests.test_open_iceberg import BY_CAT, SCHEMA
+    from tests.open_tables.iceberg_tables import IcebergBuilder
+    from tests.open_tables.test_iceberg_read import BY_CAT, SCHEMA
 
     b = IcebergBuilder(tmp_path / "t", SCHEMA, spec=BY_CAT)
     a = b.data([{"id": 1, "cat": "a", "n": 3}, {"id": 2, "cat": "a", "n": None}, {"id": 3, "cat": "a", "n": 4}],
@@ -63,7 +70,7 @@ def test_iceberg_through_spark(spark: Any, tmp_path: Path) -> None:
 
 
 def test_delta_through_spark(spark: Any, tmp_path: Path) -> None:
-    from tests.test_open_delta import add, commit, data, metadata, protocol, schema_string
+    from tests.open_tables.test_delta_read import add, commit, data, metadata, protocol, schema_string
 
     root = tmp_path / "delta"
     (root / "_delta_log").mkdir(parents=True)
@@ -81,8 +88,8 @@ def test_delta_through_spark(spark: Any, tmp_path: Path) -> None:
 
 def test_paimon_merge_groups_are_merged_on_the_executors(spark: Any, tmp_path: Path) -> None:
     pytest.importorskip("fastavro", reason="Paimon manifests need fastavro (the dev and paimon extras)")
-    from tests.paimon_tables import DataFile, PaimonBuilder
-    from tests.test_open_paimon import KEYED, _rows
+    from tests.open_tables.paimon_tables import DataFile, PaimonBuilder
+    from tests.open_tables.test_paimon_read import KEYED, _rows
 
     b = PaimonBuilder(tmp_path, primary_keys=["k"], options={"bucket": "1"})
     b.schema(KEYED)
@@ -97,7 +104,7 @@ def test_paimon_merge_groups_are_merged_on_the_executors(spark: Any, tmp_path: P
 
 def test_hudi_merge_on_read_slices_are_read_on_the_driver(spark: Any, tmp_path: Path) -> None:
     pytest.importorskip("hudi", reason="Hudi reads need the hudi package (the hudi extra)")
-    from tests.hudi_tables import unzip_sample
+    from tests.open_tables.hudi_tables import unzip_sample
 
     base = unzip_sample("quickstart_trips_table_mor_avro_v6_trips_8i1u", tmp_path)
     t = fs.open_table(base, format="hudi")
@@ -113,3 +120,126 @@ def test_fieldshift_table_as_of_through_spark(spark: Any, tmp_path: Path) -> Non
     assert [r.v for r in df.collect()] == [1]
     with pytest.raises(fs.InvalidOptionError, match="not both"):
         fss.read(spark, tmp_path / "t", as_of=first.committed_at, snapshot_id=first.snapshot_id)
+
+
+def test_open_table_options_from_the_data_source_options() -> None:
+    from fieldshift.spark.open_read import table_options
+
+    opts = {"path": "/x", "format": "iceberg", "catalog.type": "sql", "catalog.uri": "sqlite:///c.db",
+            "properties.s3.endpoint": "http://h:9000", "storage_options.aws_region": "eu",
+            "data_path": "/d", "catalog": json.dumps({"warehouse": "file:///wh", "type": "rest"})}
+    assert table_options(opts) == {"catalog": {"warehouse": "file:///wh", "type": "sql", "uri": "sqlite:///c.db"},
+                                   "properties": {"s3.endpoint": "http://h:9000"},
+                                   "storage_options": {"aws_region": "eu"}, "data_path": "/d"}
+    assert table_options({"properties": json.dumps({"S3.Region": "x"})}) == {"properties": {"S3.Region": "x"}}
+    with pytest.raises(fs.InvalidOptionError, match=r"unknown option 'propertes\.s3\.endpoint'"):
+        table_options({"propertes.s3.endpoint": "x"})
+    with pytest.raises(fs.InvalidOptionError, match="option 'storage_options' takes a JSON object"):
+        table_options({"storage_options": "[1]"})
+
+
+def test_iceberg_catalog_and_properties_options_through_spark(spark: Any, tmp_path: Path) -> None:
+    pytest.importorskip("sqlalchemy", reason="PyIceberg's SqlCatalog needs pyiceberg[sql-sqlite]")
+    from tests.test_cli_open import _catalog_table
+
+    props = _catalog_table(tmp_path)
+    t = fs.open_table(catalog=props, name="db.t")
+    reader = spark.read.format("fieldshift").option("format", "iceberg").option("name", "db.t")
+    for k, v in props.items():
+        reader = reader.option(f"catalog.{k}", v)
+    _same(reader.load(), t)
+    _same(fss.read(spark, None, format="iceberg", name="db.t", catalog=props, columns=["label"]), t,
+          columns=["label"])
+    bogus = {"py-io-impl": "nonesuch.FileIO"}  # properties reach PyIceberg's FileIO: this one cannot load
+    with pytest.raises(Exception, match=r"nonesuch\.FileIO"):
+        fss.read(spark, None, format="iceberg", name="db.t", catalog=props, properties=bogus).collect()
+    with pytest.raises(Exception, match=r"nonesuch\.FileIO"):
+        reader.option("properties.py-io-impl", "nonesuch.FileIO").load().collect()
+    with pytest.raises(Exception, match=r"unknown option 'catalogue\.uri'"):
+        reader.option("catalogue.uri", "x").load().collect()
+    with pytest.raises(fs.InvalidOptionError, match="are for tables another format wrote"):
+        fss.read(spark, tmp_path, properties={"a": "b"})
+
+
+# -- Spark's native Parquet scan for the files that need nothing but a plan --------------------------------
+def _files(df: Any) -> set[str]:
+    """The files Spark's own file scans of ``df`` read (the data source's tasks list none)."""
+    return {f.replace("file://", "") for f in df.inputFiles()}
+
+
+def test_ducklake_files_without_deletes_take_the_native_scan(spark: Any, lake: Path) -> None:  # noqa: F811
+    data = lake.parent / "lake" / "main" / "t"
+    with fs.open_table(lake, format="ducklake", name="main.t") as t:
+        for snap in (2, 3, 4, 5):
+            df = fss.read(spark, lake, format="ducklake", name="main.t", snapshot_id=snap)
+            _same(df, t, snapshot_id=snap)
+            _same(fss.read(spark, lake, format="ducklake", name="main.t", snapshot_id=snap, route="arrow"), t,
+                  snapshot_id=snap)
+        # 3: file a (id int32, a dropped column) read as id int64 with score's initial default 1.5, natively
+        plan = fss.plan_open_read(lake, format="ducklake", name="main.t", snapshot_id=3)
+        assert len(plan.native) == 1 and plan.other == 0, plan.explain()
+        assert "1 file(s) of layout 0 (id, name, old): native Parquet scan" in plan.explain()
+        df = fss.read(spark, lake, format="ducklake", name="main.t", snapshot_id=3)
+        assert _files(df) == {str(data / "a.parquet")}
+        assert sorted((r.id, r.score) for r in df.collect()) == [(0, 1.5), (1, 1.5), (2, 1.5), (3, 1.5)]
+        # 4: a has a delete file (pyarrow on the executors), b none (native)
+        plan = fss.plan_open_read(lake, format="ducklake", name="main.t", snapshot_id=4)
+        assert "1 file(s): pyarrow (position delete files)" in plan.explain(), plan.explain()
+        assert [Path(f.path).name for f in plan.native] == ["b.parquet"]
+        df = fss.read(spark, lake, format="ducklake", name="main.t", snapshot_id=4, filter=("id", ">=", 2),
+                      columns=["name"])
+        _same(df, t, snapshot_id=4, filter=("id", ">=", 2), columns=["name"])
+        assert _files(df) == {str(data / "b.parquet")}
+        assert _files(fss.read(spark, lake, format="ducklake", name="main.t", snapshot_id=4, route="arrow")) == set()
+        # 5: b's row 0 is deleted in the catalog, a keeps its delete file, and inlined rows: nothing native
+        plan = fss.plan_open_read(lake, format="ducklake", name="main.t")
+        assert not plan.native and "pyarrow (deletes kept in the catalog)" in plan.explain(), plan.explain()
+        assert "pyarrow (inlined rows, read on the driver)" in plan.explain()
+        with pytest.raises(ValueError, match=r"a\.parquet cannot be read natively: position delete files"):
+            fss.read(spark, lake, format="ducklake", name="main.t", route="native")
+
+
+def test_iceberg_files_without_deletes_take_the_native_scan(spark: Any, tmp_path: Path) -> None:
+    pytest.importorskip("pyiceberg", reason="Iceberg reads need pyiceberg (the dev and iceberg extras)")
+    pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")
+    from tests.iceberg_tables import IcebergBuilder
+    from tests.test_open_iceberg import BY_CAT, SCHEMA
+
+    b = IcebergBuilder(tmp_path / "t", SCHEMA, spec=BY_CAT)
+    a = b.data([{"id": 1, "cat": "a", "n": 3}, {"id": 2, "cat": "a", "n": None}, {"id": 3, "cat": "a", "n": 4}],
+               ("a",))
+    c = b.data([{"id": 4, "cat": "c", "n": 3}], ("c",))
+    b.commit([a, c])
+    wider = json.loads(json.dumps(SCHEMA))
+    wider["fields"][2]["type"] = "long"  # int -> long: Spark's scan widens the old files itself
+    b.evolve(wider)
+    e = b.data([{"id": 5, "cat": "c", "n": 2**40}], ("c",))
+    b.commit([b.equality_deletes([{"n": 3}], [3], ("a",)), e], operation="overwrite")
+    t = fs.open_table(b.metadata_path)
+    plan = fss.plan_open_read(b.metadata_path, format="iceberg")
+    # a: an equality delete of its partition applies; c (older, other partition) and e carry none
+    assert sorted(Path(f.path).name for f in plan.native) == sorted(Path(x.path).name for x in (c, e))
+    assert plan.other == 1 and "pyarrow (equality deletes)" in plan.explain(), plan.explain()
+    df = fss.read(spark, b.metadata_path, format="iceberg")
+    _same(df, t)
+    assert len(_files(df)) == 2
+    _same(fss.read(spark, b.metadata_path, format="iceberg", filter=("n", ">", 3)), t, filter=("n", ">", 3))
+    b.commit([b.position_deletes([(e, 0)], ("c",))], operation="delete")
+    t = fs.open_table(b.metadata_path)
+    plan = fss.plan_open_read(b.metadata_path, format="iceberg")
+    assert [Path(f.path).name for f in plan.native] == [Path(c.path).name], plan.explain()
+    _same(fss.read(spark, b.metadata_path, format="iceberg"), t)
+
+
+def test_a_pyiceberg_table_reads_natively_equal_to_the_arrow_route(spark: Any, tmp_path: Path) -> None:
+    pytest.importorskip("sqlalchemy", reason="PyIceberg's SqlCatalog needs pyiceberg[sql-sqlite]")
+    from tests.test_cli_open import _catalog_table
+
+    props = _catalog_table(tmp_path)  # files written by PyIceberg before and after a rename
+    t = fs.open_table(catalog=props, name="db.t")
+    plan = fss.plan_open_read(None, format="iceberg", name="db.t", catalog=props)
+    assert len(plan.native) == 2 and plan.other == 0, plan.explain()
+    native = fss.read(spark, None, format="iceberg", name="db.t", catalog=props)
+    _same(native, t)
+    assert len(_files(native)) == 2
+    _same(fss.read(spark, None, format="iceberg", name="db.t", catalog=props, route="arrow"), t)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_readme import _block
+from tests.project.test_readme import _block
 
 
 def test_readme_spark_tour_runs_as_written(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

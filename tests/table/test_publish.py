@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from fieldshift.cli.app import app
 from fieldshift.errors import InvalidOptionError, UnpublishableError
 from fieldshift.table import Table
-from tests.publish_helpers import fieldshift_rows, pyiceberg_rows, static_table
+from tests.table.publish_helpers import fieldshift_rows, pyiceberg_rows, static_table
 
 
 def _table(tmp_path: Path) -> Table:

@@ -22,7 +22,7 @@ from fieldshift.table.metadata_cache import clear_schema_cache, parsed_schema
 try:
     from tests.strategies import ALL, schemas, walk_fields
 except ImportError:  # pytest run without the repo root on sys.path
-    from strategies import ALL, schemas, walk_fields
+    from tests.strategies import ALL, schemas, walk_fields
 
 
 def _details(schema: Schema) -> dict[int, tuple[object, ...]]:

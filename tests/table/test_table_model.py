@@ -34,8 +34,8 @@ from fieldshift.schema import join_path
 from fieldshift.table.partition_write import source_column
 from fieldshift.table.stream_commit import append_once
 from fieldshift.table.stream_marks import StreamMark
-from tests.publish_helpers import fieldshift_rows, pyiceberg_rows
 from tests.table.filter_model import spec_leaves, spec_trees, to_expression, to_text, to_tuples
+from tests.table.publish_helpers import fieldshift_rows, pyiceberg_rows
 from tests.table.table_model import ARROW, Col, ModelError, ModelTable, arrow_type, canon_rows, leaves
 
 POLICIES = {
