@@ -185,7 +185,7 @@ def test_source_options_reach_open_table_and_unknown_keys_are_named(lake: Path, 
 
 def test_properties_go_to_pyiceberg_through_the_cli(tmp_path: Path) -> None:
     pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")
-    from tests.iceberg_tables import IcebergBuilder
+    from tests.open_tables.iceberg_tables import IcebergBuilder
 
     b = IcebergBuilder(tmp_path / "ice", {"type": "struct", "fields": [
         {"id": 1, "name": "id", "type": "long", "required": True}]})

@@ -21,9 +21,9 @@ from typer.testing import CliRunner
 
 import fieldshift as fs
 from fieldshift.cli import app
+from tests.open_tables.test_ducklake_read import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
 from tests.servers.conftest import S3_BUCKET
 from tests.servers.test_spark_object_store import s3_spark  # noqa: F401  (a local Spark with the S3 environment)
-from tests.test_open_ducklake import lake  # noqa: F401  (the hand-written DuckLake catalog fixture)
 
 
 def _rows(table: pa.Table) -> list[dict[str, Any]]:

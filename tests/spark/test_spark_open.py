@@ -140,7 +140,7 @@ def test_open_table_options_from_the_data_source_options() -> None:
 
 def test_iceberg_catalog_and_properties_options_through_spark(spark: Any, tmp_path: Path) -> None:
     pytest.importorskip("sqlalchemy", reason="PyIceberg's SqlCatalog needs pyiceberg[sql-sqlite]")
-    from tests.test_cli_open import _catalog_table
+    from tests.cli.test_cli_other_formats import _catalog_table
 
     props = _catalog_table(tmp_path)
     t = fs.open_table(catalog=props, name="db.t")
@@ -202,8 +202,8 @@ def test_ducklake_files_without_deletes_take_the_native_scan(spark: Any, lake: P
 def test_iceberg_files_without_deletes_take_the_native_scan(spark: Any, tmp_path: Path) -> None:
     pytest.importorskip("pyiceberg", reason="Iceberg reads need pyiceberg (the dev and iceberg extras)")
     pytest.importorskip("fastavro", reason="the hand-written tables' manifests need fastavro (the dev extra)")
-    from tests.iceberg_tables import IcebergBuilder
-    from tests.test_open_iceberg import BY_CAT, SCHEMA
+    from tests.open_tables.iceberg_tables import IcebergBuilder
+    from tests.open_tables.test_iceberg_read import BY_CAT, SCHEMA
 
     b = IcebergBuilder(tmp_path / "t", SCHEMA, spec=BY_CAT)
     a = b.data([{"id": 1, "cat": "a", "n": 3}, {"id": 2, "cat": "a", "n": None}, {"id": 3, "cat": "a", "n": 4}],
@@ -233,7 +233,7 @@ def test_iceberg_files_without_deletes_take_the_native_scan(spark: Any, tmp_path
 
 def test_a_pyiceberg_table_reads_natively_equal_to_the_arrow_route(spark: Any, tmp_path: Path) -> None:
     pytest.importorskip("sqlalchemy", reason="PyIceberg's SqlCatalog needs pyiceberg[sql-sqlite]")
-    from tests.test_cli_open import _catalog_table
+    from tests.cli.test_cli_other_formats import _catalog_table
 
     props = _catalog_table(tmp_path)  # files written by PyIceberg before and after a rename
     t = fs.open_table(catalog=props, name="db.t")
