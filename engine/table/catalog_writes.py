@@ -6,16 +6,14 @@ import datetime as dt
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fieldshift.errors import CommitConflictError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog_sql import column_rows, dump_value
 from fieldshift.table.metadata_cache import remember_schema
+from fieldshift.table.records import DataFile
 from fieldshift.table.spec_catalog import encode_partition
-
-if TYPE_CHECKING:
-    from fieldshift.table.catalog import DataFile
 
 __all__ = ["insert_files", "insert_schema", "insert_snapshot", "now"]
 
