@@ -39,8 +39,7 @@ from fieldshift.table.records import DataFile, Snapshot
 from fieldshift.table.spec_catalog import decode_partition, insert_spec, load_specs, parse_specs
 from fieldshift.table.updates import TableRequirement, TableUpdate, begin_commit
 
-__all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
-           "open_catalog"]
+__all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog"]
 
 _METADATA = MetadataCache()
 
@@ -392,18 +391,3 @@ class SqliteCatalog:
         if props.get(PUBLISH_PROPERTY) and self._after_commit and table_id in self._after_commit:
             self._after_commit[table_id]()  # the published snapshots expire too
         return paths
-
-
-def open_catalog(uri_or_path: str | Path) -> SqliteCatalog:
-    """``sqlite:///abs/path.db``, ``sqlite://rel/path.db``, a plain path, or a ``postgresql://`` URI."""
-    text = str(uri_or_path)
-    if text.startswith(("postgresql://", "postgres://")):
-        from fieldshift.table.catalog_pg import PostgresCatalog
-
-        return PostgresCatalog(text)
-    if text.startswith("sqlite://"):
-        text = text[len("sqlite://"):]
-    elif "://" in text:
-        raise TableError(f"unsupported catalog URI {uri_or_path!r}; use sqlite:///path.db, a plain path "
-                         "or postgresql://user@host:port/database")
-    return SqliteCatalog(text)

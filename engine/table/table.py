@@ -23,7 +23,8 @@ from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
-from fieldshift.table.catalog import POLICY_PROPERTY, PUBLISH_PROPERTY, Snapshot, SqliteCatalog, open_catalog
+from fieldshift.table.catalog import POLICY_PROPERTY, PUBLISH_PROPERTY, Snapshot, SqliteCatalog
+from fieldshift.table.catalog_uri import open_catalog
 from fieldshift.table.commits import Attempt, with_retries
 from fieldshift.table.create import (
     CATALOG_FILE,

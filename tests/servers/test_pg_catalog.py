@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 import fieldshift as fs
-from fieldshift.table.catalog import open_catalog
 from fieldshift.table.catalog_pg import PostgresCatalog, display_uri, translate
+from fieldshift.table.catalog_uri import open_catalog
 from fieldshift.table.files import write_data_file
 from fieldshift.table.updates import AddFiles, SetSchema
 
