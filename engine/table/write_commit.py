@@ -4,8 +4,10 @@
 the Spark streaming sink's commit all end here, so primary keys (an upsert keeps the latest row per
 key, an insert-only append refuses known keys), partition specs, the evolution checks and the
 exactly-once mark (a micro-batch id or captured files, recorded in the snapshot's own transaction)
-apply to every writer alike. The caller prepares rows (on-write evolution) and retries on
-``CommitConflictError``; files written here are removed when the commit does not land.
+apply to every writer alike. Functions take the table's handle (``TableIO``) and the metadata one
+attempt loaded (``TableMetadata``), never a ``Table``. The caller prepares rows (on-write evolution) and
+retries on ``CommitConflictError`` through ``commits.with_retries``; files written here are removed when
+the commit does not land. Deletes of keyed tables (``delete_rows``) commit the same way.
 """
 
 from __future__ import annotations
