@@ -26,7 +26,7 @@ from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.records import DataFile
 from fieldshift.table.scan import Scan
 
-__all__ = ["BucketLookup", "KeyedPlan", "candidates", "live_keys", "plan_vectors"]
+__all__ = ["BucketLookup", "KeyedPlan", "append_lookup", "candidates", "live_keys", "plan_vectors"]
 
 
 @dataclass
@@ -105,9 +105,27 @@ def live_keys(io: TableIO, metadata: TableMetadata, keys: pa.Table, prune: bool 
     spec = metadata.keys
     assert spec is not None
     scan = Scan(io, metadata, list(spec.key_names))
-    files = [f for b in candidates(scan, keys.select(list(spec.key_names)), prune) for f in b.files]
-    parts = [read_group(scan, g).select(list(spec.key_names)) for g in group_files(files)]
+    names = list(spec.key_names)
+    return _read_keys(scan, candidates(scan, keys.select(names), prune), names)
+
+
+def _read_keys(scan: Scan, looked: Sequence[BucketLookup], names: list[str]) -> pa.Table:
+    """The live key columns of the files ``looked`` found (merged per group)."""
+    files = [f for b in looked for f in b.files]
+    parts = [read_group(scan, g).select(names) for g in group_files(files)]
     return pa.concat_tables([scan.output_schema.empty_table(), *parts])
+
+
+def append_lookup(io: TableIO, metadata: TableMetadata, data: pa.Table) -> tuple[pa.Table, KeyedPlan]:
+    """An insert-only append's one lookup: the live keys that may clash with ``data``'s (``live_keys``) and
+    the plan its files commit with (``plan_vectors(..., "append")``: the buckets they resolve), from one
+    reading of the files, statistics and vectors of the buckets ``data`` hits."""
+    spec = metadata.keys
+    assert spec is not None
+    names = list(spec.key_names)
+    scan = Scan(io, metadata, names)
+    looked = candidates(scan, data.select(names))
+    return _read_keys(scan, looked, names), KeyedPlan(data, frozenset(b.bucket for b in looked if b.resolved))
 
 
 @dataclass

@@ -24,7 +24,7 @@ from fieldshift.table.commits import expired_is_conflict
 from fieldshift.table.deletion_vectors import VectorCommit
 from fieldshift.table.files import remove_files, write_side_file
 from fieldshift.table.handle import TableIO
-from fieldshift.table.key_lookup import live_keys, plan_vectors
+from fieldshift.table.key_lookup import KeyedPlan, append_lookup, plan_vectors
 from fieldshift.table.keyed_write import check_unique, key_rows, new_keys_only
 from fieldshift.table.keys import KeySpec, dedupe_latest, forget_key_hash
 from fieldshift.table.metadata import TableMetadata
@@ -105,17 +105,29 @@ def keyed_rows(io: TableIO, metadata: TableMetadata, keys: KeySpec | None, data:
                operation: WriteOperation) -> pa.Table:
     """One row per key: an upsert keeps the latest, an insert-only append refuses repeats and keys the
     table holds at ``metadata``'s snapshot (an overwrite only repeats); unkeyed tables pass through."""
+    return _keyed(io, metadata, keys, data, operation, resolve=False)[0]
+
+
+def _keyed(io: TableIO, metadata: TableMetadata, keys: KeySpec | None, data: pa.Table, operation: WriteOperation,
+           *, resolve: bool) -> tuple[pa.Table, KeyedPlan | None]:
+    """``keyed_rows``, and (``resolve``) the deletion vectors of the rows they supersede: an insert-only
+    append looks its keys up once for both (``append_lookup``)."""
     if keys is None:
         if operation == "upsert":
             raise NotKeyedError(f"upsert needs a keyed table, and table {metadata.name!r} has no primary key; create "
                                 "it with Table.create(..., identifier_fields=[...]) (fieldshift create --key)")
-        return data
+        return data, None
     if operation == "upsert":
-        return dedupe_latest(data, keys)
+        data = dedupe_latest(data, keys)
+        return data, plan_vectors(io, metadata, data, "upsert") if resolve else None
     check_unique(data, keys, operation)
-    if operation == "append" and data.num_rows:
-        new_keys_only(data, live_keys(io, metadata, data), keys)
-    return data
+    if operation == "overwrite":
+        return data, plan_vectors(io, metadata, data, "append", replace_all=True) if resolve else None
+    if not data.num_rows:
+        return data, KeyedPlan(data) if resolve else None
+    live, plan = append_lookup(io, metadata, data)
+    new_keys_only(data, live, keys)
+    return data, plan if resolve else None
 
 
 def check_new_keys(io: TableIO, metadata: TableMetadata, files: Sequence[DataFile]) -> VectorCommit | None:
@@ -129,8 +141,9 @@ def check_new_keys(io: TableIO, metadata: TableMetadata, files: Sequence[DataFil
     parts = [io.storage.read_table(f.path, columns=names) for f in files]
     incoming = pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
     check_unique(incoming, keys)
-    new_keys_only(incoming, live_keys(io, metadata, incoming), keys)
-    return plan_vectors(io, metadata, incoming, "append").commit(files)
+    live, plan = append_lookup(io, metadata, incoming)
+    new_keys_only(incoming, live, keys)
+    return plan.commit(files)
 
 
 def resolve_written(io: TableIO, metadata: TableMetadata, schema: Schema, files: Sequence[DataFile],
@@ -206,13 +219,11 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
     if mark is not None:  # a replay is told so before any key check (an insert-only replay is no duplicate)
         io.catalog.run_read(lambda conn: check_unrecorded(conn, io.table_id, mark))
     keys = metadata.keys_in(schema)  # the key's columns as the rows name them
-    plan = None
     data = request.data
     with expired_is_conflict(f"the snapshot this {operation} looked its keys up in was expired meanwhile"):
-        data = keyed_rows(io, metadata, keys, data, operation)
-        if keys is not None and resolve:  # superseded rows go to deletion vectors (``resolve``: else merge on read)
-            plan = plan_vectors(io, metadata, data, "upsert" if operation == "upsert" else "append",
-                                replace_all=operation == "overwrite")
+        # superseded rows go to deletion vectors (``resolve``: else they merge on read)
+        data, plan = _keyed(io, metadata, keys, data, operation, resolve=resolve)
+        if plan is not None:
             data = plan.rows
     if request.evolved:  # before writing anything
         check_evolution(io, metadata, schema, f"an {operation}")
