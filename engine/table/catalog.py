@@ -11,6 +11,7 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +212,7 @@ class SqliteCatalog:
             if row is None:
                 raise TableError(f"catalog {self.path} has no table {table_id} (or it has no snapshot); it may have "
                                  "been dropped: open the table again")
-            key, fresh = (type(self).__name__, str(self.path), table_id), (row[3], row[6], row[2])
+            key, fresh = self._metadata_key(table_id), (row[3], row[6], row[2])
             cached = _METADATA.get(key, fresh)
             if cached is not None:
                 return cached
@@ -228,6 +229,10 @@ class SqliteCatalog:
                                  head, head)
         _METADATA.put(key, fresh, metadata)
         return metadata
+
+    def _metadata_key(self, table_id: int) -> tuple[str, str, int]:
+        """The process-wide metadata cache's key of one table of this catalog."""
+        return type(self).__name__, str(self.path), table_id
 
     def snapshots(self, table_id: int) -> list[Snapshot]:
         """Every kept snapshot of the table, oldest first."""
@@ -374,9 +379,16 @@ class SqliteCatalog:
                                  lambda: self._schemas(conn, table_id))
             for step in steps:
                 step.check(state)
-            insert_snapshot(conn, table_id, state.new_id, state.head_id, state.schema_id, operation, summary or {})
+            snapshot = insert_snapshot(conn, table_id, state.new_id, state.head_id, state.schema_id, operation,
+                                       summary or {})
             for update in sorted(updates, key=lambda u: u.APPLY_ORDER):
                 update.apply(state)
+        if not state.changes_metadata:  # the metadata this commit was based on, with its new head
+            key = self._metadata_key(table_id)
+            before = _METADATA.get(key, state.head_fresh)
+            if before is not None:
+                _METADATA.put(key, (snapshot.snapshot_id, snapshot.committed_at, state.head_fresh[2]),
+                              replace(before, head=snapshot, snapshot=snapshot))
         if state.publishing and self._after_commit and table_id in self._after_commit:
             self._after_commit[table_id]()  # publishing follows the commit (a catch-up that never raises)
         return Snapshot(state.new_id, state.head_id, state.schema_id, now(), operation, summary or {})

@@ -67,9 +67,13 @@ class CommitState:
     policy: CastPolicy
     """The table's policy, or the new one a :class:`SetPolicy` of this commit sets."""
     load_schemas: Callable[[], dict[int, Schema]]
+    head_fresh: tuple[Any, ...] = ()
+    """The head's id, commit time and the properties' text: what ``load_metadata``'s cache is keyed by."""
     new_schema: Schema | None = None
     policy_changed: bool = False
     added: tuple[DataFile, ...] = ()
+    changes_metadata: bool = False
+    """Whether an update changes what ``TableMetadata`` holds besides the head (schema, spec, policy)."""
 
     @property
     def new_id(self) -> int:
@@ -127,18 +131,19 @@ class TableUpdate(CommitStep, Protocol):
 def begin_commit(conn: Any, table_id: int, base_snapshot_id: int, operation: str, updates: Sequence[TableUpdate],
                  load_schemas: Callable[[], dict[int, Schema]]) -> CommitState:
     """Read the head and the table's row (two statements) inside the commit transaction."""
-    head_id, head_schema_id = conn.execute(
-        "SELECT snapshot_id, schema_id FROM fs_snapshot WHERE table_id = ? "
+    head_id, head_schema_id, committed_at = conn.execute(
+        "SELECT snapshot_id, schema_id, committed_at FROM fs_snapshot WHERE table_id = ? "
         "ORDER BY snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
     name, text = conn.execute("SELECT name, properties FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()
     props = parse_json(text, f"the properties of table {name!r}")
     new_policy = next((u.policy for u in updates if isinstance(u, SetPolicy)), None)
     return CommitState(
         conn, table_id, base_snapshot_id, head_id, head_schema_id, name, props, operation,
-        new_policy or policy_of(name, props), load_schemas,
+        new_policy or policy_of(name, props), load_schemas, (head_id, committed_at, text),
         new_schema=next((u.schema for u in updates if isinstance(u, SetSchema)), None),
         policy_changed=new_policy is not None,
-        added=tuple(f for u in updates if isinstance(u, AddFiles) for f in u.files))
+        added=tuple(f for u in updates if isinstance(u, AddFiles) for f in u.files),
+        changes_metadata=any(isinstance(u, (SetSchema, SetPolicy, SetSpec)) for u in updates))
 
 
 # -- requirements ---------------------------------------------------------------------------------

@@ -263,3 +263,23 @@ def test_an_unkeyed_append_reads_the_catalog_at_most_three_times_before_committi
     # right after its own commit the cache is stale: still within three
     assert _statements_before_commit(monkeypatch, lambda: t.append({"id": [3], "v": ["c"]})) <= 3
     assert _ids(t) == [1, 2, 3]
+
+
+def test_a_commit_of_files_hands_its_metadata_on_and_a_load_equals_a_cold_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit that changes no schema, spec or policy caches the metadata it was based on with its new head:
+    the writer's next load is one statement, and equals what a cold load reads."""
+    from fieldshift.table.catalog import _METADATA
+
+    t = _table(tmp_path, identifier_fields=["id"])
+    t.upsert({"id": [1], "v": ["a"]})
+    t.metadata()
+    assert _statements_before_commit(monkeypatch, lambda: t.upsert({"id": [2], "v": ["b"]})) <= 4
+    assert _statements_before_commit(monkeypatch, lambda: t.append({"id": [3], "v": ["c"]})) <= 4
+    warm = t.metadata()
+    _METADATA.clear()
+    cold = t.metadata()
+    assert warm.head == cold.head and warm.schemas == cold.schemas and warm.properties == cold.properties
+    assert warm.spec_history == cold.spec_history and warm.policy == cold.policy
+    t.update_schema().add_column("w", pa.int32()).commit()  # a schema change: loaded again, not handed on
+    assert t.metadata().current_schema.names == ["id", "v", "w"]
