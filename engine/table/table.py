@@ -85,6 +85,22 @@ class AppendResult:
     changes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class _CreateOptions:
+    """``Table.create``'s keyword arguments, handed to the creation itself as one value."""
+
+    identifier_fields: Sequence[str]
+    properties: dict[str, str]
+    catalog: str | None
+    name: str | None
+    policy: CastPolicy | str | None
+    precombine: str | None
+    buckets: int | None
+    partition_by: Sequence[Any] | PartitionSpec
+    storage_options: dict[str, Any] | None
+    filesystem: Any
+
+
 def _as_table(data: Any) -> pa.Table:
     if isinstance(data, pa.Table):
         return data
@@ -158,18 +174,20 @@ class Table:
         if publish:  # refused before anything is created
             check_new_table(schema if isinstance(schema, Schema) else Schema.from_arrow(schema, assign_ids=True),
                             identifier_fields, str(location))
-        table = cls._create(location, schema, identifier_fields, {**(properties or {}), **check_format(publish)},
-                            catalog, name, policy, precombine, buckets, partition_by, storage_options, filesystem)
+        table = cls._create(location, schema, _CreateOptions(
+            identifier_fields, {**(properties or {}), **check_format(publish)}, catalog, name, policy, precombine,
+            buckets, partition_by, storage_options, filesystem))
         if publish:
             table.publish()
         return table
 
     @classmethod
-    def _create(cls, location: str | os.PathLike[str], schema: Schema | pa.Schema, identifier_fields: Sequence[str],
-                properties: dict[str, str], catalog: str | None, name: str | None, policy: CastPolicy | str | None,
-                precombine: str | None, buckets: int | None, partition_by: Sequence[Any] | PartitionSpec,
-                storage_options: dict[str, Any] | None, filesystem: Any) -> Table:
-        store = open_storage(location, storage_options, filesystem)
+    def _create(cls, location: str | os.PathLike[str], schema: Schema | pa.Schema, options: _CreateOptions) -> Table:
+        identifier_fields, properties, catalog, name = (options.identifier_fields, options.properties, options.catalog,
+                                                        options.name)
+        policy, precombine, buckets, partition_by = options.policy, options.precombine, options.buckets, \
+            options.partition_by
+        store = open_storage(location, options.storage_options, options.filesystem)
         if isinstance(schema, pa.Schema):
             schema = Schema.from_arrow(schema, assign_ids=True)
         if identifier_fields:
