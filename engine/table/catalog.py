@@ -92,9 +92,9 @@ class SqliteCatalog:
         if held is not None:
             yield held
             return
+        # timeout= is SQLite's busy timeout (sqlite3_busy_timeout): no PRAGMA statement per connection
         conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
-            conn.execute("PRAGMA busy_timeout = 60000")
             yield conn
         finally:
             conn.close()
@@ -210,32 +210,43 @@ class SqliteCatalog:
 
     # -- reads ----------------------------------------------------------------------------------
     def load_metadata(self, table_id: int) -> TableMetadata:
-        """The table at its head, in one statement when nothing changed since the last load in this process
-        (the head row and properties are the freshness check), else two (schemas and specs together)."""
+        """The table at its head in one statement when its schemas and specs did not change since the last load
+        in this process (the head row, properties and a fingerprint of both are the freshness check), else two
+        (schemas and specs together). A commit that only adds files leaves the schemas and specs as they were."""
         with self._connect() as conn:
             row = conn.execute(
                 "SELECT t.name, t.location, t.properties, s.snapshot_id, s.parent_snapshot_id, s.schema_id, "
-                "s.committed_at, s.operation, s.summary FROM fs_table t JOIN fs_snapshot s ON s.table_id = t.table_id "
+                "s.committed_at, s.operation, s.summary, t.created_at, "
+                "(SELECT COUNT(*) FROM fs_schema c WHERE c.table_id = t.table_id), "
+                "(SELECT MAX(c.schema_id) FROM fs_schema c WHERE c.table_id = t.table_id), "
+                "(SELECT COUNT(*) FROM fs_partition_spec p WHERE p.table_id = t.table_id), "
+                "(SELECT MAX(p.begin_snapshot) FROM fs_partition_spec p WHERE p.table_id = t.table_id) "
+                "FROM fs_table t JOIN fs_snapshot s ON s.table_id = t.table_id "
                 "WHERE t.table_id = ? ORDER BY s.snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
             if row is None:
                 raise TableError(f"catalog {self.path} has no table {table_id} (or it has no snapshot); it may have "
                                  "been dropped: open the table again")
             key, fresh = (type(self).__name__, str(self.path), table_id), (row[3], row[6], row[2])
+            layout = tuple(row[9:14])  # schemas and specs are only ever added (a spec made current again: a new begin)
             cached = _METADATA.get(key, fresh)
             if cached is not None:
                 return cached
-            rows = conn.execute(
-                "SELECT 0, schema_id, schema_json, 0 FROM fs_schema WHERE table_id = ? UNION ALL "
-                "SELECT 1, spec_id, spec_json, begin_snapshot FROM fs_partition_spec WHERE table_id = ? "
-                "ORDER BY 1, 4, 2", (table_id, table_id)).fetchall()
-            schemas = {int(r[1]): self._parse_schema(conn, table_id, int(r[1]), r[2]) for r in rows if r[0] == 0}
+            known = _METADATA.get_layout(key, layout)
+            if known is None:
+                rows = conn.execute(
+                    "SELECT 0, schema_id, schema_json, 0 FROM fs_schema WHERE table_id = ? UNION ALL "
+                    "SELECT 1, spec_id, spec_json, begin_snapshot FROM fs_partition_spec WHERE table_id = ? "
+                    "ORDER BY 1, 4, 2", (table_id, table_id)).fetchall()
+                schemas = {int(r[1]): self._parse_schema(conn, table_id, int(r[1]), r[2]) for r in rows if r[0] == 0}
+                specs = tuple(parse_specs([(r[1], r[3], r[2]) for r in rows if r[0] == 1]))
+            else:
+                schemas, specs = dict(known.schemas), known.spec_history
         name = row[0]
         properties = parse_json(row[2], f"the properties of table {name!r}")
         head = Snapshot(row[3], row[4], row[5], row[6], row[7], parse_json(row[8], f"the summary of snapshot {row[3]}"))
-        specs = tuple(parse_specs([(r[1], r[3], r[2]) for r in rows if r[0] == 1]))
         metadata = TableMetadata(table_id, name, row[1], properties, policy_of(name, properties), schemas, specs,
                                  head, head)
-        _METADATA.put(key, fresh, metadata)
+        _METADATA.put(key, fresh, metadata, layout)
         return metadata
 
     def snapshots(self, table_id: int) -> list[Snapshot]:
@@ -311,6 +322,27 @@ class SqliteCatalog:
         with paused_gc():  # 100,000 files are 100,000 objects, none in a cycle (gc_pause)
             return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7], r[8],
                              decode_partition(r[9])) for r in rows]
+
+    def live_files(self, table_id: int, snapshot_id: int, with_vectors: bool = False
+                   ) -> tuple[list[DataFile], dict[int, tuple[int, str]]]:
+        """The files live at ``snapshot_id`` without statistics, and (``with_vectors``: a keyed table) file id ->
+        (cardinality, encoded positions) of each file's deletion vector at the snapshot, in one statement."""
+        vector = ", v.cardinality, v.positions" if with_vectors else ", NULL, NULL"
+        join = ("LEFT JOIN fs_deletion_vector v ON v.table_id = f.table_id AND v.file_id = f.file_id "
+                "AND v.begin_snapshot >= f.begin_snapshot AND v.begin_snapshot <= ? "
+                "AND (v.end_snapshot IS NULL OR v.end_snapshot > ?) ") if with_vectors else ""
+        args = (snapshot_id, snapshot_id) if with_vectors else ()
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT f.file_id, f.path, f.schema_id, f.record_count, f.file_size, f.content, "
+                f"COALESCE(f.sequence, f.begin_snapshot), f.bucket, f.spec_id, f.partition_values{vector} "
+                f"FROM fs_data_file f {join}WHERE f.table_id = ? AND f.begin_snapshot <= ? "
+                "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?) ORDER BY f.file_id",
+                (*args, table_id, snapshot_id, snapshot_id)).fetchall()
+        with paused_gc():  # 100,000 files are 100,000 objects, none in a cycle (gc_pause)
+            files = [DataFile(r[1], r[2], r[3], r[4], {}, r[0], r[5], r[6], r[7], r[8], decode_partition(r[9]))
+                     for r in rows]
+        return files, {int(r[0]): (int(r[10]), r[11]) for r in rows if r[10] is not None}
 
     def file_stats(self, file_ids: Sequence[int]) -> dict[int, dict[int, tuple[int, int, Any, Any]]]:
         """Statistics of some files only (a scan loads them after partition pruning)."""
