@@ -18,7 +18,7 @@ from fieldshift.errors import CatalogFormatError, CommitConflictError, HistoryUn
 from fieldshift.gc_pause import paused_gc
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog_reads import load_file_stats, snapshot_row
+from fieldshift.table.catalog_reads import live_files, load_file_stats, snapshot_row
 from fieldshift.table.catalog_sql import (
     DEFAULT_POLICY,
     FORMAT_VERSION,
@@ -327,22 +327,8 @@ class SqliteCatalog:
                    ) -> tuple[list[DataFile], dict[int, tuple[int, str]]]:
         """The files live at ``snapshot_id`` without statistics, and (``with_vectors``: a keyed table) file id ->
         (cardinality, encoded positions) of each file's deletion vector at the snapshot, in one statement."""
-        vector = ", v.cardinality, v.positions" if with_vectors else ", NULL, NULL"
-        join = ("LEFT JOIN fs_deletion_vector v ON v.table_id = f.table_id AND v.file_id = f.file_id "
-                "AND v.begin_snapshot >= f.begin_snapshot AND v.begin_snapshot <= ? "
-                "AND (v.end_snapshot IS NULL OR v.end_snapshot > ?) ") if with_vectors else ""
-        args = (snapshot_id, snapshot_id) if with_vectors else ()
         with self._connect() as conn:
-            rows = conn.execute(
-                "SELECT f.file_id, f.path, f.schema_id, f.record_count, f.file_size, f.content, "
-                f"COALESCE(f.sequence, f.begin_snapshot), f.bucket, f.spec_id, f.partition_values{vector} "
-                f"FROM fs_data_file f {join}WHERE f.table_id = ? AND f.begin_snapshot <= ? "
-                "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?) ORDER BY f.file_id",
-                (*args, table_id, snapshot_id, snapshot_id)).fetchall()
-        with paused_gc():  # 100,000 files are 100,000 objects, none in a cycle (gc_pause)
-            files = [DataFile(r[1], r[2], r[3], r[4], {}, r[0], r[5], r[6], r[7], r[8], decode_partition(r[9]))
-                     for r in rows]
-        return files, {int(r[0]): (int(r[10]), r[11]) for r in rows if r[10] is not None}
+            return live_files(conn, table_id, snapshot_id, with_vectors)
 
     def file_stats(self, file_ids: Sequence[int]) -> dict[int, dict[int, tuple[int, int, Any, Any]]]:
         """Statistics of some files only (a scan loads them after partition pruning)."""
