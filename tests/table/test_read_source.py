@@ -140,3 +140,23 @@ def test_the_catalog_source_lists_history_and_schemas(tmp_path: Path, snapshot: 
     assert [f.transform for s in source.specs() for f in s.fields] == ["bucket[2]"]
     content = source.content(t.history()[snapshot].snapshot_id)
     assert content.schema == t.schemas_by_id()[t.history()[snapshot].schema_id]
+
+
+def test_timestamps_prune_the_same_through_the_catalog_source(tmp_path: Path) -> None:
+    """Identity partitions of timestamps and times (recorded as nanoseconds) and nanosecond statistics."""
+    schema = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("ns")), ("at", pa.timestamp("us", "UTC")),
+                        ("t", pa.time64("us")), ("s", pa.struct([("x", pa.int32())]))])
+    t = fs.Table.create(tmp_path / "t", schema, partition_by=["at", "t"])
+    base = dt.datetime(2024, 3, 1, 12, 0, 0, 1)
+    for i in range(3):
+        t.append(pa.table({"id": [i, i + 10], "ts": pa.array([1_700_000_000_000_000_001 + i] * 2, pa.timestamp("ns")),
+                           "at": pa.array([base.replace(tzinfo=dt.UTC) + dt.timedelta(hours=i)] * 2,
+                                          pa.timestamp("us", "UTC")),
+                           "t": pa.array([dt.time(1, i, 0, 5)] * 2, pa.time64("us")),
+                           "s": [{"x": i}, {"x": i + 10}]}, schema=schema))
+    at = base.replace(tzinfo=dt.UTC) + dt.timedelta(hours=1)
+    _compare(t, [None, ("at", "==", at), ("at", ">", at), ("t", "<", dt.time(1, 1, 0, 5)),
+                 ("ts", ">", pa.scalar(1_700_000_000_000_000_002, pa.timestamp("ns")).as_py()), "s.x >= 10"])
+    source = CatalogSource(t.io, t.io.metadata())
+    content = source.content(t.current_snapshot.snapshot_id)
+    assert len(OpenScan(source, content, filter=("at", "==", at)).files()) == 1
