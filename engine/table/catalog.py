@@ -217,9 +217,7 @@ class SqliteCatalog:
             row = conn.execute(
                 "SELECT t.name, t.location, t.properties, s.snapshot_id, s.parent_snapshot_id, s.schema_id, "
                 "s.committed_at, s.operation, s.summary, t.created_at, "
-                "(SELECT COUNT(*) FROM fs_schema c WHERE c.table_id = t.table_id), "
                 "(SELECT MAX(c.schema_id) FROM fs_schema c WHERE c.table_id = t.table_id), "
-                "(SELECT COUNT(*) FROM fs_partition_spec p WHERE p.table_id = t.table_id), "
                 "(SELECT MAX(p.begin_snapshot) FROM fs_partition_spec p WHERE p.table_id = t.table_id) "
                 "FROM fs_table t JOIN fs_snapshot s ON s.table_id = t.table_id "
                 "WHERE t.table_id = ? ORDER BY s.snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
@@ -227,7 +225,8 @@ class SqliteCatalog:
                 raise TableError(f"catalog {self.path} has no table {table_id} (or it has no snapshot); it may have "
                                  "been dropped: open the table again")
             key, fresh = (type(self).__name__, str(self.path), table_id), (row[3], row[6], row[2])
-            layout = tuple(row[9:14])  # schemas and specs are only ever added (a spec made current again: a new begin)
+            # schemas are only ever added, with higher ids; a spec added or made current again begins at the new head
+            layout = tuple(row[9:12])
             cached = _METADATA.get(key, fresh)
             if cached is not None:
                 return cached

@@ -82,8 +82,8 @@ class MetadataCache:
 
     A table changes only by a commit (a new head snapshot) or a property set outside any snapshot, so the
     head row and the properties text are the freshness check. Schemas and specs are only ever added, so
-    a ``layout`` (the table's creation time, how many schemas and specs it has, the newest of each) that is
-    unchanged lets a new head reuse the parsed schemas and specs; they are reloaded otherwise.
+    a ``layout`` (the table's creation time, its highest schema id, the latest snapshot that made a spec
+    current) that is unchanged lets a new head reuse the parsed schemas and specs; they are reloaded otherwise.
     """
 
     LIMIT = 256
