@@ -51,18 +51,21 @@ def live_files(conn: sqlite3.Connection, table_id: int, snapshot_id: int, with_v
                ) -> tuple[list[DataFile], dict[int, tuple[int, str]]]:
     """The files live at ``snapshot_id`` (by file id, no statistics) and, ``with_vectors``, file id ->
     (cardinality, encoded positions) of the deletion vector each has at the snapshot: one statement."""
-    vector = ", v.cardinality, v.positions" if with_vectors else ", NULL, NULL"
-    join = ("LEFT JOIN fs_deletion_vector v ON v.table_id = f.table_id AND v.file_id = f.file_id "
-            "AND v.begin_snapshot >= f.begin_snapshot AND v.begin_snapshot <= ? "
-            "AND (v.end_snapshot IS NULL OR v.end_snapshot > ?) ") if with_vectors else ""
-    args = (snapshot_id, snapshot_id) if with_vectors else ()
-    rows = conn.execute(
-        "SELECT f.file_id, f.path, f.schema_id, f.record_count, f.file_size, f.content, "
-        f"COALESCE(f.sequence, f.begin_snapshot), f.bucket, f.spec_id, f.partition_values{vector} "
-        f"FROM fs_data_file f {join}WHERE f.table_id = ? AND f.begin_snapshot <= ? "
-        "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?) ORDER BY f.file_id",
-        (*args, table_id, snapshot_id, snapshot_id)).fetchall()
+    columns = ("f.file_id, f.path, f.schema_id, f.record_count, f.file_size, f.content, "
+               "COALESCE(f.sequence, f.begin_snapshot), f.bucket, f.spec_id, f.partition_values")
+    live = ("f.table_id = ? AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?) "
+            "ORDER BY f.file_id")
+    if with_vectors:
+        rows = conn.execute(
+            f"SELECT {columns}, v.cardinality, v.positions FROM fs_data_file f LEFT JOIN fs_deletion_vector v "
+            "ON v.table_id = f.table_id AND v.file_id = f.file_id AND v.begin_snapshot >= f.begin_snapshot "
+            f"AND v.begin_snapshot <= ? AND (v.end_snapshot IS NULL OR v.end_snapshot > ?) WHERE {live}",
+            (snapshot_id, snapshot_id, table_id, snapshot_id, snapshot_id)).fetchall()
+    else:
+        rows = conn.execute(f"SELECT {columns} FROM fs_data_file f WHERE {live}",
+                            (table_id, snapshot_id, snapshot_id)).fetchall()
     with paused_gc():  # 100,000 files are 100,000 objects, none in a cycle (gc_pause)
         files = [DataFile(r[1], r[2], r[3], r[4], {}, r[0], r[5], r[6], r[7], r[8], decode_partition(r[9]))
                  for r in rows]
-    return files, {int(r[0]): (int(r[10]), r[11]) for r in rows if r[10] is not None}
+    vectors = {int(r[0]): (int(r[10]), r[11]) for r in rows if r[10] is not None} if with_vectors else {}
+    return files, vectors
