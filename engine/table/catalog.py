@@ -19,7 +19,7 @@ from fieldshift.errors import CatalogFormatError, TableError
 from fieldshift.gc_pause import paused_gc
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog_reads import load_file_stats, snapshot_row
+from fieldshift.table.catalog_reads import live_files, load_file_stats, snapshot_row
 from fieldshift.table.catalog_sql import (
     DEFAULT_POLICY,
     FORMAT_VERSION,
@@ -85,7 +85,8 @@ class SqliteCatalog:
         if held is not None:
             yield held
             return
-        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)  # timeout: SQLite's busy timeout
+        # timeout= is SQLite's busy timeout (sqlite3_busy_timeout): no PRAGMA statement per connection
+        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
             yield conn
         finally:
@@ -202,32 +203,42 @@ class SqliteCatalog:
 
     # -- reads ----------------------------------------------------------------------------------
     def load_metadata(self, table_id: int) -> TableMetadata:
-        """The table at its head, in one statement when nothing changed since the last load in this process
-        (the head row and properties are the freshness check), else two (schemas and specs together)."""
+        """The table at its head in one statement when its schemas and specs did not change since the last load
+        in this process (the head row, properties and a fingerprint of both are the freshness check), else two
+        (schemas and specs together). A commit that only adds files leaves the schemas and specs as they were."""
         with self._connect() as conn:
             row = conn.execute(
                 "SELECT t.name, t.location, t.properties, s.snapshot_id, s.parent_snapshot_id, s.schema_id, "
-                "s.committed_at, s.operation, s.summary FROM fs_table t JOIN fs_snapshot s ON s.table_id = t.table_id "
+                "s.committed_at, s.operation, s.summary, t.created_at, "
+                "(SELECT MAX(c.schema_id) FROM fs_schema c WHERE c.table_id = t.table_id), "
+                "(SELECT MAX(p.begin_snapshot) FROM fs_partition_spec p WHERE p.table_id = t.table_id) "
+                "FROM fs_table t JOIN fs_snapshot s ON s.table_id = t.table_id "
                 "WHERE t.table_id = ? ORDER BY s.snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
             if row is None:
                 raise TableError(f"catalog {self.path} has no table {table_id} (or it has no snapshot); it may have "
                                  "been dropped: open the table again")
             key, fresh = self._metadata_key(table_id), (row[3], row[6], row[2])
+            # schemas are only ever added, with higher ids; a spec added or made current again begins at the new head
+            layout = tuple(row[9:12])
             cached = _METADATA.get(key, fresh)
             if cached is not None:
                 return cached
-            rows = conn.execute(
-                "SELECT 0, schema_id, schema_json, 0 FROM fs_schema WHERE table_id = ? UNION ALL "
-                "SELECT 1, spec_id, spec_json, begin_snapshot FROM fs_partition_spec WHERE table_id = ? "
-                "ORDER BY 1, 4, 2", (table_id, table_id)).fetchall()
-            schemas = {int(r[1]): self._parse_schema(conn, table_id, int(r[1]), r[2]) for r in rows if r[0] == 0}
+            known = _METADATA.get_layout(key, layout)
+            if known is None:
+                rows = conn.execute(
+                    "SELECT 0, schema_id, schema_json, 0 FROM fs_schema WHERE table_id = ? UNION ALL "
+                    "SELECT 1, spec_id, spec_json, begin_snapshot FROM fs_partition_spec WHERE table_id = ? "
+                    "ORDER BY 1, 4, 2", (table_id, table_id)).fetchall()
+                schemas = {int(r[1]): self._parse_schema(conn, table_id, int(r[1]), r[2]) for r in rows if r[0] == 0}
+                specs = tuple(parse_specs([(r[1], r[3], r[2]) for r in rows if r[0] == 1]))
+            else:
+                schemas, specs = dict(known.schemas), known.spec_history
         name = row[0]
         properties = parse_json(row[2], f"the properties of table {name!r}")
         head = Snapshot(row[3], row[4], row[5], row[6], row[7], parse_json(row[8], f"the summary of snapshot {row[3]}"))
-        specs = tuple(parse_specs([(r[1], r[3], r[2]) for r in rows if r[0] == 1]))
         metadata = TableMetadata(table_id, name, row[1], properties, policy_of(name, properties), schemas, specs,
                                  head, head)
-        _METADATA.put(key, fresh, metadata)
+        _METADATA.put(key, fresh, metadata, layout)
         return metadata
 
     def _metadata_key(self, table_id: int) -> tuple[str, str, int]:
@@ -308,6 +319,13 @@ class SqliteCatalog:
             return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7], r[8],
                              decode_partition(r[9])) for r in rows]
 
+    def live_files(self, table_id: int, snapshot_id: int, with_vectors: bool = False
+                   ) -> tuple[list[DataFile], dict[int, tuple[int, str]]]:
+        """The files live at ``snapshot_id`` without statistics, and (``with_vectors``: a keyed table) file id ->
+        (cardinality, encoded positions) of each file's deletion vector at the snapshot, in one statement."""
+        with self._connect() as conn:
+            return live_files(conn, table_id, snapshot_id, with_vectors)
+
     def file_stats(self, file_ids: Sequence[int]) -> dict[int, dict[int, tuple[int, int, Any, Any]]]:
         """Statistics of some files only (a scan loads them after partition pruning)."""
         with self._connect() as conn:
@@ -386,12 +404,12 @@ class SqliteCatalog:
         if not state.changes_metadata:  # the metadata this commit was based on, with its new head
             key = self._metadata_key(table_id)
             before = _METADATA.get(key, state.head_fresh)
-            if before is not None:
+            if before is not None:  # schemas and specs unchanged: the layout it was loaded at still holds
                 _METADATA.put(key, (snapshot.snapshot_id, snapshot.committed_at, state.head_fresh[2]),
-                              replace(before, head=snapshot, snapshot=snapshot))
+                              replace(before, head=snapshot, snapshot=snapshot), _METADATA.layout(key))
         if state.publishing and self._after_commit and table_id in self._after_commit:
             self._after_commit[table_id]()  # publishing follows the commit (a catch-up that never raises)
-        return Snapshot(state.new_id, state.head_id, state.schema_id, now(), operation, summary or {})
+        return snapshot
 
     def expire(self, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
         """Remove snapshot rows and the rows of files no remaining snapshot references (one transaction);
