@@ -27,6 +27,7 @@ import fieldshift as fs
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.file_cache import clear_file_cache
 from fieldshift.table.metadata_cache import clear_schema_cache
+from fieldshift.table.updates import AddFiles
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
@@ -118,8 +119,8 @@ def build_many_files(location: Path, catalog: str, files: int = FILES) -> fs.Tab
         batch = [DataFile(f"data/{uuid.uuid4().hex}.parquet", table.schema.schema_id, 100, 2048,
                           {field_id: (100, 0, i * 100, i * 100 + 99)}) for i in range(start, start + FILES_PER_COMMIT)]
         head = table.current_snapshot
-        table.catalog.commit(table.table_id, head.snapshot_id, operation="append",
-                             write_schema_id=table.schema.schema_id, add_files=batch)
+        table.catalog.commit(table.table_id, head.snapshot_id, [], [AddFiles(tuple(batch), table.schema.schema_id)],
+                             operation="append")
     return table
 
 

@@ -27,6 +27,7 @@ from fieldshift.planner import clear_plan_cache
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.file_cache import clear_file_cache
 from fieldshift.table.files import write_data_file
+from fieldshift.table.updates import AddFiles
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
@@ -261,8 +262,8 @@ def _files_table(files: int, root: Path) -> tuple[Path, list[str]]:
         batch.append(f)
         if len(batch) == 10_000 or i == files - 1:
             head = t.current_snapshot
-            t.catalog.commit(t.table_id, head.snapshot_id, operation="append", write_schema_id=schema.schema_id,
-                             add_files=batch)
+            t.catalog.commit(t.table_id, head.snapshot_id, [], [AddFiles(tuple(batch), schema.schema_id)],
+                             operation="append")
             batch = []
     return location, real
 

@@ -27,10 +27,12 @@ from fieldshift.spark.source_options import bool_option, parse_policy, table_loc
 from fieldshift.spark.types import spark_to_schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import remove_files, write_side_file
-from fieldshift.table.keys import KeySpec, key_spec
+from fieldshift.table.keys import KeySpec
+from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.storage import TableStorage, location_key, open_storage
 from fieldshift.table.table import MAX_FILE_ROWS, Table
+from fieldshift.table.write_commit import FilesCommit, file_updates
 
 __all__ = ["FieldshiftCommitMessage", "FieldshiftWriter"]
 
@@ -63,11 +65,14 @@ class FieldshiftWriter(DataSourceArrowWriter):
         except TableError:
             table = None
         with table.catalog.one_connection() if table is not None else contextlib.nullcontext():
-            self._plan(options, table, schema, on_incompatible, evolve)
+            self._plan(options, (table.metadata(), str(table.location)) if table is not None else None, schema,
+                       on_incompatible, evolve)
 
-    def _plan(self, options: Any, table: Table | None, schema: StructType, on_incompatible: str,
-              evolve: bool) -> None:
-        if table is None:
+    def _plan(self, options: Any, found: tuple[TableMetadata, str] | None, schema: StructType,
+              on_incompatible: str, evolve: bool) -> None:
+        """The write plan against the table's head (``found``: its metadata and location; None: no table yet)."""
+        metadata = found[0] if found is not None else None
+        if found is None or metadata is None:
             # a new table's columns are all nullable: Spark's non-null flags describe one query, not the table
             self.new_schema: Schema | None = with_nullability(spark_to_schema(schema, assign_ids=True),
                                                                   lambda _f: True)
@@ -75,16 +80,15 @@ class FieldshiftWriter(DataSourceArrowWriter):
             self.base_snapshot_id = 0
             base = self.new_schema
         else:
-            self.policy = self.policy or table.policy  # the table's own rules by default
+            self.policy = self.policy or metadata.policy  # the table's own rules by default
             self.new_schema = None
-            self.table_location = str(table.location)
-            head = table.current_snapshot
-            self.base_snapshot_id = head.snapshot_id
-            base = table.schemas_by_id()[head.schema_id]
-        self.keys: KeySpec | None = key_spec(table.properties, base) if table is not None else None
+            self.table_location = found[1]
+            self.base_snapshot_id = metadata.head.snapshot_id
+            base = metadata.current_schema
+        self.keys: KeySpec | None = metadata.keys_in(base) if metadata is not None else None
         self.plan: WritePlan = plan_write(self.incoming, base, evolve=evolve, on_incompatible=on_incompatible,
                                           policy=self.policy)
-        self.spec = writer_spec(table, base, self.plan, options)  # tasks split their rows by it
+        self.spec = writer_spec(metadata, base, self.plan, options)  # tasks split their rows by it
 
     # -- executors ------------------------------------------------------------------------------
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FieldshiftCommitMessage:
@@ -132,15 +136,13 @@ class FieldshiftWriter(DataSourceArrowWriter):
             else:
                 table = Table.open(self.location, catalog=self.catalog, name=self.name)
             plan = self.plan
+            operation = "overwrite" if self.overwrite else "append"
+            requirements, updates = file_updates(table.io, table.metadata(), FilesCommit(
+                plan.schema, plan.evolved, files, quarantine, operation))
             table.catalog.commit(
-                table.table_id, self.base_snapshot_id,
-                operation="overwrite" if self.overwrite else "append",
-                schema=plan.schema if plan.evolved else None,
-                write_schema_id=plan.schema.schema_id, add_files=files, quarantine=quarantine,
-                replace_all=self.overwrite,
+                table.table_id, self.base_snapshot_id, requirements, updates, operation=operation,
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
-                         "changes": list(plan.changes), "writer": "spark"},
-            )
+                         "changes": list(plan.changes), "writer": "spark"})
         except CommitOutcomeUnknownError:
             raise  # the commit may have landed: its files stay (vacuum removes them if it did not)
         except BaseException:

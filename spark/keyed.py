@@ -30,6 +30,7 @@ from fieldshift.table.files import remove_files, write_side_file
 from fieldshift.table.keyed_write import key_rows
 from fieldshift.table.keys import KeySpec, dedupe_latest
 from fieldshift.table.merge import group_files, read_group
+from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.on_write import WritePlan
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec
@@ -149,12 +150,12 @@ class KeyedWrites:
     partition_spec: PartitionSpec = UNPARTITIONED
 
     @classmethod
-    def of(cls, operation: str, table: Table | None) -> KeyedWrites:
-        spec = table.keys if table is not None else None
-        if spec is None:
+    def of(cls, operation: str, metadata: TableMetadata | None) -> KeyedWrites:
+        spec = metadata.keys if metadata is not None else None
+        if metadata is None or spec is None:
             raise TableError(f"operation={operation!r} needs an existing keyed table (created with "
                              "identifier_fields=[...]); an unkeyed or missing table has no primary key")
-        return cls(operation, spec, table.spec)
+        return cls(operation, spec, metadata.spec)
 
     def files(self, location: TableStorage, schema: Any, good: pa.Table, written: list[str]) -> list[DataFile]:
         if self.operation == "delete":

@@ -12,15 +12,20 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.errors import TableError
+from fieldshift.errors import SnapshotExpiredError, TableError
+from fieldshift.schema import Schema
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import OPERATIONS, KeyedWrites
+from fieldshift.table.deletion_vectors import VectorCommit
 from fieldshift.table.files import remove_files
+from fieldshift.table.handle import TableIO
+from fieldshift.table.metadata import TableMetadata
+from fieldshift.table.records import DataFile
 from fieldshift.table.storage import TableStorage, open_storage
 from fieldshift.table.table import Table
-from fieldshift.table.write_commit import check_new_keys, resolve_written
+from fieldshift.table.write_commit import FilesCommit, check_new_keys, file_updates, resolve_written
 
 __all__ = ["KeyedWriter", "writer_for"]
 
@@ -41,30 +46,34 @@ def writer_for(options: Any, schema: Any, overwrite: bool) -> FieldshiftWriter:
         table = Table.open(_location(options), catalog=options.get("catalog"), name=options.get("table"))
     except TableError:
         table = None
-    if operation == "append" and (table is None or table.keys is None):
+    found = (table.metadata(), str(table.location)) if table is not None else None
+    if operation == "append" and (found is None or found[0].keys is None):
         return FieldshiftWriter(options, schema, overwrite)
-    return KeyedWriter(options, schema, overwrite, operation, table)
+    return KeyedWriter(options, schema, overwrite, operation, found)
 
 
 class KeyedWriter(FieldshiftWriter):
     """Upserts, deletes and (insert-only) appends of keyed tables: bucket files on executors, one commit."""
 
-    def __init__(self, options: Any, schema: Any, overwrite: bool, operation: str, table: Table | None) -> None:
-        self.keyed = KeyedWrites.of(operation, table)
-        assert table is not None
+    def __init__(self, options: Any, schema: Any, overwrite: bool, operation: str,
+                 found: tuple[TableMetadata, str] | None) -> None:
+        """``found``: the table's metadata and location (None: no table, refused)."""
+        self.keyed = KeyedWrites.of(operation, found[0] if found is not None else None)
+        assert found is not None
+        metadata, table_location = found
         if overwrite:
             raise TableError(f"operation={operation!r} on a keyed table cannot be combined with "
                              "mode('overwrite'); use mode('append')")
-        self.base_schema = table.schemas_by_id()[table.current_snapshot.schema_id]
+        self.base_schema = metadata.current_schema
         if operation != "delete":
             super().__init__(options, schema, overwrite)
             return
         # a delete takes the key columns of its rows: no write plan, no evolution
         self.location, self.catalog, self.name = _location(options), options.get("catalog"), options.get("table")
-        self.overwrite, self.policy, self.new_schema = False, table.policy, None
+        self.overwrite, self.policy, self.new_schema = False, metadata.policy, None
         self.incoming = spark_arrow_schema(schema)
-        self.table_location = str(table.location)
-        self.base_snapshot_id = table.current_snapshot.snapshot_id
+        self.table_location = table_location
+        self.base_snapshot_id = metadata.head.snapshot_id
 
     def _flush(self, batches: Sequence[pa.RecordBatch], location: TableStorage,
                message: FieldshiftCommitMessage) -> None:
@@ -86,26 +95,31 @@ class KeyedWriter(FieldshiftWriter):
         files = [f for m in done for f in m.files]
         quarantine = [q for m in done for q in m.quarantine]
         upsert = self.keyed.operation != "delete"
+        schema = self.plan.schema if upsert else self.base_schema
         try:
             table = Table.open(self.location, catalog=self.catalog, name=self.name)
-            if self.keyed.operation == "append":  # insert-only: no key twice, none the table holds
-                vectors = check_new_keys(table, self.base_snapshot_id, files)
-            elif upsert and self.plan.evolved:  # the lookup reads the table in the schema of its files
-                vectors = None
-            else:  # the rows they supersede, as Table.upsert/delete record them
-                schema = self.plan.schema if upsert else self.base_schema
-                vectors = resolve_written(table, self.base_snapshot_id, schema, files, self.keyed.operation)
+            vectors = self._vectors(table.io, schema, files)
+            requirements, updates = file_updates(table.io, table.metadata(), FilesCommit(
+                schema, upsert and self.plan.evolved, files, quarantine, self.keyed.operation, vectors=vectors))
             table.catalog.commit(
-                table.table_id, self.base_snapshot_id, operation=self.keyed.operation,
-                exclusive=self.keyed.operation == "append",
-                schema=self.plan.schema if upsert and self.plan.evolved else None,
-                write_schema_id=(self.plan.schema if upsert else self.base_schema).schema_id, add_files=files,
-                quarantine=quarantine, vectors=vectors,
+                table.table_id, self.base_snapshot_id, requirements, updates, operation=self.keyed.operation,
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),
                          "changes": list(self.plan.changes) if upsert else [], "writer": "spark"})
         except BaseException:
             remove_files(open_storage(self.table_location), [f.path for f in files] + [p for p, _ in quarantine])
             raise
+
+    def _vectors(self, io: TableIO, schema: Schema, files: list[DataFile]) -> VectorCommit | None:
+        """What the files record besides themselves, looked up at the base snapshot the tasks wrote for."""
+        if self.keyed.operation == "append":  # insert-only: no key twice, none the table holds
+            return check_new_keys(io, io.metadata(self.base_snapshot_id), files)
+        if self.keyed.operation != "delete" and self.plan.evolved:  # the lookup reads in the files' schema
+            return None
+        try:  # the rows they supersede, as Table.upsert/delete record them
+            metadata = io.metadata(self.base_snapshot_id)
+        except SnapshotExpiredError:
+            return None  # another writer committed and expired the base meanwhile: the files merge on read
+        return resolve_written(io, metadata, schema, files, self.keyed.operation)  # type: ignore[arg-type]
 
 
 one_line_errors(KeyedWriter)

@@ -13,13 +13,14 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DataFile
+from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.on_write import WritePlan
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec, build_spec
+from fieldshift.table.records import DataFile
 from fieldshift.table.storage import TableStorage
-from fieldshift.table.table import MAX_FILE_ROWS, Table
+from fieldshift.table.table import MAX_FILE_ROWS
 
 __all__ = ["split_terms", "write_partition_files", "writer_spec"]
 
@@ -38,15 +39,15 @@ def split_terms(text: str) -> list[str]:
     return [t for t in terms if t]
 
 
-def writer_spec(table: Table | None, base: Schema, plan: WritePlan, options: Any) -> PartitionSpec:
+def writer_spec(metadata: TableMetadata | None, base: Schema, plan: WritePlan, options: Any) -> PartitionSpec:
     """The spec tasks write with: the table's current one (checked against an evolving write), or a new
     table's from ``partition_by``."""
-    if table is None:
+    if metadata is None:
         terms = split_terms(str(options.get("partition_by") or ""))
         return build_spec(base, terms) if terms else UNPARTITIONED
-    spec = table.spec
+    spec = metadata.spec
     if plan.evolved:
-        check_schema_change(spec, base, plan.schema, table=table.name)
+        check_schema_change(spec, base, plan.schema, table=metadata.name)
     return spec
 
 

@@ -15,7 +15,6 @@ mark is in the upsert's own transaction, so a replayed upsert commits nothing ei
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,6 @@ from pyspark.sql.types import StructType
 
 from fieldshift.errors import (
     AlreadyCommittedError,
-    CommitConflictError,
     CommitOutcomeUnknownError,
     DuplicateKeyError,
     InvalidOptionError,
@@ -38,21 +36,23 @@ from fieldshift.options import check_option
 from fieldshift.schema import Schema
 from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.keyed import KeyedWrites
-from fieldshift.table.catalog import DataFile
+from fieldshift.table.commits import Attempt, with_retries
 from fieldshift.table.files import remove_files
+from fieldshift.table.handle import TableIO
+from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_write import write_partitioned
+from fieldshift.table.records import DataFile
 from fieldshift.table.storage import TableStorage, open_storage
 from fieldshift.table.stream_log import stream_commit
 from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import Table
-from fieldshift.table.write_commit import check_evolution, check_new_keys, commit_files, resolve_written
+from fieldshift.table.write_commit import FilesCommit, check_evolution, check_new_keys, commit_files, resolve_written
 
 __all__ = ["FieldshiftStreamWriter", "SinkOperation", "StreamCommitMessage", "stream_id_of"]
 
 SinkOperation = Literal["append", "upsert"]
 """What each micro-batch does: append (insert-only on a keyed table) or upsert (keyed tables only)."""
-COMMIT_RETRIES = 8
 
 
 def stream_id_of(options: Any) -> str:
@@ -130,7 +130,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
                 if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
                     remove_files(location, written)  # a replay after a crash or restart: already in the table
                     return
-                new_files = self._commit(table, plan_schema, files, quarantine, mark)
+                new_files = self._commit(table.io, plan_schema, files, quarantine, mark)
             if new_files is not files:
                 remove_files(location, [f.path for f in files])
         except AlreadyCommittedError:
@@ -162,50 +162,49 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         except TableError:  # created meanwhile (a replay of the first batch)
             return Table.open(self.location, catalog=self.catalog, name=self.name)
 
-    def _commit(self, table: Table, plan_schema: Schema, files: list[DataFile], quarantine: list[tuple[str, int]],
+    def _commit(self, io: TableIO, plan_schema: Schema, files: list[DataFile], quarantine: list[tuple[str, int]],
                 mark: StreamMark) -> list[DataFile]:
-        """Commit on the current head, evolving the table to ``plan_schema`` if no one has; files whose
-        schema id now means another schema (a concurrent change) are rewritten for the head first."""
-        current = files
-        for attempt in range(COMMIT_RETRIES):
-            head = table.current_snapshot
-            schemas = table.schemas_by_id()
-            known = schemas.get(plan_schema.schema_id)
-            if known is not None and known.fields != plan_schema.fields:
-                current, plan_schema = self._rebase(table, current, plan_schema, schemas[head.schema_id])
-                continue
+        """Commit on the current head (``commits.with_retries``), evolving the table to ``plan_schema`` if no
+        one has; files whose schema id now means another schema (a concurrent change) are rewritten for the
+        head first."""
+        current, schema = files, plan_schema
+
+        def attempt(_now: Attempt) -> list[DataFile]:
+            nonlocal current, schema
+            metadata = io.metadata()
+            known = metadata.schemas.get(schema.schema_id)
+            if known is not None and known.fields != schema.fields:
+                current, schema = self._rebase(io, metadata, current)
+                known = metadata.schemas.get(schema.schema_id)
             evolve = known is None
             if evolve:
-                check_evolution(table, schemas[head.schema_id], plan_schema, "a stream")
+                check_evolution(io, metadata, schema, "a stream")
             vectors = None
             if self.operation == "append" and self.keyed is not None:  # insert-only: checked against head
                 try:
-                    vectors = check_new_keys(table, head.snapshot_id, current)
+                    vectors = check_new_keys(io, metadata, current)
                 except DuplicateKeyError as e:
                     raise DuplicateKeyError(f"batch {mark.batch_id} of the stream: {e} (a stream upserts with "
                                             ".option('operation', 'upsert'))") from None
             elif self.operation == "upsert" and not evolve:  # the rows it supersedes, as Table.upsert
-                vectors = resolve_written(table, head.snapshot_id, plan_schema, current, "upsert")
-            try:
-                commit_files(table, head, plan_schema, evolve, current, quarantine, operation=self.operation,
-                             mark=mark, summary={"changes": list(self.plan.changes) if evolve else [],
-                                                 "writer": "spark-stream", "stream": mark.stream_id,
-                                                 "batch": mark.batch_id}, vectors=vectors)
-                return current
-            except CommitConflictError:
-                if attempt == COMMIT_RETRIES - 1:
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-        raise AssertionError("unreachable")
+                vectors = resolve_written(io, metadata, schema, current, "upsert")
+            commit_files(io, metadata, FilesCommit(
+                schema, evolve, current, quarantine, self.operation, mark,
+                {"changes": list(self.plan.changes) if evolve else [], "writer": "spark-stream",
+                 "stream": mark.stream_id, "batch": mark.batch_id}, vectors))
+            return current
 
-    def _rebase(self, table: Table, files: list[DataFile], written: Schema,
-                head_schema: Schema) -> tuple[list[DataFile], Schema]:
-        """Rewrite files written as ``written`` for the head schema (on-write evolution by name)."""
+        return with_retries(attempt)
+
+    def _rebase(self, io: TableIO, metadata: TableMetadata, files: list[DataFile]) -> tuple[list[DataFile], Schema]:
+        """Rewrite files written as another schema for ``metadata``'s head schema (on-write evolution by name)."""
+        head_schema = metadata.current_schema
         if not files:
             return [], head_schema
-        data = pa.concat_tables([table.storage.read_table(f.path) for f in files])
-        prepared = prepare_append(data, head_schema, evolve=True, on_incompatible="fail", policy=table.policy)
-        rewritten = write_partitioned(table.storage, prepared.schema, table.spec, prepared.data, [], keys=table.keys)
+        data = pa.concat_tables([io.storage.read_table(f.path) for f in files])
+        prepared = prepare_append(data, head_schema, evolve=True, on_incompatible="fail", policy=metadata.policy)
+        rewritten = write_partitioned(io.storage, prepared.schema, metadata.spec, prepared.data, [],
+                                      keys=metadata.keys)
         return rewritten, prepared.schema
 
 

@@ -45,7 +45,9 @@ from fieldshift.schema import Schema
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark._files import DEFAULT_BATCH_SIZE, FileReader, FileTask, plan_tasks, schema_plans
 from fieldshift.spark.source_options import parse_policy
-from fieldshift.table.catalog import DataFile
+from fieldshift.table.handle import TableIO
+from fieldshift.table.metadata import TableMetadata
+from fieldshift.table.records import DataFile
 from fieldshift.table.stream_log import files_added
 from fieldshift.table.table import Table
 
@@ -119,6 +121,9 @@ class FieldshiftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
     def _table(self) -> Table:
         return Table.open(self.location, catalog=self.catalog, name=self.name)
 
+    def _io(self) -> TableIO:
+        return self._table().io
+
     # -- offsets (driver) -----------------------------------------------------------------------
     def initialOffset(self) -> dict[str, int]:
         table = self._table()
@@ -143,7 +148,7 @@ class FieldshiftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         return ReadAllAvailable()
 
     def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
-        pending = self._pending(self._table(), start)
+        pending = self._pending(self._io(), start)
         max_files = limit.max_files if isinstance(limit, ReadMaxFiles) else None
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         if not isinstance(limit, ReadAllAvailable):  # both options: the default limit carries the files one
@@ -160,14 +165,14 @@ class FieldshiftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             return start
         return {"snapshot": chosen[-1].snapshot_id, "file": chosen[-1].index + 1}
 
-    def _pending(self, table: Table, start: dict[str, int], end: dict[str, int] | None = None) -> list[_Pending]:
+    def _pending(self, io: TableIO, start: dict[str, int], end: dict[str, int] | None = None) -> list[_Pending]:
         """The appended files after ``start`` (up to ``end``, else the head or the availableNow target)."""
         first, skip = int(start["snapshot"]), int(start["file"])
-        snapshots = table.history()
+        snapshots = io.catalog.snapshots(io.table_id)
         head = snapshots[-1].snapshot_id
         if first < snapshots[0].snapshot_id or (first <= head and first not in {s.snapshot_id for s in snapshots}):
             raise StreamOffsetExpiredError(
-                f"the query's offset is snapshot {first} of table {table.name}, which has been expired (the "
+                f"the query's offset is snapshot {first} of table {io.metadata().name}, which has been expired (the "
                 f"oldest is {snapshots[0].snapshot_id}); restart the query with a new checkpointLocation, "
                 f"with option startingSnapshotId >= {snapshots[0].snapshot_id} to read from there")
         last = head if end is None else int(end["snapshot"])
@@ -176,7 +181,7 @@ class FieldshiftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         if first > last:
             return []
         added: dict[int, list[DataFile]] = {}
-        for sid, f in files_added(table.catalog, table.table_id, first, last):
+        for sid, f in files_added(io.catalog, io.table_id, first, last):
             added.setdefault(sid, []).append(f)
         out = []
         for snap in snapshots:
@@ -189,7 +194,7 @@ class FieldshiftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
                 if out:  # emit what came before; the next micro-batch stops here
                     return out
                 raise StreamChangeCommitError(
-                    f"snapshot {sid} of table {table.name} is an {snap.operation!r}, which changes or removes "
+                    f"snapshot {sid} of table {io.metadata().name} is an {snap.operation!r}, which changes or removes "
                     "rows an append-only stream has already emitted; set .option('skipChangeCommits', 'true') "
                     "to pass over such snapshots (their added rows are not emitted)")
             for i, f in enumerate(added.get(sid, [])):
@@ -200,24 +205,25 @@ class FieldshiftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     # -- planning (driver) and reading (executors) ----------------------------------------------
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
-        table = self._table()
-        files = [p.file for p in self._pending(table, start, end)]
+        io = self._io()
+        files = [p.file for p in self._pending(io, start, end)]
         if not files:
             return []
-        plans = self._plans(table, {f.schema_id for f in files})
+        plans = self._plans(io.metadata(), {f.schema_id for f in files})
         reader = FileReader(plans, self.target, self.batch_size)
-        tasks = plan_tasks(table.storage, files)
+        tasks = plan_tasks(io.storage, files)
         n = max(1, min(len(tasks), os.cpu_count() or 1))
         bins: list[list[FileTask]] = [[] for _ in range(n)]
         for i, t in enumerate(tasks):
             bins[i % n].append(t)
         return [StreamPartition(b, reader) for b in bins if b]
 
-    def _plans(self, table: Table, schema_ids: set[int]) -> dict[int, tuple[tuple[str, ...], EvolutionPlan]]:
+    def _plans(self, metadata: TableMetadata,
+               schema_ids: set[int]) -> dict[int, tuple[tuple[str, ...], EvolutionPlan]]:
         """Plans into the query's schema; a type widened since the query started is read back into the
         query's narrower type, checked per value."""
-        schemas = table.schemas_by_id()
-        policy = self.policy or table.policy
+        schemas = dict(metadata.schemas)
+        policy = self.policy or metadata.policy
         plans = {}
         for sid in schema_ids:
             try:

@@ -88,5 +88,5 @@ def expire(
     if vacuum:
         from fieldshift.table.maintenance import remove_expired_files
 
-        removed = remove_expired_files(table, result)
+        removed = remove_expired_files(table.io, result)
         console.print(f"deleted {len(removed)} file(s) no snapshot references")

@@ -5,8 +5,9 @@ filter, prune files by their statistics, plan each file's schema against the rea
 read and evolve, drop deleted rows, filter rows — and differ only in where the facts come from. These
 frozen values are those facts, with nothing format-specific left in them: a format's source
 (``ReadSource``) turns its own metadata into them once per snapshot, and the one scan pipeline
-(``fieldshift.table.open_scan``) consumes nothing else. The fieldshift catalog is meant to implement it
-too (issue 29), so its shape follows what every format has to say, not what one of them stores.
+(``fieldshift.table.open_scan``) consumes nothing else. The fieldshift catalog implements it too
+(``fieldshift.table.catalog_source``), and so does a fake format of the tests (``tests/table/fake_source.py``),
+so its shape follows what every format has to say, not what one of them stores.
 
 Values are in the file's own terms wherever the file could differ from the table (statistics in the
 file's type, positions in the file's row order), because only the plan made for that file knows how its
@@ -294,6 +295,7 @@ class ReadSource(Protocol):
 
     Optional members a source may add: ``specs()`` (its partition specs, ``SourcePartitionSpec`` values,
     oldest first), ``current_schema_id`` (the schema of a table that has no snapshot yet), ``close()``,
+    ``open_file(path)`` (a readable file for an entry's path, when the source holds the store's options),
     ``partition_transforms = "iceberg"`` (its partition values of year/month/day/hour/bucket/truncate are
     Iceberg's, so filters project through them; otherwise only identity values prune),
     and group pruning: ``prunes_groups = True`` with ``schema_id_at(snapshot_id)``, ``schema(schema_id)``

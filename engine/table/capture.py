@@ -25,7 +25,6 @@ import pyarrow.compute as pc
 from fieldshift.errors import (
     AlreadyCommittedError,
     CaptureFileError,
-    CommitConflictError,
     NotKeyedError,
     SchemaEvolutionError,
     StorageLocationError,
@@ -45,13 +44,15 @@ from fieldshift.table.capture_read import (
     pinned_types,
     read_source_file,
 )
+from fieldshift.table.commits import Attempt, with_retries
+from fieldshift.table.handle import TableIO
 from fieldshift.table.on_write import WritePlan, plan_write
 from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.stream_commit import StreamOperation
 from fieldshift.table.stream_log import captured_sources
 from fieldshift.table.stream_marks import CapturedFile, StreamMark
-from fieldshift.table.table import COMMIT_RETRIES, Table
-from fieldshift.table.write_commit import write_rows
+from fieldshift.table.table import Table
+from fieldshift.table.write_commit import WriteRequest, write_rows
 
 __all__ = ["CaptureProgress", "capture"]
 
@@ -131,7 +132,7 @@ def capture(source: str | os.PathLike[str], table: Table | str | os.PathLike[str
                     if first is None:  # only empty files: no columns to create a table from, nothing to record
                         continue
                     target = _create(location, first, resolved)
-                _commit_group(target, group, datas, on_incompatible, resolved, progress, operation, pinned)
+                _commit_group(target.io, group, datas, _Rules(on_incompatible, resolved, operation, pinned), progress)
                 progress.pending = max(0, len(new) - start - len(group))
                 if on_progress is not None:
                     on_progress(progress)
@@ -183,27 +184,38 @@ def _create(location: str | os.PathLike[str], first: pa.Table, policy: CastPolic
         return Table.open(location)  # another capture created it meanwhile
 
 
-def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[list[tuple[pa.Table, bool]]],
-                  on_incompatible: OnIncompatible, policy: CastPolicy | None, progress: CaptureProgress,
-                  operation: StreamOperation, pinned: Mapping[str, pa.DataType]) -> None:
-    """Fold the group's schemas into the table's, fit every file to it, commit once with the files' marks."""
-    for attempt in range(COMMIT_RETRIES):
-        head = table.current_snapshot
-        base = table.schemas_by_id()[head.schema_id]
-        rules = policy or table.policy
+@dataclass(frozen=True)
+class _Rules:
+    """How a capture fits its files: evolution rules, the policy (None: the table's), append or upsert, the
+    types pinned by name."""
+
+    on_incompatible: OnIncompatible
+    policy: CastPolicy | None
+    operation: StreamOperation
+    pinned: Mapping[str, pa.DataType]
+
+
+def _commit_group(io: TableIO, group: Sequence[SourceFile], datas: Sequence[list[tuple[pa.Table, bool]]],
+                  rules: _Rules, progress: CaptureProgress) -> None:
+    """Fold the group's schemas into the table's, fit every file to it, commit once with the files' marks
+    (``commits.with_retries``: a conflict folds again on the new head)."""
+
+    def attempt(_now: Attempt) -> None:
+        metadata = io.metadata()
+        base = metadata.current_schema
+        policy = rules.policy or metadata.policy
         schema, changes = base, []
         types = {f.name: f.type for f in base.fields if isinstance(f.type, pa.DataType)}
-        parts = [(f, fit_inferred(data, types, pinned) if guessed else data)
+        parts = [(f, fit_inferred(data, types, rules.pinned) if guessed else data)
                  for f, tables in zip(group, datas, strict=True) for data, guessed in tables]
         folded: set[pa.Schema] = set()  # a file schema folded in once changes nothing the second time
-        spec = table.spec
         for f, data in parts:
             if data.schema not in folded:
                 folded.add(data.schema)
-                wp = _plan(f, data, schema, on_incompatible, rules)
+                wp = _plan(f, data, schema, rules.on_incompatible, policy)
                 if wp.evolved:  # a partition key's type may change only where its transforms keep every key
                     try:
-                        check_schema_change(spec, base, wp.schema, table=table.name)
+                        check_schema_change(metadata.spec, base, wp.schema, table=metadata.name)
                     except SchemaEvolutionError as e:
                         raise CaptureFileError(f"cannot capture {f.path}: {e}") from e
                 schema, changes = wp.schema, changes + list(wp.changes)
@@ -214,7 +226,8 @@ def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[lis
         goods, bads = [], []
         plans: dict[pa.Schema, WritePlan] = {}  # one write plan per file schema
         for f, data in parts:
-            wp = plans.get(data.schema) or plans.setdefault(data.schema, _plan(f, data, schema, on_incompatible, rules))
+            wp = plans.get(data.schema) or plans.setdefault(data.schema,
+                                                            _plan(f, data, schema, rules.on_incompatible, policy))
             try:
                 good, bad = wp.split(data)
             except SchemaEvolutionError as e:
@@ -227,24 +240,20 @@ def _commit_group(table: Table, group: Sequence[SourceFile], datas: Sequence[lis
         mark = StreamMark(captured=tuple(CapturedFile(str(f.path), f.size, f.mtime_ns, sum(t.num_rows for t, _ in d))
                                          for f, d in zip(group, datas, strict=True)))
         try:
-            done = write_rows(table, head, base, schema, bool(changes), data, bads, operation=operation, mark=mark,
-                              summary={"changes": changes, "writer": "capture", "files": len(group)})
+            done = write_rows(io, metadata, WriteRequest(
+                schema, bool(changes), data, bads, rules.operation, mark,
+                {"changes": changes, "writer": "capture", "files": len(group)}))
         except AlreadyCommittedError:  # another capture took some of these files: list again
             progress.skipped += len(group)
             return
-        except CommitConflictError:
-            if attempt == COMMIT_RETRIES - 1:
-                raise
-            time.sleep(0.01 * (attempt + 1))
-            continue
         progress.files += len(group)
         progress.rows += done.rows
         progress.quarantined += sum(b.num_rows for b in bads)
         progress.commits += 1
         progress.schema_changes += changes
         progress.last_file = group[-1].path.name
-        return
-    raise AssertionError("unreachable")
+
+    with_retries(attempt)
 
 
 def _plan(f: SourceFile, data: pa.Table, schema: Schema, on_incompatible: OnIncompatible,

@@ -11,20 +11,20 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fieldshift.errors import CatalogFormatError, CommitConflictError, HistoryUnreadableError, TableError
+from fieldshift.errors import CatalogFormatError, TableError
 from fieldshift.gc_pause import paused_gc
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog_reads import load_file_stats, snapshot_row
+from fieldshift.table.catalog_reads import live_files, load_file_stats, snapshot_row
 from fieldshift.table.catalog_sql import (
     DEFAULT_POLICY,
     FORMAT_VERSION,
     POLICY_PROPERTY,
     PUBLISH_PROPERTY,
-    end_files,
     expire_rows,
     load_value,
     locations_overlap,
@@ -32,22 +32,15 @@ from fieldshift.table.catalog_sql import (
     policy_of,
     upgrade,
 )
-from fieldshift.table.catalog_writes import insert_files, insert_schema, insert_snapshot, now
-from fieldshift.table.deletion_vectors import VectorCommit, commit_vectors
+from fieldshift.table.catalog_writes import insert_schema, insert_snapshot, now
 from fieldshift.table.metadata import MetadataCache, TableMetadata
 from fieldshift.table.metadata_cache import parsed_schema
-from fieldshift.table.partition_evolution import check_schema_change
 from fieldshift.table.partitioning import PartitionSpec
-from fieldshift.table.precombine_order import check_precombine_change
-from fieldshift.table.publish.iceberg_types import check_publishable_change
-from fieldshift.table.publish.iceberg_values import check_partitions
-from fieldshift.table.readability import changed_fields, check_readable, checked_fields
 from fieldshift.table.records import DataFile, Snapshot
 from fieldshift.table.spec_catalog import decode_partition, insert_spec, load_specs, parse_specs
-from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
+from fieldshift.table.updates import TableRequirement, TableUpdate, begin_commit
 
-__all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog",
-           "open_catalog"]
+__all__ = ["DEFAULT_POLICY", "FORMAT_VERSION", "POLICY_PROPERTY", "DataFile", "Snapshot", "SqliteCatalog"]
 
 _METADATA = MetadataCache()
 
@@ -92,9 +85,9 @@ class SqliteCatalog:
         if held is not None:
             yield held
             return
+        # timeout= is SQLite's busy timeout (sqlite3_busy_timeout): no PRAGMA statement per connection
         conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
-            conn.execute("PRAGMA busy_timeout = 60000")
             yield conn
         finally:
             conn.close()
@@ -210,33 +203,47 @@ class SqliteCatalog:
 
     # -- reads ----------------------------------------------------------------------------------
     def load_metadata(self, table_id: int) -> TableMetadata:
-        """The table at its head, in one statement when nothing changed since the last load in this process
-        (the head row and properties are the freshness check), else two (schemas and specs together)."""
+        """The table at its head in one statement when its schemas and specs did not change since the last load
+        in this process (the head row, properties and a fingerprint of both are the freshness check), else two
+        (schemas and specs together). A commit that only adds files leaves the schemas and specs as they were."""
         with self._connect() as conn:
             row = conn.execute(
                 "SELECT t.name, t.location, t.properties, s.snapshot_id, s.parent_snapshot_id, s.schema_id, "
-                "s.committed_at, s.operation, s.summary FROM fs_table t JOIN fs_snapshot s ON s.table_id = t.table_id "
+                "s.committed_at, s.operation, s.summary, t.created_at, "
+                "(SELECT MAX(c.schema_id) FROM fs_schema c WHERE c.table_id = t.table_id), "
+                "(SELECT MAX(p.begin_snapshot) FROM fs_partition_spec p WHERE p.table_id = t.table_id) "
+                "FROM fs_table t JOIN fs_snapshot s ON s.table_id = t.table_id "
                 "WHERE t.table_id = ? ORDER BY s.snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
             if row is None:
                 raise TableError(f"catalog {self.path} has no table {table_id} (or it has no snapshot); it may have "
                                  "been dropped: open the table again")
-            key, fresh = (type(self).__name__, str(self.path), table_id), (row[3], row[6], row[2])
+            key, fresh = self._metadata_key(table_id), (row[3], row[6], row[2])
+            # schemas are only ever added, with higher ids; a spec added or made current again begins at the new head
+            layout = tuple(row[9:12])
             cached = _METADATA.get(key, fresh)
             if cached is not None:
                 return cached
-            rows = conn.execute(
-                "SELECT 0, schema_id, schema_json, 0 FROM fs_schema WHERE table_id = ? UNION ALL "
-                "SELECT 1, spec_id, spec_json, begin_snapshot FROM fs_partition_spec WHERE table_id = ? "
-                "ORDER BY 1, 4, 2", (table_id, table_id)).fetchall()
-            schemas = {int(r[1]): self._parse_schema(conn, table_id, int(r[1]), r[2]) for r in rows if r[0] == 0}
+            known = _METADATA.get_layout(key, layout)
+            if known is None:
+                rows = conn.execute(
+                    "SELECT 0, schema_id, schema_json, 0 FROM fs_schema WHERE table_id = ? UNION ALL "
+                    "SELECT 1, spec_id, spec_json, begin_snapshot FROM fs_partition_spec WHERE table_id = ? "
+                    "ORDER BY 1, 4, 2", (table_id, table_id)).fetchall()
+                schemas = {int(r[1]): self._parse_schema(conn, table_id, int(r[1]), r[2]) for r in rows if r[0] == 0}
+                specs = tuple(parse_specs([(r[1], r[3], r[2]) for r in rows if r[0] == 1]))
+            else:
+                schemas, specs = dict(known.schemas), known.spec_history
         name = row[0]
         properties = parse_json(row[2], f"the properties of table {name!r}")
         head = Snapshot(row[3], row[4], row[5], row[6], row[7], parse_json(row[8], f"the summary of snapshot {row[3]}"))
-        specs = tuple(parse_specs([(r[1], r[3], r[2]) for r in rows if r[0] == 1]))
         metadata = TableMetadata(table_id, name, row[1], properties, policy_of(name, properties), schemas, specs,
                                  head, head)
-        _METADATA.put(key, fresh, metadata)
+        _METADATA.put(key, fresh, metadata, layout)
         return metadata
+
+    def _metadata_key(self, table_id: int) -> tuple[str, str, int]:
+        """The process-wide metadata cache's key of one table of this catalog."""
+        return type(self).__name__, str(self.path), table_id
 
     def snapshots(self, table_id: int) -> list[Snapshot]:
         """Every kept snapshot of the table, oldest first."""
@@ -312,6 +319,13 @@ class SqliteCatalog:
             return [DataFile(r[1], r[2], r[3], r[4], stats.get(r[0], {}), r[0], r[5], r[6], r[7], r[8],
                              decode_partition(r[9])) for r in rows]
 
+    def live_files(self, table_id: int, snapshot_id: int, with_vectors: bool = False
+                   ) -> tuple[list[DataFile], dict[int, tuple[int, str]]]:
+        """The files live at ``snapshot_id`` without statistics, and (``with_vectors``: a keyed table) file id ->
+        (cardinality, encoded positions) of each file's deletion vector at the snapshot, in one statement."""
+        with self._connect() as conn:
+            return live_files(conn, table_id, snapshot_id, with_vectors)
+
     def file_stats(self, file_ids: Sequence[int]) -> dict[int, dict[int, tuple[int, int, Any, Any]]]:
         """Statistics of some files only (a scan loads them after partition pruning)."""
         with self._connect() as conn:
@@ -366,111 +380,36 @@ class SqliteCatalog:
             conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
         return props
 
-    def commit(
-        self,
-        table_id: int,
-        base_snapshot_id: int,
-        *,
-        operation: str,
-        schema: Schema | None = None,
-        write_schema_id: int | None = None,
-        add_files: Sequence[DataFile] = (),
-        quarantine: Sequence[tuple[str, int]] = (),
-        replace_all: bool = False,
-        summary: dict[str, Any] | None = None,
-        compatible: Any = None,
-        policy: CastPolicy | None = None,
-        remove_files: Sequence[int] = (),
-        exclusive: bool = False,
-        spec: PartitionSpec | None = None,
-        stream: StreamMark | None = None,
-        vectors: VectorCommit | None = None,
-        present: Callable[[], None] | None = None,
-    ) -> Snapshot:
-        """Commit atomically on top of ``base_snapshot_id``.
+    def commit(self, table_id: int, base_snapshot_id: int, requirements: Sequence[TableRequirement] = (),
+               updates: Sequence[TableUpdate] = (), *, operation: str,
+               summary: dict[str, Any] | None = None) -> Snapshot:
+        """Commit ``updates`` atomically on top of ``base_snapshot_id`` when ``requirements`` hold.
 
-        If another writer committed first: a schema change (``schema``), a policy change or an
-        overwrite conflicts; an append is replayed on the new head when its files still read as the
-        head's schema under the table's policy (``compatible(head_schema)`` may check more).
-        Inside the same transaction, a new schema or ``policy`` is checked against every data file
-        any snapshot references (:func:`check_readable`), so concurrent writers cannot get past it.
-        ``remove_files`` (file ids) end in this snapshot; one another commit already ended conflicts
-        (a concurrent compaction). ``exclusive`` conflicts on any concurrent commit (an insert-only
-        append to a keyed table checked its keys against ``base_snapshot_id``).
-        ``stream`` (a micro-batch id, captured source files) is recorded in the same transaction; one
-        recorded before raises :class:`AlreadyCommittedError` and nothing is committed.
-        ``vectors``: deletion vectors and resolved files of a keyed table (``deletion_vectors``).
-        ``present`` checks, under the commit lock, that the new files still exist (a concurrent vacuum).
+        One transaction: the head is read once, every requirement and update checks itself against what
+        committed since the base (its conflict rule, see ``updates``), then the snapshot row and each
+        update's rows are written. Raises :class:`CommitConflictError` (reload and retry),
+        :class:`AlreadyCommittedError` (a stream mark recorded before) or the error of a failed check;
+        nothing is committed then.
         """
+        steps = sorted([*requirements, *updates], key=lambda s: s.CHECK_ORDER)
         with self._transaction() as conn:
-            if present is not None:
-                present()
-            if stream is not None:
-                check_unrecorded(conn, table_id, stream)
-            head_id, head_schema_id = conn.execute(
-                "SELECT snapshot_id, schema_id FROM fs_snapshot WHERE table_id = ? "
-                "ORDER BY snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
-            name, props = conn.execute("SELECT name, properties FROM fs_table WHERE table_id = ?",
-                                       (table_id,)).fetchone()
-            props = parse_json(props, f"the properties of table {name!r}")
-            table_policy = policy or policy_of(name, props)
-            if head_id != base_snapshot_id:
-                if schema is not None or replace_all or policy is not None or exclusive or spec is not None:
-                    raise CommitConflictError(
-                        f"another writer committed snapshot {head_id} after snapshot {base_snapshot_id}, "
-                        f"on which this {operation} was based; reload the table and retry"
-                    )
-                if write_schema_id is not None and write_schema_id != head_schema_id:
-                    self._check_replay(conn, table_id, name, write_schema_id, head_schema_id, table_policy,
-                                       compatible)
-            new_id = head_id + 1
-            schema_id = schema.schema_id if schema is not None else head_schema_id
-            if schema is not None:  # a dropped or retyped partition source or precombine column is refused
-                head_schema = self._schemas(conn, table_id)[head_schema_id]
-                check_schema_change(load_specs(conn, table_id)[-1][0], head_schema, schema, table=name)
-                check_precombine_change(props, head_schema, schema, table=name)
-            if props.get(PUBLISH_PROPERTY):  # what Iceberg readers could not read is refused before it commits
-                if schema is not None:
-                    check_publishable_change(schema, self._live_schemas(conn, table_id, add_files), name)
-                specs = {s.spec_id: s for s, _ in load_specs(conn, table_id)} if add_files else {}
-                if any(s.fields for s in specs.values()):
-                    schemas = {**self._schemas(conn, table_id), **({schema.schema_id: schema} if schema else {})}
-                    check_partitions(add_files, specs, schemas, name)
-            if schema is not None or policy is not None:  # plans every schema pair (cycle-free objects)
-                with paused_gc():
-                    self._check_history(conn, table_id, name, schema, head_schema_id, add_files, table_policy,
-                                        operation, policy_changed=policy is not None)
-            if policy is not None:
-                props[POLICY_PROPERTY] = policy.option_name
-                conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?", (json.dumps(props), table_id))
-            end_files(conn, table_id, remove_files, new_id)
-            if replace_all:
-                conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND "
-                             "end_snapshot IS NULL", (new_id, table_id))
-            insert_snapshot(conn, table_id, new_id, head_id, schema_id, operation, summary or {})
-            if schema is not None:
-                insert_schema(conn, table_id, schema, new_id)
-            if spec is not None:
-                insert_spec(conn, table_id, spec, new_id)
-            insert_files(conn, table_id, new_id, add_files)
-            conn.executemany(
-                "INSERT INTO fs_quarantine_file (table_id, path, snapshot_id, record_count) VALUES (?, ?, ?, ?)",
-                [(table_id, path, new_id, n) for path, n in quarantine])
-            if stream is not None:
-                record(conn, table_id, stream, new_id)
-            if vectors is not None:
-                commit_vectors(conn, table_id, base_snapshot_id, new_id, vectors)
-        if props.get(PUBLISH_PROPERTY) and self._after_commit and table_id in self._after_commit:
+            state = begin_commit(conn, table_id, base_snapshot_id, operation, updates,
+                                 lambda: self._schemas(conn, table_id))
+            for step in steps:
+                step.check(state)
+            snapshot = insert_snapshot(conn, table_id, state.new_id, state.head_id, state.schema_id, operation,
+                                       summary or {})
+            for update in sorted(updates, key=lambda u: u.APPLY_ORDER):
+                update.apply(state)
+        if not state.changes_metadata:  # the metadata this commit was based on, with its new head
+            key = self._metadata_key(table_id)
+            before = _METADATA.get(key, state.head_fresh)
+            if before is not None:  # schemas and specs unchanged: the layout it was loaded at still holds
+                _METADATA.put(key, (snapshot.snapshot_id, snapshot.committed_at, state.head_fresh[2]),
+                              replace(before, head=snapshot, snapshot=snapshot), _METADATA.layout(key))
+        if state.publishing and self._after_commit and table_id in self._after_commit:
             self._after_commit[table_id]()  # publishing follows the commit (a catch-up that never raises)
-        return Snapshot(new_id, head_id, schema_id, now(), operation, summary or {})
-
-    def _live_schemas(self, conn: sqlite3.Connection, table_id: int, add_files: Sequence[DataFile]) -> list[Schema]:
-        """The schemas of the data files live at the head, and of those being added."""
-        ids = {int(r[0]) for r in conn.execute("SELECT DISTINCT schema_id FROM fs_data_file WHERE table_id = ? "
-                                                "AND end_snapshot IS NULL AND content = 'data'", (table_id,))}
-        ids |= {f.schema_id for f in add_files if f.content == "data"}
-        schemas = self._schemas(conn, table_id)
-        return [schemas[i] for i in sorted(ids) if i in schemas]
+        return snapshot
 
     def expire(self, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
         """Remove snapshot rows and the rows of files no remaining snapshot references (one transaction);
@@ -482,76 +421,3 @@ class SqliteCatalog:
         if props.get(PUBLISH_PROPERTY) and self._after_commit and table_id in self._after_commit:
             self._after_commit[table_id]()  # the published snapshots expire too
         return paths
-
-    def _check_replay(self, conn: sqlite3.Connection, table_id: int, name: str, write_schema_id: int,
-                      head_schema_id: int, policy: CastPolicy, compatible: Any) -> None:
-        """Files written for an older head must read as the new head's schema, or the writer retries.
-
-        The concurrent schema change checked the values of the files committed before it, not of these:
-        when reading them into the new head takes a cast that checks values (binary -> string needs
-        UTF-8), the writer retries too, and its rows are then cast (and checked) on their way in."""
-        schemas = self._schemas(conn, table_id)
-        try:
-            check_readable({(write_schema_id, head_schema_id): 1}, schemas, policy, table=name, change="rows")
-            if compatible is not None:
-                compatible(schemas[head_schema_id])
-        except HistoryUnreadableError as e:
-            raise CommitConflictError(f"the schema changed concurrently and the new rows no longer fit: {e}") \
-                from None
-        checked = checked_fields(schemas[write_schema_id], schemas[head_schema_id], policy)
-        if checked:
-            names = ", ".join(repr(schemas[head_schema_id].field(i).name) for i in checked)
-            raise CommitConflictError(f"the schema changed concurrently and the new rows' columns {names} would "
-                                      "meet a cast that checks values; retry on the new schema")
-
-    def _check_history(self, conn: sqlite3.Connection, table_id: int, name: str, schema: Schema | None,
-                       head_schema_id: int, add_files: Sequence[DataFile], policy: CastPolicy,
-                       operation: str, *, policy_changed: bool = False) -> None:
-        """Every file of every snapshot reads as the new head schema (and, for a policy change, as each
-        snapshot's own schema) under ``policy``.
-
-        A schema change under an unchanged policy plans the files already committed only for the fields
-        it changed: every one of them was proved to read as the previous head schema."""
-        schemas = self._schemas(conn, table_id)
-        target = head_schema_id
-        if schema is not None:
-            schemas[schema.schema_id] = schema
-            target = schema.schema_id
-        pairs: dict[tuple[int, int], int] = {}
-        for sid, count in conn.execute("SELECT schema_id, COUNT(*) FROM fs_data_file WHERE table_id = ? "
-                                       "GROUP BY schema_id", (table_id,)):
-            pairs[(int(sid), target)] = int(count)
-        for f in add_files:
-            pairs[(f.schema_id, target)] = pairs.get((f.schema_id, target), 0) + 1
-        if schema is None:  # a policy change: time travel into each snapshot's schema must keep working
-            for fsid, ssid, count in conn.execute(
-                    "SELECT f.schema_id, s.schema_id, COUNT(DISTINCT f.file_id) FROM fs_data_file f "
-                    "JOIN fs_snapshot s ON s.table_id = f.table_id AND s.snapshot_id >= f.begin_snapshot "
-                    "AND (f.end_snapshot IS NULL OR s.snapshot_id < f.end_snapshot) WHERE f.table_id = ? "
-                    "GROUP BY f.schema_id, s.schema_id", (table_id,)):
-                pairs[(int(fsid), int(ssid))] = int(count)
-        only = None
-        if schema is not None and not policy_changed and head_schema_id in schemas:
-            changed = changed_fields(schemas[head_schema_id], schema)
-            added = {f.schema_id for f in add_files}  # new files were never checked: planned whole
-            only = {pair: changed for pair in pairs if pair[0] not in added}
-        if schema is None:
-            change = f"policy {policy.option_name!r}"
-        else:
-            change = f"schema {schema.schema_id}" + ("" if operation == "schema" else f" (evolved by an {operation})")
-        check_readable(pairs, schemas, policy, table=name, change=change, new_policy=schema is None, only=only)
-
-
-def open_catalog(uri_or_path: str | Path) -> SqliteCatalog:
-    """``sqlite:///abs/path.db``, ``sqlite://rel/path.db``, a plain path, or a ``postgresql://`` URI."""
-    text = str(uri_or_path)
-    if text.startswith(("postgresql://", "postgres://")):
-        from fieldshift.table.catalog_pg import PostgresCatalog
-
-        return PostgresCatalog(text)
-    if text.startswith("sqlite://"):
-        text = text[len("sqlite://"):]
-    elif "://" in text:
-        raise TableError(f"unsupported catalog URI {uri_or_path!r}; use sqlite:///path.db, a plain path "
-                         "or postgresql://user@host:port/database")
-    return SqliteCatalog(text)

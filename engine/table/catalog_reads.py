@@ -1,4 +1,5 @@
-"""Narrow catalog reads a scan needs at scale: one snapshot row, statistics of chosen files only.
+"""Narrow catalog reads a scan needs at scale: one snapshot row, a snapshot's files (with a keyed table's
+deletion vectors, in the same statement), statistics of chosen files only.
 
 Planning a filtered scan of a table with thousands of files reads the file list, prunes partitions,
 and only then loads the statistics of the files left (``load_file_stats``); the snapshot it reads is
@@ -11,9 +12,12 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from fieldshift.gc_pause import paused_gc
 from fieldshift.table.catalog_sql import load_value
+from fieldshift.table.records import DataFile
+from fieldshift.table.spec_catalog import decode_partition
 
-__all__ = ["load_file_stats", "snapshot_row"]
+__all__ = ["live_files", "load_file_stats", "snapshot_row"]
 
 
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's parameter limit
@@ -41,3 +45,27 @@ def load_file_stats(conn: sqlite3.Connection, file_ids: Sequence[int]) -> dict[i
                 f"fs_file_column_stats WHERE file_id IN ({', '.join('?' * len(chunk))})", chunk):
             stats.setdefault(fid, {})[cid] = (vc, nc, load_value(lo), load_value(hi))
     return stats
+
+
+def live_files(conn: sqlite3.Connection, table_id: int, snapshot_id: int, with_vectors: bool
+               ) -> tuple[list[DataFile], dict[int, tuple[int, str]]]:
+    """The files live at ``snapshot_id`` (by file id, no statistics) and, ``with_vectors``, file id ->
+    (cardinality, encoded positions) of the deletion vector each has at the snapshot: one statement."""
+    columns = ("f.file_id, f.path, f.schema_id, f.record_count, f.file_size, f.content, "
+               "COALESCE(f.sequence, f.begin_snapshot), f.bucket, f.spec_id, f.partition_values")
+    live = ("f.table_id = ? AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?) "
+            "ORDER BY f.file_id")
+    if with_vectors:
+        rows = conn.execute(
+            f"SELECT {columns}, v.cardinality, v.positions FROM fs_data_file f LEFT JOIN fs_deletion_vector v "
+            "ON v.table_id = f.table_id AND v.file_id = f.file_id AND v.begin_snapshot >= f.begin_snapshot "
+            f"AND v.begin_snapshot <= ? AND (v.end_snapshot IS NULL OR v.end_snapshot > ?) WHERE {live}",
+            (snapshot_id, snapshot_id, table_id, snapshot_id, snapshot_id)).fetchall()
+    else:
+        rows = conn.execute(f"SELECT {columns} FROM fs_data_file f WHERE {live}",
+                            (table_id, snapshot_id, snapshot_id)).fetchall()
+    with paused_gc():  # 100,000 files are 100,000 objects, none in a cycle (gc_pause)
+        files = [DataFile(r[1], r[2], r[3], r[4], {}, r[0], r[5], r[6], r[7], r[8], decode_partition(r[9]))
+                 for r in rows]
+    vectors = {int(r[0]): (int(r[10]), r[11]) for r in rows if r[10] is not None} if with_vectors else {}
+    return files, vectors

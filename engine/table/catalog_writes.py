@@ -6,16 +6,14 @@ import datetime as dt
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fieldshift.errors import CommitConflictError
 from fieldshift.schema import Schema
 from fieldshift.table.catalog_sql import column_rows, dump_value
 from fieldshift.table.metadata_cache import remember_schema
+from fieldshift.table.records import DataFile, Snapshot
 from fieldshift.table.spec_catalog import encode_partition
-
-if TYPE_CHECKING:
-    from fieldshift.table.catalog import DataFile
 
 __all__ = ["insert_files", "insert_schema", "insert_snapshot", "now"]
 
@@ -25,9 +23,12 @@ def now() -> str:
 
 
 def insert_snapshot(conn: sqlite3.Connection, table_id: int, snapshot_id: int, parent: int | None,
-                     schema_id: int, operation: str, summary: dict[str, Any]) -> None:
+                    schema_id: int, operation: str, summary: dict[str, Any]) -> Snapshot:
+    """Add the snapshot row; the snapshot as a load reads it back (its time and summary as stored)."""
+    committed_at, text = now(), json.dumps(summary)
     conn.execute("INSERT INTO fs_snapshot VALUES (?, ?, ?, ?, ?, ?, ?)",
-                 (table_id, snapshot_id, parent, schema_id, now(), operation, json.dumps(summary)))
+                 (table_id, snapshot_id, parent, schema_id, committed_at, operation, text))
+    return Snapshot(snapshot_id, parent, schema_id, committed_at, operation, json.loads(text))
 
 def insert_schema(conn: sqlite3.Connection, table_id: int, schema: Schema, snapshot_id: int) -> None:
     if conn.execute("SELECT 1 FROM fs_schema WHERE table_id = ? AND schema_id = ?",

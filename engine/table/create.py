@@ -20,8 +20,9 @@ from pathlib import Path
 from fieldshift.errors import TableError, TableExistsError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog, open_catalog
+from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
 from fieldshift.table.catalog_sql import redact_uri
+from fieldshift.table.catalog_uri import open_catalog
 from fieldshift.table.partitioning import PartitionSpec
 
 __all__ = [

@@ -19,6 +19,7 @@ import numpy as np
 
 from fieldshift.gc_pause import paused_gc
 from fieldshift.table.catalog import DataFile, Snapshot
+from fieldshift.table.deletion_vectors import DeletionVector
 
 __all__ = ["MAX_SNAPSHOTS", "Bounds", "SnapshotFiles", "clear_file_cache", "snapshot_files"]
 
@@ -42,10 +43,12 @@ class Bounds:
 
 @dataclass
 class SnapshotFiles:
-    """The data files live at one snapshot (ordered by file id) and the bounds loaded for them so far."""
+    """The data files live at one snapshot (ordered by file id), the bounds loaded for them so far, and the
+    deletion vectors of a keyed table's files (None: not loaded; loaded with the file list)."""
 
     files: tuple[DataFile, ...]
     ids: np.ndarray
+    vectors: dict[int, DeletionVector] | None = None
     bounds: dict[int, Bounds] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -68,21 +71,24 @@ _CACHE: OrderedDict[tuple[Any, ...], SnapshotFiles] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def snapshot_files(catalog: Any, table_id: int, snap: Snapshot) -> SnapshotFiles:
-    """The live files of ``snap`` (read from the catalog once per snapshot and process)."""
+def snapshot_files(catalog: Any, table_id: int, snap: Snapshot, keyed: bool = False) -> SnapshotFiles:
+    """The live files of ``snap`` (read from the catalog once per snapshot and process); ``keyed``: with their
+    deletion vectors, read in the same statement (a snapshot's vectors never change either)."""
     key = (type(catalog).__name__, str(catalog.path), table_id, snap.snapshot_id, snap.committed_at)
     with _LOCK:
         hit = _CACHE.get(key)
-        if hit is not None:
+        if hit is not None and (hit.vectors is not None or not keyed):
             _CACHE.move_to_end(key)
             return hit
     with paused_gc():  # 100,000 rows and files, none in a cycle (gc_pause)
-        files = tuple(catalog.data_files(table_id, snap.snapshot_id, with_stats=False))
+        listed, raw = catalog.live_files(table_id, snap.snapshot_id, with_vectors=keyed)
+        files = tuple(listed)
     ids = np.fromiter((f.file_id for f in files), dtype=np.int64, count=len(files))
     if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):  # the catalog lists files by id
         order = np.argsort(ids, kind="stable")
         files, ids = tuple(files[i] for i in order), ids[order]
-    entry = SnapshotFiles(files, ids)
+    vectors = {fid: DeletionVector(n, text) for fid, (n, text) in raw.items()} if keyed else None
+    entry = SnapshotFiles(files, ids, vectors=vectors)
     with _LOCK:
         _CACHE[key] = entry
         while len(_CACHE) > MAX_SNAPSHOTS:

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 
 from fieldshift.errors import CommitConflictError, DataFileError, SchemaEvolutionError
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import DataFile
 from fieldshift.table.parquet_layouts import for_parquet, restore_types
+from fieldshift.table.records import DataFile
 from fieldshift.table.stats import compute_stats
 from fieldshift.table.storage import TMP_SUFFIX, TableStorage, open_storage
 

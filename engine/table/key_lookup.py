@@ -12,22 +12,21 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.table.catalog import DataFile
 from fieldshift.table.deletion_vectors import VectorCommit
+from fieldshift.table.handle import TableIO
 from fieldshift.table.keys import KeySpec, bucket_of
 from fieldshift.table.merge import group_files, read_group
+from fieldshift.table.metadata import TableMetadata
+from fieldshift.table.records import DataFile
 from fieldshift.table.scan import Scan
 
-if TYPE_CHECKING:
-    from fieldshift.table.table import Table
-
-__all__ = ["BucketLookup", "KeyedPlan", "candidates", "live_keys", "plan_vectors"]
+__all__ = ["BucketLookup", "KeyedPlan", "append_lookup", "candidates", "live_keys", "plan_vectors"]
 
 
 @dataclass
@@ -100,15 +99,33 @@ def candidates(scan: Scan, keys: pa.Table, prune: bool = True) -> list[BucketLoo
     return out
 
 
-def live_keys(table: Table, snapshot_id: int, keys: pa.Table, prune: bool = True) -> pa.Table:
-    """The live keys (after the merge) of the files that may hold one of ``keys`` — a superset of the
-    table's keys among ``keys``, read from the buckets they hit only."""
-    spec = table.keys
+def live_keys(io: TableIO, metadata: TableMetadata, keys: pa.Table, prune: bool = True) -> pa.Table:
+    """The live keys (after the merge) at ``metadata``'s snapshot of the files that may hold one of ``keys`` —
+    a superset of the table's keys among ``keys``, read from the buckets they hit only."""
+    spec = metadata.keys
     assert spec is not None
-    scan = Scan(table.io, table.io.metadata(snapshot_id), list(spec.key_names))
-    files = [f for b in candidates(scan, keys.select(list(spec.key_names)), prune) for f in b.files]
-    parts = [read_group(scan, g).select(list(spec.key_names)) for g in group_files(files)]
+    scan = Scan(io, metadata, list(spec.key_names))
+    names = list(spec.key_names)
+    return _read_keys(scan, candidates(scan, keys.select(names), prune), names)
+
+
+def _read_keys(scan: Scan, looked: Sequence[BucketLookup], names: list[str]) -> pa.Table:
+    """The live key columns of the files ``looked`` found (merged per group)."""
+    files = [f for b in looked for f in b.files]
+    parts = [read_group(scan, g).select(names) for g in group_files(files)]
     return pa.concat_tables([scan.output_schema.empty_table(), *parts])
+
+
+def append_lookup(io: TableIO, metadata: TableMetadata, data: pa.Table) -> tuple[pa.Table, KeyedPlan]:
+    """An insert-only append's one lookup: the live keys that may clash with ``data``'s (``live_keys``) and
+    the plan its files commit with (``plan_vectors(..., "append")``: the buckets they resolve), from one
+    reading of the files, statistics and vectors of the buckets ``data`` hits."""
+    spec = metadata.keys
+    assert spec is not None
+    names = list(spec.key_names)
+    scan = Scan(io, metadata, names)
+    looked = candidates(scan, data.select(names))
+    return _read_keys(scan, looked, names), KeyedPlan(data, frozenset(b.bucket for b in looked if b.resolved))
 
 
 @dataclass
@@ -126,18 +143,18 @@ class KeyedPlan:
         return VectorCommit(self.resolved_buckets, self.vectors, resolved, on_conflict)
 
 
-def plan_vectors(table: Table, snapshot_id: int, data: pa.Table, mode: Literal["upsert", "delete", "append"],
+def plan_vectors(io: TableIO, metadata: TableMetadata, data: pa.Table, mode: Literal["upsert", "delete", "append"],
                  *, replace_all: bool = False) -> KeyedPlan:
-    """Look ``data``'s keys up at ``snapshot_id`` (one row per key; a delete's key columns only).
+    """Look ``data``'s keys up at ``metadata``'s snapshot (one row per key; a delete's key columns only).
 
     A bucket is looked up only when every file that may hold its keys is resolved; else its rows are
     written unresolved and merge on read. ``append`` (keys already checked new) and ``replace_all`` need
     no reading."""
-    spec = table.keys
+    spec = metadata.keys
     assert spec is not None
     if replace_all:
         return KeyedPlan(data, frozenset(int(b) for b in np.unique(bucket_of(data, spec))))
-    scan = Scan(table.io, table.io.metadata(snapshot_id), list(spec.key_names))
+    scan = Scan(io, metadata, list(spec.key_names))
     looked = candidates(scan, data.select(list(spec.key_names)))
     resolved = [b for b in looked if b.resolved]
     plan = KeyedPlan(data, frozenset(b.bucket for b in resolved))

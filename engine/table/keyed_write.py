@@ -9,7 +9,7 @@ tagged with the commit's sequence number, which the merge applies to every older
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,15 +23,26 @@ from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file
 from fieldshift.table.keys import KeySpec, bucket_of, key_hash
 
-__all__ = ["check_unique", "check_unique_exact", "key_rows", "new_keys_only", "write_bucketed"]
+__all__ = ["Placement", "check_unique", "check_unique_exact", "key_rows", "new_keys_only", "write_bucketed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """What bucket files are and where they go: their content (``data`` or ``deletes``), the partition spec
+    id and values they are recorded with, the directory under the table they are written in."""
+
+    content: str = "data"
+    spec_id: int = 0
+    partition: tuple[Any, ...] = ()
+    directory: str = "data"
 
 
 def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec, written: list[str], *,
-                   content: str = "data", max_rows: int = 1 << 20, spec_id: int = 0,
-                   partition: tuple[Any, ...] = (), directory: str = "data", parallel: bool = True) -> list[DataFile]:
+                   max_rows: int = 1 << 20, where: Placement = Placement(), parallel: bool = True) -> list[DataFile]:
     """Write ``data`` (rows of one partition) as one file per bucket it touches (more when a bucket
-    exceeds ``max_rows``). ``parallel``: the buckets' files are written on ``get_threads()`` threads (Arrow's
-    take and Parquet writer release the GIL); False writes them one after another, in the same order."""
+    exceeds ``max_rows``), placed as ``where`` says. ``parallel``: the buckets' files are written on
+    ``get_threads()`` threads (Arrow's take and Parquet writer release the GIL); False writes them one after
+    another, in the same order."""
     files = []
     if not data.num_rows:
         return files
@@ -46,10 +57,10 @@ def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec,
         part = data.take(pa.array(order[start:end]))
         out = []
         for offset in range(0, part.num_rows, max_rows):
-            f = write_data_file(location, file_schema, part.slice(offset, max_rows), spec_id=spec_id,
-                                partition=partition, directory=directory)
+            f = write_data_file(location, file_schema, part.slice(offset, max_rows), spec_id=where.spec_id,
+                                partition=where.partition, directory=where.directory)
             written.append(f.path)  # as it lands: a failure elsewhere removes it (list.append is atomic)
-            out.append(replace(f, content=content, bucket=int(sorted_buckets[start])))
+            out.append(replace(f, content=where.content, bucket=int(sorted_buckets[start])))
         return out
 
     jobs = sorted(zip(starts.tolist(), ends.tolist(), strict=True), key=lambda se: se[0] - se[1])  # largest first

@@ -16,28 +16,26 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from fieldshift.errors import CommitConflictError, DataFileError, InvalidOptionError
-from fieldshift.table.catalog import DataFile
+from fieldshift.table.commits import Attempt, with_retries
 from fieldshift.table.deletion_vectors import VectorCommit
-from fieldshift.table.files import check_present, remove_files
+from fieldshift.table.files import remove_files
+from fieldshift.table.handle import TableIO
 from fieldshift.table.merge import group_files, read_group
+from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.publish.iceberg_vacuum import published_data_paths
+from fieldshift.table.records import DataFile
 from fieldshift.table.scan import Scan
-
-if TYPE_CHECKING:
-    from fieldshift.table.table import Table
+from fieldshift.table.updates import AddFiles, DeletionVectors, FilesPresent, RemoveFiles, TableUpdate
 
 __all__ = ["CompactResult", "ExpireResult", "PendingCompaction", "age_margin", "commit_compaction", "compact",
            "expire_snapshots", "prepare_compaction", "remove_expired_files"]
 
-RETRIES = 8
 SMALL_FILE_ROWS = 1 << 19
 """An unkeyed table's files under this many rows are small: compaction merges them."""
 
@@ -92,42 +90,44 @@ class PendingCompaction:
     written: list[str]
 
 
-def prepare_compaction(table: Table, max_file_rows: int) -> PendingCompaction | None:
-    """Write the compacted files of the head snapshot (None: nothing needs compacting)."""
-    head = table.catalog.head(table.table_id)
-    scan = Scan(table.io, table.io.metadata(head.snapshot_id))
+def prepare_compaction(io: TableIO, metadata: TableMetadata, max_file_rows: int) -> PendingCompaction | None:
+    """Write the compacted files of ``metadata``'s head snapshot (None: nothing needs compacting)."""
+    scan = Scan(io, metadata)
     schema = scan.full_schema
-    pspec = table.spec  # the output is written in the current schema and partition spec
+    pspec = metadata.spec  # the output is written in the current schema and partition spec
     groups = (_keyed_groups if scan.keys is not None else _unkeyed_groups)(scan.live_files(), schema.schema_id,
                                                                            pspec.spec_id)
     if not groups:
         return None
-    pending = PendingCompaction(head.snapshot_id, schema.schema_id, [],
+    pending = PendingCompaction(metadata.snapshot.snapshot_id, schema.schema_id, [],
                                 [f.file_id for g in groups for f in g if f.file_id is not None], [])
     try:
         for group in groups:
             rows = _rows(scan, group).select(schema.names)
             seq = max(f.sequence or 0 for f in group) if scan.keys is not None else None
-            files = write_partitioned(table.storage, schema, pspec, rows, pending.written, max_file_rows,
+            files = write_partitioned(io.storage, schema, pspec, rows, pending.written, max_file_rows,
                                       keys=scan.keys)
             pending.add += [replace(f, sequence=seq) for f in files]
     except BaseException:
-        remove_files(table.storage, pending.written)
+        remove_files(io.storage, pending.written)
         raise
     return pending
 
 
-def commit_compaction(table: Table, pending: PendingCompaction) -> int:
+def commit_compaction(io: TableIO, pending: PendingCompaction) -> int:
     """Commit a prepared compaction (its files are removed again if the commit fails); the snapshot id."""
+    updates: list[TableUpdate] = [AddFiles(tuple(pending.add), pending.schema_id), RemoveFiles(tuple(pending.remove))]
+    vectors = _resolving(pending)
+    if vectors is not None:
+        updates.append(DeletionVectors(vectors))
     try:
-        snap = table.catalog.commit(
-            table.table_id, pending.base_snapshot_id, operation="compact", write_schema_id=pending.schema_id,
-            add_files=pending.add, remove_files=pending.remove, vectors=_resolving(pending),
+        snap = io.catalog.commit(
+            io.table_id, pending.base_snapshot_id, [FilesPresent(io.storage, tuple(f.path for f in pending.add))],
+            updates, operation="compact",
             summary={"files_removed": len(pending.remove), "files_written": len(pending.add),
-                     "rows": sum(f.record_count for f in pending.add)},
-            present=lambda: check_present(table.storage, [f.path for f in pending.add]))
+                     "rows": sum(f.record_count for f in pending.add)})
     except BaseException:
-        remove_files(table.storage, pending.written)
+        remove_files(io.storage, pending.written)
         raise
     return snap.snapshot_id
 
@@ -141,29 +141,25 @@ def _resolving(pending: PendingCompaction) -> VectorCommit | None:
     return VectorCommit(buckets, resolved=frozenset(f.path for f in pending.add), on_conflict="skip")
 
 
-def compact(table: Table, max_file_rows: int) -> CompactResult:
-    """See the module docstring; a conflict with a concurrent compaction retries on the new head."""
-    for attempt in range(RETRIES):
-        base = table.catalog.head(table.table_id).snapshot_id
+def compact(io: TableIO, max_file_rows: int) -> CompactResult:
+    """See the module docstring; a conflict with a concurrent compaction retries on the new head
+    (``commits.with_retries``), and so does a file a concurrent compaction and expiry removed midway."""
+
+    def attempt(now: Attempt) -> CompactResult:
+        metadata = io.metadata()
         try:
-            pending = prepare_compaction(table, max_file_rows)
-        except DataFileError:  # a concurrent compaction + expiry removed a file this one was reading: retry
-            if attempt == RETRIES - 1 or table.catalog.head(table.table_id).snapshot_id == base:
+            pending = prepare_compaction(io, metadata, max_file_rows)
+        except DataFileError as e:  # a concurrent compaction + expiry removed a file this one was reading
+            if now.last or io.catalog.head(io.table_id).snapshot_id == metadata.head.snapshot_id:
                 raise
-            continue
+            raise CommitConflictError(f"a file this compaction was reading went meanwhile ({e}); retry") from None
         if pending is None:
             return CompactResult(0, 0, 0, None)
-        try:
-            snapshot_id = commit_compaction(table, pending)
-        except CommitConflictError:
-            if attempt == RETRIES - 1:
-                raise
-            time.sleep(0.01 * (attempt + 1))
-            continue
+        snapshot_id = commit_compaction(io, pending)
         return CompactResult(len(pending.remove), len(pending.add), sum(f.record_count for f in pending.add),
                              snapshot_id)
-    raise AssertionError("unreachable")
 
+    return with_retries(attempt)
 
 
 def age_margin(older_than: dt.timedelta | float) -> dt.timedelta:
@@ -183,32 +179,32 @@ def age_margin(older_than: dt.timedelta | float) -> dt.timedelta:
 _MAX_AGE = dt.timedelta(days=365_000)
 """Longer than any table has lived; also keeps ``now - older_than`` within datetime's range."""
 
-def expire_snapshots(table: Table, older_than: dt.timedelta | float, retain_last: int) -> ExpireResult:
+def expire_snapshots(io: TableIO, older_than: dt.timedelta | float, retain_last: int) -> ExpireResult:
     """See the module docstring."""
     older_than = age_margin(older_than)
     if isinstance(retain_last, bool) or not isinstance(retain_last, int) or retain_last < 1:
         raise TypeError(f"retain_last must be an int >= 1 (the head is always kept), not {retain_last!r}")
-    snapshots = table.history()
+    snapshots = io.catalog.snapshots(io.table_id)
     cutoff = dt.datetime.now(dt.UTC) - older_than
     candidates = snapshots[:-retain_last]
     expired = [s.snapshot_id for s in candidates if dt.datetime.fromisoformat(s.committed_at) <= cutoff]
     if not expired:
         return ExpireResult((), ())
     expired = [s.snapshot_id for s in snapshots if s.snapshot_id <= max(expired)]  # always a prefix
-    paths = table.catalog.expire(table.table_id, expired)
+    paths = io.catalog.expire(io.table_id, expired)
     return ExpireResult(tuple(expired), tuple(paths))
 
 
-def remove_expired_files(table: Table, result: ExpireResult) -> list[str]:
+def remove_expired_files(io: TableIO, result: ExpireResult) -> list[str]:
     """Delete the files an expiry left unreferenced (and still unreferenced): unlike ``vacuum`` this needs
     no age margin, as they were committed files, never a writer's files in flight."""
-    keep = table.catalog.all_paths(table.table_id) | published_data_paths(table.storage)
+    keep = io.catalog.all_paths(io.table_id) | published_data_paths(io.storage)
     removed = []
     for rel in result.unreferenced_files:
         if rel in keep:
             continue
         try:
-            table.storage.delete(rel, missing_ok=False)
+            io.storage.delete(rel, missing_ok=False)
         except FileNotFoundError:
             continue
         removed.append(rel)

@@ -14,22 +14,47 @@ version of a row.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
+from fieldshift.table.deletion_vectors import DeletionVector
 from fieldshift.table.files import iter_file_batches
 from fieldshift.table.keys import KeySpec, last_of_runs, merge_group, sort_versions
 
-if TYPE_CHECKING:
-    from fieldshift.table.scan import Scan
+__all__ = ["MergeScan", "group_files", "merge_rows", "merged_arrow", "merged_batches", "merged_count", "read_group",
+           "resolved"]
 
-__all__ = ["group_files", "merge_rows", "merged_arrow", "merged_batches", "merged_count", "read_group", "resolved"]
+
+class MergeScan(Protocol):
+    """What merging a keyed table's groups needs of its scan (``table.scan.Scan`` is one): the files and their
+    vectors, each file evolved to the read schema, and the scan's last step. A protocol, so the scan imports
+    the merge and not the other way round."""
+
+    io: Any  # the table's TableIO: its storage reads delete files
+    keys: Any  # the KeySpec the rows merge by (never None here)
+    read_schema: Schema
+    output_schema: pa.Schema
+    filtered: bool
+    batch_size: int
+
+    @property
+    def schemas(self) -> Mapping[int, Schema]: ...
+
+    def files(self) -> list[DataFile]: ...
+
+    def deletion_vectors(self) -> Mapping[int, DeletionVector]: ...
+
+    def evolved_batches(self, f: DataFile, keep: Any = None) -> Iterator[pa.RecordBatch]: ...
+
+    def finish(self, batch: pa.RecordBatch) -> pa.RecordBatch: ...
+
 
 _SEQ, _ORD, _ROW, _SRC = "__fs_seq", "__fs_ord", "__fs_row", "__fs_src"
 
@@ -141,21 +166,21 @@ def _apply_deletes(cand: pa.Table, deletes: list[tuple[int, pa.Table]], spec: Ke
     return cand.filter(pa.array(keep))
 
 
-def resolved(scan: Scan, files: list[DataFile]) -> bool:
+def resolved(scan: MergeScan, files: list[DataFile]) -> bool:
     """Whether a group reads without a merge: every file resolved (its deletion vector applied, each key
     is left once), or one data file alone."""
     vectors = scan.deletion_vectors()
     return all(f.file_id in vectors for f in files) or (len(files) == 1 and files[0].content == "data")
 
 
-def _kept_rows(scan: Scan, f: DataFile) -> pa.Table:
+def _kept_rows(scan: MergeScan, f: DataFile) -> pa.Table:
     """A data file's rows its deletion vector keeps, evolved to the read schema (filtered before evolving)."""
     v = scan.deletion_vectors().get(f.file_id) if f.file_id is not None else None
     keep = v.keep_mask(f.record_count) if v is not None else None
     return pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=scan.read_schema.to_arrow())
 
 
-def read_group(scan: Scan, files: list[DataFile]) -> pa.Table:
+def read_group(scan: MergeScan, files: list[DataFile]) -> pa.Table:
     """The merged rows of one group's files, in the scan's read schema, before its row filter.
 
     Deletion vectors apply first (the rows they remove never win a merge); a resolved group is then
@@ -179,13 +204,13 @@ def read_group(scan: Scan, files: list[DataFile]) -> pa.Table:
     return merge_rows(data, deletes, scan.keys)
 
 
-def _finished(scan: Scan, merged: pa.Table) -> pa.Table:
+def _finished(scan: MergeScan, merged: pa.Table) -> pa.Table:
     if not scan.filtered:
         return merged.select(scan.output_schema.names)
     return pa.Table.from_batches([scan.finish(b) for b in merged.to_batches(scan.batch_size)], scan.output_schema)
 
 
-def merged_batches(scan: Scan) -> Iterator[pa.RecordBatch]:
+def merged_batches(scan: MergeScan) -> Iterator[pa.RecordBatch]:
     """Stream the merged rows group by group (memory bounded by one group)."""
     for group in group_files(scan.files()):
         for batch in _finished(scan, read_group(scan, group)).to_batches(scan.batch_size):
@@ -193,7 +218,7 @@ def merged_batches(scan: Scan) -> Iterator[pa.RecordBatch]:
                 yield batch
 
 
-def merged_arrow(scan: Scan, workers: int) -> pa.Table:
+def merged_arrow(scan: MergeScan, workers: int) -> pa.Table:
     """All merged rows; groups merge in parallel (the files of resolved groups are read in parallel)."""
     scan.deletion_vectors()  # loaded once, before the threads
     tasks: list[list[DataFile]] = []
@@ -207,13 +232,13 @@ def merged_arrow(scan: Scan, workers: int) -> pa.Table:
     return pa.Table.from_batches(batches, schema=scan.output_schema)
 
 
-def _task(scan: Scan, files: list[DataFile]) -> pa.Table:
+def _task(scan: MergeScan, files: list[DataFile]) -> pa.Table:
     if len(files) == 1 and files[0].content == "data":
         return _kept_rows(scan, files[0])
     return read_group(scan, files)
 
 
-def merged_count(scan: Scan) -> int:
+def merged_count(scan: MergeScan) -> int:
     """Rows after the merge: groups of one data file and no deletes are counted from the catalog."""
     total = 0
     vectors = scan.deletion_vectors()

@@ -81,13 +81,16 @@ class MetadataCache:
     """The metadata last loaded per table, reused while one statement shows nothing changed.
 
     A table changes only by a commit (a new head snapshot) or a property set outside any snapshot, so the
-    head row and the properties text are the freshness check; schemas and specs are reloaded otherwise.
+    head row and the properties text are the freshness check. Schemas and specs are only ever added, so
+    a ``layout`` (the table's creation time, its highest schema id, the latest snapshot that made a spec
+    current) that is unchanged lets a new head reuse the parsed schemas and specs; they are reloaded otherwise.
     """
 
     LIMIT = 256
 
     def __init__(self) -> None:
-        self._entries: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], TableMetadata]] = OrderedDict()
+        self._entries: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], tuple[Any, ...], TableMetadata]] = \
+            OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: tuple[Any, ...], fresh: tuple[Any, ...]) -> TableMetadata | None:
@@ -97,11 +100,24 @@ class MetadataCache:
             if hit is None or hit[0] != fresh:
                 return None
             self._entries.move_to_end(key)
-            return hit[1]
+            return hit[2]
 
-    def put(self, key: tuple[Any, ...], fresh: tuple[Any, ...], metadata: TableMetadata) -> None:
+    def get_layout(self, key: tuple[Any, ...], layout: tuple[Any, ...]) -> TableMetadata | None:
+        """The cached value for ``key`` when its schemas and specs were loaded at ``layout`` (its head may be old)."""
         with self._lock:
-            self._entries[key] = (fresh, metadata)
+            hit = self._entries.get(key)
+            return None if hit is None or not hit[1] or hit[1] != layout else hit[2]
+
+    def layout(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The layout the cached value for ``key`` was loaded at (empty when there is none)."""
+        with self._lock:
+            hit = self._entries.get(key)
+            return () if hit is None else hit[1]
+
+    def put(self, key: tuple[Any, ...], fresh: tuple[Any, ...], metadata: TableMetadata,
+            layout: tuple[Any, ...] = ()) -> None:
+        with self._lock:
+            self._entries[key] = (fresh, layout, metadata)
             self._entries.move_to_end(key)
             while len(self._entries) > self.LIMIT:
                 self._entries.popitem(last=False)

@@ -13,8 +13,9 @@ from typing import Any
 from fieldshift.errors import StorageLocationError, TableError
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.catalog import SqliteCatalog, open_catalog
+from fieldshift.table.catalog import SqliteCatalog
 from fieldshift.table.catalog_sql import redact_uri
+from fieldshift.table.catalog_uri import open_catalog
 from fieldshift.table.create import CATALOG_FILE, TABLE_MARKER, default_table_name, shared_table_name
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.storage import TableStorage

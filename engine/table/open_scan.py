@@ -371,7 +371,11 @@ class OpenScan:
         return f.equality_deletes + wide
 
     def _open(self, path: str) -> Any:
-        """A readable file for a local path or a URI pyarrow.fs knows (s3://, gs://, file://, ...)."""
+        """A readable file: through the source's own ``open_file`` when it has one (a store it holds options
+        for), else a local path or a URI pyarrow.fs knows (s3://, gs://, file://, ...)."""
+        opener = getattr(self.source, "open_file", None)
+        if opener is not None:
+            return opener(path)
         if "://" not in path:
             return pafs.LocalFileSystem().open_input_file(path)
         key = path.split("://", 1)[0] + "://" + path.split("://", 1)[1].split("/", 1)[0]

@@ -18,7 +18,7 @@ import pyarrow as pa
 from fieldshift.schema import Schema, split_path
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.files import write_data_file
-from fieldshift.table.keyed_write import write_bucketed
+from fieldshift.table.keyed_write import Placement, write_bucketed
 from fieldshift.table.keys import KeySpec
 from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.storage import TableStorage, open_storage
@@ -82,8 +82,8 @@ def write_partitioned(location: TableStorage | Path, schema: Schema, spec: Parti
         for partition, rows in split_by_spec(schema, spec, data):
             directory = partition_directory(schema, spec, partition) if spec.fields else "data"
             if keys is not None:
-                files += write_bucketed(location, schema, rows, keys, written, content=content, max_rows=max_rows,
-                                        spec_id=spec.spec_id, partition=partition, directory=directory)
+                files += write_bucketed(location, schema, rows, keys, written, max_rows=max_rows,
+                                        where=Placement(content, spec.spec_id, partition, directory))
                 continue
             for start in range(0, rows.num_rows, max_rows):
                 f = write_data_file(location, schema, rows.slice(start, max_rows), spec_id=spec.spec_id,

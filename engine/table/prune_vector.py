@@ -15,8 +15,8 @@ is evaluated as masks: ``And`` of children ORs their ruled-out masks, ``Or`` AND
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +24,9 @@ import pyarrow.compute as pc
 
 from fieldshift.errors import InvalidFilterError
 from fieldshift.gc_pause import paused_gc
+from fieldshift.planner import EvolutionPlan
 from fieldshift.planner.nodes import Take
+from fieldshift.schema import Schema
 from fieldshift.table.catalog import DataFile
 from fieldshift.table.expressions import Expression, ExpressionVisitor, visit
 from fieldshift.table.file_cache import Bounds, SnapshotFiles
@@ -32,10 +34,27 @@ from fieldshift.table.filter_bind import BoundPredicate
 from fieldshift.table.stats import NULL_REJECTING, leaf_node
 from fieldshift.types import int_range
 
-if TYPE_CHECKING:
-    from fieldshift.table.scan import Scan
+__all__ = ["MIN_FILES", "PruneScan", "prune_by_integer_stats"]
 
-__all__ = ["MIN_FILES", "prune_by_integer_stats"]
+
+class PruneScan(Protocol):
+    """What pruning by integer statistics needs of its scan (``table.scan.Scan`` is one): the bound filter,
+    the plans per schema version, the snapshot's cached file list, and where to load bounds from. A protocol,
+    so the scan imports this module and not the other way round."""
+
+    io: Any  # the table's TableIO: its catalog answers the bounds query
+    bound: Expression
+    keys: Any  # a KeySpec: only key columns prune a keyed table
+    read_schema: Schema
+    snapshot_id: int
+
+    @property
+    def schemas(self) -> Mapping[int, Schema]: ...
+
+    def plan_of(self, schema_id: int) -> EvolutionPlan: ...
+
+    def snapshot_files(self) -> SnapshotFiles: ...
+
 
 MIN_FILES = 64
 """Fewer live files than this: the per-file check alone is as fast."""
@@ -45,7 +64,7 @@ _COMPARED = ("==", "in", "<", "<=", ">", ">=")
 _I64 = (-(1 << 63), (1 << 63) - 1)
 
 
-def prune_by_integer_stats(scan: Scan, files: list[DataFile]) -> list[DataFile]:
+def prune_by_integer_stats(scan: PruneScan, files: list[DataFile]) -> list[DataFile]:
     """``files`` without those the filter's integer statistics rule out (the rest: unchanged, in order)."""
     if len(files) < MIN_FILES:
         return files
@@ -66,7 +85,7 @@ class _RuledOut(ExpressionVisitor[np.ndarray | None]):
     so the mask only ever holds files the per-file ``stats_test`` would rule out too.
     """
 
-    def __init__(self, scan: Scan, files: list[DataFile], entry: SnapshotFiles, at: np.ndarray) -> None:
+    def __init__(self, scan: PruneScan, files: list[DataFile], entry: SnapshotFiles, at: np.ndarray) -> None:
         self.scan, self.files, self.entry, self.at = scan, files, entry, at
         self.schema_ids = {f.schema_id for f in files}
 
@@ -105,7 +124,7 @@ class _RuledOut(ExpressionVisitor[np.ndarray | None]):
         return drop
 
 
-def _eligible_schema_ids(scan: Scan, pred: BoundPredicate, schema_ids: set[int]) -> dict[int, pa.DataType]:
+def _eligible_schema_ids(scan: PruneScan, pred: BoundPredicate, schema_ids: set[int]) -> dict[int, pa.DataType]:
     """Schema versions whose files read ``pred``'s column as the same integer type (one plan per version)."""
     if pred.op not in (*_COMPARED, "is_null", "not_null") or \
             not all(type(k) is int and _I64[0] <= k <= _I64[1] for k in pred.keys):
@@ -158,7 +177,7 @@ def _ruled_out(pred: BoundPredicate, file_type: pa.DataType, b: Bounds, at: np.n
     return out & present
 
 
-def _load_bounds(scan: Scan, entry: SnapshotFiles, field_id: int) -> Bounds:
+def _load_bounds(scan: PruneScan, entry: SnapshotFiles, field_id: int) -> Bounds:
     """One column's statistics for every file of the snapshot: one query, parsed as arrays."""
     rows = scan.io.catalog.run_read(lambda conn: conn.execute(
         "SELECT s.file_id, s.value_count, s.null_count, s.min_value, s.max_value FROM fs_data_file f "

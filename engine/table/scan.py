@@ -15,7 +15,7 @@ from fieldshift.extras import require
 from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
-from fieldshift.table.deletion_vectors import DeletionVector, load_vectors
+from fieldshift.table.deletion_vectors import DeletionVector
 from fieldshift.table.expr_visitors import filter_columns
 from fieldshift.table.expressions import AlwaysTrue
 from fieldshift.table.file_cache import SnapshotFiles, snapshot_files
@@ -117,7 +117,7 @@ class Scan:
 
     def snapshot_files(self) -> SnapshotFiles:
         """The snapshot's files and the column bounds loaded for them, shared by every scan of it."""
-        return snapshot_files(self.io.catalog, self.io.table_id, self._snapshot)
+        return snapshot_files(self.io.catalog, self.io.table_id, self._snapshot, keyed=self.keys is not None)
 
     def files(self) -> list[DataFile]:
         """The live files at the snapshot that the filter's stats cannot rule out.
@@ -142,9 +142,10 @@ class Scan:
         if self._vectors is None:
             if self.keys is None or not self.use_vectors:
                 self._vectors = {}
-            else:
-                table_id, snapshot_id = self.io.table_id, self.snapshot_id
-                self._vectors = self.io.catalog.run_read(lambda conn: load_vectors(conn, table_id, snapshot_id))
+            else:  # read with the snapshot's file list (one statement), kept with it
+                vectors = self.snapshot_files().vectors
+                assert vectors is not None  # a keyed scan's file list carries them
+                self._vectors = vectors
         return self._vectors
 
     def _specs(self) -> list[Any]:

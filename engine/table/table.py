@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import os
 import re
 import time
@@ -15,18 +14,18 @@ from typing import Any, Literal, overload
 import pyarrow as pa
 
 from fieldshift.errors import (
-    CommitConflictError,
     InvalidOptionError,
     NotKeyedError,
     SchemaEvolutionError,
-    SnapshotExpiredError,
     TableError,
 )
 from fieldshift.options import OnIncompatible
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
 from fieldshift.schema_update import SchemaUpdate
-from fieldshift.table.catalog import POLICY_PROPERTY, PUBLISH_PROPERTY, Snapshot, SqliteCatalog, open_catalog
+from fieldshift.table.catalog import POLICY_PROPERTY, PUBLISH_PROPERTY, Snapshot, SqliteCatalog
+from fieldshift.table.catalog_uri import open_catalog
+from fieldshift.table.commits import Attempt, with_retries
 from fieldshift.table.create import (
     CATALOG_FILE,
     TABLE_MARKER,
@@ -41,16 +40,13 @@ from fieldshift.table.create import (
     shared_table_name,
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
-from fieldshift.table.files import TMP_SUFFIX, check_present, remove_files
+from fieldshift.table.files import TMP_SUFFIX
 from fieldshift.table.handle import TableIO
-from fieldshift.table.key_lookup import plan_vectors
-from fieldshift.table.keyed_write import key_rows
 from fieldshift.table.keys import KeySpec, check_key_change, key_properties
 from fieldshift.table.maintenance import CompactResult, ExpireResult, age_margin, compact, expire_snapshots
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.object_store import create_on_object_store, open_on_object_store
 from fieldshift.table.on_write import prepare_append
-from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.partitioning import PartitionSpec, build_spec
 from fieldshift.table.publish.iceberg_publish import (
     PublishResult,
@@ -68,13 +64,13 @@ from fieldshift.table.spec_update import UpdateSpec
 from fieldshift.table.storage import TableStorage, location_key, open_storage
 from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.time_travel import snapshot_at
+from fieldshift.table.updates import SetPolicy, SetSchema, SetSpec
 from fieldshift.table.value_check import check_values
-from fieldshift.table.write_commit import WriteOperation, write_rows
+from fieldshift.table.write_commit import DeleteResult, WriteOperation, WriteRequest, delete_rows, write_rows
 
 __all__ = ["CATALOG_FILE", "AppendResult", "CompactResult", "DeleteResult", "ExpireResult", "Table"]
 
 MAX_FILE_ROWS = 1_048_576
-COMMIT_RETRIES = 8
 
 
 @dataclass(frozen=True)
@@ -90,11 +86,19 @@ class AppendResult:
 
 
 @dataclass(frozen=True)
-class DeleteResult:
-    """What one delete did: how many keys its delete files hold (0: nothing matched, nothing committed)."""
+class _CreateOptions:
+    """``Table.create``'s keyword arguments, handed to the creation itself as one value."""
 
-    keys_deleted: int
-    snapshot_id: int
+    identifier_fields: Sequence[str]
+    properties: dict[str, str]
+    catalog: str | None
+    name: str | None
+    policy: CastPolicy | str | None
+    precombine: str | None
+    buckets: int | None
+    partition_by: Sequence[Any] | PartitionSpec
+    storage_options: dict[str, Any] | None
+    filesystem: Any
 
 
 def _as_table(data: Any) -> pa.Table:
@@ -170,18 +174,20 @@ class Table:
         if publish:  # refused before anything is created
             check_new_table(schema if isinstance(schema, Schema) else Schema.from_arrow(schema, assign_ids=True),
                             identifier_fields, str(location))
-        table = cls._create(location, schema, identifier_fields, {**(properties or {}), **check_format(publish)},
-                            catalog, name, policy, precombine, buckets, partition_by, storage_options, filesystem)
+        table = cls._create(location, schema, _CreateOptions(
+            identifier_fields, {**(properties or {}), **check_format(publish)}, catalog, name, policy, precombine,
+            buckets, partition_by, storage_options, filesystem))
         if publish:
             table.publish()
         return table
 
     @classmethod
-    def _create(cls, location: str | os.PathLike[str], schema: Schema | pa.Schema, identifier_fields: Sequence[str],
-                properties: dict[str, str], catalog: str | None, name: str | None, policy: CastPolicy | str | None,
-                precombine: str | None, buckets: int | None, partition_by: Sequence[Any] | PartitionSpec,
-                storage_options: dict[str, Any] | None, filesystem: Any) -> Table:
-        store = open_storage(location, storage_options, filesystem)
+    def _create(cls, location: str | os.PathLike[str], schema: Schema | pa.Schema, options: _CreateOptions) -> Table:
+        identifier_fields, properties, catalog, name = (options.identifier_fields, options.properties, options.catalog,
+                                                        options.name)
+        policy, precombine, buckets, partition_by = options.policy, options.precombine, options.buckets, \
+            options.partition_by
+        store = open_storage(location, options.storage_options, options.filesystem)
         if isinstance(schema, pa.Schema):
             schema = Schema.from_arrow(schema, assign_ids=True)
         if identifier_fields:
@@ -269,18 +275,17 @@ class Table:
         be read under the new policy, as the current schema or as its snapshot's schema.
         """
         new = CastPolicy.from_name(policy) if isinstance(policy, str) else policy
-        head = self.catalog.head(self.table_id)
-        if new == self.policy:
-            return head  # nothing changes: no snapshot
-        self._check_values(self.schemas_by_id()[head.schema_id], new, f"policy {new.option_name!r}")
-        snap = self.catalog.commit(self.table_id, head.snapshot_id, operation="policy", policy=new,
-                                   summary={"policy": new.option_name})
-        return snap
+        metadata = self.metadata()
+        if new == metadata.policy:
+            return metadata.head  # nothing changes: no snapshot
+        self._check_values(metadata, metadata.current_schema, new, f"policy {new.option_name!r}")
+        return self.catalog.commit(self.table_id, metadata.head.snapshot_id, [], [SetPolicy(new)],
+                                   operation="policy", summary={"policy": new.option_name})
 
-    def _check_values(self, read_schema: Schema, policy: CastPolicy, change: str,
+    def _check_values(self, metadata: TableMetadata, read_schema: Schema, policy: CastPolicy, change: str,
                       only: Collection[int] | None = None) -> None:
         """Refuse a commit when a value of a committed file would fail a checked cast into ``read_schema``."""
-        check_values(self.storage, lambda: self.catalog.all_data_files(self.table_id), self.schemas_by_id(),
+        check_values(self.storage, lambda: self.catalog.all_data_files(self.table_id), dict(metadata.schemas),
                      read_schema, policy, table=self.name, change=change, only=only)
 
     # -- schema and history ---------------------------------------------------------------------
@@ -319,14 +324,13 @@ class Table:
 
     def update_spec(self) -> UpdateSpec:
         """A partition spec builder; ``.commit()`` records a new spec in a commit of its own."""
-        head = self.catalog.head(self.table_id)
-        history = self.specs()
+        metadata = self.metadata()
 
         def commit(spec: PartitionSpec, changes: list[str]) -> None:
-            self.catalog.commit(self.table_id, head.snapshot_id, operation="partition-spec", spec=spec,
-                                summary={"spec_id": spec.spec_id, "changes": changes})
+            self.catalog.commit(self.table_id, metadata.head.snapshot_id, [], [SetSpec(spec)],
+                                operation="partition-spec", summary={"spec_id": spec.spec_id, "changes": changes})
 
-        return UpdateSpec(self.schemas_by_id()[head.schema_id], history[-1], history, commit)
+        return UpdateSpec(metadata.current_schema, metadata.spec, metadata.specs, commit)
 
     def update_schema(self, *, policy: CastPolicy | None = None) -> SchemaUpdate:
         """A schema builder; ``.commit()`` records the new version atomically.
@@ -335,20 +339,20 @@ class Table:
         refused unless every data file stays readable under the table's policy. A commit that
         changes nothing records nothing and returns the current schema.
         """
-        head = self.catalog.head(self.table_id)
-        base = self.schemas_by_id()[head.schema_id]
+        metadata = self.metadata()
+        base = metadata.current_schema
 
         def commit(new: Schema) -> Schema:
             if new.fields == base.fields and new.identifier_field_ids == base.identifier_field_ids:
                 return base  # no schema version, no snapshot for a no-op
-            check_key_change(self.keys, new)
+            check_key_change(metadata.keys, new)
             _refuse_reserved(new)
-            self._check_values(new, self.policy, f"schema {new.schema_id}", changed_fields(base, new))
-            self.catalog.commit(self.table_id, head.snapshot_id, operation="schema", schema=new,
+            self._check_values(metadata, new, metadata.policy, f"schema {new.schema_id}", changed_fields(base, new))
+            self.catalog.commit(self.table_id, metadata.head.snapshot_id, [], [SetSchema(new)], operation="schema",
                                 summary={"changes": builder.changes})
             return new
 
-        builder = SchemaUpdate(base, policy=policy or self.policy, on_apply=commit, table_policy=self.policy)
+        builder = SchemaUpdate(base, policy=policy or metadata.policy, on_apply=commit, table_policy=metadata.policy)
         return builder
 
     # -- writing --------------------------------------------------------------------------------
@@ -361,7 +365,7 @@ class Table:
         micro-batch, captured files) is recorded in the same commit: one recorded before raises
         ``AlreadyCommittedError`` and writes nothing (exactly once, whoever retries).
         """
-        return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False, mark=mark)
+        return self._write(_as_table(data), evolve, on_incompatible, policy, "append", mark)
 
     @property
     def keys(self) -> KeySpec | None:
@@ -376,64 +380,33 @@ class Table:
         loses is not written (``rows_written``), the rows it replaces go to deletion vectors (``key_lookup``).
         ``mark``: as ``append``'s.
         """
-        return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=False, upsert=True,
-                           mark=mark)
+        return self._write(_as_table(data), evolve, on_incompatible, policy, "upsert", mark)
 
     def delete(self, keys: Any = None, *, filter: Any = None) -> DeleteResult:
         """Remove rows by key (``keys``: Arrow data or a dict of the key columns, or plain values of a
         one-column key) or by ``filter`` (evaluated on the current merged rows); a later upsert of a
         key brings it back. A delete matching nothing commits nothing."""
-        spec = self._require_keys("delete")
-        if (keys is None) == (filter is None):
-            raise TypeError("delete() takes keys or filter=, exactly one of them")
-        for attempt in range(COMMIT_RETRIES):
-            head = self.catalog.head(self.table_id)
-            schema = self.schemas_by_id()[head.schema_id]
-            try:
-                if filter is not None:
-                    rows = self.scan(columns=list(spec.key_names), filter=filter,
-                                     snapshot_id=head.snapshot_id).to_arrow()
-                else:
-                    rows = key_rows(keys, schema, spec)
-                if not rows.num_rows:
-                    return DeleteResult(0, head.snapshot_id)
-                plan = plan_vectors(self, head.snapshot_id, rows, "delete") if attempt < COMMIT_RETRIES - 1 else None
-            except SnapshotExpiredError as e:  # another writer committed and expired ``head`` meanwhile: retry
-                if attempt == COMMIT_RETRIES - 1:
-                    raise CommitConflictError(f"the snapshot this delete read was expired meanwhile: {e}") from None
-                continue
-            written: list[str] = []
-            try:
-                files = write_partitioned(self.storage, schema, self.spec, rows, written, keys=spec,
-                                          content="deletes")
-                snap = self.catalog.commit(self.table_id, head.snapshot_id, operation="delete", add_files=files,
-                                           write_schema_id=schema.schema_id, exclusive=filter is not None,
-                                           vectors=plan.commit(files) if plan is not None else None,
-                                           summary={"keys": rows.num_rows},
-                                           present=functools.partial(check_present, self.storage,
-                                                                     [f.path for f in files]))
-            except CommitConflictError:
-                remove_files(self.storage, written)
-                if attempt == COMMIT_RETRIES - 1:
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-                continue
-            except BaseException:
-                remove_files(self.storage, written)
-                raise
-            return DeleteResult(rows.num_rows, snap.snapshot_id)
-        raise AssertionError("unreachable")
+
+        def attempt(now: Attempt) -> DeleteResult:
+            metadata = self.io.metadata()
+            if metadata.keys is None:
+                self._require_keys("delete")
+            if (keys is None) == (filter is None):
+                raise TypeError("delete() takes keys or filter=, exactly one of them")
+            return delete_rows(self.io, metadata, keys, filter, resolve=not now.last)
+
+        return with_retries(attempt)
 
     def compact(self) -> CompactResult:
         """Rewrite small files, files of older schemas and (keyed) merge groups with several files or
         deletes into files of the current schema, in one atomic commit (see ``maintenance``)."""
-        return compact(self, MAX_FILE_ROWS)
+        return compact(self.io, MAX_FILE_ROWS)
 
     def expire_snapshots(self, older_than: dt.timedelta | float = dt.timedelta(days=5),
                          retain_last: int = 1) -> ExpireResult:
         """Forget snapshots committed more than ``older_than`` ago (seconds or a timedelta), keeping the
         newest ``retain_last``; ``vacuum()`` then deletes the files only they referenced."""
-        return expire_snapshots(self, older_than, retain_last)
+        return expire_snapshots(self.io, older_than, retain_last)
 
     def _require_keys(self, what: str) -> KeySpec:
         spec = self.keys
@@ -445,32 +418,28 @@ class Table:
     def overwrite(self, data: Any, *, evolve: bool = True, on_incompatible: OnIncompatible = "fail",
                   policy: CastPolicy | None = None) -> AppendResult:
         """Replace the table's rows with ``data`` in one snapshot (old snapshots still read the old rows)."""
-        return self._write(_as_table(data), evolve, on_incompatible, policy, replace_all=True)
+        return self._write(_as_table(data), evolve, on_incompatible, policy, "overwrite")
 
     def _write(self, incoming: pa.Table, evolve: bool, on_incompatible: OnIncompatible, policy: CastPolicy | None,
-               replace_all: bool, upsert: bool = False, mark: StreamMark | None = None) -> AppendResult:
-        if upsert:
-            self._require_keys("upsert")
-        operation: WriteOperation = "overwrite" if replace_all else "upsert" if upsert else "append"
-        for attempt in range(COMMIT_RETRIES):
-            head = self.catalog.head(self.table_id)
-            base = self.schemas_by_id()[head.schema_id]
-            prepared = prepare_append(incoming, base, evolve=evolve, on_incompatible=on_incompatible,
-                                      policy=policy or self.policy)
+               operation: WriteOperation, mark: StreamMark | None = None) -> AppendResult:
+        """One write through the retry loop: each attempt loads the metadata once and plans on its head."""
+
+        def attempt(now: Attempt) -> AppendResult:
+            metadata = self.io.metadata()
+            if operation == "upsert" and metadata.keys is None:
+                self._require_keys("upsert")
+            prepared = prepare_append(incoming, metadata.current_schema, evolve=evolve,
+                                      on_incompatible=on_incompatible, policy=policy or metadata.policy)
             stream = {} if mark is None else {"stream": mark.stream_id, "batch": mark.batch_id}
-            try:  # AlreadyCommittedError (``mark`` recorded before) goes to the caller: nothing was written
-                done = write_rows(self, head, base, prepared.schema, prepared.evolved, prepared.data,
-                                  [q for q in (prepared.quarantined,) if q is not None], operation=operation,
-                                  mark=mark, resolve=attempt < COMMIT_RETRIES - 1,
-                                  summary={"changes": list(prepared.changes), **stream})
-            except CommitConflictError:
-                if attempt == COMMIT_RETRIES - 1:
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-                continue
+            # AlreadyCommittedError (``mark`` recorded before) goes to the caller: nothing was written
+            done = write_rows(self.io, metadata, WriteRequest(
+                prepared.schema, prepared.evolved, prepared.data,
+                [q for q in (prepared.quarantined,) if q is not None], operation, mark,
+                {"changes": list(prepared.changes), **stream}), resolve=not now.last)
             return AppendResult(done.rows, done.quarantined, prepared.schema.schema_id, prepared.evolved,
                                 done.snapshot.snapshot_id, prepared.changes)
-        raise AssertionError("unreachable")
+
+        return with_retries(attempt)
 
     # -- reading --------------------------------------------------------------------------------
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None,

@@ -79,7 +79,7 @@ def test_table_lifecycle_on_s3(s3_location: str, tmp_path: Path) -> None:
     # compaction rewrites on the store; expiry and vacuum delete through the same filesystem
     before = set(_objects(s3_location))
     assert t.compact().files_written > 0
-    removed = remove_expired_files(t, t.expire_snapshots(older_than=0, retain_last=1))
+    removed = remove_expired_files(t.io, t.expire_snapshots(older_than=0, retain_last=1))
     assert removed and not set(removed) & set(_objects(s3_location))
     assert sorted(t.to_arrow().column("id").to_pylist()) == list(range(70))
     # an orphan (a crashed writer's file) is vacuumed; an object fieldshift did not name stays

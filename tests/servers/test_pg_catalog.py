@@ -13,9 +13,10 @@ import pyarrow as pa
 import pytest
 
 import fieldshift as fs
-from fieldshift.table.catalog import open_catalog
 from fieldshift.table.catalog_pg import PostgresCatalog, display_uri, translate
+from fieldshift.table.catalog_uri import open_catalog
 from fieldshift.table.files import write_data_file
+from fieldshift.table.updates import AddFiles, SetSchema
 
 
 def raw_execute(catalog: str, sql: str, params: tuple[Any, ...] = ()) -> None:
@@ -154,16 +155,15 @@ def test_a_concurrent_writer_conflicts_or_replays(catalog_uri: str, tmp_path: Pa
     t.update_schema().update_column("f", pa.string()).commit()
     t.update_schema().update_column("f", pa.binary()).commit()
     with pytest.raises(fs.CommitConflictError, match="f: double -> binary"):
-        t.catalog.commit(t.table_id, 0, operation="append", write_schema_id=float_schema.schema_id,
-                         add_files=[late])
+        t.catalog.commit(t.table_id, 0, [], [AddFiles((late,), float_schema.schema_id)], operation="append")
     with pytest.raises(fs.CommitConflictError, match="another writer committed snapshot 2"):
-        t.catalog.commit(t.table_id, 1, operation="schema", schema=t.schema)
+        t.catalog.commit(t.table_id, 1, [], [SetSchema(t.schema)], operation="schema")
     assert t.current_snapshot.snapshot_id == 2 and t.scan().files() == []
     u = fs.Table.create(tmp_path / "u", pa.schema([("n", pa.int64())]), catalog=catalog_uri, name="u")
     rows = write_data_file(u.location, u.schema, pa.Table.from_pydict({"n": [7]}, schema=u.schema.to_arrow()))
     u.append({"n": [1]})
-    snap = u.catalog.commit(u.table_id, 0, operation="append", write_schema_id=u.schema.schema_id,
-                            add_files=[rows])  # replayed on the new head
+    snap = u.catalog.commit(u.table_id, 0, [], [AddFiles((rows,), u.schema.schema_id)],
+                            operation="append")  # replayed on the new head
     assert snap.snapshot_id == 2 and sorted(u.to_arrow().column("n").to_pylist()) == [1, 7]
 
 

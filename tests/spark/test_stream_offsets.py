@@ -15,6 +15,7 @@ from fieldshift.spark import schema_to_spark
 from fieldshift.spark.stream_sink import stream_id_of
 from fieldshift.spark.stream_source import FieldshiftStreamReader
 from fieldshift.table.files import write_data_file
+from fieldshift.table.updates import AddFiles, ReplaceAll
 
 
 def _reader(t: fs.Table, **options: str) -> FieldshiftStreamReader:
@@ -47,8 +48,8 @@ def test_offsets_limits_and_compaction_skipped(tmp_path: Path) -> None:
     live = t.to_arrow()
     f = write_data_file(t.location, t.schema, live.cast(t.schema.to_arrow()))
     head = t.current_snapshot
-    t.catalog.commit(t.table_id, head.snapshot_id, operation="compact", add_files=[f], replace_all=True,
-                     write_schema_id=head.schema_id)
+    t.catalog.commit(t.table_id, head.snapshot_id, [], [AddFiles((f,), head.schema_id), ReplaceAll()],
+                     operation="compact")
     t.append(_rows(100, 5))
     end = r.latestOffset(mid, ReadAllAvailable())
     assert end == {"snapshot": 6, "file": 1} and _emitted(r, mid, end) == [*range(30, 40), *range(100, 105)]

@@ -18,6 +18,7 @@ from fieldshift.table.key_lookup import candidates, live_keys, plan_vectors
 from fieldshift.table.maintenance import commit_compaction, prepare_compaction
 from fieldshift.table.merge import group_files, resolved
 from fieldshift.table.partition_write import write_partitioned
+from fieldshift.table.updates import AddFiles, DeletionVectors
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.int32()), ("v", pa.string())])
 
@@ -100,10 +101,10 @@ def test_time_travel_sees_each_snapshots_own_vectors(tmp_path: Path) -> None:
 
 def _racing_upsert(table: fs.Table, base: int, rows: pa.Table) -> None:
     """An upsert planned at ``base`` and committed now (what a slower concurrent writer does)."""
-    plan = plan_vectors(table, base, rows.cast(table.schema.to_arrow()), "upsert")
+    plan = plan_vectors(table.io, table.io.metadata(base), rows.cast(table.schema.to_arrow()), "upsert")
     files = write_partitioned(table.location, table.schema, table.spec, plan.rows, [], keys=table.keys)
-    table.catalog.commit(table.table_id, base, operation="upsert", write_schema_id=table.schema.schema_id,
-                         add_files=files, vectors=plan.commit(files))
+    table.catalog.commit(table.table_id, base, [], [AddFiles(tuple(files), table.schema.schema_id),
+                                                    DeletionVectors(plan.commit(files))], operation="upsert")
 
 
 def test_two_upserts_planned_on_one_snapshot_cannot_both_commit_their_vectors(tmp_path: Path) -> None:
@@ -136,10 +137,10 @@ def test_a_compaction_racing_an_upsert_commits_unresolved_files_and_loses_nothin
     table = _make(tmp_path, buckets=1)
     table.upsert(_rows(range(20), 0))
     table.upsert(_rows(range(5), 1, "u"))
-    pending = prepare_compaction(table, 1 << 20)
+    pending = prepare_compaction(table.io, table.metadata(), 1 << 20)
     assert pending is not None
     table.upsert(_rows([1, 2], 2, "late"))  # vectors on files the compaction removes
-    commit_compaction(table, pending)
+    commit_compaction(table.io, pending)
     scan = table.scan()
     assert not all(resolved(scan, g) for g in group_files(scan.files()))  # merged on read until compacted again
     assert {r["id"]: r["v"] for r in _read(table)}[1] == "late1"
@@ -169,8 +170,8 @@ def test_files_written_without_a_lookup_merge_on_read(tmp_path: Path) -> None:
     table.upsert(_rows(range(10), 1))
     files = write_partitioned(table.location, table.schema, table.spec,
                              _rows([1, 2], 3, "s").cast(table.schema.to_arrow()), [], keys=table.keys)
-    table.catalog.commit(table.table_id, table.current_snapshot.snapshot_id, operation="upsert",
-                         write_schema_id=table.schema.schema_id, add_files=files)
+    table.catalog.commit(table.table_id, table.current_snapshot.snapshot_id, [],
+                         [AddFiles(tuple(files), table.schema.schema_id)], operation="upsert")
     assert not _all_resolved(table)
     table.upsert(_rows([2, 3], 2, "p"))  # the bucket is unresolved: written unresolved, merged on read
     assert {r["id"]: r["v"] for r in _read(table)} == {**{i: f"x{i}" for i in range(10)}, 1: "s1", 2: "s2",
@@ -191,8 +192,8 @@ def test_the_append_key_check_reads_only_files_that_may_hold_the_keys(tmp_path: 
     everything = set(table.to_arrow().column("id").to_pylist())
     batch = pa.table({"id": pa.array(np.unique(rng.integers(0, 700, 40)), pa.int64())})
     keys = set(batch.column("id").to_pylist())
-    pruned = set(live_keys(table, head, batch).column("id").to_pylist())
-    full = set(live_keys(table, head, batch, prune=False).column("id").to_pylist())
+    pruned = set(live_keys(table.io, table.io.metadata(head), batch).column("id").to_pylist())
+    full = set(live_keys(table.io, table.io.metadata(head), batch, prune=False).column("id").to_pylist())
     assert pruned & keys == full & keys == everything & keys
     scan = table.scan()
     read = sum(len(b.files) for b in candidates(scan, batch))

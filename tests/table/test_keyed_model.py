@@ -35,6 +35,7 @@ from fieldshift.table.on_write import prepare_append
 from fieldshift.table.partition_write import write_partitioned
 from fieldshift.table.stream_commit import append_once
 from fieldshift.table.stream_marks import StreamMark
+from fieldshift.table.updates import AddFiles
 from tests.table.filter_model import keeps, spec_trees, to_expression, to_text
 
 Row = dict[str, Any]  # logical column -> value; logical columns: id, pre, v, w
@@ -182,8 +183,8 @@ class KeyedMachine(RuleBasedStateMachine):
             return
         files = write_partitioned(self.t.storage, prepared.schema, self.t.spec,
                                   dedupe_latest(prepared.data, self.t.keys), [], keys=self.t.keys)
-        self.t.catalog.commit(self.t.table_id, head.snapshot_id, operation="upsert",
-                              write_schema_id=prepared.schema.schema_id, add_files=files)
+        self.t.catalog.commit(self.t.table_id, head.snapshot_id, [],
+                              [AddFiles(tuple(files), prepared.schema.schema_id)], operation="upsert")
         for k, row in self._model_rows(batch, False, False).items():
             if k not in self.rows or _newer(row["pre"], self.rows[k]["pre"]):
                 self.rows[k] = {**row, **({"w": None} if "w" in self.names else {})}
@@ -196,8 +197,8 @@ class KeyedMachine(RuleBasedStateMachine):
         head = self.t.current_snapshot.snapshot_id
         mark = StreamMark("keyed-stream", self.batches)
         incoming = pa.table({"id": pa.array(keys, pa.int32())})
-        pruned = set(live_keys(self.t, head, incoming).column("id").to_pylist())
-        full = set(live_keys(self.t, head, incoming, prune=False).column("id").to_pylist())
+        pruned = set(live_keys(self.t.io, self.t.io.metadata(head), incoming).column("id").to_pylist())
+        full = set(live_keys(self.t.io, self.t.io.metadata(head), incoming, prune=False).column("id").to_pylist())
         assert pruned & set(keys) == full & set(keys) == set(self.rows) & set(keys)  # the pruned check is exact
 
         def write() -> Any:

@@ -161,11 +161,11 @@ def test_compaction_rewrites_into_the_current_schema_and_keeps_concurrent_writes
     keyed.upsert(batch([1, 2, 3], [2, 2, 2], ["v2"] * 3, y=pa.array([7, 7, 7], pa.int32())))
     keyed.delete([4])
     expected = rows(keyed)
-    pending = prepare_compaction(keyed, 1 << 20)
+    pending = prepare_compaction(keyed.io, keyed.metadata(), 1 << 20)
     assert pending is not None
     keyed.upsert(batch([1], [2], ["concurrent"]))  # same precombine, committed after the compaction's base
     keyed.delete([2])
-    commit_compaction(keyed, pending)
+    commit_compaction(keyed.io, pending)
     compacted = [f for f in keyed.scan().live_files() if f.path in {a.path for a in pending.add}]
     assert compacted and all(f.schema_id == keyed.schema.schema_id for f in compacted)
     replaced = keyed.scan(snapshot_id=pending.base_snapshot_id).live_files()
@@ -183,11 +183,12 @@ def test_compaction_rewrites_into_the_current_schema_and_keeps_concurrent_writes
 def test_two_compactions_of_the_same_files_conflict(keyed: fs.Table) -> None:
     keyed.upsert(batch([1, 2], [1, 1], ["a", "b"]))
     keyed.upsert(batch([1, 2], [2, 2], ["c", "d"]))
-    first, second = prepare_compaction(keyed, 1 << 20), prepare_compaction(keyed, 1 << 20)
+    first, second = (prepare_compaction(keyed.io, keyed.metadata(), 1 << 20),
+                     prepare_compaction(keyed.io, keyed.metadata(), 1 << 20))
     assert first is not None and second is not None
-    commit_compaction(keyed, first)
+    commit_compaction(keyed.io, first)
     with pytest.raises(fs.CommitConflictError):
-        commit_compaction(keyed, second)
+        commit_compaction(keyed.io, second)
     assert all((keyed.location / p).exists() is False for p in second.written)
     assert [r["x"] for r in rows(keyed)] == ["c", "d"]
 

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 import fieldshift as fs
 from fieldshift.cli import app
 from fieldshift.policy import POLICY_NAMES
+from fieldshift.table.updates import AddFiles
 
 RUNNER = CliRunner()
 
@@ -148,8 +149,7 @@ def test_a_concurrent_append_cannot_sneak_old_files_past_a_schema_change(tmp_pat
     t.update_schema().update_column("f", pa.string()).commit()  # ... while others commit float -> string
     t.update_schema().update_column("f", pa.binary()).commit()  # and string -> binary (no float file yet)
     with pytest.raises(fs.CommitConflictError, match="f: double -> binary"):
-        t.catalog.commit(t.table_id, 0, operation="append", write_schema_id=float_schema.schema_id,
-                         add_files=[late])
+        t.catalog.commit(t.table_id, 0, [], [AddFiles((late,), float_schema.schema_id)], operation="append")
     assert t.scan().files() == [] and t.current_snapshot.snapshot_id == 2
 
 
@@ -166,8 +166,7 @@ def test_a_concurrent_append_cannot_sneak_values_past_a_checked_schema_change(tm
     late = write_data_file(t.location, binary_schema, rows)  # a writer prepared invalid UTF-8 on snapshot 1 ...
     t.update_schema().update_column("b", pa.string()).commit()  # ... while another checked b as text
     with pytest.raises(fs.CommitConflictError, match="'b' would meet a cast that checks values"):
-        t.catalog.commit(t.table_id, 1, operation="append", write_schema_id=binary_schema.schema_id,
-                         add_files=[late])
+        t.catalog.commit(t.table_id, 1, [], [AddFiles((late,), binary_schema.schema_id)], operation="append")
     assert t.to_arrow().to_pylist() == [{"b": "ok"}]
 
 

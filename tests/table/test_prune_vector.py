@@ -18,6 +18,7 @@ import pytest
 import fieldshift as fs
 from fieldshift.table.files import write_data_file
 from fieldshift.table.prune_vector import MIN_FILES, prune_by_integer_stats
+from fieldshift.table.updates import AddFiles
 
 FILES = MIN_FILES + 36
 
@@ -28,8 +29,8 @@ def _bulk(t: fs.Table, tables: list[pa.Table]) -> None:
     files = [write_data_file(t.location, schema, schema.to_arrow().empty_table().cast(schema.to_arrow())
                              if data.num_rows == 0 else data.cast(schema.to_arrow())) for data in tables]
     head = t.current_snapshot
-    t.catalog.commit(t.table_id, head.snapshot_id, operation="append", write_schema_id=schema.schema_id,
-                     add_files=files)
+    t.catalog.commit(t.table_id, head.snapshot_id, [], [AddFiles(tuple(files), schema.schema_id)],
+                     operation="append")
 
 
 def _random_files(rng: random.Random) -> list[pa.Table]:

@@ -46,7 +46,7 @@ def keyed_step(table: fs.Table, writer: int, b: int) -> None:
     elif kind == "compact":
         table.compact()
     else:
-        remove_expired_files(table, table.expire_snapshots(older_than=0, retain_last=3))
+        remove_expired_files(table.io, table.expire_snapshots(older_than=0, retain_last=3))
 
 
 def main() -> None:

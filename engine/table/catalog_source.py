@@ -1,0 +1,164 @@
+"""The fieldshift catalog as a read source: a table's records turned into the read-source interface's facts.
+
+``open_tables/source.py`` says what a scan needs from any table format; this is the first implementation of
+it, over a ``TableIO`` and the ``TableMetadata`` a scan was made with, so a fieldshift table reads through
+the same pipeline as a DuckLake or Iceberg one (``table/open_scan.OpenScan``). What the catalog records maps
+one to one: schemas by id; each live data file with the schema id it was written with, its partition values
+under its spec's transforms (Iceberg's values: ``partition_transforms = "iceberg"``) and its statistics in
+that schema's types; a keyed table's deletion vectors as deleted positions and its delete files as equality
+deletes on the key (scoped to the file's merge group, newer sequence numbers only); and the merge by key
+with the precombine column ordering versions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from fieldshift.open_tables.source import (
+    NO_MERGE,
+    ColumnStats,
+    DataFileEntry,
+    EqualityDeletes,
+    MergeMode,
+    PartitionValue,
+    SnapshotContent,
+    SourcePartitionField,
+    SourcePartitionSpec,
+    SourceSnapshot,
+)
+from fieldshift.schema import Schema
+from fieldshift.table.file_cache import snapshot_files
+from fieldshift.table.handle import TableIO
+from fieldshift.table.merge import group_files
+from fieldshift.table.metadata import TableMetadata
+from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.table.records import DataFile, Snapshot
+
+__all__ = ["CatalogSource"]
+
+class CatalogSource:
+    """A fieldshift table as a ``ReadSource`` (read-only; writes go through ``Table``)."""
+
+    format = "fieldshift"
+    writer = "fieldshift"
+    partition_transforms = "iceberg"  # transforms.py computes Iceberg's values bit for bit
+
+    def __init__(self, io: TableIO, metadata: TableMetadata, *, use_vectors: bool = True) -> None:
+        """``use_vectors`` False: a keyed table's deletion vectors are ignored, so every group merges by key and
+        its delete files (the read such a table had before vectors; tests compare the two)."""
+        self.io, self.metadata, self.use_vectors = io, metadata, use_vectors
+        self.name = metadata.name
+        self.policy = metadata.policy
+        self.current_schema_id = metadata.head.schema_id
+
+    def open_file(self, path: str) -> Any:
+        """A data or delete file of the table, opened through its storage (an object store with its options)."""
+        storage = self.io.storage
+        base = storage.display()
+        rel = path[len(base) + 1:] if path.startswith(base + "/") else path
+        return storage.fs.open_input_file(storage.full(rel))
+
+    def snapshots(self) -> tuple[SourceSnapshot, ...]:
+        """Every kept snapshot, oldest first."""
+        return tuple(_source_snapshot(s) for s in self.io.catalog.snapshots(self.io.table_id))
+
+    def schemas(self) -> Mapping[int, Schema]:
+        return self.metadata.schemas
+
+    def specs(self) -> tuple[SourcePartitionSpec, ...]:
+        return tuple(_source_spec(s) for s in self.metadata.specs)
+
+    def content(self, snapshot_id: int | str) -> SnapshotContent:
+        """The files live at ``snapshot_id`` with their statistics, partition values and deletes."""
+        if not isinstance(snapshot_id, int):
+            raise TypeError(f"a fieldshift snapshot id is an int, not {snapshot_id!r}")
+        metadata = self.metadata if snapshot_id == self.metadata.snapshot.snapshot_id else \
+            self.io.metadata(snapshot_id)
+        keys = metadata.keys_in(metadata.schema)
+        entry = snapshot_files(self.io.catalog, self.io.table_id, metadata.snapshot, keyed=keys is not None)
+        files = list(entry.files)
+        stats = self.io.catalog.file_stats([f.file_id for f in files if f.file_id is not None])
+        specs = {s.spec_id: s for s in metadata.specs}
+        vectors = (entry.vectors or {}) if self.use_vectors else {}
+        groups = group_files(files) if keys is not None else [files]
+        out = []
+        for number, group in enumerate(groups):
+            resolved = all(f.file_id in vectors for f in group) or (len(group) == 1 and group[0].content == "data")
+            deletes = [] if keys is None or resolved else [
+                EqualityDeletes(self.io.storage.display(d.path), keys.key_ids, d.sequence or 0, d.record_count)
+                for d in group if d.content == "deletes"]
+            for f in group:
+                if f.content != "data":
+                    continue
+                v = vectors.get(f.file_id) if f.file_id is not None else None
+                out.append(DataFileEntry(
+                    self.io.storage.display(f.path), f.record_count, schema_id=f.schema_id,
+                    partition=_partition(f, specs.get(f.spec_id), metadata.schemas[f.schema_id]),
+                    stats=_stats(stats.get(f.file_id, {}) if f.file_id is not None else {},
+                                 metadata.schemas[f.schema_id]),
+                    positions=None if v is None or not v.cardinality else v.positions.astype(np.int64),
+                    sequence_number=f.sequence or 0, file_size=f.file_size, file_id=f.file_id,
+                    equality_deletes=tuple(d for d in deletes if d.sequence_number > (f.sequence or 0)),
+                    merge_group=number if keys is not None else None))
+        merge = NO_MERGE if keys is None else MergeMode(
+            "key", keys.key_ids, (keys.precombine_id,) if keys.precombine_id is not None else ())
+        return SnapshotContent(_source_snapshot(metadata.snapshot), metadata.schema, tuple(out), merge=merge)
+
+
+def _source_snapshot(s: Snapshot) -> SourceSnapshot:
+    at = dt.datetime.fromisoformat(s.committed_at)
+    at = at.replace(tzinfo=dt.UTC) if at.tzinfo is None else at.astimezone(dt.UTC)
+    return SourceSnapshot(s.snapshot_id, at, s.schema_id, s.operation)
+
+
+def _source_spec(spec: PartitionSpec) -> SourcePartitionSpec:
+    return SourcePartitionSpec(spec.spec_id, tuple(
+        SourcePartitionField(f.source_id, f.field_id, f.name, str(f.transform)) for f in spec.fields))
+
+
+def _partition(f: DataFile, spec: PartitionSpec | None, schema: Schema) -> tuple[PartitionValue, ...]:
+    """The file's partition values in the interface's terms: a transform's result as recorded, an identity
+    value as the column's own (the catalog records identity timestamps and times as nanoseconds; a value
+    a Python datetime cannot hold exactly is left out, so it never prunes)."""
+    if spec is None:
+        return ()
+    out = []
+    for field, value in zip(spec.fields, f.partition, strict=False):
+        kind = field.transform.kind
+        if kind == "void":
+            continue
+        if kind == "identity" and value is not None and schema.has_field(field.source_id):
+            t = schema.field(field.source_id).type
+            if isinstance(t, pa.DataType) and (pa.types.is_timestamp(t) or pa.types.is_time(t)):
+                if value % 1000:
+                    continue
+                micros = pa.timestamp("us", t.tz) if pa.types.is_timestamp(t) else pa.time64("us")
+                value = pa.scalar(value // 1000, pa.int64()).cast(micros).as_py()
+        out.append(PartitionValue(field.source_id, str(field.transform), value))
+    return tuple(out)
+
+
+def _stats(stats: Mapping[int, tuple[int, int, Any, Any]], schema: Schema) -> dict[int, ColumnStats]:
+    """The catalog's statistics of a file, typed by the schema it was written with. Nanosecond bounds are
+    kept as integer ticks (a Python datetime holds microseconds), the upper one rounded up."""
+    out = {}
+    for fid, (values, nulls, lo, hi) in stats.items():
+        if not schema.has_field(fid):
+            continue
+        t = schema.field(fid).type
+        if not isinstance(t, pa.DataType):
+            continue
+        if lo is not None and hi is not None and getattr(t, "unit", None) == "ns" and \
+                (pa.types.is_timestamp(t) or pa.types.is_time(t)):
+            try:
+                lo, hi = pa.array([lo, hi], t).view(pa.int64()).to_pylist()
+                hi = min(hi + 999, 2**63 - 1)
+            except (pa.ArrowException, TypeError, ValueError, OverflowError):
+                lo = hi = None
+        out[fid] = ColumnStats(values, nulls, lo, hi, type=t)
+    return out

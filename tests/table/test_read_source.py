@@ -1,0 +1,162 @@
+"""The read-source interface has two implementations: the fieldshift catalog (``CatalogSource``) and a fake
+format of the tests (``fake_source``). The one open-format scan (``OpenScan``) reads both; over the catalog
+it must give what ``Table.scan`` gives, filters, pruning, deletes, merges, time travel and evolution
+included."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import fieldshift as fs
+from fieldshift.open_tables.source import ReadSource
+from fieldshift.table.catalog_source import CatalogSource
+from fieldshift.table.open_scan import OpenScan
+from tests.table.fake_source import EXPECTED, FakeSource, write_fake_table
+
+# -- the fake format ------------------------------------------------------------------------------
+
+
+def test_the_fake_format_reads_through_the_interface(tmp_path: Path) -> None:
+    source = FakeSource(write_fake_table(tmp_path))
+    assert isinstance(source, ReadSource)
+    assert [s.snapshot_id for s in source.snapshots()] == [1, 2]
+    for snapshot_id, rows in EXPECTED.items():  # time travel: each snapshot in its own schema
+        scan = OpenScan(source, source.content(snapshot_id))
+        assert scan.to_arrow().sort_by("id").to_pylist() == rows
+        assert scan.count() == len(rows)
+
+
+def test_the_fake_format_prunes_by_statistics_and_partition_values(tmp_path: Path) -> None:
+    source = FakeSource(write_fake_table(tmp_path))
+    content = source.content(2)
+    by_stats = OpenScan(source, content, filter="id >= 12")  # int32 bounds of old files, read as int64
+    assert [Path(f.path).name for f in by_stats.files()] == ["c.parquet"]
+    assert by_stats.to_arrow().column("id").to_pylist() == [20, 5_000_000_000]
+    by_partition = OpenScan(source, content, ["id", "label"], filter="region = 'us'")
+    assert [Path(f.path).name for f in by_partition.files()] == ["b.parquet"]
+    assert by_partition.to_arrow().to_pylist() == [{"id": 10, "label": "x"}, {"id": 11, "label": "y"}]
+    deleted = OpenScan(source, content, filter="id = 2")  # the position delete removed it
+    assert deleted.to_arrow().num_rows == 0 and deleted.count() == 0
+
+
+# -- the catalog against Table.scan --------------------------------------------------------------
+
+
+def _compare(t: fs.Table, filters: list[Any], columns: list[str] | None = None, use_vectors: bool = True) -> None:
+    """Every kept snapshot, every filter: OpenScan over the catalog source reads what Table.scan reads."""
+    source = CatalogSource(t.io, t.io.metadata(), use_vectors=use_vectors)
+    assert isinstance(source, ReadSource)
+    for snap in t.history():
+        content = source.content(snap.snapshot_id)
+        for flt in filters:
+            try:
+                scan = t.scan(columns, flt, snapshot_id=snap.snapshot_id)
+            except fs.FieldshiftError as e:  # a column the snapshot's schema does not have yet
+                with pytest.raises(type(e)):
+                    OpenScan(source, content, columns, flt)
+                continue
+            scan.use_vectors = use_vectors
+            open_scan = OpenScan(source, content, columns, flt)
+            expected, got = scan.to_arrow(), open_scan.to_arrow()
+            key = [(scan.output_schema.names[0], "ascending")]
+            assert got.schema == expected.schema, (snap.snapshot_id, flt)
+            assert got.sort_by(key).to_pylist() == expected.sort_by(key).to_pylist(), (snap.snapshot_id, flt)
+            assert open_scan.count() == scan.count(), (snap.snapshot_id, flt)
+            if scan.keys is None:  # the same files pruned (a keyed scan keeps its delete files too)
+                assert sorted(Path(f.path).name for f in open_scan.files()) == \
+                    sorted(Path(f.path).name for f in scan.files()), (snap.snapshot_id, flt)
+
+
+def test_an_evolving_table_reads_the_same_through_the_catalog_source(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int32()), ("name", pa.string())]))
+    t.append({"id": pa.array([1, 2, 3], pa.int32()), "name": ["a", "b", "c"]})
+    t.update_schema().update_column("id", pa.int64()).rename_column("name", "label").commit()
+    t.update_schema().add_column("score", pa.float64()).commit()
+    t.append({"id": pa.array([10, 5_000_000_000]), "label": ["x", None], "score": [0.5, None]})
+    t.update_schema().drop_column("score").commit()
+    t.append({"id": pa.array([20]), "label": ["z"]})
+    _compare(t, [None, "id > 2", "id >= 10 and id < 20", "label is null", "label = 'b' or id = 20", "id in (1, 3)"])
+    _compare(t, [None, "id < 5"], columns=["label"])
+
+
+def test_a_partitioned_table_prunes_the_same_files_through_the_catalog_source(tmp_path: Path) -> None:
+    schema = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us")), ("region", pa.string())])
+    t = fs.Table.create(tmp_path / "t", schema, partition_by=["days(ts)", "region"])
+    base = dt.datetime(2024, 3, 1)
+    for day in range(3):
+        t.append({"id": [day * 10 + i for i in range(4)],
+                  "ts": [base + dt.timedelta(days=day, hours=i) for i in range(4)],
+                  "region": ["eu", "us", "eu", "us"]})
+    with t.update_spec() as spec:
+        spec.add_field("bucket(4, id)")
+    t.append({"id": [100, 101], "ts": [base, base], "region": ["eu", "eu"]})
+    _compare(t, [None, "region = 'us'", ("ts", ">=", base + dt.timedelta(days=1)), "region = 'eu' and id < 12",
+                 "id = 101", ("ts", "<", base)])
+
+
+def test_a_keyed_table_merges_the_same_through_the_catalog_source(tmp_path: Path) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64()), ("ver", pa.int32())])
+    t = fs.Table.create(tmp_path / "t", schema, identifier_fields=["id"], precombine="ver", buckets=2)
+    t.append({"id": list(range(8)), "v": list(range(8)), "ver": [1] * 8})
+    t.upsert({"id": [1, 2, 9], "v": [10, 20, 90], "ver": [2, 0, 1]})  # id 2's older ver loses
+    t.delete({"id": [3]})
+    t.upsert({"id": [3, 4], "v": [30, 40], "ver": [5, 5]})
+    t.update_schema().update_column("ver", pa.int64()).commit()
+    t.upsert({"id": [5], "v": [50], "ver": pa.array([7], pa.int64())})
+    for use_vectors in (True, False):
+        _compare(t, [None, "id = 2", "v >= 20", "id in (3, 4, 9)", "v < 5 or id = 5"], use_vectors=use_vectors)
+    _compare(t, [None, "v > 1"], columns=["v"])
+
+
+def test_a_keyed_table_without_deletion_vectors_merges_by_delete_files(tmp_path: Path) -> None:
+    """Groups read without their vectors (as a table written before them) merge by key and delete files."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
+    t = fs.Table.create(tmp_path / "t", schema, identifier_fields=["id"])
+    t.append({"id": [1, 2, 3], "v": [1, 2, 3]})
+    t.upsert({"id": [2], "v": [22]})
+    t.delete({"id": [1]})
+    source = CatalogSource(t.io, t.io.metadata(), use_vectors=False)
+    content = source.content(t.current_snapshot.snapshot_id)
+    assert content.merge.kind == "key" and content.merge.key_ids == (1,)
+    assert sorted(len(f.equality_deletes) for f in content.files if f.sequence_number == 1) == [0, 1]  # id 1's bucket
+    for use_vectors in (False, True):
+        _compare(t, [None, "v > 2", "id = 1"], use_vectors=use_vectors)
+
+
+@pytest.mark.parametrize("snapshot", [0, 1])
+def test_the_catalog_source_lists_history_and_schemas(tmp_path: Path, snapshot: int) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]), partition_by=["bucket(2, id)"])
+    t.append({"id": [1, 2]})
+    t.update_schema().add_column("w", pa.string()).commit()
+    source = CatalogSource(t.io, t.io.metadata())
+    assert [s.snapshot_id for s in source.snapshots()] == [s.snapshot_id for s in t.history()]
+    assert all(s.timestamp.tzinfo is not None for s in source.snapshots())
+    assert dict(source.schemas()) == t.schemas_by_id()
+    assert [f.transform for s in source.specs() for f in s.fields] == ["bucket[2]"]
+    content = source.content(t.history()[snapshot].snapshot_id)
+    assert content.schema == t.schemas_by_id()[t.history()[snapshot].schema_id]
+
+
+def test_timestamps_prune_the_same_through_the_catalog_source(tmp_path: Path) -> None:
+    """Identity partitions of timestamps and times (recorded as nanoseconds) and nanosecond statistics."""
+    schema = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("ns")), ("at", pa.timestamp("us", "UTC")),
+                        ("t", pa.time64("us")), ("s", pa.struct([("x", pa.int32())]))])
+    t = fs.Table.create(tmp_path / "t", schema, partition_by=["at", "t"])
+    base = dt.datetime(2024, 3, 1, 12, 0, 0, 1)
+    for i in range(3):
+        t.append(pa.table({"id": [i, i + 10], "ts": pa.array([1_700_000_000_000_000_001 + i] * 2, pa.timestamp("ns")),
+                           "at": pa.array([base.replace(tzinfo=dt.UTC) + dt.timedelta(hours=i)] * 2,
+                                          pa.timestamp("us", "UTC")),
+                           "t": pa.array([dt.time(1, i, 0, 5)] * 2, pa.time64("us")),
+                           "s": [{"x": i}, {"x": i + 10}]}, schema=schema))
+    at = base.replace(tzinfo=dt.UTC) + dt.timedelta(hours=1)
+    _compare(t, [None, ("at", "==", at), ("at", ">", at), ("t", "<", dt.time(1, 1, 0, 5)),
+                 ("ts", ">", pa.scalar(1_700_000_000_000_000_002, pa.timestamp("ns")).as_py()), "s.x >= 10"])
+    source = CatalogSource(t.io, t.io.metadata())
+    content = source.content(t.current_snapshot.snapshot_id)
+    assert len(OpenScan(source, content, filter=("at", "==", at)).files()) == 1
