@@ -1,7 +1,7 @@
 """Parse SQL/Iceberg-style type strings, nested ones included: ``struct<a: int, b: list<string>>``.
 
 Part of the schema model: used by ``SchemaUpdate`` when a type is given as text, and by the DDL parser
-(``ddl_parser``, for ALTER statements; ``fieldshift.ddl_types`` keeps the old import path). Nested
+(``ddl_parser``, for ALTER statements). Nested
 fields get the placeholder id ``PLACEHOLDER_ID`` (-1, which no schema takes, as 0 is a valid id);
 ``SchemaUpdate`` renumbers them when it adds the column.
 """

@@ -262,7 +262,7 @@ def _read_avro(path: Path) -> pa.Table:
     except ImportError:
         raise DataFileError(f"reading the Avro file {path} needs fastavro: pip install 'fieldshift[avro]'") from None
 
-    from fieldshift.avro_read import schema_from_avro
+    from fieldshift.avro import schema_from_avro
 
     with open(path, "rb") as fh:
         reader = fastavro.reader(fh)

@@ -442,7 +442,7 @@ def test_depth_200_is_a_named_error_everywhere_never_a_recursion_error() -> None
 # -- 14: types validated in the type model ---------------------------------------------------------------
 @pytest.mark.parametrize("text", ["decimal(5,9)", "fixed[0]", "struct<a: decimal(5, 9)>", "list<fixed[0]>"])
 def test_invalid_types_are_refused_up_front_from_ddl(text: str) -> None:
-    from fieldshift.ddl_types import parse_type
+    from fieldshift.type_text import parse_type
 
     with pytest.raises(fs.InvalidTypeError):
         parse_type(text)

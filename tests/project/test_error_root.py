@@ -10,8 +10,8 @@ import fieldshift as fs
 from fieldshift import errors
 from fieldshift.avro import schema_from_avro
 from fieldshift.ddl import parse_alter
-from fieldshift.ddl_types import parse_type
 from fieldshift.name_mapping import NameMapping
+from fieldshift.type_text import parse_type
 
 ERROR_CLASSES = [c for _, c in inspect.getmembers(errors, inspect.isclass)
                  if issubclass(c, BaseException) and c.__module__ == errors.__name__]

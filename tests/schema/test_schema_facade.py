@@ -33,11 +33,10 @@ def test_the_delegates_build_the_class_they_are_given() -> None:
 
 def test_schema_conversions_give_schemas_by_every_path() -> None:
     from fieldshift.avro import schema_from_avro, schema_to_avro
-    from fieldshift.avro_read import schema_from_avro as old_path
 
     schema = _schema()
     for back in (Schema.from_json(schema.to_json()), schema_from_avro(schema_to_avro(schema)),
-                 old_path(schema.to_avro()), fs.Schema.from_avro(schema.to_avro())):
+                 fs.Schema.from_avro(schema.to_avro())):
         assert type(back) is Schema
     assert Schema.from_json(schema.to_json()) == schema
     assert schema_from_avro(schema_to_avro(schema)).logically_equal(schema.update().set_identifier_fields().apply())
@@ -46,10 +45,9 @@ def test_schema_conversions_give_schemas_by_every_path() -> None:
 
 
 def test_paths_and_type_text_keep_their_import_paths() -> None:
-    from fieldshift.ddl_types import PLACEHOLDER_ID, parse_type
     from fieldshift.field_paths import join_path as moved_join
     from fieldshift.schema import join_path, split_path
-    from fieldshift.type_text import parse_type as moved_parse
+    from fieldshift.type_text import PLACEHOLDER_ID, parse_type
 
     assert join_path is moved_join and split_path("`a.b`.c") == ("a.b", "c")
-    assert parse_type is moved_parse and parse_type("list<int>").element.id == PLACEHOLDER_ID
+    assert parse_type("list<int>").element.id == PLACEHOLDER_ID

@@ -112,7 +112,7 @@ def test_a_keyed_table_whose_key_is_field_zero(tmp_path: Path) -> None:
 def test_parsed_types_never_carry_a_valid_placeholder_id() -> None:
     """Types parsed from text numbered their nested fields 0 until a schema renumbered them; 0 being a valid
     id now, the placeholder is -1, which no schema takes if it leaks."""
-    from fieldshift.ddl_types import parse_type
+    from fieldshift.type_text import parse_type
 
     parsed = parse_type("struct<a: int, l: list<string>, m: map<string, int>>")
     with pytest.raises(fs.InvalidFieldIdError):
