@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 
 from fieldshift.errors import (
     CatalogConnectionError,
@@ -287,6 +288,13 @@ class IcebergSource:
             out.append(PartitionValue(sid, transform, partition_python_value(
                 raw, transform, source if isinstance(source, pa.DataType) else None)))
         return tuple(out)
+
+    def open_file(self, path: str) -> Any:
+        """A data or delete file through the table's FileIO, which holds the store's options (``properties``:
+        endpoint and credentials); a local path needs none."""
+        if "://" not in path or path.startswith("file://"):
+            return pafs.LocalFileSystem().open_input_file(path.removeprefix("file://"))
+        return self.io.new_input(path).open(seekable=True)
 
     def close(self) -> None:
         """Nothing to release: PyIceberg's FileIO opens a file per read."""

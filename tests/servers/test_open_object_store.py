@@ -1,10 +1,10 @@
 """Tables other formats wrote, on the S3 server (moto): a DuckLake table whose data path is an ``s3://`` prefix
 (its catalog stays a local SQLite file, as DuckLake's catalogs are databases) and an Iceberg table PyIceberg
 wrote into an ``s3://`` warehouse, read through ``fs.open_table`` at every snapshot, equal to the same
-table read from local files. Metadata goes through PyIceberg's FileIO with the ``properties=`` given (the
-endpoint and keys); data files are opened by ``pyarrow.fs`` from the URI, with the credentials and endpoint
-of the environment (``AWS_*``, which the ``s3_server`` fixture sets, as a real deployment would). Spark (local
-mode) reads both on its executors, never with its native scan."""
+table read from local files. An Iceberg table's metadata and data files go through PyIceberg's FileIO with the
+``properties=`` given (the endpoint and keys); a DuckLake table's data files are opened by ``pyarrow.fs`` from the
+URI, with the credentials and endpoint of the environment (``AWS_*``, which the ``s3_server`` fixture sets).
+Spark (local mode) reads both on its executors, never with its native scan."""
 
 from __future__ import annotations
 
@@ -114,6 +114,20 @@ def test_an_iceberg_table_in_an_s3_warehouse_reads_as_it_does_locally(s3_server:
     assert result.exit_code == 0, result.output
     assert sorted(line for line in result.output.splitlines() if line.startswith("{")) == \
         ['{"id": 2, "n": 20, "label": "b"}', '{"id": 3, "n": 1099511627776, "label": "c"}']
+
+
+def test_an_iceberg_table_reads_with_its_credentials_only_in_properties(s3_server: str, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Metadata and data files both go through PyIceberg's FileIO with ``properties=``: no AWS_* variable set."""
+    pytest.importorskip("sqlalchemy", reason="PyIceberg's SqlCatalog needs pyiceberg[sql-sqlite]")
+    io = _properties(s3_server)
+    tbl, _ = _pyiceberg_table(f"s3://{S3_BUCKET}/{uuid.uuid4().hex[:12]}/wh", tmp_path / "r.db", io)
+    want = _rows(tbl.scan().to_arrow())
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(Exception):  # noqa: B017  (pyarrow's own S3 error: the data files need the properties)
+        pafs.S3FileSystem().open_input_file(tbl.metadata_location.removeprefix("s3://")).read()
+    assert _rows(fs.open_table(tbl.metadata_location, properties=io).to_arrow()) == want
 
 
 def test_spark_reads_open_tables_on_s3_on_the_executors(s3_spark: Any, s3_server: str, lake: Path,  # noqa: F811
