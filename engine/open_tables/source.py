@@ -298,6 +298,8 @@ class ReadSource(Protocol):
     ``open_file(path)`` (a readable file for an entry's path, when the source holds the store's options),
     ``partition_transforms = "iceberg"`` (its partition values of year/month/day/hour/bucket/truncate are
     Iceberg's, so filters project through them; otherwise only identity values prune),
+    ``with_stats(entries)`` (the entries with their statistics, for a source whose ``content`` leaves them out
+    so a scan loads them only for the files partition pruning kept: the fieldshift catalog's 100,000 files),
     and group pruning: ``prunes_groups = True`` with ``schema_id_at(snapshot_id)``, ``schema(schema_id)``
     and ``content(snapshot_id, keep=...)``, where ``keep(ranges)`` (a tuple of ``PartitionRange``) returning
     False lets the source skip a group of files without reading its list (Iceberg's manifests).

@@ -13,12 +13,14 @@ with the precombine column ordering versions.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from fieldshift.gc_pause import paused_gc
 from fieldshift.open_tables.source import (
     NO_MERGE,
     ColumnStats,
@@ -32,8 +34,9 @@ from fieldshift.open_tables.source import (
     SourceSnapshot,
 )
 from fieldshift.schema import Schema
-from fieldshift.table.file_cache import snapshot_files
+from fieldshift.table.file_cache import SnapshotFiles, snapshot_files
 from fieldshift.table.handle import TableIO
+from fieldshift.table.keys import KeySpec
 from fieldshift.table.merge import group_files
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitioning import PartitionSpec
@@ -74,40 +77,55 @@ class CatalogSource:
         return tuple(_source_spec(s) for s in self.metadata.specs)
 
     def content(self, snapshot_id: int | str) -> SnapshotContent:
-        """The files live at ``snapshot_id`` with their statistics, partition values and deletes."""
+        """The files live at ``snapshot_id`` with their partition values and deletes; their statistics are left
+        out (``with_stats`` loads them for the files partition pruning keeps). The entries are built once per
+        snapshot and process, kept with the snapshot's file list (``file_cache``)."""
         if not isinstance(snapshot_id, int):
             raise TypeError(f"a fieldshift snapshot id is an int, not {snapshot_id!r}")
         metadata = self.metadata if snapshot_id == self.metadata.snapshot.snapshot_id else \
             self.io.metadata(snapshot_id)
         keys = metadata.keys_in(metadata.schema)
-        entry = snapshot_files(self.io.catalog, self.io.table_id, metadata.snapshot, keyed=keys is not None)
-        files = list(entry.files)
-        stats = self.io.catalog.file_stats([f.file_id for f in files if f.file_id is not None])
-        specs = {s.spec_id: s for s in metadata.specs}
-        vectors = (entry.vectors or {}) if self.use_vectors else {}
-        groups = group_files(files) if keys is not None else [files]
-        out = []
-        for number, group in enumerate(groups):
-            resolved = all(f.file_id in vectors for f in group) or (len(group) == 1 and group[0].content == "data")
-            deletes = [] if keys is None or resolved else [
-                EqualityDeletes(self.io.storage.display(d.path), keys.key_ids, d.sequence or 0, d.record_count)
-                for d in group if d.content == "deletes"]
-            for f in group:
-                if f.content != "data":
-                    continue
-                v = vectors.get(f.file_id) if f.file_id is not None else None
-                out.append(DataFileEntry(
-                    self.io.storage.display(f.path), f.record_count, schema_id=f.schema_id,
-                    partition=_partition(f, specs.get(f.spec_id), metadata.schemas[f.schema_id]),
-                    stats=_stats(stats.get(f.file_id, {}) if f.file_id is not None else {},
-                                 metadata.schemas[f.schema_id]),
-                    positions=None if v is None or not v.cardinality else v.positions.astype(np.int64),
-                    sequence_number=f.sequence or 0, file_size=f.file_size, file_id=f.file_id,
-                    equality_deletes=tuple(d for d in deletes if d.sequence_number > (f.sequence or 0)),
-                    merge_group=number if keys is not None else None))
+        listed = snapshot_files(self.io.catalog, self.io.table_id, metadata.snapshot, keyed=keys is not None)
+        key = ("catalog_source", self.use_vectors, self.io.storage.display())
+        files = listed.derive(key, lambda: self._entries(listed, metadata, keys))
         merge = NO_MERGE if keys is None else MergeMode(
             "key", keys.key_ids, (keys.precombine_id,) if keys.precombine_id is not None else ())
-        return SnapshotContent(_source_snapshot(metadata.snapshot), metadata.schema, tuple(out), merge=merge)
+        return SnapshotContent(_source_snapshot(metadata.snapshot), metadata.schema, files, merge=merge)
+
+    def _entries(self, listed: SnapshotFiles, metadata: TableMetadata, keys: KeySpec | None
+                 ) -> tuple[DataFileEntry, ...]:
+        files = list(listed.files)
+        specs = {s.spec_id: s for s in metadata.specs}
+        vectors = (listed.vectors or {}) if self.use_vectors else {}
+        groups = group_files(files) if keys is not None else [files]
+        out = []
+        with paused_gc():  # 100,000 entries, none in a cycle (gc_pause)
+            for number, group in enumerate(groups):
+                resolved = all(f.file_id in vectors for f in group) or (len(group) == 1 and group[0].content == "data")
+                deletes = [] if keys is None or resolved else [
+                    EqualityDeletes(self.io.storage.display(d.path), keys.key_ids, d.sequence or 0, d.record_count)
+                    for d in group if d.content == "deletes"]
+                for f in group:
+                    if f.content != "data":
+                        continue
+                    v = vectors.get(f.file_id) if f.file_id is not None else None
+                    out.append(DataFileEntry(
+                        self.io.storage.display(f.path), f.record_count, schema_id=f.schema_id,
+                        partition=_partition(f, specs.get(f.spec_id), metadata.schemas[f.schema_id]),
+                        positions=None if v is None or not v.cardinality else v.positions.astype(np.int64),
+                        sequence_number=f.sequence or 0, file_size=f.file_size, file_id=f.file_id,
+                        equality_deletes=tuple(d for d in deletes if d.sequence_number > (f.sequence or 0)),
+                        merge_group=number if keys is not None else None))
+        return tuple(out)
+
+    def with_stats(self, entries: Sequence[DataFileEntry]) -> list[DataFileEntry]:
+        """``entries`` (of this table's ``content``) with their statistics, typed by the schema each file was
+        written with: one catalog query for the files a scan still needs after partition pruning."""
+        stats = self.io.catalog.file_stats([f.file_id for f in entries if f.file_id is not None])
+        schemas = self.metadata.schemas  # every schema the table ever had (kept forever)
+        with paused_gc():
+            return [f if f.file_id is None or f.schema_id is None else
+                    replace(f, stats=_stats(stats.get(f.file_id, {}), schemas[f.schema_id])) for f in entries]
 
 
 def _source_snapshot(s: Snapshot) -> SourceSnapshot:

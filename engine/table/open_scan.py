@@ -356,8 +356,11 @@ class OpenScan:
             return files
         keys = set(self.merge.key_ids) if self.merge.kind == "key" else None
         with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
-            return [f for f in files if self.filter.partition_may_match(f.partition, self.full_schema)
-                    and self.filter.may_match(_only(f.stats, keys), self.full_schema)]
+            files = [f for f in files if self.filter.partition_may_match(f.partition, self.full_schema)]
+            with_stats = getattr(self.source, "with_stats", None)
+            if with_stats is not None:  # a source that loads statistics lazily: only the files left
+                files = with_stats(files)
+            return [f for f in files if self.filter.may_match(_only(f.stats, keys), self.full_schema)]
 
     def _all_equality_deletes(self) -> list[EqualityDeletes]:
         found = {d.path: d for f in self.content.files for d in f.equality_deletes}

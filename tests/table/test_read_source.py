@@ -160,3 +160,27 @@ def test_timestamps_prune_the_same_through_the_catalog_source(tmp_path: Path) ->
     source = CatalogSource(t.io, t.io.metadata())
     content = source.content(t.current_snapshot.snapshot_id)
     assert len(OpenScan(source, content, filter=("at", "==", at)).files()) == 1
+
+
+def test_the_catalog_source_loads_statistics_only_for_files_partition_pruning_keeps(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``content`` lists files without statistics, built once per snapshot; a filtered scan asks the catalog for
+    the statistics of the files its partition values leave (the 100,000-file case), and prunes as before."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("region", pa.string())]),
+                        partition_by=["region"])
+    for i, region in enumerate(["eu", "us", "eu", "us"]):
+        t.append({"id": [i * 10, i * 10 + 1], "region": [region, region]})
+    source = CatalogSource(t.io, t.io.metadata())
+    asked: list[list[int]] = []
+    real = type(t.io.catalog).file_stats
+    monkeypatch.setattr(type(t.io.catalog), "file_stats", lambda self, ids: asked.append(list(ids)) or real(self, ids))
+    content = source.content(t.current_snapshot.snapshot_id)
+    assert asked == [] and all(not f.stats for f in content.files)
+    assert CatalogSource(t.io, t.io.metadata()).content(t.current_snapshot.snapshot_id).files[0] is content.files[0]
+    scan = OpenScan(source, content, filter="region = 'us' and id >= 30")
+    kept = scan.files()
+    us = sorted(f.file_id for f in content.files if f.partition[0].value == "us")
+    assert [sorted(ids) for ids in asked] == [us]  # the eu files' statistics were never read
+    expected = t.scan(filter="region = 'us' and id >= 30").files()
+    assert [Path(f.path).name for f in kept] == [Path(f.path).name for f in expected]
+    assert len(kept) == 1 and scan.to_arrow().column("id").to_pylist() == [30, 31]
