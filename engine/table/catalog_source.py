@@ -50,6 +50,7 @@ class CatalogSource:
     format = "fieldshift"
     writer = "fieldshift"
     partition_transforms = "iceberg"  # transforms.py computes Iceberg's values bit for bit
+    exact_schemas = True  # a data file holds exactly the columns of the schema id it was written with
 
     def __init__(self, io: TableIO, metadata: TableMetadata, *, use_vectors: bool = True) -> None:
         """``use_vectors`` False: a keyed table's deletion vectors are ignored, so every group merges by key and
@@ -87,21 +88,26 @@ class CatalogSource:
         keys = metadata.keys_in(metadata.schema)
         listed = snapshot_files(self.io.catalog, self.io.table_id, metadata.snapshot, keyed=keys is not None)
         key = ("catalog_source", self.use_vectors, self.io.storage.display())
-        files = listed.derive(key, lambda: self._entries(listed, metadata, keys))
+        files, resolved = listed.derive(key, lambda: self._entries(listed, metadata, keys))
         merge = NO_MERGE if keys is None else MergeMode(
             "key", keys.key_ids, (keys.precombine_id,) if keys.precombine_id is not None else ())
-        return SnapshotContent(_source_snapshot(metadata.snapshot), metadata.schema, files, merge=merge)
+        return SnapshotContent(_source_snapshot(metadata.snapshot), metadata.schema, files, merge=merge,
+                               resolved_groups=resolved)
 
     def _entries(self, listed: SnapshotFiles, metadata: TableMetadata, keys: KeySpec | None
-                 ) -> tuple[DataFileEntry, ...]:
+                 ) -> tuple[tuple[DataFileEntry, ...], frozenset[int]]:
+        """The data files as entries, and the merge groups their deletion vectors resolved (or one data file
+        alone): those read without a merge."""
         files = list(listed.files)
         specs = {s.spec_id: s for s in metadata.specs}
         vectors = (listed.vectors or {}) if self.use_vectors else {}
         groups = group_files(files) if keys is not None else [files]
-        out = []
+        out, done = [], set()
         with paused_gc():  # 100,000 entries, none in a cycle (gc_pause)
             for number, group in enumerate(groups):
                 resolved = all(f.file_id in vectors for f in group) or (len(group) == 1 and group[0].content == "data")
+                if resolved and keys is not None:
+                    done.add(number)
                 deletes = [] if keys is None or resolved else [
                     EqualityDeletes(self.io.storage.display(d.path), keys.key_ids, d.sequence or 0, d.record_count)
                     for d in group if d.content == "deletes"]
@@ -116,7 +122,7 @@ class CatalogSource:
                         sequence_number=f.sequence or 0, file_size=f.file_size, file_id=f.file_id,
                         equality_deletes=tuple(d for d in deletes if d.sequence_number > (f.sequence or 0)),
                         merge_group=number if keys is not None else None))
-        return tuple(out)
+        return tuple(out), frozenset(done)
 
     def with_stats(self, entries: Sequence[DataFileEntry]) -> list[DataFileEntry]:
         """``entries`` (of this table's ``content``) with their statistics, typed by the schema each file was

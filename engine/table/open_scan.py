@@ -44,13 +44,13 @@ from fieldshift.open_tables.source import (
     ReadSource,
     SnapshotContent,
 )
-from fieldshift.planner import EvolutionPlan, plan
+from fieldshift.planner import EvolutionPlan, cached_plan, plan
 from fieldshift.planner.nodes import Take
 from fieldshift.schema import Schema
 from fieldshift.table.equality_deletes import EqualityMatcher, with_equality_fields
 from fieldshift.table.expr_visitors import compile_test, filter_columns
 from fieldshift.table.expressions import AlwaysTrue
-from fieldshift.table.files import data_file_errors, name_data_file, read_columns
+from fieldshift.table.files import check_file_columns, data_file_errors, name_data_file, read_columns
 from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.open_merge import merge_versions
 from fieldshift.table.parquet_read import decode_schema
@@ -290,6 +290,10 @@ class OpenScan:
         self.policy = source.policy
         self.batch_size = batch_size
         self.prune = True  # False reads every live file (tests compare the two)
+        # entries' schema ids describe their files exactly: plan once per schema id, without footers
+        self.exact = bool(getattr(source, "exact_schemas", False))
+        self._schemas: dict[int, Schema] = dict(source.schemas()) if self.exact else {}
+        self._schema_plans: dict[int, tuple[pa.Schema, EvolutionPlan]] = {}
         self._filesystems: dict[str, tuple[pafs.FileSystem, Callable[[str], str]]] = {}
         self._groups: dict[str, dict[str, np.ndarray]] = {}
         self._lock = threading.Lock()
@@ -311,7 +315,7 @@ class OpenScan:
         src = self.source
         state["source"] = DetachedSource(src.format, src.name, src.policy, getattr(src, "partition_transforms", None))
         state["content"] = replace(self.content, reader_rows=(), files=tuple(_bare(f) for f in self.content.files))
-        state["_filesystems"], state["_groups"], state["equality"] = {}, {}, None
+        state["_filesystems"], state["_groups"], state["equality"], state["_schema_plans"] = {}, {}, None, {}
         del state["_lock"]
         return state
 
@@ -352,6 +356,9 @@ class OpenScan:
                 raise UnsupportedFormatFeatureError(f"{self.source.format} table {self.source.name}: data file "
                                                     f"{f.path} is {f.file_format.upper()}; fieldshift reads Parquet "
                                                     "data files")
+        if self.exact:  # every live file's schema first: whether a scan can read never depends on the filter
+            for schema_id in sorted({f.schema_id for f in files if f.schema_id is not None}):
+                self.plan_of(schema_id)
         if not self.prune or not self.filter.filtered:
             return files
         keys = set(self.merge.key_ids) if self.merge.kind == "key" else None
@@ -439,8 +446,31 @@ class OpenScan:
         keep = [found.field(i) for i, m in enumerate(mapped) if arrow_field_id(m) in wanted or found.names[i] in raw]
         return pa.schema(keep or [found.field(0)], metadata=found.metadata)  # one column still counts rows
 
+    def plan_of(self, schema_id: int) -> EvolutionPlan:
+        """The plan for every file of one schema version of a source whose schema ids describe their files
+        exactly (``exact_schemas``), made once and shared by every such file."""
+        return self._exact_plan(schema_id)[1]
+
+    def _exact_plan(self, schema_id: int) -> tuple[pa.Schema, EvolutionPlan]:
+        """(the file columns to read, as the schema records them; the plan), once per schema version."""
+        found = self._schema_plans.get(schema_id)
+        if found is None:
+            file_schema = self._schemas[schema_id]
+            wanted = {x.id for x in self.read_schema.all_fields()}
+            columns = file_schema.select([x.name for x in file_schema.fields if x.id in wanted])
+            found = self._schema_plans[schema_id] = (columns.to_arrow(),
+                                                     cached_plan(columns, self.read_schema, self.policy))
+        return found
+
+    def _is_exact(self, f: DataFileEntry, raw: Sequence[str]) -> bool:
+        return self.exact and f.schema_id is not None and not raw and f.name_mapping is None \
+            and f.snapshot_column is None and f.ids_in_file
+
     def file_plan(self, f: DataFileEntry) -> EvolutionPlan:
         """The plan that evolves data file ``f`` into the read schema (reads the file's footer only)."""
+        if self._is_exact(f, ()):
+            assert f.schema_id is not None
+            return self.plan_of(f.schema_id)
         with data_file_errors(f.path):
             return self._file_plan(f)[4]
 
@@ -467,6 +497,9 @@ class OpenScan:
         (a merge's sequence number and row kind) follow as they are."""
         deleted = self.deleted(f)
         equality = self.equality_deletes(f) if self.equality is not None else ()
+        if self._is_exact(f, raw):
+            yield from self._exact_batches(f, deleted, equality)
+            return
         with data_file_errors(f.path):
             pf, found, foreign_ids, projected, p = self._file_plan(f, raw)
             by_snapshot = f.snapshot_column is not None
@@ -494,6 +527,34 @@ class OpenScan:
                 out = p.apply(batch.drop_columns(extra) if extra else batch)
                 for c, values in zip(raw, kept, strict=True):
                     out = out.append_column(c, values)
+                if equality:
+                    assert self.equality is not None
+                    gone = self.equality.deleted(out, equality)
+                    if gone is not None and gone.any():
+                        out = out.filter(pa.array(~gone))
+                yield out
+
+    def _exact_batches(self, f: DataFileEntry, deleted: np.ndarray | None,
+                       equality: tuple[EqualityDeletes, ...]) -> Iterator[pa.RecordBatch]:
+        """``evolved_batches`` of a file its schema id describes: the columns that schema records (a file whose
+        columns are not those was replaced: a ``DataFileError``), evolved by the schema version's one plan."""
+        assert f.schema_id is not None
+        expected, p = self._exact_plan(f.schema_id)
+        offset = 0
+        with data_file_errors(f.path):
+            pf = pq.ParquetFile(self._open(f.path))
+            found = pf.schema_arrow
+            check_file_columns(f.path, found, expected)
+            for batch in read_columns(pf, expected.names, self.batch_size, restore=expected, file_schema=found):
+                keep = self._keep(batch, offset, deleted, f)
+                offset += batch.num_rows
+                if keep is not None:
+                    batch = batch.filter(pa.array(keep))
+                try:
+                    out = p.apply(batch)
+                except SchemaEvolutionError as e:
+                    name_data_file(e, f.path, f.schema_id)
+                    raise
                 if equality:
                     assert self.equality is not None
                     gone = self.equality.deleted(out, equality)
@@ -563,7 +624,10 @@ class OpenScan:
             groups: dict[Any, list[DataFileEntry]] = {}
             for f in self.files():
                 groups.setdefault(f.merge_group, []).append(f)
-            tasks = [ScanTask("merge", tuple(g)) for g in groups.values()]
+            resolved = self.content.resolved_groups
+            tasks = []
+            for key, g in groups.items():  # a resolved group's files read on their own, unmerged
+                tasks += [ScanTask("file", (f,)) for f in g] if key in resolved else [ScanTask("merge", tuple(g))]
         else:
             tasks = [ScanTask("file", (f,)) for f in self.files()]
         tasks += [ScanTask("inlined", index=i) for i in range(len(self.content.inlined))]
@@ -609,17 +673,24 @@ class OpenScan:
         return pa.Table.from_batches([b for part in done for b in part], schema=self.output_schema)
 
     def count(self) -> int:
-        """Row count; without a filter or a merge by key, from the metadata and the delete positions alone."""
-        if self.filter.filtered or self.merge.kind == "key":
+        """Row count; without a filter, from the metadata and the delete positions alone (a merge by key: only
+        its resolved groups; the others are read and merged)."""
+        if self.filter.filtered:
             return sum(b.num_rows for b in self.to_batches())
+        if self.merge.kind == "key":
+            resolved = self.content.resolved_groups
+            merged = [t for t in self.tasks() if t.kind != "file" or t.files[0].merge_group not in resolved]
+            return sum(self._file_count(f) for f in self.content.files if f.merge_group in resolved) + \
+                sum(b.num_rows for t in merged for b in self.task_batches(t))
         total = sum(r.rows.num_rows for r in self.content.inlined)
         for rows in self.content.reader_rows:
             total += rows.record_count if rows.record_count is not None else \
                 sum(b.num_rows for b in rows.read())
-        for f in self.content.files:
-            if f.snapshot_column is not None or (self.equality is not None and self.equality_deletes(f)):
-                total += sum(b.num_rows for b in self.evolved_batches(f))
-                continue
-            deleted = self.deleted(f)
-            total += f.record_count - (0 if deleted is None else int(np.count_nonzero(deleted < f.record_count)))
-        return total
+        return total + sum(self._file_count(f) for f in self.content.files)
+
+    def _file_count(self, f: DataFileEntry) -> int:
+        """A file's live rows: from its record count and deleted positions where no other delete applies."""
+        if f.snapshot_column is not None or (self.equality is not None and self.equality_deletes(f)):
+            return sum(b.num_rows for b in self.evolved_batches(f))
+        deleted = self.deleted(f)
+        return f.record_count - (0 if deleted is None else int(np.count_nonzero(deleted < f.record_count)))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import fieldshift as fs
@@ -184,3 +185,53 @@ def test_the_catalog_source_loads_statistics_only_for_files_partition_pruning_ke
     expected = t.scan(filter="region = 'us' and id >= 30").files()
     assert [Path(f.path).name for f in kept] == [Path(f.path).name for f in expected]
     assert len(kept) == 1 and scan.to_arrow().column("id").to_pylist() == [30, 31]
+
+
+def test_the_catalog_source_plans_once_per_schema_id_and_refuses_a_replaced_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fieldshift file holds exactly its schema id's columns (``exact_schemas``): the scan plans each schema
+    version once without a footer, and a file whose columns are not its schema's is refused, as ``Table.scan``
+    refuses it, instead of being read by the names it happens to have."""
+    import fieldshift.table.open_scan as open_scan
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int32()), ("name", pa.string())]))
+    for i in range(3):
+        t.append({"id": pa.array([i], pa.int32()), "name": [str(i)]})
+    t.update_schema().update_column("id", pa.int64()).commit()
+    t.append({"id": [10], "name": ["x"]})
+    source = CatalogSource(t.io, t.io.metadata())
+    monkeypatch.setattr(open_scan, "plan", lambda *a, **k: pytest.fail("planned from a footer"))
+    scan = OpenScan(source, source.content(t.current_snapshot.snapshot_id))
+    assert sorted(scan.to_arrow().column("id").to_pylist()) == [0, 1, 2, 10]
+    assert sorted(scan._schema_plans) == [0, 1]  # one plan per schema version, four files
+    assert scan.file_plan(scan.files()[0]) is scan.plan_of(0)
+    path = Path(next(f.path for f in scan.files() if f.schema_id == 1))
+    pq.write_table(pa.table({"id": [7], "name": ["no ids"]}), path)  # right names, written without field ids
+    for read in (t.to_arrow, OpenScan(source, source.content(t.current_snapshot.snapshot_id)).to_arrow):
+        with pytest.raises(fs.DataFileError, match=rf"{path.name}.*column 'id' has field id None, not 1"):
+            read()
+
+
+def test_groups_resolved_by_deletion_vectors_read_and_count_without_a_merge(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A keyed table's groups whose deletion vectors removed every older version are ``resolved_groups``: their
+    files are read on their own, with no merge, and counted from record counts minus deleted positions."""
+    import fieldshift.table.open_scan as open_scan
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
+    t = fs.Table.create(tmp_path / "t", schema, identifier_fields=["id"], buckets=2)
+    t.append({"id": list(range(8)), "v": list(range(8))})
+    t.upsert({"id": [1, 2, 9], "v": [10, 20, 90]})
+    t.delete({"id": [3]})
+    snapshot = t.current_snapshot.snapshot_id
+    source = CatalogSource(t.io, t.io.metadata())
+    content = source.content(snapshot)
+    assert content.resolved_groups == {f.merge_group for f in content.files} == {0, 1}
+    monkeypatch.setattr(open_scan, "merge_versions", lambda *a, **k: pytest.fail("merged a resolved group"))
+    scan = OpenScan(source, content)
+    assert {task.kind for task in scan.tasks()} == {"file"}
+    assert scan.to_arrow().sort_by("id").to_pylist() == t.scan().to_arrow().sort_by("id").to_pylist()
+    monkeypatch.setattr(OpenScan, "evolved_batches", lambda *a, **k: pytest.fail("read a file to count it"))
+    assert scan.count() == t.scan().count() == 8
+    unresolved = CatalogSource(t.io, t.io.metadata(), use_vectors=False).content(snapshot)
+    assert unresolved.resolved_groups == frozenset()  # every group has several files: merged by key
