@@ -55,7 +55,7 @@ from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, 
 from fieldshift.table.open_merge import merge_versions
 from fieldshift.table.parquet_read import decode_schema
 from fieldshift.table.partition_prune import project, project_range
-from fieldshift.table.stats import may_match
+from fieldshift.table.stats import leaf_node, may_match, stats_test
 from fieldshift.table.transforms import Transform, parse_transform
 
 __all__ = ["DetachedSource", "OpenScan", "ScanTask", "group_filter"]
@@ -294,6 +294,7 @@ class OpenScan:
         self.exact = bool(getattr(source, "exact_schemas", False))
         self._schemas: dict[int, Schema] = dict(source.schemas()) if self.exact else {}
         self._schema_plans: dict[int, tuple[pa.Schema, EvolutionPlan]] = {}
+        self._stats_tests: dict[int, Callable[[dict[int, Any]], bool]] = {}
         self._filesystems: dict[str, tuple[pafs.FileSystem, Callable[[str], str]]] = {}
         self._groups: dict[str, dict[str, np.ndarray]] = {}
         self._lock = threading.Lock()
@@ -316,6 +317,7 @@ class OpenScan:
         state["source"] = DetachedSource(src.format, src.name, src.policy, getattr(src, "partition_transforms", None))
         state["content"] = replace(self.content, reader_rows=(), files=tuple(_bare(f) for f in self.content.files))
         state["_filesystems"], state["_groups"], state["equality"], state["_schema_plans"] = {}, {}, None, {}
+        state["_stats_tests"] = {}
         del state["_lock"]
         return state
 
@@ -367,7 +369,33 @@ class OpenScan:
             with_stats = getattr(self.source, "with_stats", None)
             if with_stats is not None:  # a source that loads statistics lazily: only the files left
                 files = with_stats(files)
+            if self.exact:
+                return [f for f in files if self._exact_may_match(f, keys)]
             return [f for f in files if self.filter.may_match(_only(f.stats, keys), self.full_schema)]
+
+    def _exact_may_match(self, f: DataFileEntry, keys: set[int] | None) -> bool:
+        """A file of an ``exact_schemas`` source: its statistics converted into the read types by its schema
+        version's own plan (``stats.may_match``: only casts that keep order and equality prune)."""
+        if f.schema_id is None:
+            return self.filter.may_match(_only(f.stats, keys), self.full_schema)
+        test = self._stats_tests.get(f.schema_id)
+        if test is None:
+            test = self._stats_tests[f.schema_id] = stats_test(self.filter.bound, self._leaf_info(f.schema_id, keys))
+        return test({fid: (st.value_count, st.null_count, st.lower, st.upper) for fid, st in f.stats.items()
+                     if st.value_count is not None and st.null_count is not None})
+
+    def _leaf_info(self, schema_id: int, keys: set[int] | None) -> Callable[[BoundPredicate], Any]:
+        """For the statistics test of one schema version's files: each leaf's plan node and file type (None:
+        the leaf cannot prune these files, e.g. a non-key column of a merge by key)."""
+        file_schema, nodes = self._schemas[schema_id], self.plan_of(schema_id).nodes
+
+        def info(p: BoundPredicate) -> tuple[Any, Any] | None:
+            if keys is not None and p.field_id not in keys:
+                return None  # only key values are shared by every version of a row: others could resurrect one
+            if not file_schema.has_field(p.field_id):
+                return None  # a constant in these files: cannot prune on it
+            return leaf_node(nodes, self.read_schema.fields, p.path), file_schema.field(p.field_id).type
+        return info
 
     def _all_equality_deletes(self) -> list[EqualityDeletes]:
         found = {d.path: d for f in self.content.files for d in f.equality_deletes}

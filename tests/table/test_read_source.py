@@ -235,3 +235,16 @@ def test_groups_resolved_by_deletion_vectors_read_and_count_without_a_merge(
     assert scan.count() == t.scan().count() == 8
     unresolved = CatalogSource(t.io, t.io.metadata(), use_vectors=False).content(snapshot)
     assert unresolved.resolved_groups == frozenset()  # every group has several files: merged by key
+
+
+def test_the_catalog_source_prunes_statistics_through_each_schema_versions_plan(tmp_path: Path) -> None:
+    """Bounds of int files read as double convert exactly through the plan's cast (``stats.may_match``), so
+    the scan over the catalog source rules out the same file ``Table.scan`` does."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("x", pa.int32())]))
+    t.append({"id": [1, 2], "x": pa.array([1, 5], pa.int32())})
+    t.append({"id": [3, 4], "x": pa.array([200, 300], pa.int32())})
+    t.update_schema().update_column("x", pa.float64()).commit()
+    _compare(t, [None, "x > 100", "x <= 5.0", "x = 250"])
+    source = CatalogSource(t.io, t.io.metadata())
+    scan = OpenScan(source, source.content(t.current_snapshot.snapshot_id), filter="x > 100")
+    assert len(scan.files()) == 1 and scan.to_arrow().column("id").to_pylist() == [3, 4]
