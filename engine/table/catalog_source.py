@@ -34,12 +34,14 @@ from fieldshift.open_tables.source import (
     SourceSnapshot,
 )
 from fieldshift.schema import Schema
+from fieldshift.table.catalog_entries import CatalogEntries
 from fieldshift.table.file_cache import SnapshotFiles, snapshot_files
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keys import KeySpec
 from fieldshift.table.merge import group_files
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.table.prune_vector import load_bounds
 from fieldshift.table.records import DataFile, Snapshot
 
 __all__ = ["CatalogSource"]
@@ -95,34 +97,49 @@ class CatalogSource:
                                resolved_groups=resolved)
 
     def _entries(self, listed: SnapshotFiles, metadata: TableMetadata, keys: KeySpec | None
-                 ) -> tuple[tuple[DataFileEntry, ...], frozenset[int]]:
-        """The data files as entries, and the merge groups their deletion vectors resolved (or one data file
-        alone): those read without a merge."""
-        files = list(listed.files)
+                 ) -> tuple[CatalogEntries, frozenset[int]]:
+        """The data files as entries (each built when a scan first needs it), and the merge groups their
+        deletion vectors resolved (or one data file alone): those read without a merge."""
         specs = {s.spec_id: s for s in metadata.specs}
         vectors = (listed.vectors or {}) if self.use_vectors else {}
-        groups = group_files(files) if keys is not None else [files]
-        out, done = [], set()
-        with paused_gc():  # 100,000 entries, none in a cycle (gc_pause)
-            for number, group in enumerate(groups):
-                resolved = all(f.file_id in vectors for f in group) or (len(group) == 1 and group[0].content == "data")
-                if resolved and keys is not None:
+        storage = self.io.storage
+        if keys is None:
+            data = [f for f in listed.files if f.content == "data"]
+            numbers: list[int | None] = [None] * len(data)
+            deletes: dict[int | None, list[EqualityDeletes]] = {}
+            done: set[int] = set()
+        else:
+            data, numbers, deletes, done = [], [], {}, set()
+            for number, group in enumerate(group_files(list(listed.files))):
+                if all(f.file_id in vectors for f in group) or (len(group) == 1 and group[0].content == "data"):
                     done.add(number)
-                deletes = [] if keys is None or resolved else [
-                    EqualityDeletes(self.io.storage.display(d.path), keys.key_ids, d.sequence or 0, d.record_count)
-                    for d in group if d.content == "deletes"]
+                else:
+                    deletes[number] = [EqualityDeletes(storage.display(d.path), keys.key_ids, d.sequence or 0,
+                                                       d.record_count) for d in group if d.content == "deletes"]
                 for f in group:
-                    if f.content != "data":
-                        continue
-                    v = vectors.get(f.file_id) if f.file_id is not None else None
-                    out.append(DataFileEntry(
-                        self.io.storage.display(f.path), f.record_count, schema_id=f.schema_id,
-                        partition=_partition(f, specs.get(f.spec_id), metadata.schemas[f.schema_id]),
-                        positions=None if v is None or not v.cardinality else v.positions.astype(np.int64),
-                        sequence_number=f.sequence or 0, file_size=f.file_size, file_id=f.file_id,
-                        equality_deletes=tuple(d for d in deletes if d.sequence_number > (f.sequence or 0)),
-                        merge_group=number if keys is not None else None))
-        return tuple(out), frozenset(done)
+                    if f.content == "data":
+                        data.append(f)
+                        numbers.append(number)
+
+        def make(i: int) -> DataFileEntry:
+            f, number = data[i], numbers[i]
+            v = vectors.get(f.file_id) if f.file_id is not None else None
+            seq = f.sequence or 0
+            return DataFileEntry(
+                storage.display(f.path), f.record_count, schema_id=f.schema_id,
+                partition=_partition(f, specs.get(f.spec_id), metadata.schemas[f.schema_id]),
+                positions=None if v is None or not v.cardinality else v.positions.astype(np.int64),
+                sequence_number=seq, file_size=f.file_size, file_id=f.file_id,
+                equality_deletes=tuple(d for d in deletes.get(number, ()) if d.sequence_number > seq),
+                merge_group=number)
+
+        at = listed.positions(data) if data else np.zeros(0, np.int64)
+        assert at is not None  # the data files are the snapshot's own
+        catalog, table_id, snapshot_id = self.io.catalog, self.io.table_id, metadata.snapshot.snapshot_id
+        equality = tuple(d for group in deletes.values() for d in group)
+        return CatalogEntries(data, make, at, lambda field_id: listed.column(
+            field_id, lambda: load_bounds(catalog, table_id, snapshot_id, listed, field_id)),
+            equality), frozenset(done)
 
     def with_stats(self, entries: Sequence[DataFileEntry]) -> list[DataFileEntry]:
         """``entries`` (of this table's ``content``) with their statistics, typed by the schema each file was

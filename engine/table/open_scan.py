@@ -55,6 +55,7 @@ from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, 
 from fieldshift.table.open_merge import merge_versions
 from fieldshift.table.parquet_read import decode_schema
 from fieldshift.table.partition_prune import project, project_range
+from fieldshift.table.prune_vector import MIN_FILES, PruneView, integer_ruled_out
 from fieldshift.table.stats import leaf_node, may_match, stats_test
 from fieldshift.table.transforms import Transform, parse_transform
 
@@ -274,12 +275,15 @@ class OpenScan:
     """A lazy read of one snapshot of a ReadSource into its schema (or the ``columns`` of it)."""
 
     def __init__(self, source: ReadSource, content: SnapshotContent, columns: Sequence[str] | None = None,
-                 filter: Any = None, batch_size: int = BATCH_SIZE) -> None:
+                 filter: Any = None, batch_size: int = BATCH_SIZE, *, schema: Schema | None = None,
+                 policy: Any = None, limit: int | None = None) -> None:
+        """``schema``: the schema to read into (default: the snapshot's); ``policy``: the type changes to apply
+        (default: the source's); ``limit``: the most rows to return (the first ones of the unlimited order)."""
         if columns is not None and (isinstance(columns, (str, bytes)) or not all(isinstance(c, str) for c in columns)):
             raise TypeError(f"columns must be a list of top-level column names, e.g. ['id'], not {columns!r}")
         self.source, self.content = source, content
         self.snapshot_id = content.snapshot.snapshot_id
-        self.full_schema = content.schema
+        self.full_schema = content.schema if schema is None else schema
         self.filter = _Filter(filter, self.full_schema, getattr(source, "partition_transforms", None) == "iceberg")
         self.columns = list(columns) if columns is not None else self.full_schema.names
         self.merge = content.merge
@@ -287,9 +291,11 @@ class OpenScan:
         self.read_schema = self.full_schema.select(list(dict.fromkeys(
             [*self.columns, *self.filter.columns, *self.key_names, *self.order_names])))
         self.output_schema = self.full_schema.select(self.columns).to_arrow()
-        self.policy = source.policy
+        self.policy = source.policy if policy is None else policy
         self.batch_size = batch_size
+        self.limit = limit
         self.prune = True  # False reads every live file (tests compare the two)
+        self.vector_prune = True  # False: every file's statistics checked one by one (tests compare the two)
         # entries' schema ids describe their files exactly: plan once per schema id, without footers
         self.exact = bool(getattr(source, "exact_schemas", False))
         self._schemas: dict[int, Schema] = dict(source.schemas()) if self.exact else {}
@@ -352,6 +358,9 @@ class OpenScan:
     # -- planning -------------------------------------------------------------------------------
     def files(self) -> list[DataFileEntry]:
         """The snapshot's live files that the filter's partition values and statistics cannot rule out."""
+        lazy = self._lazy_files()
+        if lazy is not None:
+            return self._lazy_pruned(lazy)
         files = list(self.content.files)
         for f in files:
             if f.file_format != "parquet":
@@ -363,9 +372,45 @@ class OpenScan:
                 self.plan_of(schema_id)
         if not self.prune or not self.filter.filtered:
             return files
+        with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
+            return self._by_stats([f for f in files if self.filter.partition_may_match(f.partition, self.full_schema)])
+
+    def _lazy_files(self) -> Any:
+        """The content's files when they come as a lazy sequence with arrays (``catalog_entries``), else None."""
+        files = self.content.files
+        return files if self.exact and hasattr(files, "schema_ids") and hasattr(files, "select") else None
+
+    def _lazy_pruned(self, files: Any) -> list[DataFileEntry]:
+        """``files`` for a source whose entries are built on demand: every schema version planned, then
+        partition values, integer statistics of all files at once (``prune_vector``), and the statistics of
+        the files left, each step building entries only for what the one before kept."""
+        for schema_id in np.unique(files.schema_ids).tolist():
+            self.plan_of(int(schema_id))
+        if not self.prune or not self.filter.filtered:
+            return list(files)
+        keys = frozenset(self.merge.key_ids) if self.merge.kind == "key" else None
+        with paused_gc():
+            at = np.arange(len(files))
+            if self._partitioned():
+                at = np.fromiter((i for i in at if self.filter.partition_may_match(files[int(i)].partition,
+                                                                                   self.full_schema)),
+                                 np.int64)
+            if self.vector_prune and len(at) >= MIN_FILES:
+                view = PruneView(self.filter.bound, keys, self.read_schema, self._schemas, self.plan_of)
+                gone = integer_ruled_out(view, files.schema_ids[at], files.listed_at[at], files.column)
+                if gone is not None:
+                    at = at[~gone]
+            return self._by_stats(files.select(at))
+
+    def _partitioned(self) -> bool:
+        """Whether any partition spec of the source has a field (else partition values prune nothing)."""
+        specs = getattr(self.source, "specs", None)
+        return specs is None or any(s.fields for s in specs())
+
+    def _by_stats(self, files: list[DataFileEntry]) -> list[DataFileEntry]:
+        """``files`` without those whose statistics rule the filter out."""
         keys = set(self.merge.key_ids) if self.merge.kind == "key" else None
         with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
-            files = [f for f in files if self.filter.partition_may_match(f.partition, self.full_schema)]
             with_stats = getattr(self.source, "with_stats", None)
             if with_stats is not None:  # a source that loads statistics lazily: only the files left
                 files = with_stats(files)
@@ -398,7 +443,9 @@ class OpenScan:
         return info
 
     def _all_equality_deletes(self) -> list[EqualityDeletes]:
-        found = {d.path: d for f in self.content.files for d in f.equality_deletes}
+        listed = getattr(self.content.files, "equality_files", None)  # a lazy sequence knows them unbuilt
+        found = {d.path: d for d in listed} if listed is not None else \
+            {d.path: d for f in self.content.files for d in f.equality_deletes}
         found.update((d.path, d) for d in self.content.equality_deletes)
         return list(found.values())
 

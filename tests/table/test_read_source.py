@@ -248,3 +248,27 @@ def test_the_catalog_source_prunes_statistics_through_each_schema_versions_plan(
     source = CatalogSource(t.io, t.io.metadata())
     scan = OpenScan(source, source.content(t.current_snapshot.snapshot_id), filter="x > 100")
     assert len(scan.files()) == 1 and scan.to_arrow().column("id").to_pylist() == [3, 4]
+
+
+def test_a_filtered_scan_of_many_catalog_files_builds_entries_only_for_the_files_it_keeps(tmp_path: Path) -> None:
+    """The catalog's entries come as a lazy sequence: integer bounds of all files pruned at once
+    (``prune_vector``), entries built only for the survivors, and the same files kept as without it."""
+    from fieldshift.table.prune_vector import MIN_FILES
+    from fieldshift.table.records import DataFile
+    from fieldshift.table.updates import AddFiles
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("v", pa.string())]))
+    n = MIN_FILES + 16
+    files = tuple(DataFile(f"data/{i}.parquet", 0, 10, 100, {1: (10, 0, i * 10, i * 10 + 9)}) for i in range(n))
+    t.catalog.commit(t.table_id, t.current_snapshot.snapshot_id, [], [AddFiles(files, 0)], operation="append")
+    source = CatalogSource(t.io, t.io.metadata())
+    content = source.content(t.current_snapshot.snapshot_id)
+    cases = {"id = 205": ["20.parquet"], "id >= 770 or id < 5": ["0.parquet", "77.parquet", "78.parquet", "79.parquet"]}
+    for flt, expected in cases.items():
+        kept = [Path(f.path).name for f in OpenScan(source, content, filter=flt).files()]
+        assert kept == expected == [Path(f.path).name for f in t.scan(filter=flt).files()]
+    assert sum(e is not None for e in content.files._built) == 5  # type: ignore[attr-defined]
+    for flt, expected in cases.items():  # each file's statistics checked one by one: the same files
+        slow = OpenScan(source, content, filter=flt)
+        slow.vector_prune = False
+        assert [Path(f.path).name for f in slow.files()] == expected
