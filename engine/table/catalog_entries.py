@@ -15,7 +15,7 @@ from typing import overload
 
 import numpy as np
 
-from fieldshift.open_tables.source import DataFileEntry, EqualityDeletes
+from fieldshift.open_tables.source import DataFileEntry, EqualityDeletes, PartitionValue
 from fieldshift.table.file_cache import Bounds
 from fieldshift.table.records import DataFile
 
@@ -25,7 +25,8 @@ __all__ = ["CatalogEntries"]
 class CatalogEntries(Sequence[DataFileEntry]):
     """The data files of one snapshot, in scan order, as entries built lazily (``make(i)``) and kept."""
 
-    def __init__(self, data: Sequence[DataFile], make: Callable[[int], DataFileEntry], listed_at: np.ndarray,
+    def __init__(self, data: Sequence[DataFile], make: Callable[[int, tuple[PartitionValue, ...]], DataFileEntry],
+                 partition: Callable[[int], tuple[PartitionValue, ...]], listed_at: np.ndarray,
                  column: Callable[[int], Bounds], equality_files: tuple[EqualityDeletes, ...] = ()) -> None:
         """``data``: the catalog's data files in entry order; ``listed_at``: each one's position in the snapshot's
         file list, which the arrays ``column(field_id)`` gives are aligned with."""
@@ -36,9 +37,11 @@ class CatalogEntries(Sequence[DataFileEntry]):
         self.listed_at = listed_at
         self.column = column  # one column's statistics of every listed file (loaded once per snapshot)
         self.equality_files = equality_files  # every entry's equality deletes, known without building entries
-        self._make = make
+        self._make, self._partition = make, partition
+        self._partitions: list[tuple[PartitionValue, ...] | None] = [None] * n
         self._built: list[DataFileEntry | None] = [None] * n
         self._lock = threading.Lock()
+        self._where: dict[int, int] | None = None
 
     def __len__(self) -> int:
         return len(self.data)
@@ -57,12 +60,26 @@ class CatalogEntries(Sequence[DataFileEntry]):
             with self._lock:
                 built = self._built[i]
                 if built is None:
-                    built = self._built[i] = self._make(i)
+                    built = self._built[i] = self._make(i, self.partition_at(i))
         return built
+
+    def partition_at(self, i: int) -> tuple[PartitionValue, ...]:
+        """The partition values of the ``i``-th file (what partition pruning needs, without the whole entry)."""
+        found = self._partitions[i]
+        if found is None:
+            found = self._partitions[i] = self._partition(i)
+        return found
 
     def __iter__(self) -> Iterator[DataFileEntry]:
         for i in range(len(self.data)):
             yield self[i]
+
+    def entry_of(self, file_id: int) -> DataFileEntry | None:
+        """The entry of the data file ``file_id`` (None: no data file of this snapshot)."""
+        if self._where is None:
+            self._where = {int(fid): i for i, fid in enumerate(self.ids.tolist())}
+        at = self._where.get(file_id)
+        return None if at is None else self[at]
 
     def select(self, positions: Sequence[int] | np.ndarray) -> list[DataFileEntry]:
         """The entries at ``positions`` (built now where not yet)."""

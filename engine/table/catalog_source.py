@@ -53,6 +53,7 @@ class CatalogSource:
     writer = "fieldshift"
     partition_transforms = "iceberg"  # transforms.py computes Iceberg's values bit for bit
     exact_schemas = True  # a data file holds exactly the columns of the schema id it was written with
+    merges_by_precombine = True  # versions of a key merge as table/merge.merge_rows ranks them
 
     def __init__(self, io: TableIO, metadata: TableMetadata, *, use_vectors: bool = True) -> None:
         """``use_vectors`` False: a keyed table's deletion vectors are ignored, so every group merges by key and
@@ -65,9 +66,15 @@ class CatalogSource:
     def open_file(self, path: str) -> Any:
         """A data or delete file of the table, opened through its storage (an object store with its options)."""
         storage = self.io.storage
-        base = storage.display()
-        rel = path[len(base) + 1:] if path.startswith(base + "/") else path
-        return storage.fs.open_input_file(storage.full(rel))
+        return storage.fs.open_input_file(storage.full(self._relative(path)))
+
+    def parquet_file(self, path: str) -> Any:
+        """A Parquet reader of a data file of the table (``TableStorage.parquet_file``: a local file by its path)."""
+        return self.io.storage.parquet_file(self._relative(path))
+
+    def _relative(self, path: str) -> str:
+        base = self.io.storage.display()
+        return path[len(base) + 1:] if path.startswith(base + "/") else path
 
     def snapshots(self) -> tuple[SourceSnapshot, ...]:
         """Every kept snapshot, oldest first."""
@@ -121,13 +128,23 @@ class CatalogSource:
                         data.append(f)
                         numbers.append(number)
 
-        def make(i: int) -> DataFileEntry:
+        base = storage.display()
+        prefix = base + "/" if not base.endswith("/") else base
+
+        def shown(rel: str) -> str:  # storage.display, without a Path per file for a plain relative path
+            return prefix + rel if not rel.startswith("/") and ".." not in rel and "\\" not in rel \
+                else storage.display(rel)
+
+        def partition(i: int) -> tuple[PartitionValue, ...]:
+            f = data[i]
+            return _partition(f, specs.get(f.spec_id), metadata.schemas[f.schema_id])
+
+        def make(i: int, values: tuple[PartitionValue, ...]) -> DataFileEntry:
             f, number = data[i], numbers[i]
             v = vectors.get(f.file_id) if f.file_id is not None else None
             seq = f.sequence or 0
             return DataFileEntry(
-                storage.display(f.path), f.record_count, schema_id=f.schema_id,
-                partition=_partition(f, specs.get(f.spec_id), metadata.schemas[f.schema_id]),
+                shown(f.path), f.record_count, schema_id=f.schema_id, partition=values,
                 positions=None if v is None or not v.cardinality else v.positions.astype(np.int64),
                 sequence_number=seq, file_size=f.file_size, file_id=f.file_id,
                 equality_deletes=tuple(d for d in deletes.get(number, ()) if d.sequence_number > seq),
@@ -137,7 +154,7 @@ class CatalogSource:
         assert at is not None  # the data files are the snapshot's own
         catalog, table_id, snapshot_id = self.io.catalog, self.io.table_id, metadata.snapshot.snapshot_id
         equality = tuple(d for group in deletes.values() for d in group)
-        return CatalogEntries(data, make, at, lambda field_id: listed.column(
+        return CatalogEntries(data, make, partition, at, lambda field_id: listed.column(
             field_id, lambda: load_bounds(catalog, table_id, snapshot_id, listed, field_id)),
             equality), frozenset(done)
 

@@ -52,9 +52,12 @@ from fieldshift.table.expr_visitors import compile_test, filter_columns
 from fieldshift.table.expressions import AlwaysTrue
 from fieldshift.table.files import check_file_columns, data_file_errors, name_data_file, read_columns
 from fieldshift.table.filters import BoundPredicate, bind_filter, parse_filter, row_filter
+from fieldshift.table.keys import KeySpec
+from fieldshift.table.merge import merge_rows
 from fieldshift.table.open_merge import merge_versions
 from fieldshift.table.parquet_read import decode_schema
-from fieldshift.table.partition_prune import project, project_range
+from fieldshift.table.partition_evolution import same_keys
+from fieldshift.table.partition_prune import project, project_range, project_strict
 from fieldshift.table.prune_vector import MIN_FILES, PruneView, integer_ruled_out
 from fieldshift.table.stats import leaf_node, may_match, stats_test
 from fieldshift.table.transforms import Transform, parse_transform
@@ -109,7 +112,7 @@ class _Filter:
         # and hours since 1970, Iceberg's bucket hash); DuckLake's year/month/day are calendar fields
         self.iceberg_transforms = iceberg_transforms
         self._range_tests: dict[tuple[int, str], Any] = {}
-        self._compiled: dict[tuple[str, int], tuple[Schema, Callable[[Any], bool]]] = {}
+        self._compiled: dict[tuple[Any, ...], tuple[Any, Callable[[Any], bool]]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         """Compiled tests are closures: a pickled filter (a scan shipped to an executor) compiles them anew."""
@@ -149,16 +152,36 @@ class _Filter:
             self._nodes[p.field_id] = (read_type, node)
         return self._nodes[p.field_id]
 
-    def partition_may_match(self, partition: Sequence[PartitionValue], schema: Schema) -> bool:
+    def partition_may_match(self, partition: Sequence[PartitionValue], schema: Schema,
+                            file_schema: Schema | None = None) -> bool:
         """False only when a file's partition values prove no row passes: each leaf projected through
         the transform of a partition field over its column (Iceberg's inclusive projection). A transform
-        fieldshift does not know, or a value it cannot place in the read type, prunes nothing."""
-        return self._test("partition", schema, self._partition_leaf)(partition)
+        fieldshift does not know, or a value it cannot place in the read type, prunes nothing; nor does a
+        field whose values, computed on the file's type (``file_schema``, when known), are not the keys the
+        transform gives the read type (``partition_evolution.same_keys``)."""
+        return self._file_test("partition", schema, file_schema, False)(partition)
 
-    def _partition_leaf(self, p: BoundPredicate, schema: Schema) -> Callable[[Sequence[PartitionValue]], bool]:
+    def _file_test(self, kind: str, schema: Schema, file_schema: Schema | None, strict: bool) -> Callable[[Any], bool]:
+        key = (kind, id(schema), id(file_schema))
+        if key not in self._compiled:  # the schemas are kept with their test, so their ids are not reused
+            leaf = self._strict_leaf if strict else self._partition_leaf
+            self._compiled[key] = ((schema, file_schema), compile_test(
+                self.bound, lambda p: leaf(p, schema, file_schema), strict=strict))
+        return self._compiled[key][1]
+
+    def _same_keys(self, p: BoundPredicate, transform: str, schema: Schema, file_schema: Schema | None) -> bool:
+        if file_schema is None:
+            return True
+        t = _transform(transform)
+        if t is None or not file_schema.has_field(p.field_id):
+            return False
+        return same_keys(t, file_schema.field(p.field_id).type, schema.field(p.field_id).type)
+
+    def _partition_leaf(self, p: BoundPredicate, schema: Schema, file_schema: Schema | None = None
+                        ) -> Callable[[Sequence[PartitionValue]], bool]:
         def test(partition: Sequence[PartitionValue]) -> bool:
             for pv in partition:
-                if pv.source_id != p.field_id:
+                if pv.source_id != p.field_id or not self._same_keys(p, pv.transform, schema, file_schema):
                     continue
                 projected = self._projected(p, pv.transform, schema)
                 if projected is None:
@@ -168,6 +191,32 @@ class _Filter:
                 if key is not _UNKNOWN and not check(key):
                     return False
             return True
+        return test
+
+    def partition_all_match(self, partition: Sequence[PartitionValue], schema: Schema,
+                            file_schema: Schema | None = None) -> bool:
+        """True only when a file's partition values prove every row passes (Iceberg's strict projection: one
+        partition field proving a leaf is enough; a leaf no field proves fails)."""
+        return self._file_test("strict", schema, file_schema, True)(partition)
+
+    def _strict_leaf(self, p: BoundPredicate, schema: Schema, file_schema: Schema | None = None
+                     ) -> Callable[[Sequence[PartitionValue]], bool]:
+        def test(partition: Sequence[PartitionValue]) -> bool:
+            for pv in partition:
+                if pv.source_id != p.field_id or not self._same_keys(p, pv.transform, schema, file_schema):
+                    continue
+                transform = _transform(pv.transform)
+                if transform is None or (transform.kind != "identity" and not self.iceberg_transforms):
+                    continue
+                check = project_strict(transform, p)
+                if check is None:
+                    continue
+                temporal = self._projected(p, pv.transform, schema)
+                key = _temporal_key(pv.value, schema.field(p.field_id).type) \
+                    if temporal is not None and temporal[1] else pv.value
+                if key is not _UNKNOWN and check(key):
+                    return True
+            return False
         return test
 
     def ranges_may_match(self, ranges: Sequence[PartitionRange], schema: Schema) -> bool:
@@ -259,6 +308,25 @@ def _bounds(st: ColumnStats, read_type: Any) -> tuple[Any, Any]:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
         return None, None
     return lo, hi
+
+
+def _undeleted(f: DataFileEntry) -> bool:
+    """Whether every row ``f`` records is live (no delete of any kind names it)."""
+    return (f.positions is None or not len(f.positions)) and not f.delete_files and not f.equality_deletes \
+        and f.snapshot_column is None
+
+
+def _holding(tasks: list[ScanTask], rows: int) -> list[ScanTask] | None:
+    """The shortest prefix of file tasks holding at least ``rows`` rows by their record counts (None: some task
+    is not a file without deletes, whose count would be exact)."""
+    if any(t.kind != "file" or not _undeleted(t.files[0]) for t in tasks):
+        return None
+    total = 0
+    for i, t in enumerate(tasks):
+        if total >= rows:
+            return tasks[:i]
+        total += t.files[0].record_count
+    return tasks
 
 
 def group_filter(filter: Any, schema: Schema,
@@ -373,7 +441,20 @@ class OpenScan:
         if not self.prune or not self.filter.filtered:
             return files
         with paused_gc():  # statistics of every file decoded at once, cycle-free (gc_pause)
-            return self._by_stats([f for f in files if self.filter.partition_may_match(f.partition, self.full_schema)])
+            return self._by_stats([f for f in files if self.filter.partition_may_match(
+                f.partition, self.full_schema, self._file_schema(f))])
+
+    def partition_may_match(self, f: DataFileEntry) -> bool:
+        """False only when ``f``'s partition values prove no row of it passes the filter."""
+        return self.filter.partition_may_match(f.partition, self.full_schema, self._file_schema(f))
+
+    def partition_all_match(self, f: DataFileEntry) -> bool:
+        """True only when ``f``'s partition values prove every row of it passes the filter."""
+        return self.filter.partition_all_match(f.partition, self.full_schema, self._file_schema(f))
+
+    def _file_schema(self, f: DataFileEntry) -> Schema | None:
+        """The schema ``f`` was written with, for an ``exact_schemas`` source (None: unknown)."""
+        return self._schemas.get(f.schema_id) if self.exact and f.schema_id is not None else None
 
     def _lazy_files(self) -> Any:
         """The content's files when they come as a lazy sequence with arrays (``catalog_entries``), else None."""
@@ -392,9 +473,9 @@ class OpenScan:
         with paused_gc():
             at = np.arange(len(files))
             if self._partitioned():
-                at = np.fromiter((i for i in at if self.filter.partition_may_match(files[int(i)].partition,
-                                                                                   self.full_schema)),
-                                 np.int64)
+                sids = files.schema_ids
+                at = np.fromiter((i for i in at.tolist() if self.filter.partition_may_match(
+                    files.partition_at(i), self.full_schema, self._schemas.get(int(sids[i])))), np.int64)
             if self.vector_prune and len(at) >= MIN_FILES:
                 view = PruneView(self.filter.bound, keys, self.read_schema, self._schemas, self.plan_of)
                 gone = integer_ruled_out(view, files.schema_ids[at], files.listed_at[at], files.column)
@@ -521,6 +602,10 @@ class OpenScan:
         keep = [found.field(i) for i, m in enumerate(mapped) if arrow_field_id(m) in wanted or found.names[i] in raw]
         return pa.schema(keep or [found.field(0)], metadata=found.metadata)  # one column still counts rows
 
+    def schema_plan(self, schema_id: int) -> tuple[pa.Schema, EvolutionPlan]:
+        """(the columns a file of this schema version holds that the read needs, as Arrow; their plan)."""
+        return self._exact_plan(schema_id)
+
     def plan_of(self, schema_id: int) -> EvolutionPlan:
         """The plan for every file of one schema version of a source whose schema ids describe their files
         exactly (``exact_schemas``), made once and shared by every such file."""
@@ -617,7 +702,8 @@ class OpenScan:
         expected, p = self._exact_plan(f.schema_id)
         offset = 0
         with data_file_errors(f.path):
-            pf = pq.ParquetFile(self._open(f.path))
+            opener = getattr(self.source, "parquet_file", None)  # the source's own reader of its files
+            pf = opener(f.path) if opener is not None else pq.ParquetFile(self._open(f.path))
             found = pf.schema_arrow
             check_file_columns(f.path, found, expected)
             for batch in read_columns(pf, expected.names, self.batch_size, restore=expected, file_schema=found):
@@ -683,6 +769,9 @@ class OpenScan:
         """The rows of one merge group's files after merging versions by key (``table/open_merge``)."""
         raw = [c for c in (self.merge.sequence_column, self.merge.kind_column) if c is not None]
         ordered = sorted(files, key=lambda f: -1 if f.sequence_number is None else f.sequence_number)
+        if getattr(self.source, "merges_by_precombine", False) and not raw and len(self.order_names) <= 1:
+            yield from self._precombine_merged(ordered)
+            return
         batches = [b for f in ordered for b in self.evolved_batches(f, raw)]
         if not batches:
             return
@@ -691,6 +780,18 @@ class OpenScan:
         merged = merge_versions(rows, self.merge, self.key_names, self.order_names, where,
                                 unique=len(ordered) == 1 and self.merge.unique_per_file)
         yield from merged.to_batches(self.batch_size)
+
+    def _precombine_merged(self, ordered: Sequence[DataFileEntry]) -> Iterator[pa.RecordBatch]:
+        """A fieldshift keyed table's group (``merge.merge_rows``): per key, the row with the highest (precombine,
+        sequence number, position) wins, NaN above every number; its equality deletes applied file by file."""
+        m = self.merge
+        spec = KeySpec(tuple(m.key_ids), tuple(self.key_names), m.order_ids[0] if m.order_ids else None,
+                       self.order_names[0] if self.order_names else None, 0)
+        arrow = self.read_schema.to_arrow()
+        data = [(f.sequence_number or 0, pa.Table.from_batches(list(self.evolved_batches(f)), schema=arrow))
+                for f in ordered]
+        if data:
+            yield from merge_rows(data, [], spec).to_batches(self.batch_size)
 
     def tasks(self) -> list[ScanTask]:
         """The scan's units of work, each read on its own (threads here, Spark tasks on executors): a data
@@ -725,43 +826,92 @@ class OpenScan:
 
     # -- results --------------------------------------------------------------------------------
     def to_batches(self) -> Iterator[pa.RecordBatch]:
-        """Evolved batches file by file, then the inlined rows (memory bounded by one batch per file)."""
+        """Evolved batches file by file, then the inlined rows (memory bounded by one batch per file; a merge
+        by key's by one merge group). With a ``limit``, no task is opened after the batch that completes it."""
+        batches = self._all_batches()
+        return batches if self.limit is None else self._first_rows(batches, self.limit)
+
+    def _all_batches(self) -> Iterator[pa.RecordBatch]:
         for part in self._parts():
             for batch in part():
                 out = self.finish(batch)
                 if out.num_rows:
                     yield out
 
+    def _first_rows(self, batches: Iterator[pa.RecordBatch], limit: int) -> Iterator[pa.RecordBatch]:
+        """The first ``limit`` rows of ``batches`` (every live file is still planned, as ``files`` does)."""
+        try:
+            if limit == 0:
+                self.files()  # a scan that cannot read some file fails whatever its limit
+                return
+            left = limit
+            for batch in batches:
+                if batch.num_rows >= left:
+                    yield batch.slice(0, left)
+                    return
+                left -= batch.num_rows
+                yield batch
+        finally:
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()  # the file being read now
+
     def to_reader(self) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(self.output_schema, self.to_batches())
 
     def to_arrow(self) -> pa.Table:
-        """The whole result as one Table; files are read in parallel."""
-        parts = self._parts()
+        """The whole result as one Table; tasks are read in parallel, the largest first. With a ``limit`` and
+        no row filter nor merge, only the first files holding that many rows are read."""
+        if self.limit is not None and (self.filter.expression is not None or self.merge.kind == "key"):
+            return pa.Table.from_batches(list(self.to_batches()), schema=self.output_schema)
+        tasks = self.tasks()
+        if self.limit is not None:
+            tasks = _holding(tasks, self.limit)
+            if tasks is None:  # deletes make recorded counts an upper bound: stream instead
+                return pa.Table.from_batches(list(self.to_batches()), schema=self.output_schema)
 
-        def run(part: Callable[[], Iterator[pa.RecordBatch]]) -> list[pa.RecordBatch]:
-            return [b for b in (self.finish(x) for x in part()) if b.num_rows]
+        def run(task: ScanTask) -> list[pa.RecordBatch]:
+            return [b for b in (self.finish(x) for x in self.task_batches(task)) if b.num_rows]
 
-        workers = max(1, min(os.cpu_count() or 1, len(parts)))
+        order = sorted(range(len(tasks)), key=lambda i: -sum(f.record_count for f in tasks[i].files))
+        workers = max(1, min(os.cpu_count() or 1, len(tasks)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            done = list(pool.map(run, parts))
-        return pa.Table.from_batches([b for part in done for b in part], schema=self.output_schema)
+            done = dict(zip(order, pool.map(lambda i: run(tasks[i]), order), strict=True))
+        result = pa.Table.from_batches([b for i in range(len(tasks)) for b in done[i]], schema=self.output_schema)
+        return result if self.limit is None else result.slice(0, self.limit)
 
     def count(self) -> int:
         """Row count; without a filter, from the metadata and the delete positions alone (a merge by key: only
-        its resolved groups; the others are read and merged)."""
+        its resolved groups; the others are read and merged). With a filter, files whose partition values
+        prove every row passes (the strict projection) are counted from their record counts, the rest read."""
         if self.filter.filtered:
-            return sum(b.num_rows for b in self.to_batches())
+            if self.limit is not None:
+                return sum(b.num_rows for b in self.to_batches())  # a limit stops the reading
+            return self._filtered_count()
         if self.merge.kind == "key":
             resolved = self.content.resolved_groups
             merged = [t for t in self.tasks() if t.kind != "file" or t.files[0].merge_group not in resolved]
-            return sum(self._file_count(f) for f in self.content.files if f.merge_group in resolved) + \
+            rows = sum(self._file_count(f) for f in self.content.files if f.merge_group in resolved) + \
                 sum(b.num_rows for t in merged for b in self.task_batches(t))
-        total = sum(r.rows.num_rows for r in self.content.inlined)
-        for rows in self.content.reader_rows:
-            total += rows.record_count if rows.record_count is not None else \
-                sum(b.num_rows for b in rows.read())
-        return total + sum(self._file_count(f) for f in self.content.files)
+        else:
+            rows = sum(r.rows.num_rows for r in self.content.inlined)
+            for reader in self.content.reader_rows:
+                rows += reader.record_count if reader.record_count is not None else \
+                    sum(b.num_rows for b in reader.read())
+            rows += sum(self._file_count(f) for f in self.content.files)
+        return rows if self.limit is None else min(rows, self.limit)
+
+    def _filtered_count(self) -> int:
+        total = 0
+        strict = self.prune and self.merge.kind == "none" and self._partitioned()
+        for task in self.tasks():
+            f = task.files[0] if task.kind == "file" else None
+            if strict and f is not None and _undeleted(f) and \
+                    self.filter.partition_all_match(f.partition, self.full_schema, self._file_schema(f)):
+                total += f.record_count
+            else:
+                total += sum(self.finish(b).num_rows for b in self.task_batches(task))
+        return total
 
     def _file_count(self, f: DataFileEntry) -> int:
         """A file's live rows: from its record count and deleted positions where no other delete applies."""

@@ -272,3 +272,19 @@ def test_a_filtered_scan_of_many_catalog_files_builds_entries_only_for_the_files
         slow = OpenScan(source, content, filter=flt)
         slow.vector_prune = False
         assert [Path(f.path).name for f in slow.files()] == expected
+
+
+def test_partition_values_of_a_retyped_column_prune_only_where_the_keys_stay_the_same(tmp_path: Path) -> None:
+    """Files bucketed on an int column read after it became a string: the string's bucket is another key, so
+    their partition values must not prune (``partition_evolution.same_keys``), through the catalog source too."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int32()), ("v", pa.string())]),
+                        partition_by=["bucket(4, id)"], policy="onehouse-widen-to-string")
+    t.append({"id": pa.array([1, 2, 3, 4, 5], pa.int32()), "v": list("abcde")})
+    with t.update_spec() as spec:
+        spec.remove_field("bucket(4, id)")
+    t.update_schema().update_column("id", pa.string()).commit()
+    t.append({"id": ["5"], "v": ["z"]})
+    _compare(t, [None, ("id", "==", "5"), ("id", "in", ["1", "5"])])
+    source = CatalogSource(t.io, t.io.metadata())
+    scan = OpenScan(source, source.content(t.current_snapshot.snapshot_id), filter=("id", "==", "5"))
+    assert sorted(scan.to_arrow().column("v").to_pylist()) == ["e", "z"]
