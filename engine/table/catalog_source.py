@@ -34,7 +34,7 @@ from fieldshift.open_tables.source import (
     SourceSnapshot,
 )
 from fieldshift.schema import Schema
-from fieldshift.table.catalog_entries import CatalogEntries
+from fieldshift.table.catalog_entries import CatalogEntries, Parts
 from fieldshift.table.file_cache import SnapshotFiles, snapshot_files
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keys import KeySpec
@@ -139,6 +139,18 @@ class CatalogSource:
             f = data[i]
             return _partition(f, specs.get(f.spec_id), metadata.schemas[f.schema_id])
 
+        layouts: dict[tuple[int, int], tuple[tuple[tuple[int, str], ...], tuple[int, ...]] | None] = {}
+
+        def parts(i: int) -> Parts | None:  # partition pruning's view, without PartitionValue objects
+            f = data[i]
+            key = (f.spec_id, f.schema_id)
+            if key not in layouts:
+                layouts[key] = _layout(specs.get(f.spec_id), metadata.schemas[f.schema_id])
+            found = layouts[key]
+            if found is None or len(f.partition) < len(found[1]):
+                return None  # identity timestamps or times: converted as _partition converts them
+            return found[0], tuple(f.partition[j] for j in found[1])
+
         def make(i: int, values: tuple[PartitionValue, ...]) -> DataFileEntry:
             f, number = data[i], numbers[i]
             v = vectors.get(f.file_id) if f.file_id is not None else None
@@ -150,13 +162,14 @@ class CatalogSource:
                 equality_deletes=tuple(d for d in deletes.get(number, ()) if d.sequence_number > seq),
                 merge_group=number)
 
-        at = listed.positions(data) if data else np.zeros(0, np.int64)
+        whole = len(data) == len(listed.files)  # every listed file is a data file, in the listed order
+        at = np.arange(len(data)) if whole else listed.positions(data) if data else np.zeros(0, np.int64)
         assert at is not None  # the data files are the snapshot's own
         catalog, table_id, snapshot_id = self.io.catalog, self.io.table_id, metadata.snapshot.snapshot_id
         equality = tuple(d for group in deletes.values() for d in group)
         return CatalogEntries(data, make, partition, at, lambda field_id: listed.column(
             field_id, lambda: load_bounds(catalog, table_id, snapshot_id, listed, field_id)),
-            equality), frozenset(done)
+            equality, listed.ids if whole else None, parts), frozenset(done)
 
     def with_stats(self, entries: Sequence[DataFileEntry]) -> list[DataFileEntry]:
         """``entries`` (of this table's ``content``) with their statistics, typed by the schema each file was
@@ -199,6 +212,25 @@ def _partition(f: DataFile, spec: PartitionSpec | None, schema: Schema) -> tuple
                 value = pa.scalar(value // 1000, pa.int64()).cast(micros).as_py()
         out.append(PartitionValue(field.source_id, str(field.transform), value))
     return tuple(out)
+
+
+def _layout(spec: PartitionSpec | None, schema: Schema) -> tuple[tuple[tuple[int, str], ...], tuple[int, ...]] | None:
+    """(source id, transform) of each value ``_partition`` gives a file of ``spec`` and ``schema``, and where each
+    value sits in the catalog's partition tuple; None when an identity timestamp or time needs converting."""
+    if spec is None:
+        return (), ()
+    layout, positions = [], []
+    for j, field in enumerate(spec.fields):
+        kind = field.transform.kind
+        if kind == "void":
+            continue
+        if kind == "identity" and schema.has_field(field.source_id):
+            t = schema.field(field.source_id).type
+            if isinstance(t, pa.DataType) and (pa.types.is_timestamp(t) or pa.types.is_time(t)):
+                return None
+        layout.append((field.source_id, str(field.transform)))
+        positions.append(j)
+    return tuple(layout), tuple(positions)
 
 
 def _stats(stats: Mapping[int, tuple[int, int, Any, Any]], schema: Schema) -> dict[int, ColumnStats]:

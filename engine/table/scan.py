@@ -1,4 +1,5 @@
-"""Scans: read only the needed field ids of the live files, prune by exact stats, evolve with cached plans."""
+"""``Table.scan``: the one scan pipeline (``open_scan.OpenScan``) over the catalog as a read source, with the
+catalog's own view of it (``DataFile`` records, deletion vectors) for the key lookup, compaction and Spark."""
 
 from __future__ import annotations
 
@@ -157,12 +158,10 @@ class Scan:
 
         Every live file's schema is planned first, so a scan that cannot read some file fails
         whatever the filter prunes: the answer never depends on the file layout."""
-        live = self.live_files()
         pipeline = self.pipeline()
-        for schema_id in sorted({f.schema_id for f in live}):
-            pipeline.plan_of(schema_id)
         if not self.filtered or not self.prune:
-            return live
+            pipeline.plan_all()
+            return self.live_files()
         listed = self.snapshot_files()
         kept = pipeline.files()
         at = listed.positions(kept) if kept else np.zeros(0, np.int64)
@@ -170,7 +169,7 @@ class Scan:
         data = [listed.files[i] for i in at]
         if self.keys is None:
             return data
-        groups = group_files(live)  # a kept data file's merge group brings its delete files
+        groups = group_files(list(listed.files))  # a kept data file's merge group brings its delete files
         number = {f.file_id: i for i, g in enumerate(groups) for f in g}
         wanted = {number[f.file_id] for f in data}
         deletes = [f for i in sorted(wanted) for f in groups[i] if f.content == "deletes"]
