@@ -149,6 +149,9 @@ class CatalogSource:
             found = layouts[key]
             if found is None or len(f.partition) < len(found[1]):
                 return None  # identity timestamps or times: converted as _partition converts them
+            n = len(f.partition)
+            if len(found[1]) == n and (not n or found[1][-1] == n - 1):  # positions 0..n-1: the catalog's tuple
+                return found[0], f.partition
             return found[0], tuple(f.partition[j] for j in found[1])
 
         def make(i: int, values: tuple[PartitionValue, ...]) -> DataFileEntry:
