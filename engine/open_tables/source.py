@@ -254,7 +254,9 @@ NO_MERGE = MergeMode()
 class SnapshotContent:
     """Everything live in one snapshot: the files to read (with their deletes), inlined rows, rows of the
     format's own reader, equality deletes, and how rows merge. ``schema`` is the table schema at the
-    snapshot (the default read schema)."""
+    snapshot (the default read schema). ``resolved_groups``: merge groups (``DataFileEntry.merge_group``)
+    whose live rows hold each key once already (their deleted positions removed every older version: the
+    fieldshift catalog's deletion vectors), so they read and count without a merge."""
 
     snapshot: SourceSnapshot
     schema: Schema
@@ -263,6 +265,7 @@ class SnapshotContent:
     reader_rows: tuple[ReaderRows, ...] = ()
     equality_deletes: tuple[EqualityDeletes, ...] = ()
     merge: MergeMode = NO_MERGE
+    resolved_groups: frozenset[Any] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,8 +299,16 @@ class ReadSource(Protocol):
     Optional members a source may add: ``specs()`` (its partition specs, ``SourcePartitionSpec`` values,
     oldest first), ``current_schema_id`` (the schema of a table that has no snapshot yet), ``close()``,
     ``open_file(path)`` (a readable file for an entry's path, when the source holds the store's options),
+    ``parquet_file(path)`` (a ``pyarrow.parquet.ParquetFile`` of an ``exact_schemas`` source's data file),
+    ``merges_by_precombine = True`` (a merge by key with at most one order field ranks versions as a fieldshift
+    keyed table does, ``table/merge.merge_rows``: highest (order value, sequence number, position), NaN highest),
     ``partition_transforms = "iceberg"`` (its partition values of year/month/day/hour/bucket/truncate are
     Iceberg's, so filters project through them; otherwise only identity values prune),
+    ``exact_schemas = True`` (each entry's ``schema_id`` describes its file's columns exactly, names, ids and
+    types: the scan plans once per schema id without reading footers, plans every live file's schema before
+    pruning, and refuses a file whose columns differ, as replaced), ``with_stats(entries)`` (the entries with
+    their statistics, for a source whose ``content`` leaves them out
+    so a scan loads them only for the files partition pruning kept: the fieldshift catalog's 100,000 files),
     and group pruning: ``prunes_groups = True`` with ``schema_id_at(snapshot_id)``, ``schema(schema_id)``
     and ``content(snapshot_id, keep=...)``, where ``keep(ranges)`` (a tuple of ``PartitionRange``) returning
     False lets the source skip a group of files without reading its list (Iceberg's manifests).

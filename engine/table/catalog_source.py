@@ -13,12 +13,14 @@ with the precombine column ordering versions.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from fieldshift.gc_pause import paused_gc
 from fieldshift.open_tables.source import (
     NO_MERGE,
     ColumnStats,
@@ -32,11 +34,14 @@ from fieldshift.open_tables.source import (
     SourceSnapshot,
 )
 from fieldshift.schema import Schema
-from fieldshift.table.file_cache import snapshot_files
+from fieldshift.table.catalog_entries import CatalogEntries, Parts
+from fieldshift.table.file_cache import SnapshotFiles, snapshot_files
 from fieldshift.table.handle import TableIO
+from fieldshift.table.keys import KeySpec
 from fieldshift.table.merge import group_files
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.table.prune_vector import load_bounds
 from fieldshift.table.records import DataFile, Snapshot
 
 __all__ = ["CatalogSource"]
@@ -47,6 +52,8 @@ class CatalogSource:
     format = "fieldshift"
     writer = "fieldshift"
     partition_transforms = "iceberg"  # transforms.py computes Iceberg's values bit for bit
+    exact_schemas = True  # a data file holds exactly the columns of the schema id it was written with
+    merges_by_precombine = True  # versions of a key merge as table/merge.merge_rows ranks them
 
     def __init__(self, io: TableIO, metadata: TableMetadata, *, use_vectors: bool = True) -> None:
         """``use_vectors`` False: a keyed table's deletion vectors are ignored, so every group merges by key and
@@ -59,9 +66,15 @@ class CatalogSource:
     def open_file(self, path: str) -> Any:
         """A data or delete file of the table, opened through its storage (an object store with its options)."""
         storage = self.io.storage
-        base = storage.display()
-        rel = path[len(base) + 1:] if path.startswith(base + "/") else path
-        return storage.fs.open_input_file(storage.full(rel))
+        return storage.fs.open_input_file(storage.full(self._relative(path)))
+
+    def parquet_file(self, path: str) -> Any:
+        """A Parquet reader of a data file of the table (``TableStorage.parquet_file``: a local file by its path)."""
+        return self.io.storage.parquet_file(self._relative(path))
+
+    def _relative(self, path: str) -> str:
+        base = self.io.storage.display()
+        return path[len(base) + 1:] if path.startswith(base + "/") else path
 
     def snapshots(self) -> tuple[SourceSnapshot, ...]:
         """Every kept snapshot, oldest first."""
@@ -74,40 +87,101 @@ class CatalogSource:
         return tuple(_source_spec(s) for s in self.metadata.specs)
 
     def content(self, snapshot_id: int | str) -> SnapshotContent:
-        """The files live at ``snapshot_id`` with their statistics, partition values and deletes."""
+        """The files live at ``snapshot_id`` with their partition values and deletes; their statistics are left
+        out (``with_stats`` loads them for the files partition pruning keeps). The entries are built once per
+        snapshot and process, kept with the snapshot's file list (``file_cache``)."""
         if not isinstance(snapshot_id, int):
             raise TypeError(f"a fieldshift snapshot id is an int, not {snapshot_id!r}")
         metadata = self.metadata if snapshot_id == self.metadata.snapshot.snapshot_id else \
             self.io.metadata(snapshot_id)
         keys = metadata.keys_in(metadata.schema)
-        entry = snapshot_files(self.io.catalog, self.io.table_id, metadata.snapshot, keyed=keys is not None)
-        files = list(entry.files)
-        stats = self.io.catalog.file_stats([f.file_id for f in files if f.file_id is not None])
-        specs = {s.spec_id: s for s in metadata.specs}
-        vectors = (entry.vectors or {}) if self.use_vectors else {}
-        groups = group_files(files) if keys is not None else [files]
-        out = []
-        for number, group in enumerate(groups):
-            resolved = all(f.file_id in vectors for f in group) or (len(group) == 1 and group[0].content == "data")
-            deletes = [] if keys is None or resolved else [
-                EqualityDeletes(self.io.storage.display(d.path), keys.key_ids, d.sequence or 0, d.record_count)
-                for d in group if d.content == "deletes"]
-            for f in group:
-                if f.content != "data":
-                    continue
-                v = vectors.get(f.file_id) if f.file_id is not None else None
-                out.append(DataFileEntry(
-                    self.io.storage.display(f.path), f.record_count, schema_id=f.schema_id,
-                    partition=_partition(f, specs.get(f.spec_id), metadata.schemas[f.schema_id]),
-                    stats=_stats(stats.get(f.file_id, {}) if f.file_id is not None else {},
-                                 metadata.schemas[f.schema_id]),
-                    positions=None if v is None or not v.cardinality else v.positions.astype(np.int64),
-                    sequence_number=f.sequence or 0, file_size=f.file_size, file_id=f.file_id,
-                    equality_deletes=tuple(d for d in deletes if d.sequence_number > (f.sequence or 0)),
-                    merge_group=number if keys is not None else None))
+        listed = snapshot_files(self.io.catalog, self.io.table_id, metadata.snapshot, keyed=keys is not None)
+        key = ("catalog_source", self.use_vectors, self.io.storage.display())
+        files, resolved = listed.derive(key, lambda: self._entries(listed, metadata, keys))
         merge = NO_MERGE if keys is None else MergeMode(
             "key", keys.key_ids, (keys.precombine_id,) if keys.precombine_id is not None else ())
-        return SnapshotContent(_source_snapshot(metadata.snapshot), metadata.schema, tuple(out), merge=merge)
+        return SnapshotContent(_source_snapshot(metadata.snapshot), metadata.schema, files, merge=merge,
+                               resolved_groups=resolved)
+
+    def _entries(self, listed: SnapshotFiles, metadata: TableMetadata, keys: KeySpec | None
+                 ) -> tuple[CatalogEntries, frozenset[int]]:
+        """The data files as entries (each built when a scan first needs it), and the merge groups their
+        deletion vectors resolved (or one data file alone): those read without a merge."""
+        specs = {s.spec_id: s for s in metadata.specs}
+        vectors = (listed.vectors or {}) if self.use_vectors else {}
+        storage = self.io.storage
+        if keys is None:
+            data = [f for f in listed.files if f.content == "data"]
+            numbers: list[int | None] = [None] * len(data)
+            deletes: dict[int | None, list[EqualityDeletes]] = {}
+            done: set[int] = set()
+        else:
+            data, numbers, deletes, done = [], [], {}, set()
+            for number, group in enumerate(group_files(list(listed.files))):
+                if all(f.file_id in vectors for f in group) or (len(group) == 1 and group[0].content == "data"):
+                    done.add(number)
+                else:
+                    deletes[number] = [EqualityDeletes(storage.display(d.path), keys.key_ids, d.sequence or 0,
+                                                       d.record_count) for d in group if d.content == "deletes"]
+                for f in group:
+                    if f.content == "data":
+                        data.append(f)
+                        numbers.append(number)
+
+        base = storage.display()
+        prefix = base + "/" if not base.endswith("/") else base
+
+        def shown(rel: str) -> str:  # storage.display, without a Path per file for a plain relative path
+            return prefix + rel if not rel.startswith("/") and ".." not in rel and "\\" not in rel \
+                else storage.display(rel)
+
+        def partition(i: int) -> tuple[PartitionValue, ...]:
+            f = data[i]
+            return _partition(f, specs.get(f.spec_id), metadata.schemas[f.schema_id])
+
+        layouts: dict[tuple[int, int], tuple[tuple[tuple[int, str], ...], tuple[int, ...]] | None] = {}
+
+        def parts(i: int) -> Parts | None:  # partition pruning's view, without PartitionValue objects
+            f = data[i]
+            key = (f.spec_id, f.schema_id)
+            if key not in layouts:
+                layouts[key] = _layout(specs.get(f.spec_id), metadata.schemas[f.schema_id])
+            found = layouts[key]
+            if found is None or len(f.partition) < len(found[1]):
+                return None  # identity timestamps or times: converted as _partition converts them
+            n = len(f.partition)
+            if len(found[1]) == n and (not n or found[1][-1] == n - 1):  # positions 0..n-1: the catalog's tuple
+                return found[0], f.partition
+            return found[0], tuple(f.partition[j] for j in found[1])
+
+        def make(i: int, values: tuple[PartitionValue, ...]) -> DataFileEntry:
+            f, number = data[i], numbers[i]
+            v = vectors.get(f.file_id) if f.file_id is not None else None
+            seq = f.sequence or 0
+            return DataFileEntry(
+                shown(f.path), f.record_count, schema_id=f.schema_id, partition=values,
+                positions=None if v is None or not v.cardinality else v.positions.astype(np.int64),
+                sequence_number=seq, file_size=f.file_size, file_id=f.file_id,
+                equality_deletes=tuple(d for d in deletes.get(number, ()) if d.sequence_number > seq),
+                merge_group=number)
+
+        whole = len(data) == len(listed.files)  # every listed file is a data file, in the listed order
+        at = np.arange(len(data)) if whole else listed.positions(data) if data else np.zeros(0, np.int64)
+        assert at is not None  # the data files are the snapshot's own
+        catalog, table_id, snapshot_id = self.io.catalog, self.io.table_id, metadata.snapshot.snapshot_id
+        equality = tuple(d for group in deletes.values() for d in group)
+        return CatalogEntries(data, make, partition, at, lambda field_id: listed.column(
+            field_id, lambda: load_bounds(catalog, table_id, snapshot_id, listed, field_id)),
+            equality, listed.ids if whole else None, parts), frozenset(done)
+
+    def with_stats(self, entries: Sequence[DataFileEntry]) -> list[DataFileEntry]:
+        """``entries`` (of this table's ``content``) with their statistics, typed by the schema each file was
+        written with: one catalog query for the files a scan still needs after partition pruning."""
+        stats = self.io.catalog.file_stats([f.file_id for f in entries if f.file_id is not None])
+        schemas = self.metadata.schemas  # every schema the table ever had (kept forever)
+        with paused_gc():
+            return [f if f.file_id is None or f.schema_id is None else
+                    replace(f, stats=_stats(stats.get(f.file_id, {}), schemas[f.schema_id])) for f in entries]
 
 
 def _source_snapshot(s: Snapshot) -> SourceSnapshot:
@@ -141,6 +215,25 @@ def _partition(f: DataFile, spec: PartitionSpec | None, schema: Schema) -> tuple
                 value = pa.scalar(value // 1000, pa.int64()).cast(micros).as_py()
         out.append(PartitionValue(field.source_id, str(field.transform), value))
     return tuple(out)
+
+
+def _layout(spec: PartitionSpec | None, schema: Schema) -> tuple[tuple[tuple[int, str], ...], tuple[int, ...]] | None:
+    """(source id, transform) of each value ``_partition`` gives a file of ``spec`` and ``schema``, and where each
+    value sits in the catalog's partition tuple; None when an identity timestamp or time needs converting."""
+    if spec is None:
+        return (), ()
+    layout, positions = [], []
+    for j, field in enumerate(spec.fields):
+        kind = field.transform.kind
+        if kind == "void":
+            continue
+        if kind == "identity" and schema.has_field(field.source_id):
+            t = schema.field(field.source_id).type
+            if isinstance(t, pa.DataType) and (pa.types.is_timestamp(t) or pa.types.is_time(t)):
+                return None
+        layout.append((field.source_id, str(field.transform)))
+        positions.append(j)
+    return tuple(layout), tuple(positions)
 
 
 def _stats(stats: Mapping[int, tuple[int, int, Any, Any]], schema: Schema) -> dict[int, ColumnStats]:

@@ -1,4 +1,5 @@
-"""Per-snapshot file metadata kept across scans: the live file list and integer column bounds.
+"""Per-snapshot file metadata kept across scans: the live file list, integer column bounds, and values derived
+from the list (a read source's entries).
 
 A snapshot's files never change (commits make new snapshots; expiry removes whole snapshots), so
 what a scan of a 100,000-file snapshot reads from the catalog (the file rows, a column's bounds as
@@ -51,6 +52,7 @@ class SnapshotFiles:
     vectors: dict[int, DeletionVector] | None = None
     bounds: dict[int, Bounds] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    derived: dict[Any, Any] = field(default_factory=dict)
 
     def positions(self, files: list[DataFile]) -> np.ndarray | None:
         """Where each of ``files`` (a subset of this snapshot's) sits in ``files``; None if one is foreign."""
@@ -59,6 +61,14 @@ class SnapshotFiles:
         if not len(self.ids) or not np.array_equal(self.ids[at], want):
             return None
         return at
+
+    def derive(self, key: Any, build: Callable[[], Any]) -> Any:
+        """A value made once from this snapshot's files and kept with them (the read source's entries: a
+        snapshot's 100,000 ``DataFileEntry`` values are built once per process, not once per scan)."""
+        with self.lock:
+            if key not in self.derived:
+                self.derived[key] = build()
+            return self.derived[key]
 
     def column(self, field_id: int, load: Callable[[], Bounds]) -> Bounds:
         with self.lock:

@@ -15,7 +15,6 @@ version of a row.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import numpy as np
@@ -28,32 +27,25 @@ from fieldshift.table.deletion_vectors import DeletionVector
 from fieldshift.table.files import iter_file_batches
 from fieldshift.table.keys import KeySpec, last_of_runs, merge_group, sort_versions
 
-__all__ = ["MergeScan", "group_files", "merge_rows", "merged_arrow", "merged_batches", "merged_count", "read_group",
-           "resolved"]
+__all__ = ["MergeScan", "group_files", "merge_rows", "read_group", "resolved"]
 
 
 class MergeScan(Protocol):
-    """What merging a keyed table's groups needs of its scan (``table.scan.Scan`` is one): the files and their
-    vectors, each file evolved to the read schema, and the scan's last step. A protocol, so the scan imports
-    the merge and not the other way round."""
+    """What reading a keyed table's group by ``read_group`` needs of its scan (``table.scan.Scan`` is one; the
+    write-time key lookup and compaction read groups through it): the files and their vectors, each file
+    evolved to the read schema. A protocol, so the scan imports the merge and not the other way round."""
 
     io: Any  # the table's TableIO: its storage reads delete files
     keys: Any  # the KeySpec the rows merge by (never None here)
     read_schema: Schema
-    output_schema: pa.Schema
-    filtered: bool
     batch_size: int
 
     @property
     def schemas(self) -> Mapping[int, Schema]: ...
 
-    def files(self) -> list[DataFile]: ...
-
     def deletion_vectors(self) -> Mapping[int, DeletionVector]: ...
 
     def evolved_batches(self, f: DataFile, keep: Any = None) -> Iterator[pa.RecordBatch]: ...
-
-    def finish(self, batch: pa.RecordBatch) -> pa.RecordBatch: ...
 
 
 _SEQ, _ORD, _ROW, _SRC = "__fs_seq", "__fs_ord", "__fs_row", "__fs_src"
@@ -202,50 +194,3 @@ def read_group(scan: MergeScan, files: list[DataFile]) -> pa.Table:
     if plain:
         return pa.concat_tables([t for _, t in data])
     return merge_rows(data, deletes, scan.keys)
-
-
-def _finished(scan: MergeScan, merged: pa.Table) -> pa.Table:
-    if not scan.filtered:
-        return merged.select(scan.output_schema.names)
-    return pa.Table.from_batches([scan.finish(b) for b in merged.to_batches(scan.batch_size)], scan.output_schema)
-
-
-def merged_batches(scan: MergeScan) -> Iterator[pa.RecordBatch]:
-    """Stream the merged rows group by group (memory bounded by one group)."""
-    for group in group_files(scan.files()):
-        for batch in _finished(scan, read_group(scan, group)).to_batches(scan.batch_size):
-            if batch.num_rows:
-                yield batch
-
-
-def merged_arrow(scan: MergeScan, workers: int) -> pa.Table:
-    """All merged rows; groups merge in parallel (the files of resolved groups are read in parallel)."""
-    scan.deletion_vectors()  # loaded once, before the threads
-    tasks: list[list[DataFile]] = []
-    for group in group_files(scan.files()):  # a resolved group's files need no merge: each is a task
-        tasks += [[f] for f in group if f.content == "data"] if resolved(scan, group) else [group]
-    order = sorted(range(len(tasks)), key=lambda i: -sum(f.record_count for f in tasks[i]))  # largest first
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(tasks)))) as pool:
-        done = dict(zip(order, pool.map(lambda i: _finished(scan, _task(scan, tasks[i])), order), strict=True))
-    # from batches, not concat_tables: a table of no columns (columns=[]) keeps its row count only this way
-    batches = [b for i in range(len(tasks)) for b in done[i].to_batches()]
-    return pa.Table.from_batches(batches, schema=scan.output_schema)
-
-
-def _task(scan: MergeScan, files: list[DataFile]) -> pa.Table:
-    if len(files) == 1 and files[0].content == "data":
-        return _kept_rows(scan, files[0])
-    return read_group(scan, files)
-
-
-def merged_count(scan: MergeScan) -> int:
-    """Rows after the merge: groups of one data file and no deletes are counted from the catalog."""
-    total = 0
-    vectors = scan.deletion_vectors()
-    for group in group_files(scan.files()):
-        if not scan.filtered and resolved(scan, group):
-            total += sum(f.record_count - (vectors[f.file_id].cardinality if f.file_id in vectors else 0)
-                         for f in group if f.content == "data")
-        else:
-            total += _finished(scan, read_group(scan, group)).num_rows
-    return total

@@ -1,34 +1,28 @@
-"""Partition pruning: a scan's filter projected through each spec's transforms (Iceberg's inclusive projection).
+"""Partition pruning: one predicate projected through a transform (Iceberg's inclusive and strict projections).
 
 Every row of a file has the file's partition value under each field of the file's spec, so a file is
 skipped when a projected predicate is false on that value: ``ts >= t`` under ``day`` becomes
-``ts_day >= day(t)``, ``id == 5`` under ``bucket[16]`` becomes ``id_bucket_16 == bucket(5)``. Files of
-every spec the table ever had are pruned through their own spec, so a day-partitioned old file and an
-hour-partitioned new one are both judged right. A predicate is projected only when the file's source
-type and the read type map every value to the same key (``partition_evolution.same_keys``);
-otherwise that field does not prune the file. Pruning never drops a row: projections are inclusive.
-The strict projection (true only when every row of a file matches) lets ``Scan.count`` count such
-files from the catalog. A filter tree projects leaf by leaf, combined by its ``And`` and ``Or``.
+``ts_day >= day(t)``, ``id == 5`` under ``bucket[16]`` becomes ``id_bucket_16 == bucket(5)``. The scan
+(``open_scan._Filter``) projects each leaf of its filter through the transform of every partition value
+a file records, combined by the filter's ``And`` and ``Or``; it projects a predicate only when the file's
+source type and the read type map every value to the same key (``partition_evolution.same_keys``).
+Pruning never drops a row: projections are inclusive. The strict projection (true only when every row of a
+file matches) lets a count take such files from the metadata; ``project_range`` tests a group of files'
+ranges of values (an Iceberg manifest's summaries).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.schema import Schema
-from fieldshift.table.catalog import DataFile
-from fieldshift.table.expr_visitors import all_of, any_of, compile_test
-from fieldshift.table.expressions import Expression
 from fieldshift.table.filter_bind import BoundPredicate
-from fieldshift.table.partition_evolution import same_keys
-from fieldshift.table.partitioning import PartitionSpec
 from fieldshift.table.transforms import Transform
 
-__all__ = ["PartitionPruner", "project", "project_range", "project_strict"]
+__all__ = ["project", "project_range", "project_strict"]
 
 Test = Callable[[Any], bool]
 RangeTest = Callable[[Any, Any, Any], bool]
@@ -273,60 +267,3 @@ def _any_within(values: list[Any], lo: Any, hi: Any) -> bool:
     if lo is None or hi is None:
         return True
     return any(v is not None and _compare(lambda v=v: lo <= v <= hi) for v in values)
-
-
-class PartitionPruner:
-    """Decides per data file, from its spec and partition values alone, whether the filter may match
-    (inclusive projection) and whether every row matches (strict projection)."""
-
-    def __init__(self, bound: Expression, specs: Sequence[PartitionSpec], schemas: dict[int, Schema]) -> None:
-        self._bound = bound
-        self._specs = {s.spec_id: s for s in specs}
-        self._schemas = schemas
-        self._tests: dict[tuple[int, int, bool], PartitionTest] = {}
-
-    def _test_for(self, spec_id: int, schema_id: int, strict: bool) -> PartitionTest:
-        key = (spec_id, schema_id, strict)
-        if key not in self._tests:
-            spec = self._specs.get(spec_id)
-            file_schema = self._schemas.get(schema_id)
-            if spec is None or file_schema is None:
-                self._tests[key] = lambda values: not strict
-            else:
-                self._tests[key] = compile_test(self._bound, lambda p: _leaf_test(spec, file_schema, p, strict),
-                                                strict=strict)
-        return self._tests[key]
-
-    def may_match(self, f: DataFile) -> bool:
-        """False only when no row of ``f`` can satisfy the filter, by its partition values."""
-        return self._test_for(f.spec_id, f.schema_id, False)(f.partition)
-
-    def all_match(self, f: DataFile) -> bool:
-        """True only when every row of ``f`` satisfies the filter, by its partition values."""
-        return self._test_for(f.spec_id, f.schema_id, True)(f.partition)
-
-
-def _leaf_test(spec: PartitionSpec, file_schema: Schema, p: BoundPredicate, strict: bool) -> PartitionTest | None:
-    """A leaf projected through every field of ``spec`` over its column: inclusive, each field's projection
-    must hold; strict, one field proving it is enough."""
-    tests: list[PartitionTest | bool] = []
-    for i, f in enumerate(spec.fields):
-        if f.source_id != p.field_id or not file_schema.has_field(f.source_id):
-            continue
-        if not same_keys(f.transform, file_schema.field(f.source_id).type, p.read_type):
-            continue
-        test = (project_strict if strict else project)(f.transform, p)
-        if test is not None:
-            tests.append(_at(i, test, strict))
-    if not tests:
-        return None
-    combined = any_of(tests) if strict else all_of(tests)
-    return (lambda values: combined) if isinstance(combined, bool) else combined
-
-
-def _at(i: int, test: Test, strict: bool) -> PartitionTest:
-    def on(values: tuple) -> bool:
-        if i >= len(values):
-            return not strict  # a file recorded without values (cannot happen for a spec with fields)
-        return test(values[i])
-    return on

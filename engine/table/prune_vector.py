@@ -15,7 +15,8 @@ is evaluated as masks: ``And`` of children ORs their ruled-out masks, ``Or`` AND
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -34,13 +35,13 @@ from fieldshift.table.filter_bind import BoundPredicate
 from fieldshift.table.stats import NULL_REJECTING, leaf_node
 from fieldshift.types import int_range
 
-__all__ = ["MIN_FILES", "PruneScan", "prune_by_integer_stats"]
+__all__ = ["MIN_FILES", "PruneScan", "PruneView", "integer_ruled_out", "load_bounds", "prune_by_integer_stats"]
 
 
 class PruneScan(Protocol):
-    """What pruning by integer statistics needs of its scan (``table.scan.Scan`` is one): the bound filter,
-    the plans per schema version, the snapshot's cached file list, and where to load bounds from. A protocol,
-    so the scan imports this module and not the other way round."""
+    """What pruning a list of ``DataFile`` by integer statistics needs of its scan (``table.scan.Scan`` is one):
+    the bound filter, the plans per schema version, the snapshot's cached file list, and where to load bounds
+    from. A protocol, so the scan imports this module and not the other way round."""
 
     io: Any  # the table's TableIO: its catalog answers the bounds query
     bound: Expression
@@ -54,6 +55,18 @@ class PruneScan(Protocol):
     def plan_of(self, schema_id: int) -> EvolutionPlan: ...
 
     def snapshot_files(self) -> SnapshotFiles: ...
+
+
+@dataclass(frozen=True)
+class PruneView:
+    """What the vectorised rule needs of any scan: the bound filter, the key ids a merge by key prunes on
+    (None: every column prunes), the read schema, and each schema version's schema and plan."""
+
+    bound: Expression
+    key_ids: frozenset[int] | None
+    read_schema: Schema
+    schemas: Mapping[int, Schema]
+    plan_of: Callable[[int], EvolutionPlan]
 
 
 MIN_FILES = 64
@@ -72,28 +85,40 @@ def prune_by_integer_stats(scan: PruneScan, files: list[DataFile]) -> list[DataF
     at = entry.positions(files)
     if at is None:
         return files
-    ruled_out = visit(scan.bound, _RuledOut(scan, files, entry, at))
+    view = PruneView(scan.bound, frozenset(scan.keys.key_ids) if scan.keys is not None else None,
+                     scan.read_schema, scan.schemas, scan.plan_of)
+    schema_ids = np.fromiter((f.schema_id for f in files), dtype=np.int64, count=len(files))
+    ruled_out = integer_ruled_out(view, schema_ids, at, lambda field_id: entry.column(
+        field_id, lambda: load_bounds(scan.io.catalog, scan.io.table_id, scan.snapshot_id, entry, field_id)))
     if ruled_out is None or not ruled_out.any():
         return files
     return [files[i] for i in np.flatnonzero(~ruled_out)]
 
 
+def integer_ruled_out(view: PruneView, schema_ids: np.ndarray, at: np.ndarray,
+                      column: Callable[[int], Bounds]) -> np.ndarray | None:
+    """A mask over some files (their schema ids, and their positions ``at`` in the arrays ``column(field_id)``
+    gives): True where integer statistics prove the filter false for the file; None: nothing ruled out."""
+    return visit(view.bound, _RuledOut(view, schema_ids, at, column))
+
+
 class _RuledOut(ExpressionVisitor[np.ndarray | None]):
-    """A mask over ``files``: True where statistics prove the (sub)filter false; None: nothing ruled out.
+    """A mask over the files: True where statistics prove the (sub)filter false; None: nothing ruled out.
 
     ``And`` rules out a file when one child does, ``Or`` when every child does (the filter has no NOT),
     so the mask only ever holds files the per-file ``stats_test`` would rule out too.
     """
 
-    def __init__(self, scan: PruneScan, files: list[DataFile], entry: SnapshotFiles, at: np.ndarray) -> None:
-        self.scan, self.files, self.entry, self.at = scan, files, entry, at
-        self.schema_ids = {f.schema_id for f in files}
+    def __init__(self, view: PruneView, schema_ids: np.ndarray, at: np.ndarray,
+                 column: Callable[[int], Bounds]) -> None:
+        self.view, self.schema_ids, self.at, self.column = view, schema_ids, at, column
+        self.distinct = {int(s) for s in np.unique(schema_ids)}
 
     def visit_true(self) -> np.ndarray | None:
         return None
 
     def visit_false(self) -> np.ndarray | None:
-        return np.ones(len(self.files), dtype=bool)
+        return np.ones(len(self.at), dtype=bool)
 
     def visit_and(self, results: list[np.ndarray | None]) -> np.ndarray | None:
         masks = [r for r in results if r is not None]
@@ -108,34 +133,34 @@ class _RuledOut(ExpressionVisitor[np.ndarray | None]):
         raise InvalidFilterError("statistics are evaluated on a filter without NOT (filter_bind.rewrite_not)")
 
     def visit_leaf(self, leaf: Expression) -> np.ndarray | None:
-        scan, files = self.scan, self.files
+        view = self.view
         assert isinstance(leaf, BoundPredicate)
-        if scan.keys is not None and leaf.field_id not in scan.keys.key_ids:
-            return None  # as Scan's per-file check: only key values prune a keyed table
-        eligible = _eligible_schema_ids(scan, leaf, self.schema_ids)
+        if view.key_ids is not None and leaf.field_id not in view.key_ids:
+            return None  # as the per-file check: only key values prune a merge by key
+        eligible = _eligible_schema_ids(view, leaf, self.distinct)
         if not eligible:
             return None
         file_type = next(iter(eligible.values()))  # every eligible file holds the read type itself
         with paused_gc():  # a statistics row per file, none in a cycle (gc_pause)
-            bounds = self.entry.column(leaf.field_id, lambda p=leaf: _load_bounds(scan, self.entry, p.field_id))
+            bounds = self.column(leaf.field_id)
         drop = _ruled_out(leaf, file_type, bounds, self.at)
-        if len(eligible) < len(self.schema_ids):
-            drop &= np.fromiter((f.schema_id in eligible for f in files), dtype=bool, count=len(files))
+        if len(eligible) < len(self.distinct):
+            drop &= np.isin(self.schema_ids, np.fromiter(eligible, dtype=np.int64, count=len(eligible)))
         return drop
 
 
-def _eligible_schema_ids(scan: PruneScan, pred: BoundPredicate, schema_ids: set[int]) -> dict[int, pa.DataType]:
+def _eligible_schema_ids(view: PruneView, pred: BoundPredicate, schema_ids: set[int]) -> dict[int, pa.DataType]:
     """Schema versions whose files read ``pred``'s column as the same integer type (one plan per version)."""
     if pred.op not in (*_COMPARED, "is_null", "not_null") or \
             not all(type(k) is int and _I64[0] <= k <= _I64[1] for k in pred.keys):
         return {}
     out = {}
     for sid in schema_ids:
-        file_schema = scan.schemas[sid]
+        file_schema = view.schemas[sid]
         if not file_schema.has_field(pred.field_id):
             continue  # a constant in these files: the per-file check keeps them
         file_type = file_schema.field(pred.field_id).type
-        node = leaf_node(scan.plan_of(sid).nodes, scan.read_schema.fields, pred.path)
+        node = leaf_node(view.plan_of(sid).nodes, view.read_schema.fields, pred.path)
         if isinstance(node, Take) and isinstance(file_type, pa.DataType) and pa.types.is_integer(file_type) \
                 and node.target == file_type:
             out[sid] = file_type
@@ -177,13 +202,14 @@ def _ruled_out(pred: BoundPredicate, file_type: pa.DataType, b: Bounds, at: np.n
     return out & present
 
 
-def _load_bounds(scan: PruneScan, entry: SnapshotFiles, field_id: int) -> Bounds:
-    """One column's statistics for every file of the snapshot: one query, parsed as arrays."""
-    rows = scan.io.catalog.run_read(lambda conn: conn.execute(
+def load_bounds(catalog: Any, table_id: int, snapshot_id: int, entry: SnapshotFiles, field_id: int) -> Bounds:
+    """One column's statistics for every file of the snapshot (aligned with ``entry.files``): one query, parsed
+    as arrays."""
+    rows = catalog.run_read(lambda conn: conn.execute(
         "SELECT s.file_id, s.value_count, s.null_count, s.min_value, s.max_value FROM fs_data_file f "
         "JOIN fs_file_column_stats s ON s.file_id = f.file_id AND s.column_id = ? WHERE f.table_id = ? "
         "AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)",
-        (field_id, scan.io.table_id, scan.snapshot_id, scan.snapshot_id)).fetchall())
+        (field_id, table_id, snapshot_id, snapshot_id)).fetchall())
     n = len(entry.ids)
     present = np.zeros(n, dtype=bool)
     counts, nulls, low, high = (np.zeros(n, dtype=np.int64) for _ in range(4))

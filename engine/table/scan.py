@@ -1,33 +1,31 @@
-"""Scans: read only the needed field ids of the live files, prune by exact stats, evolve with cached plans."""
+"""``Table.scan``: the one scan pipeline (``open_scan.OpenScan``) over the catalog as a read source, with the
+catalog's own view of it (``DataFile`` records, deletion vectors) for the key lookup, compaction and Spark."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from fieldshift.errors import InvalidOptionError, SchemaEvolutionError
 from fieldshift.extras import require
-from fieldshift.planner import EvolutionPlan, cached_plan
+from fieldshift.planner import EvolutionPlan
 from fieldshift.policy import CastPolicy
 from fieldshift.schema import Schema
+from fieldshift.table.catalog_source import CatalogSource
 from fieldshift.table.deletion_vectors import DeletionVector
 from fieldshift.table.expr_visitors import filter_columns
 from fieldshift.table.expressions import AlwaysTrue
 from fieldshift.table.file_cache import SnapshotFiles, snapshot_files
 from fieldshift.table.files import iter_file_batches, name_data_file
-from fieldshift.table.filters import Predicate, bind_filter, parse_filter, row_filter
+from fieldshift.table.filters import Predicate, bind_filter, parse_filter
 from fieldshift.table.handle import TableIO
-from fieldshift.table.merge import merged_arrow, merged_batches, merged_count
+from fieldshift.table.merge import group_files
 from fieldshift.table.metadata import TableMetadata
-from fieldshift.table.partition_prune import PartitionPruner
-from fieldshift.table.prune_vector import prune_by_integer_stats
+from fieldshift.table.open_scan import OpenScan
 from fieldshift.table.records import DataFile
-from fieldshift.table.stats import StatsTest, leaf_node, stats_test
 
 if TYPE_CHECKING:
     import duckdb
@@ -35,7 +33,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-__all__ = ["Predicate", "Scan", "parse_filter"]
+__all__ = ["PartitionView", "Predicate", "Scan", "parse_filter"]
 
 BATCH_SIZE = 65_536
 
@@ -53,6 +51,28 @@ def _check_arguments(columns: Any, schema_id: Any, limit: Any = None) -> None:
         raise TypeError(f"schema_id must be an int, not {schema_id!r} ({type(schema_id).__name__})")
 
 
+class PartitionView:
+    """The filter projected through a data file's partition values (the pipeline's inclusive and strict
+    projections), asked with the catalog's ``DataFile``."""
+
+    def __init__(self, pipeline: OpenScan) -> None:
+        self._pipeline = pipeline
+
+    def _entry(self, f: DataFile) -> Any:
+        entry_of = getattr(self._pipeline.content.files, "entry_of", None)
+        return entry_of(f.file_id) if entry_of is not None and f.file_id is not None else None
+
+    def may_match(self, f: DataFile) -> bool:
+        """False only when no row of ``f`` can satisfy the filter, by its partition values."""
+        entry = self._entry(f)
+        return entry is None or self._pipeline.partition_may_match(entry)
+
+    def all_match(self, f: DataFile) -> bool:
+        """True only when every row of ``f`` satisfies the filter, by its partition values."""
+        entry = self._entry(f)
+        return entry is not None and self._pipeline.partition_all_match(entry)
+
+
 class Scan:
     """A lazy read of a table at a snapshot, into a chosen schema version, with a filter and a limit.
 
@@ -65,6 +85,10 @@ class Scan:
 
     A scan reads the snapshot it was made for, so it can be run again with the same answer; the results
     of a ``limit`` are the first rows of the unlimited scan's order.
+
+    The reading itself is the one scan pipeline over a read source (``table/open_scan.OpenScan`` over
+    ``table/catalog_source.CatalogSource``), the one every other table format reads through; this class keeps
+    the catalog's own view of it (``DataFile`` records, deletion vectors) for writers and Spark.
     """
 
     def __init__(self, io: TableIO, metadata: TableMetadata, columns: Sequence[str] | None = None,
@@ -85,7 +109,6 @@ class Scan:
         self.filter = parse_filter(filter)  # the expression tree, as given
         self.bound = bind_filter(self.filter, self.full_schema)  # validated before reading; no NOT
         self.filtered = not isinstance(self.bound, AlwaysTrue)
-        self._row_filter = row_filter(self.bound)
         self.prune = True  # False reads every live file (tests compare the two)
         self.use_vectors = True  # False: a keyed table merges every group on read, ignoring deletion vectors
         self._vectors: dict[int, DeletionVector] | None = None
@@ -99,9 +122,19 @@ class Scan:
         self.policy = policy if policy is not None else metadata.policy  # the table's own rules by default
         self.batch_size = batch_size
         self._schemas = schemas
-        self._plans: dict[int, tuple[list[str], EvolutionPlan]] = {}
-        self._partitions: PartitionPruner | None = None
-        self._stats_tests: dict[int, StatsTest] = {}
+        self._pipelines: dict[bool, OpenScan] = {}
+
+    def pipeline(self) -> OpenScan:
+        """The scan pipeline over the catalog as a read source, with this scan's switches (made once per
+        ``use_vectors`` value: the source's entries differ)."""
+        found = self._pipelines.get(self.use_vectors)
+        if found is None:
+            source = CatalogSource(self.io, self.metadata, use_vectors=self.use_vectors)
+            found = self._pipelines[self.use_vectors] = OpenScan(
+                source, source.content(self.snapshot_id), self.columns, self.filter, self.batch_size,
+                schema=self.full_schema, policy=self.policy)
+        found.prune, found.vector_prune, found.limit = self.prune, self.vector_prune, self.limit
+        return found
 
     # -- planning -------------------------------------------------------------------------------
     @property
@@ -120,22 +153,31 @@ class Scan:
         return snapshot_files(self.io.catalog, self.io.table_id, self._snapshot, keyed=self.keys is not None)
 
     def files(self) -> list[DataFile]:
-        """The live files at the snapshot that the filter's stats cannot rule out.
+        """The live files at the snapshot that the filter's partition values and statistics cannot rule out
+        (a keyed table's: with the delete files of the merge groups kept).
 
         Every live file's schema is planned first, so a scan that cannot read some file fails
         whatever the filter prunes: the answer never depends on the file layout."""
-        live = self.live_files()
-        for schema_id in sorted({f.schema_id for f in live}):
-            self._plan_for(schema_id)
+        pipeline = self.pipeline()
         if not self.filtered or not self.prune:
-            return live
-        specs = self._specs()
-        if any(s.fields for s in specs):  # before any statistics are loaded
-            live = [f for f in live if self.partition_pruner().may_match(f)]
-        if self.vector_prune:  # integer bounds of many files compared at once; survivors checked below
-            live = prune_by_integer_stats(self, live)
-        stats = self.io.catalog.file_stats([f.file_id for f in live if f.file_id is not None])
-        return [f for f in (replace(f, stats=stats.get(f.file_id, {})) for f in live) if self._may_match(f)]
+            pipeline.plan_all()
+            return self.live_files()
+        listed = self.snapshot_files()
+        kept = pipeline.files()
+        at = listed.positions(kept) if kept else np.zeros(0, np.int64)
+        assert at is not None  # the entries are the snapshot's own files
+        data = [listed.files[i] for i in at]
+        if self.keys is None:
+            return data
+        groups = group_files(list(listed.files))  # a kept data file's merge group brings its delete files
+        number = {f.file_id: i for i, g in enumerate(groups) for f in g}
+        wanted = {number[f.file_id] for f in data}
+        deletes = [f for i in sorted(wanted) for f in groups[i] if f.content == "deletes"]
+        return sorted(data + deletes, key=lambda f: f.file_id or 0)
+
+    def partition_pruner(self) -> PartitionView:
+        """The pipeline's partition tests on the catalog's ``DataFile``s: may a file's rows pass, do all pass."""
+        return PartitionView(self.pipeline())
 
     def deletion_vectors(self) -> dict[int, DeletionVector]:
         """file id -> deletion vector of every resolved file of a keyed table at the snapshot (loaded once)."""
@@ -148,46 +190,11 @@ class Scan:
                 self._vectors = vectors
         return self._vectors
 
-    def _specs(self) -> list[Any]:
-        return self.metadata.specs
-
-    def partition_pruner(self) -> PartitionPruner:
-        """The filter projected through every partition spec the table had (each prunes its own files)."""
-        if self._partitions is None:
-            self._partitions = PartitionPruner(self.bound, self._specs(), self._schemas)
-        return self._partitions
-
-    def _may_match(self, f: DataFile) -> bool:
-        """Stats rule a file out only through the plan's own casts (stats.may_match)."""
-        if not self.prune:
-            return True
-        if f.schema_id not in self._stats_tests:
-            self._stats_tests[f.schema_id] = stats_test(self.bound, self._leaf_info(f.schema_id))
-        return self._stats_tests[f.schema_id](f.stats)
-
-    def _leaf_info(self, schema_id: int) -> Any:
-        """For the stats test of one schema version's files: each leaf's plan node and file type."""
-        file_schema = self._schemas[schema_id]
-        nodes = self._plan_for(schema_id)[1].nodes  # planned already by files()
-
-        def info(p: Any) -> tuple[Any, Any] | None:
-            if self.keys is not None and p.field_id not in self.keys.key_ids:
-                return None  # only key values are shared by every version of a row: others could resurrect one
-            if not file_schema.has_field(p.field_id):
-                return None  # a constant in these files: cannot prune on it
-            return leaf_node(nodes, self.read_schema.fields, p.path), file_schema.field(p.field_id).type
-        return info
-
-    def _file_batches(self, f: DataFile) -> Iterator[pa.RecordBatch]:
-        for batch in self.evolved_batches(f):
-            yield self.finish(batch)
-
     def evolved_batches(self, f: DataFile, keep: Any = None) -> Iterator[pa.RecordBatch]:
         """A data file's batches in the read schema, before the row filter (``keep``: a boolean mask of
         the file's rows, e.g. its deletion vector's, applied before evolution)."""
-        names, plan = self._plan_for(f.schema_id)
+        expected, plan = self.pipeline().schema_plan(f.schema_id)
         path = self.io.storage.display(f.path)
-        expected = self._schemas[f.schema_id].select(names).to_arrow()
         offset = 0
         for batch in iter_file_batches(self.io.storage, f.path, expected, self.batch_size):
             if keep is not None:
@@ -202,42 +209,23 @@ class Scan:
     def check(self) -> None:
         """Plan every schema version of the files to read now, so a plan-time refusal comes before
         any row is produced (a CLI streaming CSV must not print a header and then fail)."""
-        for schema_id in sorted({f.schema_id for f in self.files()}):
-            self._plan_for(schema_id)
+        self.files()
 
     def plan_of(self, schema_id: int) -> EvolutionPlan:
         """The plan for files of one schema version (made once; every such file shares it)."""
-        return self._plan_for(schema_id)[1]
-
-    def _plan_for(self, schema_id: int) -> tuple[list[str], EvolutionPlan]:
-        """The file columns to read and the plan, once per schema version (files share them)."""
-        if schema_id not in self._plans:
-            file_schema = self._schemas[schema_id]
-            wanted = {x.id for x in self.read_schema.all_fields()}
-            names = [x.name for x in file_schema.fields if x.id in wanted]
-            self._plans[schema_id] = (names, cached_plan(file_schema.select(names), self.read_schema, self.policy))
-        return self._plans[schema_id]
+        return self.pipeline().plan_of(schema_id)
 
     def finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Apply the row filter to an evolved batch and keep only the requested columns (the last step of
         every read path, the merge included).
         """
-        if self._row_filter is not None:
-            batch = batch.filter(self._row_filter)
-        return batch.select(self.output_schema.names)
+        return self.pipeline().finish(batch)
 
     # -- results --------------------------------------------------------------------------------
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """Stream evolved batches file by file (memory stays bounded by one batch per file; a keyed
         table's by one merge group)."""
-        batches = merged_batches(self) if self.keys is not None else self._plain_batches()
-        return batches if self.limit is None else _first_rows(self, batches, self.limit)
-
-    def _plain_batches(self) -> Iterator[pa.RecordBatch]:
-        for f in self.files():
-            for batch in self._file_batches(f):
-                if batch.num_rows:
-                    yield batch
+        return self.pipeline().to_batches()
 
     def to_reader(self) -> pa.RecordBatchReader:
         """The result as a streaming ``pyarrow.RecordBatchReader`` (``to_batches`` behind the Arrow stream
@@ -247,22 +235,7 @@ class Scan:
 
     def to_arrow(self) -> pa.Table:
         """The whole result as one Table; files are read in parallel."""
-        if self.limit is not None and (self.keys is not None or self._row_filter is not None):
-            return pa.Table.from_batches(list(self.to_batches()), schema=self.output_schema)
-        if self.keys is not None:
-            return merged_arrow(self, os.cpu_count() or 1)
-        files = self.files()
-        if self.limit is not None:  # no row filter: a file yields all its rows, so its first files suffice
-            files = _holding(files, self.limit)
-
-        def read(f: DataFile) -> list[pa.RecordBatch]:
-            return [b for b in self._file_batches(f) if b.num_rows]
-
-        workers = max(1, min(os.cpu_count() or 1, len(files)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(read, files))
-        result = pa.Table.from_batches([b for part in parts for b in part], schema=self.output_schema)
-        return result if self.limit is None else result.slice(0, self.limit)
+        return self.pipeline().to_arrow()
 
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
         """The result as a pandas DataFrame; ``kwargs`` go to ``pyarrow.Table.to_pandas``.
@@ -299,56 +272,16 @@ class Scan:
         return con
 
     def count(self) -> int:
-        """Row count; answered from the catalog alone when there is no filter."""
+        """Row count; answered from the catalog alone when there is no filter (a keyed table: for the groups
+        its deletion vectors resolved), else files whose partition values prove every row passes are counted
+        from the catalog and the others read."""
         if self.keys is not None:  # merged on the key (and filter) columns only
             narrow = Scan(self.io, self.metadata, list(self.keys.key_names), self.filter,
                           self.full_schema.schema_id, self.policy, batch_size=self.batch_size)
-            narrow.prune, narrow.use_vectors = self.prune, self.use_vectors
-            rows = merged_count(narrow)
+            narrow.prune, narrow.use_vectors, narrow.vector_prune = self.prune, self.use_vectors, self.vector_prune
+            rows = narrow.pipeline().count()
         elif not self.filtered:
             rows = sum(f.record_count for f in self.live_files())
-        elif self.limit is not None:
-            return sum(b.num_rows for b in self.to_batches())  # a limit stops the reading
         else:
-            rows = self._filtered_count()
+            return self.pipeline().count()  # its limit stops the reading
         return rows if self.limit is None else min(rows, self.limit)
-
-    def _filtered_count(self) -> int:
-        """Rows the filter keeps: files whose partition values prove every row matches (the strict
-        projection) are counted from the catalog, the others read."""
-        files = self.files()
-        whole = [f for f in files if self.prune and self.partition_pruner().all_match(f)] \
-            if any(s.fields for s in self._specs()) else []
-        counted = {id(f) for f in whole}
-        return sum(f.record_count for f in whole) + sum(
-            b.num_rows for f in files if id(f) not in counted for b in self._file_batches(f))
-
-
-def _first_rows(scan: Scan, batches: Iterator[pa.RecordBatch], limit: int) -> Iterator[pa.RecordBatch]:
-    """The first ``limit`` rows of ``batches``; no file or merge group is opened after the batch that
-    completes them (every live file is still planned, as ``Scan.files`` does)."""
-    try:
-        if limit == 0:
-            scan.files()  # a scan that cannot read some file fails whatever its limit
-            return
-        left = limit
-        for batch in batches:
-            if batch.num_rows >= left:
-                yield batch.slice(0, left)
-                return
-            left -= batch.num_rows
-            yield batch
-    finally:
-        close = getattr(batches, "close", None)
-        if close is not None:
-            close()  # the file being read now
-
-
-def _holding(files: list[DataFile], rows: int) -> list[DataFile]:
-    """The shortest prefix of ``files`` holding at least ``rows`` rows (by their recorded row counts)."""
-    total = 0
-    for i, f in enumerate(files):
-        if total >= rows:
-            return files[:i]
-        total += f.record_count
-    return files

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import fieldshift as fs
@@ -160,3 +161,130 @@ def test_timestamps_prune_the_same_through_the_catalog_source(tmp_path: Path) ->
     source = CatalogSource(t.io, t.io.metadata())
     content = source.content(t.current_snapshot.snapshot_id)
     assert len(OpenScan(source, content, filter=("at", "==", at)).files()) == 1
+
+
+def test_the_catalog_source_loads_statistics_only_for_files_partition_pruning_keeps(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``content`` lists files without statistics, built once per snapshot; a filtered scan asks the catalog for
+    the statistics of the files its partition values leave (the 100,000-file case), and prunes as before."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("region", pa.string())]),
+                        partition_by=["region"])
+    for i, region in enumerate(["eu", "us", "eu", "us"]):
+        t.append({"id": [i * 10, i * 10 + 1], "region": [region, region]})
+    source = CatalogSource(t.io, t.io.metadata())
+    asked: list[list[int]] = []
+    real = type(t.io.catalog).file_stats
+    monkeypatch.setattr(type(t.io.catalog), "file_stats", lambda self, ids: asked.append(list(ids)) or real(self, ids))
+    content = source.content(t.current_snapshot.snapshot_id)
+    assert asked == [] and all(not f.stats for f in content.files)
+    assert CatalogSource(t.io, t.io.metadata()).content(t.current_snapshot.snapshot_id).files[0] is content.files[0]
+    scan = OpenScan(source, content, filter="region = 'us' and id >= 30")
+    kept = scan.files()
+    us = sorted(f.file_id for f in content.files if f.partition[0].value == "us")
+    assert [sorted(ids) for ids in asked] == [us]  # the eu files' statistics were never read
+    expected = t.scan(filter="region = 'us' and id >= 30").files()
+    assert [Path(f.path).name for f in kept] == [Path(f.path).name for f in expected]
+    assert len(kept) == 1 and scan.to_arrow().column("id").to_pylist() == [30, 31]
+
+
+def test_the_catalog_source_plans_once_per_schema_id_and_refuses_a_replaced_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fieldshift file holds exactly its schema id's columns (``exact_schemas``): the scan plans each schema
+    version once without a footer, and a file whose columns are not its schema's is refused, as ``Table.scan``
+    refuses it, instead of being read by the names it happens to have."""
+    import fieldshift.table.open_scan as open_scan
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int32()), ("name", pa.string())]))
+    for i in range(3):
+        t.append({"id": pa.array([i], pa.int32()), "name": [str(i)]})
+    t.update_schema().update_column("id", pa.int64()).commit()
+    t.append({"id": [10], "name": ["x"]})
+    source = CatalogSource(t.io, t.io.metadata())
+    monkeypatch.setattr(open_scan, "plan", lambda *a, **k: pytest.fail("planned from a footer"))
+    scan = OpenScan(source, source.content(t.current_snapshot.snapshot_id))
+    assert sorted(scan.to_arrow().column("id").to_pylist()) == [0, 1, 2, 10]
+    assert sorted(scan._schema_plans) == [0, 1]  # one plan per schema version, four files
+    assert scan.file_plan(scan.files()[0]) is scan.plan_of(0)
+    path = Path(next(f.path for f in scan.files() if f.schema_id == 1))
+    pq.write_table(pa.table({"id": [7], "name": ["no ids"]}), path)  # right names, written without field ids
+    for read in (t.to_arrow, OpenScan(source, source.content(t.current_snapshot.snapshot_id)).to_arrow):
+        with pytest.raises(fs.DataFileError, match=rf"{path.name}.*column 'id' has field id None, not 1"):
+            read()
+
+
+def test_groups_resolved_by_deletion_vectors_read_and_count_without_a_merge(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A keyed table's groups whose deletion vectors removed every older version are ``resolved_groups``: their
+    files are read on their own, with no merge, and counted from record counts minus deleted positions."""
+    import fieldshift.table.open_scan as open_scan
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
+    t = fs.Table.create(tmp_path / "t", schema, identifier_fields=["id"], buckets=2)
+    t.append({"id": list(range(8)), "v": list(range(8))})
+    t.upsert({"id": [1, 2, 9], "v": [10, 20, 90]})
+    t.delete({"id": [3]})
+    snapshot = t.current_snapshot.snapshot_id
+    source = CatalogSource(t.io, t.io.metadata())
+    content = source.content(snapshot)
+    assert content.resolved_groups == {f.merge_group for f in content.files} == {0, 1}
+    monkeypatch.setattr(open_scan, "merge_versions", lambda *a, **k: pytest.fail("merged a resolved group"))
+    scan = OpenScan(source, content)
+    assert {task.kind for task in scan.tasks()} == {"file"}
+    assert scan.to_arrow().sort_by("id").to_pylist() == t.scan().to_arrow().sort_by("id").to_pylist()
+    monkeypatch.setattr(OpenScan, "evolved_batches", lambda *a, **k: pytest.fail("read a file to count it"))
+    assert scan.count() == t.scan().count() == 8
+    unresolved = CatalogSource(t.io, t.io.metadata(), use_vectors=False).content(snapshot)
+    assert unresolved.resolved_groups == frozenset()  # every group has several files: merged by key
+
+
+def test_the_catalog_source_prunes_statistics_through_each_schema_versions_plan(tmp_path: Path) -> None:
+    """Bounds of int files read as double convert exactly through the plan's cast (``stats.may_match``), so
+    the scan over the catalog source rules out the same file ``Table.scan`` does."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("x", pa.int32())]))
+    t.append({"id": [1, 2], "x": pa.array([1, 5], pa.int32())})
+    t.append({"id": [3, 4], "x": pa.array([200, 300], pa.int32())})
+    t.update_schema().update_column("x", pa.float64()).commit()
+    _compare(t, [None, "x > 100", "x <= 5.0", "x = 250"])
+    source = CatalogSource(t.io, t.io.metadata())
+    scan = OpenScan(source, source.content(t.current_snapshot.snapshot_id), filter="x > 100")
+    assert len(scan.files()) == 1 and scan.to_arrow().column("id").to_pylist() == [3, 4]
+
+
+def test_a_filtered_scan_of_many_catalog_files_builds_entries_only_for_the_files_it_keeps(tmp_path: Path) -> None:
+    """The catalog's entries come as a lazy sequence: integer bounds of all files pruned at once
+    (``prune_vector``), entries built only for the survivors, and the same files kept as without it."""
+    from fieldshift.table.prune_vector import MIN_FILES
+    from fieldshift.table.records import DataFile
+    from fieldshift.table.updates import AddFiles
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("v", pa.string())]))
+    n = MIN_FILES + 16
+    files = tuple(DataFile(f"data/{i}.parquet", 0, 10, 100, {1: (10, 0, i * 10, i * 10 + 9)}) for i in range(n))
+    t.catalog.commit(t.table_id, t.current_snapshot.snapshot_id, [], [AddFiles(files, 0)], operation="append")
+    source = CatalogSource(t.io, t.io.metadata())
+    content = source.content(t.current_snapshot.snapshot_id)
+    cases = {"id = 205": ["20.parquet"], "id >= 770 or id < 5": ["0.parquet", "77.parquet", "78.parquet", "79.parquet"]}
+    for flt, expected in cases.items():
+        kept = [Path(f.path).name for f in OpenScan(source, content, filter=flt).files()]
+        assert kept == expected == [Path(f.path).name for f in t.scan(filter=flt).files()]
+    assert sum(e is not None for e in content.files._built) == 5  # type: ignore[attr-defined]
+    for flt, expected in cases.items():  # each file's statistics checked one by one: the same files
+        slow = OpenScan(source, content, filter=flt)
+        slow.vector_prune = False
+        assert [Path(f.path).name for f in slow.files()] == expected
+
+
+def test_partition_values_of_a_retyped_column_prune_only_where_the_keys_stay_the_same(tmp_path: Path) -> None:
+    """Files bucketed on an int column read after it became a string: the string's bucket is another key, so
+    their partition values must not prune (``partition_evolution.same_keys``), through the catalog source too."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int32()), ("v", pa.string())]),
+                        partition_by=["bucket(4, id)"], policy="onehouse-widen-to-string")
+    t.append({"id": pa.array([1, 2, 3, 4, 5], pa.int32()), "v": list("abcde")})
+    with t.update_spec() as spec:
+        spec.remove_field("bucket(4, id)")
+    t.update_schema().update_column("id", pa.string()).commit()
+    t.append({"id": ["5"], "v": ["z"]})
+    _compare(t, [None, ("id", "==", "5"), ("id", "in", ["1", "5"])])
+    source = CatalogSource(t.io, t.io.metadata())
+    scan = OpenScan(source, source.content(t.current_snapshot.snapshot_id), filter=("id", "==", "5"))
+    assert sorted(scan.to_arrow().column("v").to_pylist()) == ["e", "z"]
