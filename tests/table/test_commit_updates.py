@@ -265,6 +265,19 @@ def test_an_unkeyed_append_reads_the_catalog_at_most_three_times_before_committi
     assert _ids(t) == [1, 2, 3]
 
 
+def test_keyed_writes_read_the_catalog_at_most_three_times_before_committing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Metadata, the snapshot's file list (with its deletion vectors) and the statistics of the files the keys
+    may hit: an insert-only append, an upsert and a delete by key each look their keys up in three."""
+    t = _table(tmp_path, identifier_fields=["id"])
+    t.append({"id": [1], "v": ["a"]})
+    t.append({"id": [2], "v": ["a"]})
+    assert _statements_before_commit(monkeypatch, lambda: t.append({"id": [3], "v": ["b"]})) <= 3
+    assert _statements_before_commit(monkeypatch, lambda: t.upsert({"id": [1], "v": ["c"]})) <= 3
+    assert _statements_before_commit(monkeypatch, lambda: t.delete([2])) <= 3
+    assert t.to_arrow().sort_by("id").to_pylist() == [{"id": 1, "v": "c"}, {"id": 3, "v": "b"}]
+
+
 def test_a_commit_of_files_hands_its_metadata_on_and_a_load_equals_a_cold_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A commit that changes no schema, spec or policy caches the metadata it was based on with its new head:
