@@ -15,7 +15,7 @@ from typing import Any
 from fieldshift.gc_pause import paused_gc
 from fieldshift.table.catalog_sql import load_value
 from fieldshift.table.records import DataFile
-from fieldshift.table.spec_catalog import decode_partition
+from fieldshift.table.spec_catalog import decode_partitions
 
 __all__ = ["live_files", "load_file_stats", "snapshot_row"]
 
@@ -65,7 +65,8 @@ def live_files(conn: sqlite3.Connection, table_id: int, snapshot_id: int, with_v
         rows = conn.execute(f"SELECT {columns} FROM fs_data_file f WHERE {live}",
                             (table_id, snapshot_id, snapshot_id)).fetchall()
     with paused_gc():  # 100,000 files are 100,000 objects, none in a cycle (gc_pause)
-        files = [DataFile(r[1], r[2], r[3], r[4], {}, r[0], r[5], r[6], r[7], r[8], decode_partition(r[9]))
-                 for r in rows]
+        partitions = decode_partitions([r[9] for r in rows])
+        files = [DataFile(r[1], r[2], r[3], r[4], {}, r[0], r[5], r[6], r[7], r[8], p)
+                 for r, p in zip(rows, partitions, strict=True)]
     vectors = {int(r[0]): (int(r[10]), r[11]) for r in rows if r[10] is not None} if with_vectors else {}
     return files, vectors

@@ -17,7 +17,7 @@ from fieldshift.table.catalog_sql import parse_json
 from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec
 from fieldshift.table.stats import decode_value, encode_value
 
-__all__ = ["decode_partition", "encode_partition", "insert_spec", "load_specs", "parse_specs"]
+__all__ = ["decode_partition", "decode_partitions", "encode_partition", "insert_spec", "load_specs", "parse_specs"]
 
 
 def insert_spec(conn: sqlite3.Connection, table_id: int, spec: PartitionSpec, snapshot_id: int) -> None:
@@ -73,4 +73,24 @@ def decode_partition(text: str | None) -> tuple[Any, ...]:
     if text is None:
         return ()
     values = parse_json(text, "a data file's partition values")
+    if not isinstance(values, list):
+        raise CatalogFormatError(f"a data file's partition values in the catalog are corrupt ({text[:80]!r} is no "
+                                 "JSON list); restore the catalog from a backup")
     return tuple(v if v is None or type(v) is int else decode_value(v) for v in values)
+
+
+def decode_partitions(texts: Sequence[str | None]) -> list[tuple[Any, ...]]:
+    """``decode_partition`` of many files' texts, parsed as one JSON document (a snapshot of thousands of
+    files is listed cold without a parse call per file); a text that does not parse is named as alone."""
+    present = [t for t in texts if t is not None]
+    if not all(t[:1] == "[" and t[-1:] == "]" for t in present):  # each text one list: the count check holds
+        return [decode_partition(t) for t in texts]
+    try:
+        parsed = json.loads(f"[{','.join(present)}]") if present else []
+    except ValueError:
+        parsed = None
+    if parsed is None or len(parsed) != len(present) or not all(type(v) is list for v in parsed):
+        return [decode_partition(t) for t in texts]  # a corrupt text: named by itself
+    values = iter(parsed)
+    return [() if t is None else tuple(v if v is None or type(v) is int else decode_value(v) for v in next(values))
+            for t in texts]
