@@ -137,7 +137,7 @@ class Table:
     """A fieldshift table: schema history forever, each data file tagged with its schema id."""
 
     def __init__(self, catalog: SqliteCatalog, table_id: int, name: str, location: Path | str,
-                 properties: dict[str, str], storage: TableStorage | None = None) -> None:
+                 storage: TableStorage | None = None) -> None:
         self.catalog = catalog
         self.table_id = table_id
         self.name = name
@@ -201,7 +201,7 @@ class Table:
         props.pop(POLICY_PROPERTY, None)
         if store.local_path is None:
             cat, table_id, name = create_on_object_store(store, catalog, name, schema, props, table_policy, spec)
-            return cls(cat, table_id, name, store.location, cat.table_id(name)[2], store)
+            return cls(cat, table_id, name, store.location, store)
         loc = store.local_path
         refuse_nested(loc, shared=bool(catalog))
         if catalog:
@@ -217,7 +217,7 @@ class Table:
         else:
             name = name or str(loc)
             cat, table_id = create_own_catalog(loc, name, schema, props, table_policy, spec)
-        return cls(cat, table_id, name, loc, cat.table_id(name)[2])
+        return cls(cat, table_id, name, loc)
 
     @classmethod
     def open(cls, location: str | os.PathLike[str] | None = None, *, catalog: str | None = None,
@@ -229,13 +229,13 @@ class Table:
         or by its location (the table recorded there, whatever its name).
         """
         if location is None:  # a shared catalog's table by its name: the catalog records where it lives
-            cat, table_id, stored_location, properties = open_by_name(catalog, name)
+            cat, table_id, stored_location, _ = open_by_name(catalog, name)
             stored = open_storage(stored_location, storage_options, filesystem)
-            return cls(cat, table_id, name or "", stored.location, properties, stored)
+            return cls(cat, table_id, name or "", stored.location, stored)
         store = open_storage(location, storage_options, filesystem)
         if store.local_path is None:
-            cat, table_id, name, properties = open_on_object_store(store, catalog, name)
-            return cls(cat, table_id, name, store.location, properties, store)
+            cat, table_id, name, _ = open_on_object_store(store, catalog, name)
+            return cls(cat, table_id, name, store.location, store)
         loc = store.local_path
         if catalog is None and not (loc / CATALOG_FILE).exists() and (loc / TABLE_MARKER).is_file():
             catalog, name = read_table_marker(loc, name)  # a shared catalog's table opens by its directory too
@@ -245,12 +245,12 @@ class Table:
         cat.check_version()
         if catalog:
             name = shared_table_name(cat, loc, name)
-            table_id, stored_location, properties = cat.table_id(name)
+            table_id, stored_location, _ = cat.table_id(name)
             stored = open_storage(stored_location, storage_options, filesystem)
-            return cls(cat, table_id, name, stored.location, properties, stored)
+            return cls(cat, table_id, name, stored.location, stored)
         name = name or own_table_name(cat, loc)
-        table_id, _, properties = cat.table_id(name)
-        return cls(cat, table_id, name, loc, properties)  # the directory, not the recorded hint
+        table_id = cat.table_id(name)[0]
+        return cls(cat, table_id, name, loc)  # the directory, not the recorded hint
 
     def metadata(self) -> TableMetadata:
         """The table as of its newest snapshot, read fresh (another process may have committed): schemas,
