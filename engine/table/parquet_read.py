@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from fieldshift.arrow_conversion import FIELD_ID_KEY
@@ -54,4 +53,6 @@ def read_parquet(path: str | Path, read_schema: Schema, *, policy: CastPolicy | 
     schema = decode_schema(pq.read_schema(path), read_schema, policy=policy, constants=constants,
                            name_mapping=name_mapping)
     p = plan(schema, read_schema, policy=policy, constants=constants, name_mapping=name_mapping)
+    import pyarrow.dataset as ds  # here, not at import: it loads pandas, which a scan or a commit never needs
+
     return p.apply(ds.dataset(path, schema=schema, format="parquet").to_table(use_threads=True))
