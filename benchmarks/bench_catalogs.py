@@ -24,9 +24,9 @@ import pyarrow as pa
 import pytest
 
 import fieldshift as fs
-from fieldshift.table.catalog import DataFile
-from fieldshift.table.file_cache import clear_file_cache
-from fieldshift.table.metadata_cache import clear_schema_cache
+from fieldshift.table.catalog.metadata_cache import clear_schema_cache
+from fieldshift.table.catalog.sqlite import DataFile
+from fieldshift.table.files.file_cache import clear_file_cache
 from fieldshift.table.updates import AddFiles
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
@@ -46,7 +46,7 @@ def pg_uri() -> Iterator[str]:
     root.chmod(0o755)  # pgserver's own user must enter it when run as root
     server = pgserver.get_server(root / "data", cleanup_mode="stop")
     yield server.get_uri()
-    from fieldshift.table.catalog_pg import close_pools
+    from fieldshift.table.catalog.postgres import close_pools
 
     close_pools()
     server.cleanup()

@@ -24,9 +24,9 @@ from workloads import dropped, run
 
 import fieldshift as fs
 from fieldshift.planner import clear_plan_cache
-from fieldshift.table.catalog import DataFile
-from fieldshift.table.file_cache import clear_file_cache
-from fieldshift.table.files import write_data_file
+from fieldshift.table.catalog.sqlite import DataFile
+from fieldshift.table.files.data_files import write_data_file
+from fieldshift.table.files.file_cache import clear_file_cache
 from fieldshift.table.updates import AddFiles
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]

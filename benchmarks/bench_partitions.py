@@ -28,8 +28,8 @@ import pyarrow as pa
 import pytest
 
 import fieldshift as fs
-from fieldshift.table.file_cache import clear_file_cache
-from fieldshift.table.metadata_cache import clear_schema_cache
+from fieldshift.table.catalog.metadata_cache import clear_schema_cache
+from fieldshift.table.files.file_cache import clear_file_cache
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
 

@@ -137,9 +137,11 @@ def _load_rows(n: int) -> pa.Table:
 
 def test_keyed_bulk_load_vs_write_deltalake(benchmark: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     deltalake = pytest.importorskip("deltalake")
-    from fieldshift.table import keyed_write, keys, partition_write, write_commit
-    from fieldshift.table.files import ROW_GROUP_SIZE
-    from fieldshift.table.keys import bucket_of
+    from fieldshift.table.files.data_files import ROW_GROUP_SIZE
+    from fieldshift.table.keyed import keyed_write, keys
+    from fieldshift.table.keyed.keys import bucket_of
+    from fieldshift.table.partitions import partition_write
+    from fieldshift.table.write import write_commit
 
     root = tmp_path_factory.mktemp("load")
     rows = _load_rows(LOAD_ROWS)

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 import fieldshift as fs
 from fieldshift.kernels.constants import clear_constant_cache
-from fieldshift.types import ListType, MapType, StructType
+from fieldshift.schema.types import ListType, MapType, StructType
 
 SCALE = os.environ.get("FIELDSHIFT_BENCH_SCALE", "full").strip().lower() or "full"
 SMALL = SCALE == "small"

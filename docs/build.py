@@ -156,7 +156,7 @@ def _markdown(text: str) -> str:
 
 
 def _concepts() -> str:
-    from fieldshift.policy import POLICY_NAMES
+    from fieldshift.schema.policy import POLICY_NAMES
 
     text = (ROOT / "docs" / "concepts.md").read_text()
     return text.replace("{{policy_names}}", ", ".join(f"`{n}`" for n in POLICY_NAMES))

@@ -63,64 +63,64 @@ from fieldshift.errors import (
 )
 
 if TYPE_CHECKING:  # what type checkers and readers see; at run time each name is imported on first use
-    from fieldshift.field import Field
     from fieldshift.kernels.threads import get_threads, set_threads
     from fieldshift.kernels.warm import warm_up
-    from fieldshift.name_mapping import NameMapping
     from fieldshift.planner import CastReport, EvolutionPlan, evolve, plan
-    from fieldshift.policy import CastKind, CastPolicy
-    from fieldshift.schema import Schema
-    from fieldshift.schema_update import SchemaUpdate
+    from fieldshift.schema.field import Field
+    from fieldshift.schema.model import Schema
+    from fieldshift.schema.name_mapping import NameMapping
+    from fieldshift.schema.policy import CastKind, CastPolicy
+    from fieldshift.schema.schema_update import SchemaUpdate
+    from fieldshift.schema.types import ListType, MapType, StructType
+    from fieldshift.schema.widening import supertype
     from fieldshift.table import AppendResult, Table
-    from fieldshift.table.capture import CaptureProgress, capture
-    from fieldshift.table.capture_read import read_file
-    from fieldshift.table.expressions import AlwaysFalse, AlwaysTrue, And, Expression, Not, Or, Predicate
-    from fieldshift.table.filters import parse_filter
+    from fieldshift.table.expressions.filters import parse_filter
+    from fieldshift.table.expressions.references import col
+    from fieldshift.table.expressions.tree import AlwaysFalse, AlwaysTrue, And, Expression, Not, Or, Predicate
+    from fieldshift.table.files.parquet_read import read_parquet
     from fieldshift.table.open_table import OpenTable, open_table
-    from fieldshift.table.parquet_read import read_parquet
-    from fieldshift.table.references import col
-    from fieldshift.types import ListType, MapType, StructType
-    from fieldshift.widening import supertype
+    from fieldshift.table.streams.capture import CaptureProgress, capture
+    from fieldshift.table.streams.capture_read import read_file
 
 __version__ = "0.1.0"
 
 # The public names that live in heavier modules (pyarrow, numba, the table layer), imported on first
 # use (PEP 562): ``import fieldshift`` — and so every ``fieldshift`` command — does not pay for them up front.
 _LAZY: dict[str, str] = {
-    "Field": "fieldshift.field",
+    "Field": "fieldshift.schema.field",
     "get_threads": "fieldshift.kernels.threads",
     "set_threads": "fieldshift.kernels.threads",
     "warm_up": "fieldshift.kernels.warm",
-    "NameMapping": "fieldshift.name_mapping",
+    "NameMapping": "fieldshift.schema.name_mapping",
     "CastReport": "fieldshift.planner",
     "EvolutionPlan": "fieldshift.planner",
     "evolve": "fieldshift.planner",
     "plan": "fieldshift.planner",
-    "CastKind": "fieldshift.policy",
-    "CastPolicy": "fieldshift.policy",
-    "Schema": "fieldshift.schema",
-    "SchemaUpdate": "fieldshift.schema_update",
+    "CastKind": "fieldshift.schema.policy",
+    "CastPolicy": "fieldshift.schema.policy",
+    "Schema": "fieldshift.schema.model",
+    "SchemaUpdate": "fieldshift.schema.schema_update",
     "AppendResult": "fieldshift.table",
     "Table": "fieldshift.table",
-    "CaptureProgress": "fieldshift.table.capture",
-    "capture": "fieldshift.table.capture",
-    "read_file": "fieldshift.table.capture_read",
-    "AlwaysFalse": "fieldshift.table.expressions",
-    "AlwaysTrue": "fieldshift.table.expressions",
-    "And": "fieldshift.table.expressions",
-    "Expression": "fieldshift.table.expressions",
-    "Not": "fieldshift.table.expressions",
-    "Or": "fieldshift.table.expressions",
-    "Predicate": "fieldshift.table.expressions",
-    "parse_filter": "fieldshift.table.filters",
+    "CaptureProgress": "fieldshift.table.streams.capture",
+    "capture": "fieldshift.table.streams.capture",
+    "read_file": "fieldshift.table.streams.capture_read",
+    "AlwaysFalse": "fieldshift.table.expressions.tree",
+    "AlwaysTrue": "fieldshift.table.expressions.tree",
+    "And": "fieldshift.table.expressions.tree",
+    "Expression": "fieldshift.table.expressions.tree",
+    "Not": "fieldshift.table.expressions.tree",
+    "Or": "fieldshift.table.expressions.tree",
+    "Predicate": "fieldshift.table.expressions.tree",
+    "parse_filter": "fieldshift.table.expressions.filters",
     "OpenTable": "fieldshift.table.open_table",
     "open_table": "fieldshift.table.open_table",
-    "read_parquet": "fieldshift.table.parquet_read",
-    "col": "fieldshift.table.references",
-    "ListType": "fieldshift.types",
-    "MapType": "fieldshift.types",
-    "StructType": "fieldshift.types",
-    "supertype": "fieldshift.widening",
+    "read_parquet": "fieldshift.table.files.parquet_read",
+    "col": "fieldshift.table.expressions.references",
+    "ListType": "fieldshift.schema.types",
+    "MapType": "fieldshift.schema.types",
+    "StructType": "fieldshift.schema.types",
+    "supertype": "fieldshift.schema.widening",
 }
 
 

@@ -18,12 +18,12 @@ import pyarrow.parquet as pq
 
 from fieldshift.errors import SchemaEvolutionError
 from fieldshift.planner import EvolutionPlan, cached_plan
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.policy import CastPolicy
 from fieldshift.spark._arrow import BatchConformer
-from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import check_file_columns, data_file_errors, name_data_file, read_columns
-from fieldshift.table.storage import TableStorage, open_storage
+from fieldshift.table.catalog.sqlite import DataFile
+from fieldshift.table.files.data_files import check_file_columns, data_file_errors, name_data_file, read_columns
+from fieldshift.table.files.storage import TableStorage, open_storage
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",

@@ -14,8 +14,10 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.errors import UnsupportedSparkTypeError
-from fieldshift.field import Field
-from fieldshift.schema import Schema
+from fieldshift.schema.field import Field
+from fieldshift.schema.model import Schema
+from fieldshift.schema.type_visitor import TypeVisitor, visit_fields
+from fieldshift.schema.types import FieldType, ListType, MapType, StructType
 from fieldshift.spark.types import (
     check_spark_decimal,
     child_path,
@@ -23,8 +25,6 @@ from fieldshift.spark.types import (
     primitive_to_spark,
     spark_time_type,
 )
-from fieldshift.type_visitor import TypeVisitor, visit_fields
-from fieldshift.types import FieldType, ListType, MapType, StructType
 
 __all__ = ["arrow_type_for_spark", "schema_for_spark"]
 

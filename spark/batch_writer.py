@@ -18,21 +18,21 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from fieldshift.errors import CommitOutcomeUnknownError, StorageLocationError, TableError
-from fieldshift.nullability import with_nullability
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.nullability import with_nullability
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.partitioned_write import write_partition_files, writer_spec
 from fieldshift.spark.source_options import bool_option, parse_policy, table_location
 from fieldshift.spark.types import spark_to_schema
-from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import remove_files, write_side_file
-from fieldshift.table.keys import KeySpec
+from fieldshift.table.catalog.sqlite import DataFile
+from fieldshift.table.evolution.on_write import WritePlan, plan_write
+from fieldshift.table.files.data_files import remove_files, write_side_file
+from fieldshift.table.files.storage import TableStorage, location_key, open_storage
+from fieldshift.table.keyed.keys import KeySpec
 from fieldshift.table.metadata import TableMetadata
-from fieldshift.table.on_write import WritePlan, plan_write
-from fieldshift.table.storage import TableStorage, location_key, open_storage
 from fieldshift.table.table import MAX_FILE_ROWS, Table
-from fieldshift.table.write_commit import FilesCommit, file_updates
+from fieldshift.table.write.write_commit import FilesCommit, file_updates
 
 __all__ = ["FieldshiftCommitMessage", "FieldshiftWriter"]
 

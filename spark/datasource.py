@@ -47,8 +47,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from fieldshift.errors import TableError
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.policy import CastPolicy
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark._files import (
     DEFAULT_BATCH_SIZE,
@@ -71,9 +71,9 @@ from fieldshift.spark.source_options import bool_option, int_option, list_option
 from fieldshift.spark.streaming import StreamingMixin
 from fieldshift.spark.types import schema_to_spark, type_to_spark
 from fieldshift.spark.workers import prepare_session
-from fieldshift.table.catalog import DataFile
-from fieldshift.table.expressions import Expression, and_
-from fieldshift.table.scan import Scan
+from fieldshift.table.catalog.sqlite import DataFile
+from fieldshift.table.expressions.tree import Expression, and_
+from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.table import Table
 
 __all__ = ["FORMAT", "FieldshiftCommitMessage", "FieldshiftDataSource", "FieldshiftReader", "FieldshiftWriter",

@@ -3,7 +3,7 @@
 Reads: a merge group holding one data file and no deletes needs no merge, so its file takes the
 usual routes (Spark's native scan where exact, else pyarrow); every other group becomes one task that
 opens the table on an executor, evolves the group's files to the read schema and merges them by key
-(``fieldshift.table.merge``) — the answer equals ``Table.scan().to_arrow()``.
+(``fieldshift.table.keyed.merge``) — the answer equals ``Table.scan().to_arrow()``.
 
 Writes: ``df.write.format("fieldshift").option("operation", "upsert" | "delete")``: executors write
 bucket files (upserts keep the latest row per key of their partition; deletes write the key
@@ -21,21 +21,21 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from fieldshift.errors import TableError
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.policy import CastPolicy
 from fieldshift.spark._arrow import BatchConformer
 from fieldshift.spark.errors_bridge import one_line_errors
-from fieldshift.table.catalog import DataFile
-from fieldshift.table.files import remove_files, write_side_file
-from fieldshift.table.keyed_write import key_rows
-from fieldshift.table.keys import KeySpec, dedupe_latest
-from fieldshift.table.merge import group_files, read_group
+from fieldshift.table.catalog.sqlite import DataFile
+from fieldshift.table.evolution.on_write import WritePlan
+from fieldshift.table.files.data_files import remove_files, write_side_file
+from fieldshift.table.files.storage import TableStorage
+from fieldshift.table.keyed.keyed_write import key_rows
+from fieldshift.table.keyed.keys import KeySpec, dedupe_latest
+from fieldshift.table.keyed.merge import group_files, read_group
 from fieldshift.table.metadata import TableMetadata
-from fieldshift.table.on_write import WritePlan
-from fieldshift.table.partition_write import write_partitioned
-from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec
-from fieldshift.table.scan import Scan
-from fieldshift.table.storage import TableStorage
+from fieldshift.table.partitions.partition_write import write_partitioned
+from fieldshift.table.partitions.partitioning import UNPARTITIONED, PartitionSpec
+from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.table import Table
 
 __all__ = ["OPERATIONS", "GroupPartition", "GroupReader", "KeyedReader", "KeyedWrites", "keyed_reader_parts",

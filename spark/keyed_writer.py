@@ -13,19 +13,19 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.errors import SnapshotExpiredError, TableError
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.keyed import OPERATIONS, KeyedWrites
-from fieldshift.table.deletion_vectors import VectorCommit
-from fieldshift.table.files import remove_files
+from fieldshift.table.catalog.deletion_vectors import VectorCommit
+from fieldshift.table.files.data_files import remove_files
+from fieldshift.table.files.storage import TableStorage, open_storage
 from fieldshift.table.handle import TableIO
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.records import DataFile
-from fieldshift.table.storage import TableStorage, open_storage
 from fieldshift.table.table import Table
-from fieldshift.table.write_commit import FilesCommit, check_new_keys, file_updates, resolve_written
+from fieldshift.table.write.write_commit import FilesCommit, check_new_keys, file_updates, resolve_written
 
 __all__ = ["KeyedWriter", "writer_for"]
 

@@ -20,8 +20,8 @@ import pyarrow as pa
 
 from fieldshift.errors import SchemaEvolutionError
 from fieldshift.planner import EvolutionPlan, cached_plan
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.policy import CastPolicy
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
 from fieldshift.spark.arrow_for_spark import schema_for_spark
 from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from fieldshift.field import Field
-from fieldshift.partner_visitor import PartnerVisitor, visit_level
-from fieldshift.schema import Schema
+from fieldshift.schema.field import Field
+from fieldshift.schema.model import Schema
+from fieldshift.schema.partner_visitor import PartnerVisitor, visit_level
 
 __all__ = ["OBJECT_STORE_REASON", "native_reason"]
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fieldshift.field import Field
-from fieldshift.partner_visitor import PartnerVisitor, visit_level
-from fieldshift.schema import Schema
+from fieldshift.schema.field import Field
+from fieldshift.schema.model import Schema
+from fieldshift.schema.partner_visitor import PartnerVisitor, visit_level
 
 __all__ = ["NativeScan", "native_frame", "native_scans"]
 

@@ -23,8 +23,8 @@ from fieldshift.spark.native_scan import native_frame, native_scans
 from fieldshift.spark.open_native import OpenReadPlan, route_tasks
 from fieldshift.spark.read_filter import spark_condition
 from fieldshift.spark.types import schema_to_spark
-from fieldshift.table.open_scan import OpenScan
 from fieldshift.table.open_table import open_table
+from fieldshift.table.scan.open_scan import OpenScan
 
 __all__ = ["plan_open_read", "read_open"]
 

@@ -26,13 +26,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from fieldshift.arrow_conversion import FIELD_ID_KEY
-from fieldshift.file_schema import file_schema_of
 from fieldshift.open_tables.source import DataFileEntry
 from fieldshift.options import ReadRoute, check_option
-from fieldshift.schema import Schema
+from fieldshift.schema.file_schema import file_schema_of
+from fieldshift.schema.formats.arrow_conversion import FIELD_ID_KEY
+from fieldshift.schema.model import Schema
 from fieldshift.spark.native_check import OBJECT_STORE_REASON, native_reason
-from fieldshift.table.open_scan import OpenScan, ScanTask
+from fieldshift.table.scan.open_scan import OpenScan, ScanTask
 
 __all__ = ["NativeFile", "OpenReadPlan", "file_reason", "route_tasks"]
 

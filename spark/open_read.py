@@ -33,16 +33,16 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from fieldshift.errors import InvalidOptionError, TableError
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
 from fieldshift.spark.errors_bridge import one_line_errors
 from fieldshift.spark.pushed_filters import from_spark_filter
 from fieldshift.spark.source_options import list_option
 from fieldshift.spark.types import schema_to_spark
-from fieldshift.table.expressions import Expression, and_
+from fieldshift.table.expressions.tree import Expression, and_
 from fieldshift.table.open_options import DICT_OPTIONS, open_options
-from fieldshift.table.open_scan import OpenScan, ScanTask
 from fieldshift.table.open_table import OpenTable, open_table
+from fieldshift.table.scan.open_scan import OpenScan, ScanTask
 
 __all__ = ["OpenReadSpec", "OpenTableReader", "open_schema", "open_spec", "table_options"]
 

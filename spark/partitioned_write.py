@@ -12,14 +12,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.table.evolution.on_write import WritePlan
+from fieldshift.table.evolution.partition_evolution import check_schema_change
+from fieldshift.table.files.storage import TableStorage
 from fieldshift.table.metadata import TableMetadata
-from fieldshift.table.on_write import WritePlan
-from fieldshift.table.partition_evolution import check_schema_change
-from fieldshift.table.partition_write import write_partitioned
-from fieldshift.table.partitioning import UNPARTITIONED, PartitionSpec, build_spec
+from fieldshift.table.partitions.partition_write import write_partitioned
+from fieldshift.table.partitions.partitioning import UNPARTITIONED, PartitionSpec, build_spec
 from fieldshift.table.records import DataFile
-from fieldshift.table.storage import TableStorage
 from fieldshift.table.table import MAX_FILE_ROWS
 
 __all__ = ["split_terms", "write_partition_files", "writer_spec"]

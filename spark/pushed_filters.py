@@ -19,10 +19,10 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.errors import InvalidFilterError, UnknownFieldError
-from fieldshift.schema import Schema
-from fieldshift.table.expressions import AlwaysTrue, Expression, Not, Predicate, and_, not_, or_
-from fieldshift.table.filter_bind import BoundPredicate, bind
-from fieldshift.types import StructType
+from fieldshift.schema.model import Schema
+from fieldshift.schema.types import StructType
+from fieldshift.table.expressions.bind import BoundPredicate, bind
+from fieldshift.table.expressions.tree import AlwaysTrue, Expression, Not, Predicate, and_, not_, or_
 
 __all__ = ["from_spark_filter", "to_spark_filters"]
 

@@ -15,9 +15,9 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.errors import InvalidFilterError
-from fieldshift.schema import join_path
-from fieldshift.table.expressions import Expression, ExpressionVisitor, visit
-from fieldshift.table.filter_bind import BoundPredicate
+from fieldshift.schema.model import join_path
+from fieldshift.table.expressions.bind import BoundPredicate
+from fieldshift.table.expressions.tree import Expression, ExpressionVisitor, visit
 
 __all__ = ["spark_condition"]
 

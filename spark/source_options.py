@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from fieldshift.errors import InvalidOptionError
-from fieldshift.policy import CastPolicy
+from fieldshift.schema.policy import CastPolicy
 
 __all__ = ["bool_option", "int_option", "list_option", "parse_policy", "table_location"]
 

@@ -23,10 +23,10 @@ from typing import Any
 import pyarrow as pa
 import pyspark.sql.types as st  # missing: fieldshift.spark's loader raises SparkNotInstalledError
 
-from fieldshift.arrow_conversion import type_to_arrow
 from fieldshift.errors import InvalidDefaultError
-from fieldshift.field import Field
-from fieldshift.types import FieldType, ListType, MapType, StructType
+from fieldshift.schema.field import Field
+from fieldshift.schema.formats.arrow_conversion import type_to_arrow
+from fieldshift.schema.types import FieldType, ListType, MapType, StructType
 
 __all__ = [
     "coerce_default",

@@ -33,21 +33,27 @@ from fieldshift.errors import (
     TableError,
 )
 from fieldshift.options import check_option
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
 from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.keyed import KeyedWrites
+from fieldshift.table.catalog.stream_log import stream_commit
+from fieldshift.table.catalog.stream_marks import StreamMark
 from fieldshift.table.commits import Attempt, with_retries
-from fieldshift.table.files import remove_files
+from fieldshift.table.evolution.on_write import prepare_append
+from fieldshift.table.files.data_files import remove_files
+from fieldshift.table.files.storage import TableStorage, open_storage
 from fieldshift.table.handle import TableIO
 from fieldshift.table.metadata import TableMetadata
-from fieldshift.table.on_write import prepare_append
-from fieldshift.table.partition_write import write_partitioned
+from fieldshift.table.partitions.partition_write import write_partitioned
 from fieldshift.table.records import DataFile
-from fieldshift.table.storage import TableStorage, open_storage
-from fieldshift.table.stream_log import stream_commit
-from fieldshift.table.stream_marks import StreamMark
 from fieldshift.table.table import Table
-from fieldshift.table.write_commit import FilesCommit, check_evolution, check_new_keys, commit_files, resolve_written
+from fieldshift.table.write.write_commit import (
+    FilesCommit,
+    check_evolution,
+    check_new_keys,
+    commit_files,
+    resolve_written,
+)
 
 __all__ = ["FieldshiftStreamWriter", "SinkOperation", "StreamCommitMessage", "stream_id_of"]
 

@@ -40,15 +40,15 @@ from fieldshift.errors import (
     StreamOffsetExpiredError,
 )
 from fieldshift.planner import EvolutionPlan
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.policy import CastPolicy
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark._files import DEFAULT_BATCH_SIZE, FileReader, FileTask, plan_tasks, schema_plans
 from fieldshift.spark.source_options import parse_policy
+from fieldshift.table.catalog.stream_log import files_added
 from fieldshift.table.handle import TableIO
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.records import DataFile
-from fieldshift.table.stream_log import files_added
 from fieldshift.table.table import Table
 
 __all__ = ["APPEND_OPERATIONS", "NO_ROW_OPERATIONS", "FieldshiftStreamReader", "StreamPartition"]

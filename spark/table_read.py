@@ -38,8 +38,8 @@ from typing import Any
 from fieldshift.errors import InvalidOptionError
 from fieldshift.options import ReadRoute, ReadVia, check_option
 from fieldshift.planner import cached_plan
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema, join_path
+from fieldshift.schema.model import Schema, join_path
+from fieldshift.schema.policy import CastPolicy
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark._files import (
     DEFAULT_BATCH_SIZE,
@@ -57,8 +57,8 @@ from fieldshift.spark.native_scan import native_frame, native_scans
 from fieldshift.spark.parallelism import default_parallelism
 from fieldshift.spark.read_filter import spark_condition
 from fieldshift.spark.types import schema_to_spark
-from fieldshift.table.catalog import DataFile
-from fieldshift.table.expr_visitors import filter_columns
+from fieldshift.table.catalog.sqlite import DataFile
+from fieldshift.table.expressions.visitors import filter_columns
 from fieldshift.table.table import Table
 
 __all__ = ["ReadPlan", "native_reason", "plan_read", "read"]

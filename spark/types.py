@@ -59,11 +59,11 @@ import pyarrow as pa
 import pyspark.sql.types as st  # missing: fieldshift.spark's loader raises SparkNotInstalledError
 
 from fieldshift.errors import MissingFieldIdError, SchemaEvolutionError, UnsupportedSparkTypeError
-from fieldshift.field import Field
-from fieldshift.schema import Schema, join_path
+from fieldshift.schema.field import Field
+from fieldshift.schema.model import Schema, join_path
+from fieldshift.schema.type_visitor import TypeVisitor, visit_field, visit_fields, visit_type
+from fieldshift.schema.types import FieldType, ListType, MapType, StructType, type_name
 from fieldshift.spark.sql_literals import coerce_default, default_literal, parse_spark_literal, render_literal
-from fieldshift.type_visitor import TypeVisitor, visit_field, visit_fields, visit_type
-from fieldshift.types import FieldType, ListType, MapType, StructType, type_name
 
 __all__ = [
     "COMMENT_KEY",
@@ -258,7 +258,7 @@ def is_arrow_list(t: pa.DataType) -> bool:
 
 def _arrow_nested_to_spark(t: pa.DataType, path: str) -> st.DataType:
     """Raw Arrow nested types (ids from ``PARQUET:field_id`` metadata where present)."""
-    from fieldshift.arrow_conversion import arrow_field_id
+    from fieldshift.schema.formats.arrow_conversion import arrow_field_id
 
     if T.is_struct(t):
         fields = []

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fieldshift.options import OnIncompatible, check_option
-from fieldshift.policy import CastPolicy
+from fieldshift.schema.policy import CastPolicy
 from fieldshift.spark.errors_bridge import fieldshift_errors
-from fieldshift.table.storage import location_key
+from fieldshift.table.files.storage import location_key
 
 __all__ = ["write"]
 

@@ -52,7 +52,7 @@ import pyarrow as pa
 from hypothesis import strategies as st
 
 from fieldshift import Field, Schema
-from fieldshift.types import FieldType, ListType, MapType, StructType
+from fieldshift.schema.types import FieldType, ListType, MapType, StructType
 
 __all__ = [
     "ALL",

@@ -7,7 +7,7 @@ The layers are ARCHITECTURE.md's, bottom to top:
 0. kernels, ``errors``, ``options``, ``extras``
 1. the schema model and the open-table sources (every module not named below)
 2. the planner (``fieldshift.planner``)
-3. the table store and DDL (``fieldshift.table``, ``fieldshift.ddl*``)
+3. the table store and DDL (``fieldshift.table``, ``fieldshift.ddl``)
 4. Spark and the CLI (``fieldshift.spark``, ``fieldshift.cli``)
 
 and the package face ``fieldshift`` (which re-exports all of them) above every layer, for layer 4 only.
@@ -35,6 +35,7 @@ __all__ = [
     "FACE",
     "KNOWN",
     "LAYERS",
+    "PUBLIC_PATHS",
     "Finding",
     "Import",
     "Report",
@@ -51,13 +52,15 @@ __all__ = [
 
 FACE = "fieldshift"
 """The package face: it re-exports every layer, so only layer 4 may import it."""
+PUBLIC_PATHS = ("fieldshift.types", "fieldshift.policy")
+"""Old public paths that re-export a module of the schema model for users: the package face's layer, too."""
 _FACE_LAYER = 5
 
 LAYERS: dict[int, tuple[str, ...]] = {
-    0: ("fieldshift.kernels", "fieldshift.kernels.*", "fieldshift.errors", "fieldshift.options",
+    0: ("fieldshift.kernels", "fieldshift.kernels.*", "fieldshift.errors", "fieldshift.options", "fieldshift.gc_pause",
         "fieldshift.extras"),
     2: ("fieldshift.planner", "fieldshift.planner.*"),
-    3: ("fieldshift.table", "fieldshift.table.*", "fieldshift.ddl", "fieldshift.ddl_*", "fieldshift.ddl.*"),
+    3: ("fieldshift.table", "fieldshift.table.*", "fieldshift.ddl", "fieldshift.ddl.*"),
     4: ("fieldshift.spark", "fieldshift.spark.*", "fieldshift.cli", "fieldshift.cli.*"),
 }
 """Module-name patterns (``fnmatch``) of each layer but 1; a module no pattern matches is in layer 1."""
@@ -194,7 +197,7 @@ def imports(mods: Mapping[str, Path]) -> list[Import]:
 
 def layer_of(module: str) -> int:
     """The layer of a dotted module name (``FACE`` sits above every layer)."""
-    if module == FACE:
+    if module == FACE or module in PUBLIC_PATHS:
         return _FACE_LAYER
     for layer, patterns in LAYERS.items():
         if any(fnmatch.fnmatchcase(module, p) for p in patterns):

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from fieldshift.cli.console import cli_errors, open_table, out_console, parse_policy
-from fieldshift.policy_names import POLICY_NAMES
+from fieldshift.schema.policy_names import POLICY_NAMES
 
 __all__ = ["alter"]
 
@@ -42,8 +42,8 @@ def alter(
 
     from fieldshift.cli.diff import diff_schemas
     from fieldshift.cli.render import schema_tree, simple_table
-    from fieldshift.ddl import apply_alter, parse_alter
-    from fieldshift.table.ddl_partitions import is_partition_statement
+    from fieldshift.ddl.alter import apply_alter, parse_alter
+    from fieldshift.table.partitions.ddl_partitions import is_partition_statement
 
     if is_partition_statement(statement):
         _alter_partitions(location, statement, dry_run)
@@ -82,7 +82,7 @@ def _alter_partitions(location: str, statement: str, dry_run: bool) -> None:
     from rich.text import Text
 
     from fieldshift.cli.partition_view import spec_history
-    from fieldshift.table.ddl_partitions import apply_partition_alter
+    from fieldshift.table.partitions.ddl_partitions import apply_partition_alter
 
     table = open_table(location)
     old = table.spec

@@ -26,7 +26,7 @@ from fieldshift.errors import DuplicateKeyError
 if TYPE_CHECKING:  # rich and the table layer are imported when the command runs (start-up time)
     from rich.table import Table as RichTable
 
-    from fieldshift.table.capture import CaptureProgress
+    from fieldshift.table.streams.capture import CaptureProgress
 
 __all__ = ["CaptureFormatOption", "CaptureOperationOption", "capture_command"]
 
@@ -92,7 +92,7 @@ def capture_command(
     from rich.text import Text
 
     from fieldshift.cli.render import simple_table
-    from fieldshift.table.capture import CaptureProgress, capture
+    from fieldshift.table.streams.capture import CaptureProgress, capture
 
     if not source.is_dir():
         raise UsageError(f"no such directory: {source}")

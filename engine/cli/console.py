@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 import typer
 
 from fieldshift.errors import DDLSyntaxError, SchemaEvolutionError, TableError, TypeSyntaxError
-from fieldshift.policy_names import POLICY_NAMES
+from fieldshift.schema.policy_names import POLICY_NAMES
 
 if TYPE_CHECKING:  # rich, pyarrow and the policies are imported where a command uses them (start-up time)
     from rich.console import Console
 
-    from fieldshift.policy import CastPolicy
+    from fieldshift.schema.policy import CastPolicy
 
 __all__ = [
     "AS_OF_HELP",
@@ -152,7 +152,7 @@ def parse_policy(name: str | None) -> CastPolicy | None:
     """A cast policy by name (``CastPolicy.from_name``); None (option not given) means the table's own."""
     if name is None:
         return None
-    from fieldshift.policy import CastPolicy
+    from fieldshift.schema.policy import CastPolicy
 
     try:
         return CastPolicy.from_name(name)
@@ -191,7 +191,7 @@ def open_table(location: str) -> Any:
         return Table.open(location or None, catalog=chosen().catalog, name=chosen().table)
     if not location:
         raise UsageError("missing the table's LOCATION (or name it with --catalog URI --table NAME)")
-    from fieldshift.table.storage import is_object_store
+    from fieldshift.table.files.storage import is_object_store
 
     if is_object_store(location):  # its marker object names the catalog, or the error says to pass one
         return Table.open(location)

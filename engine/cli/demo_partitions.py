@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 import fieldshift as fs
-from fieldshift.table.ddl_partitions import apply_partition_alter
+from fieldshift.table.partitions.ddl_partitions import apply_partition_alter
 
 __all__ = ["partition_evolution"]
 

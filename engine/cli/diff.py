@@ -5,9 +5,9 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from fieldshift.field import Field
-from fieldshift.schema import Schema
-from fieldshift.types import ListType, MapType, StructType, type_name
+from fieldshift.schema.field import Field
+from fieldshift.schema.model import Schema
+from fieldshift.schema.types import ListType, MapType, StructType, type_name
 
 __all__ = ["FieldChange", "diff_schemas"]
 

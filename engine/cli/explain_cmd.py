@@ -26,8 +26,8 @@ from fieldshift.cli.open_cmds import SourceFormat, SourceOptions
 from fieldshift.errors import SchemaEvolutionError
 
 if TYPE_CHECKING:  # the planner, rich and pyarrow are imported when the command runs (start-up time)
-    from fieldshift.policy import CastPolicy
-    from fieldshift.schema import Schema
+    from fieldshift.schema.model import Schema
+    from fieldshift.schema.policy import CastPolicy
 
 __all__ = ["explain", "plan_rows"]
 

@@ -21,7 +21,7 @@ from fieldshift.cli.console import EXIT_FAILED, UsageError, as_of_snapshot, fail
 
 if TYPE_CHECKING:  # the table layer, pyarrow and rich are imported when a command runs (start-up time)
     from fieldshift.cli.output import OutputFormat
-    from fieldshift.schema import Schema
+    from fieldshift.schema.model import Schema
     from fieldshift.table.open_table import OpenTable
 
 __all__ = ["SourceFormat", "SourceOptions", "explain_open", "open_source", "read_open", "refuse", "schema_log_open",
@@ -85,8 +85,8 @@ def _columns(table_schema: Schema, columns: str | None) -> list[str] | None:
 
 
 def _where(where: Sequence[str] | None) -> Any:
-    from fieldshift.table.expressions import and_
-    from fieldshift.table.filter_text import parse_filter_text
+    from fieldshift.table.expressions.text import parse_filter_text
+    from fieldshift.table.expressions.tree import and_
 
     return and_(*(parse_filter_text(w) for w in where or ())) if where else None
 

@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table as RichTable
 
 from fieldshift.cli.render import simple_table
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
 
 __all__ = ["spec_history"]
 

@@ -8,7 +8,7 @@ import typer
 
 from fieldshift.cli.catalog_opt import OMITTED
 from fieldshift.cli.console import cli_errors, open_table, out_console, parse_policy
-from fieldshift.policy_names import POLICY_NAMES
+from fieldshift.schema.policy_names import POLICY_NAMES
 
 __all__ = ["policy"]
 

@@ -40,8 +40,8 @@ def parse_where(where: Sequence[str] | None) -> Any:
 
     Columns and literals are checked when the scan binds the filter to the schema read (a caret
     points at the column or literal that does not fit)."""
-    from fieldshift.table.expressions import and_
-    from fieldshift.table.filter_text import parse_filter_text
+    from fieldshift.table.expressions.text import parse_filter_text
+    from fieldshift.table.expressions.tree import and_
 
     return and_(*(parse_filter_text(w) for w in where or ()))
 
@@ -141,8 +141,8 @@ def quarantine(
     import pyarrow as pa
 
     from fieldshift.planner import REASON_COLUMN
-    from fieldshift.table.on_write import QUARANTINED_AT_COLUMN, SOURCE_SCHEMA_COLUMN
-    from fieldshift.table.quarantine import ROW_COLUMN, SNAPSHOT_COLUMN
+    from fieldshift.table.evolution.on_write import QUARANTINED_AT_COLUMN, SOURCE_SCHEMA_COLUMN
+    from fieldshift.table.write.quarantine import ROW_COLUMN, SNAPSHOT_COLUMN
 
     table = open_table(location)
     front = [REASON_COLUMN, QUARANTINED_AT_COLUMN, SNAPSHOT_COLUMN]
@@ -180,7 +180,7 @@ def _quarantine_json(rows: pa.Table, limit: int | None, output: Path | None) -> 
     import json
 
     from fieldshift.cli.render import json_text
-    from fieldshift.table.quarantine import ROW_COLUMN
+    from fieldshift.table.write.quarantine import ROW_COLUMN
 
     rows = rows.slice(0, limit) if limit is not None else rows
     lines = []

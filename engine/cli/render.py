@@ -15,9 +15,9 @@ from rich.table import Table as RichTable
 from rich.text import Text
 from rich.tree import Tree
 
-from fieldshift.display import field_parts
-from fieldshift.field import Field
-from fieldshift.schema import Schema
+from fieldshift.schema.display import field_parts
+from fieldshift.schema.field import Field
+from fieldshift.schema.model import Schema
 
 __all__ = ["cell", "json_default", "py_rows", "rows_table", "schema_tree", "simple_table"]
 
@@ -97,7 +97,7 @@ def simple_table(columns: Iterable[str], rows: Iterable[Iterable[Any]], title: s
 
 def rows_table(data: pa.Table, title: str | None = None, caption: str | None = None) -> RichTable:
     """Rows with each column's type under its name."""
-    from fieldshift.types import type_name
+    from fieldshift.schema.types import type_name
 
     view = RichTable(title=title, title_justify="left", caption=caption, caption_justify="left")
     for f in data.schema:

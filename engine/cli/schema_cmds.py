@@ -12,7 +12,7 @@ from fieldshift.cli.console import AS_OF_HELP, UsageError, as_of_snapshot, cli_e
 from fieldshift.cli.open_cmds import SourceFormat, SourceOptions
 
 if TYPE_CHECKING:  # rich, pyarrow and the renderers are imported when a command runs (start-up time)
-    from fieldshift.schema import Schema
+    from fieldshift.schema.model import Schema
     from fieldshift.table import Snapshot
 
 __all__ = ["app"]

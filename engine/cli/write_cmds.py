@@ -19,12 +19,12 @@ from fieldshift.cli.console import (
     progress,
 )
 from fieldshift.errors import DuplicateKeyError, InvalidOptionError, SchemaEvolutionError, TableExistsError
-from fieldshift.policy_names import POLICY_NAMES
+from fieldshift.schema.policy_names import POLICY_NAMES
 
 if TYPE_CHECKING:  # pyarrow, rich and the table layer are imported by the commands that use them (start-up)
     import pyarrow as pa
 
-    from fieldshift.schema import Schema
+    from fieldshift.schema.model import Schema
 
 __all__ = ["InputFormat", "NullOption", "TypeOption", "append", "create", "parse_types", "read_input", "write_file"]
 
@@ -51,7 +51,7 @@ NullOption = Annotated[list[str] | None, typer.Option(
 
 def parse_types(pairs: list[str] | None) -> dict[str, pa.DataType]:
     """``--type COL=TYPE`` options as ``{COL: Arrow type}``."""
-    from fieldshift.table.capture_read import pinned_types
+    from fieldshift.table.streams.capture_read import pinned_types
 
     types: dict[str, pa.DataType] = {}
     for pair in pairs or ():
@@ -69,7 +69,7 @@ def read_input(path: Path, fmt: InputFormat, schema: Schema, *, types: dict[str,
                null_values: list[str] | None = None) -> pa.Table:
     """Read an input file; Parquet keeps its types, CSV and JSON are read as ``fs.read_file`` reads them
     (the table's text columns as text, ``--type`` pins, ``--null-values``; guessed numbers fitted)."""
-    from fieldshift.table.capture_read import read_file
+    from fieldshift.table.streams.capture_read import read_file
 
     kind = fmt.value if fmt is not InputFormat.auto else _SUFFIXES.get(path.suffix.lower())
     if kind is None:
@@ -169,7 +169,7 @@ def _cli_upsert(location: str, file: Path) -> str:
     import shlex
 
     from fieldshift.cli.catalog_opt import chosen
-    from fieldshift.table.catalog_sql import redact_uri
+    from fieldshift.table.catalog.sql import redact_uri
 
     words = ["fieldshift"]
     if chosen().catalog:
@@ -180,8 +180,8 @@ def _cli_upsert(location: str, file: Path) -> str:
 
 
 def _load_schema(text: str) -> Schema:
-    from fieldshift.ddl import parse_columns
-    from fieldshift.schema import Schema
+    from fieldshift.ddl.alter import parse_columns
+    from fieldshift.schema.model import Schema
 
     candidate = Path(text)
     if not text.lstrip().startswith("{") and len(text) < 4096 and candidate.is_file():

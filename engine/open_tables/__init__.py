@@ -4,7 +4,7 @@
 turns its metadata into them (``ducklake``: a DuckLake catalog in DuckDB, SQLite or PostgreSQL;
 ``iceberg``: an Iceberg table's metadata, found and parsed by PyIceberg, its manifests planned here);
 ``position_deletes`` reads the delete files formats share. The scan itself is the table layer's
-(``fieldshift.table.open_scan``), so every format reads through one pipeline.
+(``fieldshift.table.scan.open_scan``), so every format reads through one pipeline.
 """
 
 from fieldshift.open_tables.source import (

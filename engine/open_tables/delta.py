@@ -29,7 +29,6 @@ import pyarrow.parquet as pq
 
 from fieldshift.errors import CatalogFormatError, SnapshotNotFoundError, UnsupportedFormatFeatureError
 from fieldshift.gc_pause import paused_gc
-from fieldshift.name_mapping import NameMapping
 from fieldshift.open_tables.delta_dv import dv_file_path, inline_positions
 from fieldshift.open_tables.delta_log import DeltaLog, LogState
 from fieldshift.open_tables.delta_schema import DeltaSchema, DeltaSchemaBuilder, parse_schema_string
@@ -42,8 +41,9 @@ from fieldshift.open_tables.source import (
     SnapshotContent,
     SourceSnapshot,
 )
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.name_mapping import NameMapping
+from fieldshift.schema.policy import CastPolicy
 
 __all__ = ["DELTA_POLICY", "READER_FEATURES", "DeltaSource", "is_delta_table"]
 

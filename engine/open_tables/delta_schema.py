@@ -21,10 +21,10 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.errors import CatalogFormatError, UnsupportedFormatFeatureError
-from fieldshift.field import Field
-from fieldshift.name_mapping import MappedField, NameMapping
-from fieldshift.schema import Schema
-from fieldshift.types import FieldType, ListType, MapType, StructType
+from fieldshift.schema.field import Field
+from fieldshift.schema.model import Schema
+from fieldshift.schema.name_mapping import MappedField, NameMapping
+from fieldshift.schema.types import FieldType, ListType, MapType, StructType
 
 __all__ = ["DeltaSchema", "DeltaSchemaBuilder", "delta_type", "parse_schema_string"]
 

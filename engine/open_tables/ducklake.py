@@ -28,7 +28,6 @@ from fieldshift.errors import (
     UnsupportedFormatFeatureError,
 )
 from fieldshift.gc_pause import paused_gc
-from fieldshift.name_mapping import MappedField, NameMapping
 from fieldshift.open_tables.ducklake_db import MetadataDB, open_metadata
 from fieldshift.open_tables.ducklake_inlined import inlined_table
 from fieldshift.open_tables.ducklake_schema import ColumnRow, schema_at, type_at
@@ -42,8 +41,9 @@ from fieldshift.open_tables.source import (
     SnapshotContent,
     SourceSnapshot,
 )
-from fieldshift.policy import RULES, CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.name_mapping import MappedField, NameMapping
+from fieldshift.schema.policy import RULES, CastPolicy
 
 __all__ = ["SPEC_VERSIONS", "DuckLakeSource"]
 

@@ -16,7 +16,7 @@ from fieldshift.errors import UnsupportedFormatFeatureError
 from fieldshift.open_tables.ducklake_db import MetadataDB
 from fieldshift.open_tables.ducklake_literals import parse_nested
 from fieldshift.open_tables.ducklake_types import decode_text
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
 
 __all__ = ["inlined_table"]
 

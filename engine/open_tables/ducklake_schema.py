@@ -18,10 +18,10 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.errors import CatalogFormatError, InvalidDefaultError, UnsupportedFormatFeatureError
-from fieldshift.field import Field
 from fieldshift.open_tables.ducklake_types import NESTED, decode_text, primitive_type
-from fieldshift.schema import Schema
-from fieldshift.types import FieldType, ListType, MapType, StructType
+from fieldshift.schema.field import Field
+from fieldshift.schema.model import Schema
+from fieldshift.schema.types import FieldType, ListType, MapType, StructType
 
 __all__ = ["ColumnRow", "schema_at", "type_at"]
 

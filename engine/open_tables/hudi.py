@@ -37,7 +37,6 @@ from fieldshift.errors import (
     SnapshotNotFoundError,
     UnsupportedFormatFeatureError,
 )
-from fieldshift.name_mapping import NameMapping
 from fieldshift.open_tables.hudi_schema import AvroIds, internal_schema
 from fieldshift.open_tables.source import (
     ColumnStats,
@@ -47,8 +46,9 @@ from fieldshift.open_tables.source import (
     SnapshotId,
     SourceSnapshot,
 )
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.name_mapping import NameMapping
+from fieldshift.schema.policy import CastPolicy
 
 __all__ = ["HUDI_POLICY", "HudiSource", "is_hudi_location"]
 

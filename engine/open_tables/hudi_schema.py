@@ -27,11 +27,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.avro import schema_from_avro
 from fieldshift.errors import CatalogFormatError, UnsupportedFormatFeatureError
-from fieldshift.field import Field
-from fieldshift.schema import Schema
-from fieldshift.types import FieldType, ListType, MapType, StructType
+from fieldshift.schema.field import Field
+from fieldshift.schema.formats.avro import schema_from_avro
+from fieldshift.schema.model import Schema
+from fieldshift.schema.types import FieldType, ListType, MapType, StructType
 
 __all__ = ["META_FIELDS", "AvroIds", "internal_schema", "nullable_schema"]
 

@@ -38,7 +38,6 @@ from fieldshift.errors import (
 )
 from fieldshift.extras import require
 from fieldshift.gc_pause import paused_gc
-from fieldshift.name_mapping import NameMapping
 from fieldshift.open_tables.iceberg_deletes import DeleteIndex
 from fieldshift.open_tables.iceberg_manifests import CONTENT_DATA, ManifestRow, read_manifest
 from fieldshift.open_tables.iceberg_values import decode_bound, partition_python_value
@@ -52,8 +51,9 @@ from fieldshift.open_tables.source import (
     SourcePartitionSpec,
     SourceSnapshot,
 )
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.name_mapping import NameMapping
+from fieldshift.schema.policy import CastPolicy
 
 __all__ = ["FORMAT_VERSIONS", "ICEBERG_POLICY", "IcebergSource", "is_iceberg_location"]
 

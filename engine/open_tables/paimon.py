@@ -29,7 +29,6 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.errors import InvalidNameError, SnapshotNotFoundError, UnsupportedFormatFeatureError
-from fieldshift.name_mapping import NameMapping
 from fieldshift.open_tables.paimon_binary_row import decode_row
 from fieldshift.open_tables.paimon_files import ManifestEntry, PaimonFiles, vector_reader
 from fieldshift.open_tables.paimon_types import schema_from_json
@@ -41,8 +40,9 @@ from fieldshift.open_tables.source import (
     SnapshotContent,
     SourceSnapshot,
 )
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.name_mapping import NameMapping
+from fieldshift.schema.policy import CastPolicy
 
 __all__ = ["PAIMON_POLICY", "RETRACT_KINDS", "PaimonSource", "is_paimon_table"]
 

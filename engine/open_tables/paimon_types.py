@@ -17,9 +17,9 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.errors import UnsupportedFormatFeatureError
-from fieldshift.field import Field
-from fieldshift.schema import Schema
-from fieldshift.types import FieldType, ListType, MapType, StructType
+from fieldshift.schema.field import Field
+from fieldshift.schema.model import Schema
+from fieldshift.schema.types import FieldType, ListType, MapType, StructType
 
 __all__ = ["atomic_type", "field_from_json", "schema_from_json"]
 

@@ -5,8 +5,8 @@ filter, prune files by their statistics, plan each file's schema against the rea
 read and evolve, drop deleted rows, filter rows — and differ only in where the facts come from. These
 frozen values are those facts, with nothing format-specific left in them: a format's source
 (``ReadSource``) turns its own metadata into them once per snapshot, and the one scan pipeline
-(``fieldshift.table.open_scan``) consumes nothing else. The fieldshift catalog implements it too
-(``fieldshift.table.catalog_source``), and so does a fake format of the tests (``tests/table/fake_source.py``),
+(``fieldshift.table.scan.open_scan``) consumes nothing else. The fieldshift catalog implements it too
+(``fieldshift.table.scan.catalog_source``), and so does a fake format of the tests (``tests/table/fake_source.py``),
 so its shape follows what every format has to say, not what one of them stores.
 
 Values are in the file's own terms wherever the file could differ from the table (statistics in the
@@ -24,9 +24,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.name_mapping import NameMapping
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.name_mapping import NameMapping
+from fieldshift.schema.policy import CastPolicy
 
 __all__ = [
     "ColumnStats",

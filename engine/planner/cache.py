@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from fieldshift.options import MatchMode
 from fieldshift.planner.evolution_plan import EvolutionPlan
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
+from fieldshift.schema.policy import CastPolicy
 
 __all__ = ["PlanCache", "plan_columns", "plan_key", "value_key"]
 

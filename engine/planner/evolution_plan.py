@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.arrow_conversion import FIELD_ID_KEY
 from fieldshift.errors import BatchTypeError, CastValueError, NullInRequiredFieldError, SchemaEvolutionError
 from fieldshift.gc_pause import paused_gc
 from fieldshift.kernels.ipc_batches import IpcProgram, run_ipc_program
@@ -35,7 +34,8 @@ from fieldshift.planner.nodes import (
 from fieldshift.planner.small_batches import SMALL_BATCH_ROWS, evaluate_small, shared_shapes
 from fieldshift.planner.strategy import BatchSteps, BatchStrategy
 from fieldshift.planner.tiny_batches import TINY_BATCH_ROWS, compile_program
-from fieldshift.policy import CastPolicy
+from fieldshift.schema.formats.arrow_conversion import FIELD_ID_KEY
+from fieldshift.schema.policy import CastPolicy
 
 __all__ = ["REASON_COLUMN", "CastReport", "EvolutionPlan"]
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.file_schema import has_field_ids
-from fieldshift.name_mapping import NameMapping
 from fieldshift.options import MatchMode
 from fieldshift.planner.evolution_plan import EvolutionPlan
 from fieldshift.planner.planning import arrow_plan, cached_plan
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
+from fieldshift.schema.file_schema import has_field_ids
+from fieldshift.schema.model import Schema
+from fieldshift.schema.name_mapping import NameMapping
+from fieldshift.schema.policy import CastPolicy
 
 __all__ = ["evolve", "plan"]
 

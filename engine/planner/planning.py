@@ -11,22 +11,22 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.defaults import default_scalar, default_scalars
 from fieldshift.errors import Mismatch, SchemaMismatchError
-from fieldshift.field import Field
-from fieldshift.file_schema import file_schema_of
 from fieldshift.gc_pause import paused_gc
 from fieldshift.kernels import select_cast_kernel
 from fieldshift.kernels.constants import clear_constant_cache
 from fieldshift.options import MatchMode
-from fieldshift.partner_visitor import PartnerVisitor, visit_level
 from fieldshift.planner.cache import PlanCache, plan_key, value_key
 from fieldshift.planner.evolution_plan import EvolutionPlan
 from fieldshift.planner.nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
 from fieldshift.planner.strategy import choose_strategy
-from fieldshift.policy import CastKind, CastPolicy
-from fieldshift.schema import Schema
-from fieldshift.types import type_name
+from fieldshift.schema.defaults import default_scalar, default_scalars
+from fieldshift.schema.field import Field
+from fieldshift.schema.file_schema import file_schema_of
+from fieldshift.schema.model import Schema
+from fieldshift.schema.partner_visitor import PartnerVisitor, visit_level
+from fieldshift.schema.policy import CastKind, CastPolicy
+from fieldshift.schema.types import type_name
 
 __all__ = ["PLAN_CACHE", "arrow_plan", "build_plan", "cached_plan", "clear_plan_cache", "plan_key", "value_key"]
 
@@ -51,7 +51,7 @@ class _Planner(PartnerVisitor[_Context, Node]):
         self._converted: dict[int, pa.Scalar] | None = None  # default_scalars of the absent fields, on first need
         self.notes: dict[int, str] = {}  # read field id -> what its node does (for explain())
 
-    # -- the walk (engine/partner_visitor.py): context, then one callback per kind of pair --------
+    # -- the walk (engine/schema/partner_visitor.py): context, then one callback per kind of pair --------
     def field_contexts(self, ctx: _Context, read_fields: tuple[Field, ...]) -> list[_Context]:
         path = ctx[0]
         targets = self.targets

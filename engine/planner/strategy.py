@@ -15,8 +15,8 @@ import pyarrow as pa
 
 from fieldshift.kernels.layout import names_like, same_child_names
 from fieldshift.planner.nodes import CastNode, ConstantNode, ListNode, MapNode, Node, NullCheck, StructNode, Take
-from fieldshift.schema import Schema
-from fieldshift.types import ListType, MapType, StructType
+from fieldshift.schema.model import Schema
+from fieldshift.schema.types import ListType, MapType, StructType
 
 __all__ = ["BatchSteps", "BatchStrategy", "choose_strategy"]
 

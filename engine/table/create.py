@@ -18,12 +18,12 @@ import uuid
 from pathlib import Path
 
 from fieldshift.errors import TableError, TableExistsError
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
-from fieldshift.table.catalog import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
-from fieldshift.table.catalog_sql import redact_uri
-from fieldshift.table.catalog_uri import open_catalog
-from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.schema.model import Schema
+from fieldshift.schema.policy import CastPolicy
+from fieldshift.table.catalog.sql import redact_uri
+from fieldshift.table.catalog.sqlite import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
+from fieldshift.table.catalog.uri import open_catalog
+from fieldshift.table.partitions.partitioning import PartitionSpec
 
 __all__ = [
     "CATALOG_FILE",
@@ -47,7 +47,7 @@ _TMP_SUFFIX = ".creating"
 
 
 def resolve_policy(policy: CastPolicy | str | None, properties: dict[str, str]) -> CastPolicy:
-    """The policy a new table gets: ``policy=``, else a ``fieldshift.policy`` property, else onehouse."""
+    """The policy a new table gets: ``policy=``, else a ``fieldshift.schema.policy`` property, else onehouse."""
     given = properties.get(POLICY_PROPERTY)
     chosen = CastPolicy.from_name(policy) if isinstance(policy, str) else policy
     from_props = CastPolicy.from_name(given) if given is not None else None

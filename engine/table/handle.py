@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fieldshift.errors import SnapshotExpiredError, SnapshotNotFoundError
-from fieldshift.table.catalog import SqliteCatalog
+from fieldshift.table.catalog.sqlite import SqliteCatalog
+from fieldshift.table.files.storage import TableStorage
 from fieldshift.table.metadata import TableMetadata
-from fieldshift.table.storage import TableStorage
 
 __all__ = ["TableIO"]
 

@@ -21,16 +21,16 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 
 from fieldshift.errors import CommitConflictError, DataFileError, InvalidOptionError
+from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.commits import Attempt, with_retries
-from fieldshift.table.deletion_vectors import VectorCommit
-from fieldshift.table.files import remove_files
+from fieldshift.table.files.data_files import remove_files
 from fieldshift.table.handle import TableIO
-from fieldshift.table.merge import group_files, read_group
+from fieldshift.table.keyed.merge import group_files, read_group
 from fieldshift.table.metadata import TableMetadata
-from fieldshift.table.partition_write import write_partitioned
+from fieldshift.table.partitions.partition_write import write_partitioned
 from fieldshift.table.publish.iceberg_vacuum import published_data_paths
 from fieldshift.table.records import DataFile
-from fieldshift.table.scan import Scan
+from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.updates import AddFiles, DeletionVectors, FilesPresent, RemoveFiles, TableUpdate
 
 __all__ = ["CompactResult", "ExpireResult", "PendingCompaction", "age_margin", "commit_compaction", "compact",

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
-from fieldshift.table.keys import KeySpec, key_spec
-from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.schema.model import Schema
+from fieldshift.schema.policy import CastPolicy
+from fieldshift.table.keyed.keys import KeySpec, key_spec
+from fieldshift.table.partitions.partitioning import PartitionSpec
 from fieldshift.table.records import Snapshot
 
 __all__ = ["MetadataCache", "TableMetadata"]

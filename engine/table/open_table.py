@@ -22,12 +22,12 @@ from fieldshift.errors import (
     UnsupportedFormatFeatureError,
 )
 from fieldshift.open_tables.source import ReadSource, SnapshotContent, SnapshotId, SourceSnapshot
-from fieldshift.schema import Schema
-from fieldshift.table.open_explain import OpenExplanation, explain_scan
-from fieldshift.table.open_scan import BATCH_SIZE, OpenScan, group_filter
-from fieldshift.table.partitioning import PartitionField, PartitionSpec
-from fieldshift.table.time_travel import snapshot_at
-from fieldshift.table.transforms import parse_transform
+from fieldshift.schema.model import Schema
+from fieldshift.table.partitions.partitioning import PartitionField, PartitionSpec
+from fieldshift.table.partitions.transforms import parse_transform
+from fieldshift.table.scan.open_explain import OpenExplanation, explain_scan
+from fieldshift.table.scan.open_scan import BATCH_SIZE, OpenScan, group_filter
+from fieldshift.table.scan.time_travel import snapshot_at
 
 __all__ = ["FORMATS", "OpenTable", "detect_format", "open_table"]
 

@@ -20,11 +20,12 @@ from fieldshift.errors import (
     TableError,
 )
 from fieldshift.options import OnIncompatible
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
-from fieldshift.schema_update import SchemaUpdate
-from fieldshift.table.catalog import POLICY_PROPERTY, PUBLISH_PROPERTY, Snapshot, SqliteCatalog
-from fieldshift.table.catalog_uri import open_catalog
+from fieldshift.schema.model import Schema
+from fieldshift.schema.policy import CastPolicy
+from fieldshift.schema.schema_update import SchemaUpdate
+from fieldshift.table.catalog.sqlite import POLICY_PROPERTY, PUBLISH_PROPERTY, Snapshot, SqliteCatalog
+from fieldshift.table.catalog.stream_marks import StreamMark
+from fieldshift.table.catalog.uri import open_catalog
 from fieldshift.table.commits import Attempt, with_retries
 from fieldshift.table.create import (
     CATALOG_FILE,
@@ -40,14 +41,18 @@ from fieldshift.table.create import (
     shared_table_name,
 )
 from fieldshift.table.create import resolve_policy as _resolve_policy
-from fieldshift.table.files import TMP_SUFFIX
+from fieldshift.table.evolution.on_write import prepare_append
+from fieldshift.table.evolution.readability import changed_fields
+from fieldshift.table.evolution.value_check import check_values
+from fieldshift.table.files.data_files import TMP_SUFFIX
+from fieldshift.table.files.object_store import create_on_object_store, open_on_object_store
+from fieldshift.table.files.storage import TableStorage, location_key, open_storage
 from fieldshift.table.handle import TableIO
-from fieldshift.table.keys import KeySpec, check_key_change, key_properties
+from fieldshift.table.keyed.keys import KeySpec, check_key_change, key_properties
 from fieldshift.table.maintenance import CompactResult, ExpireResult, age_margin, compact, expire_snapshots
 from fieldshift.table.metadata import TableMetadata
-from fieldshift.table.object_store import create_on_object_store, open_on_object_store
-from fieldshift.table.on_write import prepare_append
-from fieldshift.table.partitioning import PartitionSpec, build_spec
+from fieldshift.table.partitions.partitioning import PartitionSpec, build_spec
+from fieldshift.table.partitions.spec_update import UpdateSpec
 from fieldshift.table.publish.iceberg_publish import (
     PublishResult,
     catch_up,
@@ -57,16 +62,11 @@ from fieldshift.table.publish.iceberg_publish import (
 )
 from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, catalog_name
 from fieldshift.table.publish.iceberg_vacuum import published_data_paths, vacuum_published
-from fieldshift.table.quarantine import quarantine_groups, quarantine_table
-from fieldshift.table.readability import changed_fields
-from fieldshift.table.scan import Scan
-from fieldshift.table.spec_update import UpdateSpec
-from fieldshift.table.storage import TableStorage, location_key, open_storage
-from fieldshift.table.stream_marks import StreamMark
-from fieldshift.table.time_travel import snapshot_at
+from fieldshift.table.scan.table_scan import Scan
+from fieldshift.table.scan.time_travel import snapshot_at
 from fieldshift.table.updates import SetPolicy, SetSchema, SetSpec
-from fieldshift.table.value_check import check_values
-from fieldshift.table.write_commit import DeleteResult, WriteOperation, WriteRequest, delete_rows, write_rows
+from fieldshift.table.write.quarantine import quarantine_groups, quarantine_table
+from fieldshift.table.write.write_commit import DeleteResult, WriteOperation, WriteRequest, delete_rows, write_rows
 
 __all__ = ["CATALOG_FILE", "AppendResult", "CompactResult", "DeleteResult", "ExpireResult", "Table"]
 

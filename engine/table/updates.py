@@ -29,22 +29,22 @@ from typing import Any, ClassVar, Protocol
 
 from fieldshift.errors import CommitConflictError, HistoryUnreadableError
 from fieldshift.gc_pause import paused_gc
-from fieldshift.policy import CastPolicy
-from fieldshift.schema import Schema
-from fieldshift.table.catalog_sql import POLICY_PROPERTY, PUBLISH_PROPERTY, end_files, parse_json, policy_of
-from fieldshift.table.catalog_writes import insert_files, insert_schema
-from fieldshift.table.deletion_vectors import VectorCommit, commit_vectors
-from fieldshift.table.files import check_present
-from fieldshift.table.partition_evolution import check_schema_change
-from fieldshift.table.partitioning import PartitionSpec
-from fieldshift.table.precombine_order import check_precombine_change
+from fieldshift.schema.model import Schema
+from fieldshift.schema.policy import CastPolicy
+from fieldshift.table.catalog.deletion_vectors import VectorCommit, commit_vectors
+from fieldshift.table.catalog.specs import insert_spec, load_specs
+from fieldshift.table.catalog.sql import POLICY_PROPERTY, PUBLISH_PROPERTY, end_files, parse_json, policy_of
+from fieldshift.table.catalog.stream_marks import StreamMark, check_unrecorded, record
+from fieldshift.table.catalog.writes import insert_files, insert_schema
+from fieldshift.table.evolution.partition_evolution import check_schema_change
+from fieldshift.table.evolution.precombine_order import check_precombine_change
+from fieldshift.table.evolution.readability import changed_fields, check_readable, checked_fields
+from fieldshift.table.files.data_files import check_present
+from fieldshift.table.files.storage import TableStorage
+from fieldshift.table.partitions.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_types import check_publishable_change
 from fieldshift.table.publish.iceberg_values import check_partitions
-from fieldshift.table.readability import changed_fields, check_readable, checked_fields
 from fieldshift.table.records import DataFile
-from fieldshift.table.spec_catalog import insert_spec, load_specs
-from fieldshift.table.storage import TableStorage
-from fieldshift.table.stream_marks import StreamMark, check_unrecorded, record
 
 __all__ = ["AddFiles", "CommitState", "CommitStep", "DeletionVectors", "FilesPresent", "NoConcurrentCommit",
            "QuarantineFiles", "RecordStreamMark", "RemoveFiles", "ReplaceAll", "SetPolicy", "SetSchema", "SetSpec",

@@ -108,7 +108,7 @@ def test_an_upsert_whose_head_is_expired_meanwhile_retries(tmp_path: Path, monke
     """Two keyed writers: one expires snapshots (older_than=0) while the other looks its keys up in the head
     it read; that snapshot is gone by the lookup. The upsert must retry on the new head, not fail with
     SnapshotExpiredError (the stateful two-writer test hit this now and then)."""
-    import fieldshift.table.write_commit as write_commit
+    import fieldshift.table.write.write_commit as write_commit
 
     t = _keyed(tmp_path, pa.int64())
     t.upsert({"k": [1, 2], "pre": [1, 1], "v": ["a", "b"]})

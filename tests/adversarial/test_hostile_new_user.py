@@ -90,7 +90,7 @@ def test_identifier_field_inside_optional_struct_is_refused(tmp_path: Path) -> N
 def test_ddl_fixed_width_beyond_int32_is_a_syntax_error(tmp_path: Path) -> None:
     """Item 14 refused fixed[0]; fixed[2147483648] still escapes as a raw OverflowError (a traceback from
     `fieldshift alter`). It must be a DDLSyntaxError naming the width, like decimal(0,0) is."""
-    from fieldshift.ddl import DDLSyntaxError, parse_columns
+    from fieldshift.ddl.alter import DDLSyntaxError, parse_columns
 
     with pytest.raises(DDLSyntaxError):
         parse_columns("f fixed[2147483648]")

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import fieldshift as fs
-from fieldshift.table.stream_commit import append_once
-from fieldshift.table.stream_marks import StreamMark
+from fieldshift.table.catalog.stream_marks import StreamMark
+from fieldshift.table.streams.stream_commit import append_once
 
 
 def _land(folder: Path, name: str, text: str, mtime: int) -> None:

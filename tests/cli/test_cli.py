@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 import fieldshift as fs
 from fieldshift.cli import app
-from fieldshift.ddl import apply_alter, parse_columns
+from fieldshift.ddl.alter import apply_alter, parse_columns
 
 CLI = [sys.executable, "-m", "fieldshift.cli"]
 ENV = {**os.environ, "COLUMNS": "200"}

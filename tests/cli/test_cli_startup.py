@@ -59,13 +59,13 @@ def test_every_public_name_resolves_and_is_listed() -> None:
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         fs.nope  # noqa: B018
     # a submodule is an attribute of the package, as when the package imported everything up front
-    assert imported_after("import fieldshift as fs\nassert fs.planner.evolve is fs.evolve\nfs.table.keys") \
+    assert imported_after("import fieldshift as fs\nassert fs.planner.evolve is fs.evolve\nfs.table.keyed.keys") \
         >= {"fieldshift.table", "pyarrow"}
 
 
 def test_policy_names_are_the_presets() -> None:
-    from fieldshift.policy import CastPolicy
-    from fieldshift.policy_names import POLICY_NAMES
+    from fieldshift.schema.policy import CastPolicy
+    from fieldshift.schema.policy_names import POLICY_NAMES
 
     for name in POLICY_NAMES:
         CastPolicy.from_name(name)

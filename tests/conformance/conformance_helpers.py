@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 from pyiceberg.table import Table as IcebergTable
 
 import fieldshift as fs
-from fieldshift.file_schema import file_schema_of
+from fieldshift.schema.file_schema import file_schema_of
 
 FIELD_ID_KEY = b"PARQUET:field_id"
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"

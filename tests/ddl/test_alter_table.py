@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import fieldshift as fs
-from fieldshift.ddl import (
+from fieldshift.ddl.alter import (
     AddColumn,
     DDLSyntaxError,
     DropColumn,

@@ -228,7 +228,7 @@ def test_a_numbered_formats_ids_given_as_text_read_as_numbers() -> None:
     import datetime as dt
 
     from fieldshift.open_tables.source import SourceSnapshot
-    from fieldshift.policy import CastPolicy
+    from fieldshift.schema.policy import CastPolicy
     from fieldshift.table.open_table import OpenTable
 
     class Numbered:

@@ -322,7 +322,7 @@ def test_only_iceberg_sources_prune_through_year_month_day_hour_and_bucket(tmp_p
     """A partition value under ``year`` is Iceberg's years since 1970 only where the source says so: a
     source whose year is the calendar year (DuckLake's) is pruned by identity values alone."""
     from fieldshift.open_tables.source import DataFileEntry, PartitionValue, SnapshotContent, SourceSnapshot
-    from fieldshift.table.open_scan import OpenScan
+    from fieldshift.table.scan.open_scan import OpenScan
 
     schema = fs.Schema.from_json({"type": "struct", "fields": [
         {"id": 1, "name": "id", "type": "long", "required": True},

@@ -21,7 +21,7 @@ from fieldshift.errors import (
 )
 from fieldshift.open_tables.paimon_binary_row import decode_row
 from fieldshift.open_tables.paimon_types import atomic_type, field_from_json
-from fieldshift.types import ListType, MapType, StructType
+from fieldshift.schema.types import ListType, MapType, StructType
 from tests.open_tables.paimon_tables import DataFile, PaimonBuilder, binary_row
 
 F = [{"id": 0, "name": "id", "type": "INT NOT NULL"}, {"id": 1, "name": "name", "type": "STRING"},

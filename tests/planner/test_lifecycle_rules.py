@@ -225,7 +225,7 @@ ODD_NAMES = ["`x`", "a.b", "a``b", "sp ace", "ü.`.", "."]
 
 
 def test_split_and_join_path_round_trip_every_name() -> None:
-    from fieldshift.schema import join_path, split_path
+    from fieldshift.schema.model import join_path, split_path
 
     for name in ODD_NAMES:
         for parts in ((name,), ("top", name), (name, name + "2", "z")):
@@ -238,7 +238,7 @@ def test_split_and_join_path_round_trip_every_name() -> None:
 
 @pytest.mark.parametrize("name", ODD_NAMES)
 def test_odd_names_work_in_schema_builders(name: str) -> None:
-    from fieldshift.schema import join_path
+    from fieldshift.schema.model import join_path
 
     v0 = Schema([Field(1, "id", pa.int64()), Field(2, "s", StructType((Field(3, "x", pa.int32()),)))])
     v1 = v0.update().add_column([name], pa.int32()).add_column(["s", name], pa.string()).apply()
@@ -442,7 +442,7 @@ def test_depth_200_is_a_named_error_everywhere_never_a_recursion_error() -> None
 # -- 14: types validated in the type model ---------------------------------------------------------------
 @pytest.mark.parametrize("text", ["decimal(5,9)", "fixed[0]", "struct<a: decimal(5, 9)>", "list<fixed[0]>"])
 def test_invalid_types_are_refused_up_front_from_ddl(text: str) -> None:
-    from fieldshift.type_text import parse_type
+    from fieldshift.schema.type_text import parse_type
 
     with pytest.raises(fs.InvalidTypeError):
         parse_type(text)

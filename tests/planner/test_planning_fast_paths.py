@@ -23,14 +23,14 @@ from hypothesis import strategies as st
 
 import fieldshift as fs
 from fieldshift import Field, Schema
-from fieldshift import file_schema as file_schema_module
-from fieldshift.arrow_conversion import FIELD_ID_KEY, field_from_arrow, fields_from_arrow
-from fieldshift.defaults import default_scalar, default_scalars
-from fieldshift.file_schema import file_schema_of
 from fieldshift.planner import build_plan, planning
 from fieldshift.planner.cache import plan_columns, value_key
 from fieldshift.planner.nodes import ConstantNode
-from fieldshift.types import MAX_NESTING_DEPTH
+from fieldshift.schema import file_schema as file_schema_module
+from fieldshift.schema.defaults import default_scalar, default_scalars
+from fieldshift.schema.file_schema import file_schema_of
+from fieldshift.schema.formats.arrow_conversion import FIELD_ID_KEY, field_from_arrow, fields_from_arrow
+from fieldshift.schema.types import MAX_NESTING_DEPTH
 
 try:
     from tests.engine_strategies import histories

@@ -12,7 +12,7 @@ import pytest
 
 import fieldshift as fs
 from fieldshift import Field, ListType, MapType, StructType
-from fieldshift.table.parquet_read import decode_schema
+from fieldshift.table.files.parquet_read import decode_schema
 
 FILE = fs.Schema([
     Field(1, "a", pa.int32()), Field(2, "b", pa.float32()), Field(3, "c.d", pa.string()),

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import fieldshift as fs
 from fieldshift.kernels.ipc_batches import run_ipc_program
 from fieldshift.planner.tiny_batches import TINY_BATCH_ROWS, compile_program
-from fieldshift.types import ListType, MapType
+from fieldshift.schema.types import ListType, MapType
 from tests.engine_strategies import History, histories, random_table
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))

@@ -16,7 +16,7 @@ import fieldshift
 import fieldshift.spark
 from fieldshift.cli.app import app
 from fieldshift.cli.reference import cli_reference, command_paths
-from fieldshift.policy import POLICY_NAMES
+from fieldshift.schema.policy import POLICY_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 

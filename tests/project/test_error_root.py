@@ -8,10 +8,10 @@ import pytest
 
 import fieldshift as fs
 from fieldshift import errors
-from fieldshift.avro import schema_from_avro
-from fieldshift.ddl import parse_alter
-from fieldshift.name_mapping import NameMapping
-from fieldshift.type_text import parse_type
+from fieldshift.ddl.alter import parse_alter
+from fieldshift.schema.formats.avro import schema_from_avro
+from fieldshift.schema.name_mapping import NameMapping
+from fieldshift.schema.type_text import parse_type
 
 ERROR_CLASSES = [c for _, c in inspect.getmembers(errors, inspect.isclass)
                  if issubclass(c, BaseException) and c.__module__ == errors.__name__]

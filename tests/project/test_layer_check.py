@@ -44,20 +44,23 @@ def _findings(root: Path, kind: str) -> list[tuple[str, ...]]:
 
 def test_an_import_of_a_higher_layer_is_upward(tmp_path: Path) -> None:
     _tree(tmp_path, {
-        "engine/types.py": "def f():\n    from fieldshift.table.scan import Scan\n",  # layer 1 -> 3, in a function
+        "engine/schema/types.py": "def f():\n    from fieldshift.table.scan import Scan\n",  # 1 -> 3, in a function
         "engine/table/scan.py": "from fieldshift.errors import E\nScan = 1\n",  # 3 -> 0: down, fine
         "engine/errors.py": "from fieldshift.planner import plan\n",  # 0 -> 2 through the planner's face
         "engine/planner/__init__.py": "plan = 1\n",
         "kernels/casts.py": "import fieldshift.errors\n",  # 0 -> 0
-        "engine/cli/app.py": "import fieldshift\n",  # layer 4 may use the package face
-        "engine/schema.py": "import fieldshift\n",  # layer 1 may not
-        "engine/field.py": "from fieldshift.ddl_types import t\nfrom fieldshift.ddl.parser import p\n",  # 1 -> 3
-        "engine/ddl_types.py": "t = 1\n",
+        "engine/cli/app.py": "import fieldshift\nimport fieldshift.types\n",  # layer 4 may use the public paths
+        "engine/schema/model.py": "import fieldshift\n",  # layer 1 may not
+        "engine/schema/field.py": "from fieldshift.ddl.tokens import t\nfrom fieldshift.ddl.parser import p\n",  # 1 -> 3
+        "engine/schema/widening.py": "from fieldshift.policy import CastPolicy\n",  # an old public path: the face's layer
+        "engine/types.py": "t = 1\n",
+        "engine/policy.py": "CastPolicy = 1\n",
+        "engine/ddl/tokens.py": "t = 1\n",
         "engine/ddl/parser.py": "p = 1\n",
     })
     assert sorted(_findings(tmp_path, "upward import")) == [
-        ("errors", "planner"), ("field", "ddl.parser"), ("field", "ddl_types"), ("schema", "fieldshift"),
-        ("types", "table.scan")]
+        ("errors", "planner"), ("schema.field", "ddl.parser"), ("schema.field", "ddl.tokens"),
+        ("schema.model", "fieldshift"), ("schema.types", "table.scan"), ("schema.widening", "policy")]
 
 
 def test_a_cycle_through_a_function_level_import_is_found(tmp_path: Path) -> None:

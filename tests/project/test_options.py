@@ -11,7 +11,7 @@ import pytest
 import fieldshift as fs
 from fieldshift.kernels import kernel_names
 from fieldshift.options import MatchMode, OnError, OnIncompatible
-from fieldshift.table.on_write import plan_write
+from fieldshift.table.evolution.on_write import plan_write
 
 SCHEMA = fs.Schema([fs.Field(1, "a", pa.int32())])
 

@@ -13,7 +13,7 @@ import pytest
 
 import fieldshift as fs
 from fieldshift import Field, ListType, MapType, Schema, StructType
-from fieldshift.avro import AvroSchemaError, avro_name, schema_from_avro, schema_to_avro
+from fieldshift.schema.formats.avro import AvroSchemaError, avro_name, schema_from_avro, schema_to_avro
 
 UTC = dt.UTC
 LEAP_DAY = dt.date(2024, 2, 29)

@@ -10,7 +10,7 @@ import pytest
 
 import fieldshift as fs
 from fieldshift import Field, ListType, MapType, Schema, StructType
-from fieldshift.name_mapping import MappedField, NameMapping, NameMappingError
+from fieldshift.schema.name_mapping import MappedField, NameMapping, NameMappingError
 
 ID = b"PARQUET:field_id"
 

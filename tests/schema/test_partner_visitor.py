@@ -1,12 +1,12 @@
-"""The partner visitor (fieldshift.partner_visitor): one walk of a read schema with a file schema by id."""
+"""The partner visitor (fieldshift.schema.partner_visitor): one walk of a read schema with a file schema by id."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from fieldshift.field import Field
-from fieldshift.partner_visitor import PartnerVisitor, visit_level
-from fieldshift.types import ListType, MapType, StructType
+from fieldshift.schema.field import Field
+from fieldshift.schema.partner_visitor import PartnerVisitor, visit_level
+from fieldshift.schema.types import ListType, MapType, StructType
 
 
 def _schemas() -> tuple[tuple[Field, ...], tuple[Field, ...]]:

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 import fieldshift as fs
-from fieldshift.policy import CastPolicy
+from fieldshift.schema.policy import CastPolicy
 
 PRESETS = {"lossless()": CastPolicy.lossless(), "iceberg()": CastPolicy.iceberg(), "hudi()": CastPolicy.hudi(),
            "onehouse()": CastPolicy.onehouse(), "explicit()": CastPolicy.explicit()}

@@ -20,7 +20,7 @@ import pytest
 
 import fieldshift as fs
 from fieldshift import CastPolicy, supertype
-from fieldshift.type_names import primitive_name
+from fieldshift.schema.type_names import primitive_name
 
 # -- Onehouse / Hudi on-write 6x6 ---------------------------------------------------------------------
 WRITE_TYPES = {

@@ -1,5 +1,5 @@
 """``Schema`` delegates its conversions, ``update()`` and ``str()`` to modules below it, which never import
-``fieldshift.schema``: they build every schema as the class they are given, so what comes back is the
+``fieldshift.schema.model``: they build every schema as the class they are given, so what comes back is the
 caller's class (a subclass included, as ``from_arrow`` always did), and the old import paths still work."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 import fieldshift as fs
-from fieldshift.schema import Schema
+from fieldshift.schema.model import Schema
 
 
 class _Tagged(Schema):
@@ -32,7 +32,7 @@ def test_the_delegates_build_the_class_they_are_given() -> None:
 
 
 def test_schema_conversions_give_schemas_by_every_path() -> None:
-    from fieldshift.avro import schema_from_avro, schema_to_avro
+    from fieldshift.schema.formats.avro import schema_from_avro, schema_to_avro
 
     schema = _schema()
     for back in (Schema.from_json(schema.to_json()), schema_from_avro(schema_to_avro(schema)),
@@ -45,9 +45,9 @@ def test_schema_conversions_give_schemas_by_every_path() -> None:
 
 
 def test_paths_and_type_text_keep_their_import_paths() -> None:
-    from fieldshift.field_paths import join_path as moved_join
-    from fieldshift.schema import join_path, split_path
-    from fieldshift.type_text import PLACEHOLDER_ID, parse_type
+    from fieldshift.schema.field_paths import join_path as moved_join
+    from fieldshift.schema.model import join_path, split_path
+    from fieldshift.schema.type_text import PLACEHOLDER_ID, parse_type
 
     assert join_path is moved_join and split_path("`a.b`.c") == ("a.b", "c")
     assert parse_type("list<int>").element.id == PLACEHOLDER_ID

@@ -25,9 +25,9 @@ from pyspark.sql import types as sst
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from fieldshift import Field, Schema
+from fieldshift.schema.types import FieldType, ListType, MapType, StructType, logical_type
 from fieldshift.spark.arrow_for_spark import arrow_type_for_spark, schema_for_spark
 from fieldshift.spark.types import UnsupportedSparkTypeError, schema_to_spark, spark_to_schema
-from fieldshift.types import FieldType, ListType, MapType, StructType, logical_type
 
 try:
     from tests.strategies import (

@@ -8,9 +8,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 
 from fieldshift import Field, ListType, MapType, Schema, StructType
-from fieldshift.nullability import with_nullability
-from fieldshift.type_visitor import TypeVisitor, visit_field, visit_fields, visit_type
-from fieldshift.types import MAX_NESTING_DEPTH, FieldType
+from fieldshift.schema.nullability import with_nullability
+from fieldshift.schema.type_visitor import TypeVisitor, visit_field, visit_fields, visit_type
+from fieldshift.schema.types import MAX_NESTING_DEPTH, FieldType
 from tests.strategies import field_types, schemas
 
 NESTED = StructType((

@@ -37,7 +37,7 @@ def pg_server() -> Iterator[Any]:
     root.chmod(0o755)
     server = pgserver.get_server(root / "data", cleanup_mode="stop")
     yield server
-    from fieldshift.table.catalog_pg import close_pools
+    from fieldshift.table.catalog.postgres import close_pools
 
     close_pools()
     server.cleanup()
@@ -59,7 +59,7 @@ def pg_uri(pg_server: Any) -> Iterator[str]:
     """The URI of a fresh, empty PostgreSQL catalog."""
     uri = fresh_catalog_uri(pg_server)
     yield uri
-    from fieldshift.table.catalog_pg import close_pools
+    from fieldshift.table.catalog.postgres import close_pools
 
     close_pools(uri)
 

@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import fieldshift as fs
+from fieldshift.table.files.storage import TableStorage
 from fieldshift.table.maintenance import remove_expired_files
-from fieldshift.table.storage import TableStorage
 from tests.table.test_table_safety import BATCH_ROWS, WRITER, _check_whole_batches
 
 SCHEMA = pa.schema([("writer", pa.int32()), ("batch", pa.int32()), ("value", pa.int64())])

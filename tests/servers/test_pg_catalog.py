@@ -13,9 +13,9 @@ import pyarrow as pa
 import pytest
 
 import fieldshift as fs
-from fieldshift.table.catalog_pg import PostgresCatalog, display_uri, translate
-from fieldshift.table.catalog_uri import open_catalog
-from fieldshift.table.files import write_data_file
+from fieldshift.table.catalog.postgres import PostgresCatalog, display_uri, translate
+from fieldshift.table.catalog.uri import open_catalog
+from fieldshift.table.files.data_files import write_data_file
 from fieldshift.table.updates import AddFiles, SetSchema
 
 
@@ -168,7 +168,7 @@ def test_a_concurrent_writer_conflicts_or_replays(catalog_uri: str, tmp_path: Pa
 
 
 def test_a_newer_catalog_format_is_refused_and_an_older_one_upgraded(catalog_uri: str, tmp_path: Path) -> None:
-    from fieldshift.table.catalog_sql import FORMAT_VERSION
+    from fieldshift.table.catalog.sql import FORMAT_VERSION
 
     fs.Table.create(tmp_path / "t", pa.schema([("v", pa.int64())]), catalog=catalog_uri, name="v")
     raw_execute(catalog_uri, "UPDATE fs_metadata SET value = ? WHERE key = 'format_version'",

@@ -1,4 +1,4 @@
-"""The keyed-table model test (tests/table/test_keyed_model.py: upserts, deletes, merges, buckets,
+"""The keyed-table model test (tests/table/keyed/test_keyed_model.py: upserts, deletes, merges, buckets,
 partitions, compaction, expiry) with the table in a PostgreSQL catalog."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize
 
 import fieldshift as fs
-from fieldshift.table.catalog_pg import close_pools
+from fieldshift.table.catalog.postgres import close_pools
 from tests.servers.conftest import fresh_catalog_uri
-from tests.table.test_keyed_model import SPECS, KeyedMachine
+from tests.table.keyed.test_keyed_model import SPECS, KeyedMachine
 
 
 class PgKeyedMachine(KeyedMachine):

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize
 
-from fieldshift.table.catalog_pg import close_pools
+from fieldshift.table.catalog.postgres import close_pools
 from tests.servers.conftest import fresh_catalog_uri
 from tests.table.test_table_model import NAMES, POLICIES, TableMachine, any_kind, run_machine
 

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pytest
 
 import fieldshift as fs
-from fieldshift.table.filter_bind import bind
-from fieldshift.table.filters import parse_filter
+from fieldshift.table.expressions.bind import bind
+from fieldshift.table.expressions.filters import parse_filter
 
 ds = pytest.importorskip("pyspark.sql.datasource")
 

@@ -18,7 +18,7 @@ from conftest import rows
 
 import fieldshift as fs
 from fieldshift.spark import read
-from fieldshift.table.partition_write import source_column
+from fieldshift.table.partitions.partition_write import source_column
 
 pytestmark = pytest.mark.spark
 BASE = dt.datetime(2024, 3, 1)

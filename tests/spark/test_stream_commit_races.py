@@ -12,7 +12,7 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 import fieldshift as fs
 from fieldshift.spark.stream_sink import FieldshiftStreamWriter
-from fieldshift.table.stream_log import stream_commit
+from fieldshift.table.catalog.stream_log import stream_commit
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("col1", IntegerType()),
                      StructField("note", StringType())])

@@ -14,7 +14,7 @@ import fieldshift as fs
 from fieldshift.spark import schema_to_spark
 from fieldshift.spark.stream_sink import stream_id_of
 from fieldshift.spark.stream_source import FieldshiftStreamReader
-from fieldshift.table.files import write_data_file
+from fieldshift.table.files.data_files import write_data_file
 from fieldshift.table.updates import AddFiles, ReplaceAll
 
 

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import fieldshift as fs
-from fieldshift.table.stream_log import stream_batches
+from fieldshift.table.catalog.stream_log import stream_batches
 
 pytestmark = pytest.mark.spark
 

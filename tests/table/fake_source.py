@@ -23,7 +23,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import fieldshift as fs
-from fieldshift.name_mapping import NameMapping
 from fieldshift.open_tables.source import (
     ColumnStats,
     DataFileEntry,
@@ -34,6 +33,7 @@ from fieldshift.open_tables.source import (
     SourcePartitionSpec,
     SourceSnapshot,
 )
+from fieldshift.schema.name_mapping import NameMapping
 
 __all__ = ["EXPECTED", "FakeSource", "write_fake_table"]
 

@@ -17,11 +17,11 @@ import pytest
 
 import fieldshift as fs
 import fieldshift.table.commits as commits
-import fieldshift.table.write_commit as write_commit
-from fieldshift.table.deletion_vectors import VectorCommit
-from fieldshift.table.files import write_data_file
-from fieldshift.table.partitioning import build_spec
-from fieldshift.table.stream_marks import StreamMark
+import fieldshift.table.write.write_commit as write_commit
+from fieldshift.table.catalog.deletion_vectors import VectorCommit
+from fieldshift.table.catalog.stream_marks import StreamMark
+from fieldshift.table.files.data_files import write_data_file
+from fieldshift.table.partitions.partitioning import build_spec
 from fieldshift.table.updates import (
     AddFiles,
     DeletionVectors,
@@ -282,7 +282,7 @@ def test_a_commit_of_files_hands_its_metadata_on_and_a_load_equals_a_cold_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A commit that changes no schema, spec or policy caches the metadata it was based on with its new head:
     the writer's next load is one statement, and equals what a cold load reads."""
-    from fieldshift.table.catalog import _METADATA
+    from fieldshift.table.catalog.sqlite import _METADATA
 
     t = _table(tmp_path, identifier_fields=["id"])
     t.upsert({"id": [1], "v": ["a"]})

@@ -30,10 +30,10 @@ from typer.testing import CliRunner
 
 import fieldshift as fs
 from fieldshift.cli import app
-from fieldshift.schema import join_path
-from fieldshift.table.partition_write import source_column
-from fieldshift.table.stream_commit import append_once
-from fieldshift.table.stream_marks import StreamMark
+from fieldshift.schema.model import join_path
+from fieldshift.table.catalog.stream_marks import StreamMark
+from fieldshift.table.partitions.partition_write import source_column
+from fieldshift.table.streams.stream_commit import append_once
 from tests.table.filter_model import spec_leaves, spec_trees, to_expression, to_text, to_tuples
 from tests.table.publish_helpers import fieldshift_rows, pyiceberg_rows
 from tests.table.table_model import ARROW, Col, ModelError, ModelTable, arrow_type, canon_rows, leaves

@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fieldshift.table.deletion_vectors import load_vectors
-from fieldshift.table.storage import TableStorage
+from fieldshift.table.catalog.deletion_vectors import load_vectors
+from fieldshift.table.files.storage import TableStorage
 
 __all__ = ["DELETES_DIR", "delete_manifest_writer", "snapshot_deletes", "write_position_deletes"]
 

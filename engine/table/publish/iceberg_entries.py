@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fieldshift.schema import Schema
-from fieldshift.table.catalog import DataFile
-from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.schema.model import Schema
+from fieldshift.table.catalog.sqlite import DataFile
+from fieldshift.table.partitions.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_types import iceberg_type_of
 from fieldshift.table.publish.iceberg_values import iceberg_value, leaf_types, partition_values
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pyiceberg.io import InputFile, InputStream, OutputFile, OutputStream
 
-from fieldshift.table.storage import TableStorage
+from fieldshift.table.files.storage import TableStorage
 
 __all__ = ["StorageInput", "StorageOutput", "put_if_absent", "replace_file"]
 

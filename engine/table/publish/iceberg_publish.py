@@ -25,9 +25,11 @@ from typing import Any
 
 from fieldshift.errors import UnpublishableError
 from fieldshift.extras import require
-from fieldshift.schema import Schema
-from fieldshift.table.catalog import DataFile, Snapshot, SqliteCatalog
-from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.schema.model import Schema
+from fieldshift.table.catalog.specs import decode_partition
+from fieldshift.table.catalog.sqlite import DataFile, Snapshot, SqliteCatalog
+from fieldshift.table.files.storage import TableStorage
+from fieldshift.table.partitions.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_deletes import delete_manifest_writer, snapshot_deletes, write_position_deletes
 from fieldshift.table.publish.iceberg_entries import data_file_entry, position_delete_entry
 from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, move_pointer
@@ -39,8 +41,6 @@ from fieldshift.table.publish.iceberg_types import (
     type_problems,
 )
 from fieldshift.table.publish.iceberg_values import partition_problem
-from fieldshift.table.spec_catalog import decode_partition
-from fieldshift.table.storage import TableStorage
 
 __all__ = ["METADATA_DIR", "PUBLISH_FORMATS", "PublishResult", "PublishWarning", "catch_up", "check_format",
            "check_new_table",

@@ -8,10 +8,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from fieldshift.field import Field
-from fieldshift.schema import Schema
-from fieldshift.type_visitor import TypeVisitor, visit_fields
-from fieldshift.types import ListType, MapType, StructType
+from fieldshift.schema.field import Field
+from fieldshift.schema.model import Schema
+from fieldshift.schema.type_visitor import TypeVisitor, visit_fields
+from fieldshift.schema.types import ListType, MapType, StructType
 
 __all__ = ["check_publishable_change", "iceberg_schema", "iceberg_type_of", "needs_v3", "promotion_problems",
            "type_problems"]

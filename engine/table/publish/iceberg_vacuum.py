@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fieldshift.table.files.storage import TableStorage
 from fieldshift.table.publish.iceberg_deletes import DELETES_DIR
 from fieldshift.table.publish.iceberg_publish import METADATA_DIR, published_version
-from fieldshift.table.storage import TableStorage
 
 __all__ = ["published_data_paths", "vacuum_published"]
 

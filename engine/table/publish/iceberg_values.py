@@ -11,10 +11,10 @@ from typing import Any
 import pyarrow as pa
 
 from fieldshift.errors import UnpublishableError
-from fieldshift.schema import Schema
-from fieldshift.table.partitioning import PartitionSpec
+from fieldshift.schema.model import Schema
+from fieldshift.schema.types import ListType, MapType, StructType
+from fieldshift.table.partitions.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_types import iceberg_type_of
-from fieldshift.types import ListType, MapType, StructType
 
 __all__ = ["check_partitions", "iceberg_value", "leaf_types", "partition_problem", "partition_values"]
 

@@ -1,0 +1,1 @@
+"""The schema model in other systems' forms: Arrow fields, Avro records, Iceberg's JSON."""

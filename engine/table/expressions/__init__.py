@@ -1,0 +1,1 @@
+"""Filter expressions: one tree, bound to a schema, from tuples, ``fs.col`` references or text."""

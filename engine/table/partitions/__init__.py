@@ -1,0 +1,1 @@
+"""Partitioned tables: specs, transforms, pruning, partitioned writes and partition DDL."""

@@ -1,0 +1,1 @@
+"""Streams into tables: landing-directory capture and exactly-once stream commits."""

@@ -1,0 +1,1 @@
+"""The write path: rows fitted to a schema, files written, one catalog commit."""

@@ -1,0 +1,209 @@
+"""The keyed bulk load's fast paths (issue 35) give exactly what the paths without them give: the hashed
+uniqueness check answers and refuses as the exact group-by does (also for keys whose hashes collide),
+the remembered key hash is never another table's, string hashing without the large_binary copy hashes
+the same, and bucket files written in parallel hold what the one-after-another writes hold."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import fieldshift as fs
+from fieldshift.errors import DuplicateKeyError
+from fieldshift.kernels.murmur3 import iceberg_hash
+from fieldshift.table.keyed import keyed_write, keys
+from fieldshift.table.keyed.keys import KeySpec, bucket_of, forget_key_hash, key_hash
+from fieldshift.table.partitions import partition_write
+from fieldshift.table.write import write_commit
+
+ONE = KeySpec((1,), ("k",), None, None, 4)
+TWO = KeySpec((1, 2), ("k", "j"), None, None, 4)
+
+
+@functools.cache
+def colliding_strings() -> list[tuple[str, str]]:
+    """Pairs of different strings whose Iceberg hashes are equal (found among 300,000 short strings)."""
+    words = np.array([f"c{i}" for i in range(300_000)])
+    h = iceberg_hash(pa.array(words)).to_numpy()
+    order = np.argsort(h, kind="stable")
+    same = np.flatnonzero(h[order][1:] == h[order][:-1])
+    pairs = [(str(words[order[i]]), str(words[order[i + 1]])) for i in same]
+    assert pairs  # ~10 expected
+    return pairs
+
+
+def outcome(check: object, data: pa.Table, spec: KeySpec) -> str | None:
+    forget_key_hash()
+    try:
+        check(data, spec, "append")  # type: ignore[operator]
+    except DuplicateKeyError as e:
+        return str(e)
+    return None
+
+
+def both(data: pa.Table, spec: KeySpec) -> str | None:
+    hashed, exact = outcome(keyed_write.check_unique, data, spec), outcome(keyed_write.check_unique_exact, data, spec)
+    assert hashed == exact
+    return hashed
+
+
+def test_colliding_keys_are_different_keys_with_equal_hashes() -> None:
+    a, b = colliding_strings()[0]
+    assert a != b
+    assert iceberg_hash(pa.array([a])).to_pylist() == iceberg_hash(pa.array([b])).to_pylist()
+
+
+def test_hash_collisions_alone_are_no_duplicates() -> None:
+    pairs = colliding_strings()
+    data = pa.table({"k": [w for p in pairs for w in p] + [f"u{i}" for i in range(1000)]})
+    h = key_hash(data, ONE)
+    assert len(np.unique(h)) < data.num_rows  # the fast path's suspects are real here
+    assert both(data, ONE) is None
+
+
+def test_a_real_duplicate_among_collisions_is_refused_naming_the_same_key() -> None:
+    pairs = colliding_strings()
+    (a, b), (c, d) = pairs[0], pairs[1]
+    data = pa.table({"k": [f"u{i}" for i in range(500)] + [a, b, c, "u7", d, c, "u7"]})
+    message = both(data, ONE)
+    assert message is not None and "k='u7'" in message and "2 duplicated key(s)" in message
+
+
+def test_composite_keys_colliding_in_the_combined_hash() -> None:
+    (a, b) = colliding_strings()[0]
+    data = pa.table({"k": [a, b, a, "x"], "j": pa.array([1, 1, 2, 1], pa.int64())})
+    assert both(data, TWO) is None
+    assert both(pa.concat_tables([data, data.slice(2, 1)]), TWO) is not None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_batches_answer_as_the_exact_check(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 3000))
+    span = int(rng.choice([n * 1000, n, max(1, n // 3)]))
+    ints = rng.integers(0, span, n)
+    data = pa.table({"k": pa.array([f"k{v}" for v in ints]), "j": pa.array(rng.integers(0, 3, n))})
+    both(data, ONE)
+    both(data, TWO)
+    both(pa.table({"k": pa.array(ints, pa.int64())}), ONE)
+    chunked = pa.Table.from_batches(data.to_batches(max_chunksize=max(1, n // 5)))
+    both(chunked, TWO)
+
+
+def test_the_remembered_hash_is_never_another_tables() -> None:
+    a = pa.table({"k": ["a", "b", "c", "d"]})
+    b = pa.table({"k": ["e", "f", "g", "h"]})
+    fresh = [iceberg_hash(t.column("k")).to_numpy().view(np.uint32) for t in (a, b, a.slice(1), a.take([3, 2]))]
+    for t, expected in zip((a, b, a.slice(1), a.take([3, 2])), fresh, strict=True):
+        assert np.array_equal(key_hash(t, ONE), expected)
+    assert key_hash(a.select(["k"]), ONE) is key_hash(a, ONE)  # the same columns: computed once
+    indices = pa.array([0, 1, 0, 1], pa.int32())
+    d1 = pa.table({"k": pa.DictionaryArray.from_arrays(indices, pa.array(["a", "b"]))})
+    d2 = pa.table({"k": pa.DictionaryArray.from_arrays(indices, pa.array(["c", "d"]))})
+    for d in (d1, d2, d1):  # the same indices buffer, other dictionaries
+        assert np.array_equal(key_hash(d, ONE), iceberg_hash(d.column("k")).to_numpy().view(np.uint32))
+    assert not key_hash(a, ONE).flags.writeable
+    forget_key_hash()
+    assert not keys._LAST_HASH
+
+
+@pytest.mark.parametrize("arr", [
+    pa.array(["", "a", "hello world", "ü", None, "x" * 300]),
+    pa.array(["", "a", "hello world", "ü", None, "x" * 300]).slice(2, 3),
+    pa.array([b"", b"\x00\xff", None, b"bytes"], pa.binary()).slice(1),
+    pa.array(["a", "bb", None], pa.large_string()),
+    pa.array(["", ""]),
+])
+def test_strings_hash_as_their_large_binary_copy_did(arr: pa.Array) -> None:
+    assert iceberg_hash(arr).equals(iceberg_hash(arr.cast(pa.large_binary())))
+
+
+def test_radix_order_of_buckets_is_the_stable_order() -> None:
+    data = pa.table({"k": pa.array(np.arange(50_000))})
+    b = bucket_of(data, KeySpec((1,), ("k",), None, None, 1024))
+    assert np.array_equal(np.argsort(b.astype(np.int16), kind="stable"), np.argsort(b, kind="stable"))
+
+
+SCHEMA = pa.schema([pa.field("k", pa.string(), nullable=False), ("n", pa.int64()), ("s", pa.string())])
+
+
+def rows(n: int, offset: int = 0) -> pa.Table:
+    ids = np.random.default_rng(n).permutation(n) + offset
+    return pa.table({"k": [f"k{i:07d}" for i in ids], "n": pa.array(ids, pa.int64()),
+                     "s": [f"v{i % 97}" for i in ids]}, schema=SCHEMA)
+
+
+def load(path: Path, batches: list[pa.Table]) -> tuple[fs.Table, list[str | None]]:
+    t = fs.Table.create(path, SCHEMA, identifier_fields=["k"], buckets=4)
+    errors = []
+    for b in batches:
+        try:
+            t.append(b)
+            errors.append(None)
+        except DuplicateKeyError as e:
+            errors.append(str(e))
+    return t, errors
+
+
+def files_by_bucket(t: fs.Table) -> list[tuple[int | None, list[dict]]]:
+    found = [(f.bucket, pq.read_table(t.storage.display(f.path)).to_pylist()) for f in t.scan().live_files()]
+    return sorted(found, key=lambda b: (b[0], [r["k"] for r in b[1]]))
+
+
+def test_keyed_loads_with_and_without_the_fast_paths_are_the_same(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (a, b) = colliding_strings()[0]
+    extra = pa.table({"k": [a, b], "n": pa.array([1, 2], pa.int64()), "s": ["x", "y"]}, schema=SCHEMA)
+    batches = [rows(5000), pa.concat_tables([rows(300, 10_000), extra]), rows(10, 10_000),  # already there
+               pa.concat_tables([rows(40, 20_000), rows(40, 20_000).slice(7, 1)]),  # twice in the batch
+               pa.concat_tables([extra, extra.slice(1, 1)]), rows(3000, 30_000)]
+    fast, fast_errors = load(tmp_path / "fast", batches)
+    monkeypatch.setattr(write_commit, "check_unique", keyed_write.check_unique_exact)
+    monkeypatch.setattr(partition_write, "write_bucketed", functools.partial(keyed_write.write_bucketed,
+                                                                              parallel=False))
+    monkeypatch.setattr(keys, "_LAST_HASH", _NoMemory())
+    slow, slow_errors = load(tmp_path / "slow", batches)
+    assert fast_errors == slow_errors and fast_errors.count(None) == 3
+    assert fast.scan().to_arrow().sort_by("k").equals(slow.scan().to_arrow().sort_by("k"))
+    assert files_by_bucket(fast) == files_by_bucket(slow)
+
+
+class _NoMemory(list):  # type: ignore[type-arg]
+    """A remembered-hash slot that forgets at once: every call hashes anew."""
+
+    def __setitem__(self, index: object, value: object) -> None:
+        return None
+
+
+def test_parallel_bucket_writes_land_in_bucket_order_and_a_failure_leaves_no_file(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch
+                                                                                   ) -> None:
+    t = fs.Table.create(tmp_path / "t", SCHEMA, identifier_fields=["k"], buckets=8)
+    data = rows(4000)
+    schema = t.schema
+    written: list[str] = []
+    spec = t.keys
+    assert spec is not None
+    par = keyed_write.write_bucketed(t.storage, schema, data, spec, written, max_rows=300)
+    seq = keyed_write.write_bucketed(t.storage, schema, data, spec, [], max_rows=300, parallel=False)
+    assert [(f.bucket, f.record_count) for f in par] == [(f.bucket, f.record_count) for f in seq]
+    assert sorted(written) == sorted(f.path for f in par)
+    calls = []
+    real = keyed_write.write_data_file
+
+    def failing(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 5:
+            raise OSError("disk full")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(keyed_write, "write_data_file", failing)
+    before = sorted(p.name for p in (tmp_path / "t").rglob("*.parquet"))
+    with pytest.raises(OSError, match="disk full"):
+        partition_write.write_partitioned(t.storage, schema, t.spec, data, [], 300, keys=spec)
+    assert sorted(p.name for p in (tmp_path / "t").rglob("*.parquet")) == before
