@@ -25,13 +25,14 @@ from typing import Any
 
 from fieldshift.errors import UnpublishableError
 from fieldshift.extras import require
+from fieldshift.schema.defaults import default_to_json
 from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.specs import decode_partition
 from fieldshift.table.catalog.sqlite import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.files.storage import TableStorage
 from fieldshift.table.partitions.partitioning import PartitionSpec
 from fieldshift.table.publish.iceberg_deletes import delete_manifest_writer, snapshot_deletes, write_position_deletes
-from fieldshift.table.publish.iceberg_entries import data_file_entry, position_delete_entry
+from fieldshift.table.publish.iceberg_entries import data_file_entry, deletion_vector_entry, position_delete_entry
 from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, move_pointer
 from fieldshift.table.publish.iceberg_types import (
     check_publishable_change,
@@ -39,6 +40,14 @@ from fieldshift.table.publish.iceberg_types import (
     needs_v3,
     promotion_problems,
     type_problems,
+)
+from fieldshift.table.publish.iceberg_v3 import (
+    as_v3_manifest,
+    file_row_ids,
+    read_manifest_list_v3,
+    v3_manifest_list_writer,
+    v3_manifest_writer,
+    write_deletion_vectors,
 )
 from fieldshift.table.publish.iceberg_values import partition_problem
 
@@ -202,9 +211,6 @@ def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Seq
             except ValueError as e:  # Iceberg indexes fields by dotted path: a column 'a.b' beside struct a's b
                 problems.append(f"schema {s.schema_id}: {e}; Iceberg names a nested field by its dotted path, so "
                                 "rename one of the two columns")
-        if needs_v3(s):
-            problems.append(f"schema {s.schema_id}: initial or write defaults need Iceberg v3, which publishing "
-                            "does not write yet; compact() and drop the defaults, or wait for v3 publishing")
     seen: set[tuple[int, int]] = set()
     for snap in snapshots:  # the snapshots to publish (those published were checked when they were)
         for schema_id in {f.schema_id for f in files if f.live_at(snap.snapshot_id)}:
@@ -217,6 +223,31 @@ def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Seq
         listed = "\n  ".join(dict.fromkeys(problems))
         raise UnpublishableError(f"table {name!r} cannot be published as an Iceberg table; nothing was written:"
                                  f"\n  {listed}")
+
+
+def _schema_json(schema: Schema) -> dict[str, Any]:
+    """``schema`` as Iceberg JSON with its fields' initial and write defaults (a schema with any makes the
+    published table v3, the first format that has them)."""
+    out = json.loads(iceberg_schema(schema).model_dump_json(by_alias=True))
+    defaults = {f.id: f for f in schema.all_fields() if f.initial_default is not None or f.write_default is not None}
+    if defaults:
+        _add_defaults(out, defaults)
+    return out
+
+
+def _add_defaults(node: Any, defaults: dict[int, Any]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _add_defaults(item, defaults)
+    elif isinstance(node, dict):
+        if "name" in node and "required" in node and node.get("id") in defaults:  # a struct's field
+            f = defaults[node["id"]]
+            if f.initial_default is not None:
+                node["initial-default"] = default_to_json(f.initial_default, f.type)
+            if f.write_default is not None:
+                node["write-default"] = default_to_json(f.write_default, f.type)
+        for value in node.values():
+            _add_defaults(value, defaults)
 
 
 def _iceberg_spec(spec: PartitionSpec) -> Any:
@@ -252,16 +283,17 @@ class _Publisher:
         default = specs[-1] if specs else self.specs[0][0]
         spec_ids = sorted({s.spec_id for s in specs} | live_specs | {default.spec_id})
         iceberg_specs = [_iceberg_spec(self.specs_by_id[i]) for i in spec_ids]
-        return {
-            "format-version": 2,
+        fmt = 3 if (previous or {}).get("format-version") == 3 or any(
+            needs_v3(self.schemas[i]) for i in schema_ids) else 2
+        meta: dict[str, Any] = {
+            "format-version": fmt,
             "table-uuid": previous["table-uuid"] if previous else str(uuid.uuid4()),
             "location": self.location,
             "last-sequence-number": max(snap.snapshot_id, 0),
             "last-updated-ms": _ms(snap.committed_at),
             "last-column-id": max(self.schemas[i].highest_field_id for i in schema_ids),
             "current-schema-id": snap.schema_id,
-            "schemas": [json.loads(iceberg_schema(self.schemas[i]).model_dump_json(by_alias=True))
-                        for i in schema_ids],
+            "schemas": [_schema_json(self.schemas[i]) for i in schema_ids],
             "default-spec-id": default.spec_id,
             "partition-specs": [json.loads(s.model_dump_json(by_alias=True)) for s in iceberg_specs],
             "last-partition-id": max([999] + [f.field_id for i in spec_ids for f in self.specs_by_id[i].fields]),
@@ -269,8 +301,11 @@ class _Publisher:
             "sort-orders": [{"order-id": 0, "fields": []}],
             "default-sort-order-id": 0,
         }
+        if fmt == 3:  # row ids assigned so far (an upgraded table starts at 0)
+            meta["next-row-id"] = (previous or {}).get("next-row-id", 0)
+        return meta
 
-    def _manifests(self, snap: Snapshot, previous_manifests: list[Any]) -> list[Any]:
+    def _manifests(self, snap: Snapshot, previous_manifests: list[Any], fmt: int) -> list[Any]:
         from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, write_manifest
 
         sid = snap.snapshot_id
@@ -297,13 +332,18 @@ class _Publisher:
         ids = sorted(f.file_id for _, members in to_write for f in members if f.file_id is not None)
         stats = self.catalog.file_stats(ids)
         schema = iceberg_schema(self.schemas[snap.schema_id])
+        row_ids = self._row_ids(previous_manifests, to_write, sid) if fmt == 3 else {}
         for (lo, hi, spec_id), members in to_write:
             spec = self.specs_by_id[spec_id]
             rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-b{lo}_{hi}-p{spec_id}-m.avro"
             target = _io().StorageOutput(self.storage, rel, _abs(self.storage, rel))
             entries = [(f, data_file_entry(f.data_file(stats.get(f.file_id, {})), _abs(self.storage, f.path), spec,
-                                           self.schemas[f.schema_id])) for f in members]  # any error before writing
-            with write_manifest(2, _iceberg_spec(spec), schema, target, sid, "null") as writer:
+                                           self.schemas[f.schema_id], fmt,
+                                           None if f.begin == sid else row_ids.get(_abs(self.storage, f.path))))
+                       for f in members]  # any error before writing
+            opened = (v3_manifest_writer(_iceberg_spec(spec), schema, target, sid) if fmt == 3
+                      else write_manifest(2, _iceberg_spec(spec), schema, target, sid, "null"))
+            with opened as writer:
                 for f, df in entries:
                     if f.begin == sid:
                         writer.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=sid,
@@ -315,7 +355,21 @@ class _Publisher:
             out.append(writer.to_manifest_file())
         return out
 
-    def _delete_manifests(self, snap: Snapshot) -> list[Any]:
+    def _row_ids(self, previous_manifests: list[Any], to_write: list[Any], sid: int) -> dict[str, int | None]:
+        """The ``first_row_id`` the files a rewritten manifest carries on (EXISTING) had where they were: read
+        from the previous snapshot's manifests that held them (v3 keeps a row's id while it lives)."""
+        wanted = {(f.begin, f.spec_id) for _, members in to_write for f in members if f.begin != sid}
+        out: dict[str, int | None] = {}
+        for m in previous_manifests:
+            found = _MANIFEST_NAME.match(m.manifest_path)
+            if found is None or not any(int(found.group(2)) <= b <= int(found.group(3)) and int(found.group(4)) == p
+                                        for b, p in wanted):
+                continue
+            rel = self._rel(m.manifest_path)
+            out.update(file_row_ids(m, _io().StorageInput(self.storage, rel, m.manifest_path)))
+        return out
+
+    def _delete_manifests(self, snap: Snapshot, fmt: int) -> list[Any]:
         """The snapshot's position deletes (its deletion vectors), one file per partition, one manifest per
         spec; written whole for every snapshot that has any."""
         from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
@@ -325,6 +379,8 @@ class _Publisher:
         if not dropped:
             return []
         by_id = {f.file_id: f for f in self.files}
+        if fmt == 3:
+            return self._deletion_vectors(snap, dropped, by_id)
         groups: dict[tuple[int, str | None], list[tuple[str, Any]]] = {}
         for fid, positions in dropped.items():
             f = by_id[fid]
@@ -347,15 +403,49 @@ class _Publisher:
             out.append(writer.to_manifest_file())
         return out
 
-    def _snapshot(self, snap: Snapshot, parent: int | None, manifests: list[Any]) -> dict[str, Any]:
+    def _deletion_vectors(self, snap: Snapshot, dropped: dict[int, Any], by_id: dict[int, _File]) -> list[Any]:
+        """v3: the snapshot's deletion vectors as one Puffin file (a ``deletion-vector-v1`` blob per data file),
+        one delete manifest per spec; v3 readers take no position-delete files."""
+        from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
+
+        from fieldshift.table.publish.iceberg_deletes import DELETES_DIR
+
+        sid = snap.snapshot_id
+        order = sorted(dropped, key=lambda fid: (by_id[fid].spec_id, by_id[fid].path))
+        rel, size, placed = write_deletion_vectors(
+            self.storage, [(_abs(self.storage, by_id[fid].path), dropped[fid]) for fid in order], sid, DELETES_DIR)
+        puffin = _abs(self.storage, rel)
+        schema = iceberg_schema(self.schemas[snap.schema_id])
+        out = []
+        for spec_id in sorted({by_id[fid].spec_id for fid in order}):
+            spec = self.specs_by_id[spec_id]
+            mrel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-deletes-m.avro"
+            target = _io().StorageOutput(self.storage, mrel, _abs(self.storage, mrel))
+            with v3_manifest_writer(_iceberg_spec(spec), schema, target, sid, deletes=True) as writer:
+                for fid, (path, offset, length, cardinality) in zip(order, placed, strict=True):
+                    f = by_id[fid]
+                    if f.spec_id != spec_id:
+                        continue
+                    entry = deletion_vector_entry(puffin, size, path, offset, length, cardinality, spec,
+                                                  self.schemas[f.schema_id], decode_partition(f.partition_text))
+                    writer.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=sid,
+                                                             data_file=entry))
+            out.append(writer.to_manifest_file())
+        return out
+
+    def _snapshot(self, snap: Snapshot, parent: int | None, manifests: list[Any], fmt: int, first_row_id: int
+                  ) -> dict[str, Any]:
         from pyiceberg.manifest import write_manifest_list
 
         sid = snap.snapshot_id
         rel = f"{METADATA_DIR}/snap-{sid}-{uuid.uuid4().hex}.avro"
         target = _io().StorageOutput(self.storage, rel, _abs(self.storage, rel))
-        with write_manifest_list(2, target, sid, parent, sid, "null") as writer:
-            writer.add_manifests(manifests)
-            _remember(_LISTS, (str(self.storage.location), rel), [writer.prepare_manifest(m) for m in manifests])
+        opened = (v3_manifest_list_writer(target, sid, parent, sid, first_row_id) if fmt == 3
+                  else write_manifest_list(2, target, sid, parent, sid, "null"))
+        with opened as writer:
+            prepared = [writer.prepare_manifest(m) for m in manifests]  # v3: assigns the row ids, in list order
+            writer.add_manifests(prepared)  # preparing what is prepared changes nothing
+            _remember(_LISTS, (str(self.storage.location), rel), prepared)
         added = sum(1 for f in self.files if f.begin == sid)
         removed = sum(1 for f in self.files if f.end == sid)
         operation = ("overwrite" if added and removed else "append" if added else "delete" if removed
@@ -378,6 +468,9 @@ class _Publisher:
         }
         if parent is not None:
             out["parent-snapshot-id"] = parent
+        if fmt == 3:
+            out["first-row-id"] = first_row_id
+            out["added-rows"] = writer.next_row_id - first_row_id
         return out
 
     # -- catching up ------------------------------------------------------------------------------
@@ -466,8 +559,6 @@ class _Publisher:
 
     def _version(self, previous: dict[str, Any] | None, version: int, snap: Snapshot, kept: set[int]
                  ) -> dict[str, Any]:
-        from pyiceberg.manifest import read_manifest_list
-
         meta = self._base(previous, snap)
         meta["properties"][SNAPSHOT_PROPERTY] = str(snap.snapshot_id)
         meta["metadata-log"] = self._log(previous, version)
@@ -480,13 +571,19 @@ class _Publisher:
         prior: list[Any] = []
         if current is not None:  # its manifests are reused where none of their files has gone
             rel = self._rel(current["manifest-list"])
-            prior = _LISTS.get((str(self.storage.location), rel)) or list(
-                read_manifest_list(_io().StorageInput(self.storage, rel, current["manifest-list"])))
-        manifests = self._manifests(snap, [m for m in prior if _is_data(m)])
-        manifests += self._delete_manifests(snap)
+            prior = _LISTS.get((str(self.storage.location), rel)) or read_manifest_list_v3(
+                _io().StorageInput(self.storage, rel, current["manifest-list"]))
+        fmt = meta["format-version"]
+        data = [m for m in prior if _is_data(m)]
+        if fmt == 3:
+            data = [as_v3_manifest(m) for m in data]
+        manifests = self._manifests(snap, data, fmt)
+        manifests += self._delete_manifests(snap, fmt)
         parent = snap.parent_snapshot_id if snap.parent_snapshot_id in {e["snapshot-id"] for e in previous_entries} \
             else None
-        entry = self._snapshot(snap, parent, manifests)
+        entry = self._snapshot(snap, parent, manifests, fmt, meta.get("next-row-id", 0))
+        if fmt == 3:
+            meta["next-row-id"] = entry["first-row-id"] + entry["added-rows"]
         snapshots = [e for e in previous_entries if e["snapshot-id"] in kept] + [entry]
         log = [e for e in (previous or {}).get("snapshot-log", []) if e["snapshot-id"] in kept]
         log.append({"snapshot-id": snap.snapshot_id, "timestamp-ms": entry["timestamp-ms"]})
