@@ -487,9 +487,8 @@ class _Publisher:
                 problems = []
                 for snap in todo if self.keyed else ():
                     live = [f for f in self.all_files if f.live_at(snap.snapshot_id)]
-                    self.deletes[snap.snapshot_id], found = snapshot_deletes(self.catalog, self.table_id,
-                                                                             snap.snapshot_id, live)
-                    problems += found
+                    self.deletes[snap.snapshot_id] = snapshot_deletes(self.catalog, self.table_id, self.storage,
+                                                                      snap.snapshot_id, live)
                 for f in self.files:  # files published before were checked then
                     if f.begin > last and self.specs_by_id[f.spec_id].fields and any(f.live_at(x.snapshot_id)
                                                                                     for x in todo):
