@@ -1,6 +1,6 @@
 """A keyed table's deletion vectors as Iceberg v2 position deletes: per published snapshot, the row
 positions fieldshift's scan of it drops, in Parquet position-delete files (``file_path``, ``pos``) one per
-partition, listed by a delete manifest (PyIceberg's manifest writer with the deletes content).
+partition, listed by a delete manifest (``iceberg_writers``).
 
 A bucket whose every file is resolved (the write-time key lookup recorded their vectors) publishes its
 vectors: exactly the rows the key merge would drop. A bucket written without the lookup (Spark's
@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from fieldshift.table.catalog.deletion_vectors import load_vectors
 from fieldshift.table.files.storage import TableStorage
 
-__all__ = ["DELETES_DIR", "delete_manifest_writer", "snapshot_deletes", "write_position_deletes"]
+__all__ = ["DELETES_DIR", "snapshot_deletes", "write_position_deletes"]
 
 DELETES_DIR = "metadata/deletes"
 _FILE_PATH_ID, _POS_ID = 2147483546, 2147483545  # Iceberg's reserved field ids of position deletes
@@ -61,21 +61,6 @@ def _merged_deletes(catalog: Any, table_id: int, storage: TableStorage, snapshot
         if not resolved(scan, group):
             out.update(superseded_positions(scan, group))
     return out
-
-
-def delete_manifest_writer(spec: Any, schema: Any, output: Any, snapshot_id: int) -> Any:
-    """PyIceberg's v2 manifest writer, writing a delete manifest (0.12 has none of its own)."""
-    from pyiceberg.manifest import ManifestContent, ManifestWriterV2
-
-    class DeleteManifestWriter(ManifestWriterV2):
-        def content(self) -> ManifestContent:
-            return ManifestContent.DELETES
-
-        @property
-        def _meta(self) -> dict[str, str]:
-            return {**super()._meta, "content": "deletes"}
-
-    return DeleteManifestWriter(spec, schema, output, snapshot_id, "null")
 
 
 def write_position_deletes(storage: TableStorage, groups: dict[Any, list[tuple[str, np.ndarray]]],

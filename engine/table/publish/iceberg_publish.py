@@ -31,7 +31,7 @@ from fieldshift.table.catalog.specs import decode_partition
 from fieldshift.table.catalog.sqlite import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.files.storage import TableStorage
 from fieldshift.table.partitions.partitioning import PartitionSpec
-from fieldshift.table.publish.iceberg_deletes import delete_manifest_writer, snapshot_deletes, write_position_deletes
+from fieldshift.table.publish.iceberg_deletes import snapshot_deletes, write_position_deletes
 from fieldshift.table.publish.iceberg_entries import data_file_entry, deletion_vector_entry, position_delete_entry
 from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, move_pointer
 from fieldshift.table.publish.iceberg_types import (
@@ -45,11 +45,10 @@ from fieldshift.table.publish.iceberg_v3 import (
     as_v3_manifest,
     file_row_ids,
     read_manifest_list_v3,
-    v3_manifest_list_writer,
-    v3_manifest_writer,
     write_deletion_vectors,
 )
 from fieldshift.table.publish.iceberg_values import partition_problem
+from fieldshift.table.publish.iceberg_writers import manifest_list_writer, manifest_writer
 
 __all__ = ["METADATA_DIR", "PUBLISH_FORMATS", "PublishResult", "PublishWarning", "catch_up", "check_format",
            "check_new_table",
@@ -203,11 +202,11 @@ def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Seq
     """Refuse, before anything is written, what Iceberg readers could not read (every problem at once)."""
     _io()  # PyIceberg checks the schemas: a missing one is named with its extra
     for s in schemas.values():
-        found = type_problems(s)
+        found = _converted("problems", s, type_problems)
         problems += found
         if not found:
             try:
-                iceberg_schema(s)
+                _ice_schema(s)
             except ValueError as e:  # Iceberg indexes fields by dotted path: a column 'a.b' beside struct a's b
                 problems.append(f"schema {s.schema_id}: {e}; Iceberg names a nested field by its dotted path, so "
                                 "rename one of the two columns")
@@ -225,10 +224,33 @@ def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Seq
                                  f"\n  {listed}")
 
 
+_CONVERTED: dict[tuple[str, Any], Any] = {}  # fieldshift schemas and specs as PyIceberg's (they never change)
+
+
+def _converted(kind: str, value: Any, make: Any) -> Any:
+    """``make(value)``, made once per process for equal values (PyIceberg's schemas index themselves when
+    built: a fixed cost of every catch-up otherwise)."""
+    key = (kind, value)
+    found = _CONVERTED.get(key)
+    if found is None:
+        if len(_CONVERTED) > 4096:
+            _CONVERTED.clear()
+        found = _CONVERTED[key] = make(value)
+    return found
+
+
+def _ice_schema(schema: Schema) -> Any:
+    return _converted("schema", schema, iceberg_schema)
+
+
 def _schema_json(schema: Schema) -> dict[str, Any]:
     """``schema`` as Iceberg JSON with its fields' initial and write defaults (a schema with any makes the
-    published table v3, the first format that has them)."""
-    out = json.loads(iceberg_schema(schema).model_dump_json(by_alias=True))
+    published table v3, the first format that has them); never mutated (shared by every version)."""
+    return _converted("json", schema, _make_schema_json)
+
+
+def _make_schema_json(schema: Schema) -> dict[str, Any]:
+    out = json.loads(_ice_schema(schema).model_dump_json(by_alias=True))
     defaults = {f.id: f for f in schema.all_fields() if f.initial_default is not None or f.write_default is not None}
     if defaults:
         _add_defaults(out, defaults)
@@ -251,6 +273,14 @@ def _add_defaults(node: Any, defaults: dict[int, Any]) -> None:
 
 
 def _iceberg_spec(spec: PartitionSpec) -> Any:
+    return _converted("spec", spec, _make_iceberg_spec)
+
+
+def _spec_json(spec: PartitionSpec) -> dict[str, Any]:
+    return _converted("spec-json", spec, lambda s: json.loads(_iceberg_spec(s).model_dump_json(by_alias=True)))
+
+
+def _make_iceberg_spec(spec: PartitionSpec) -> Any:
     from pyiceberg.partitioning import PartitionField
     from pyiceberg.partitioning import PartitionSpec as IcebergSpec
     from pyiceberg.transforms import parse_transform
@@ -272,17 +302,24 @@ class _Publisher:
         self.files = [f for f in self.all_files if f.content == "data"]  # a keyed table's key deletes are not rows
         self.keyed = any(f.bucket is not None for f in self.all_files)
         self.deletes: dict[int, dict[int, Any]] = {}  # snapshot -> data file id -> positions dropped
+        self._live_files: dict[int, list[_File]] = {}
         self.location = _abs(storage, "")
+
+    def _live(self, snapshot_id: int) -> list[_File]:
+        """The data files live at ``snapshot_id`` (asked for by several parts of one version: listed once)."""
+        found = self._live_files.get(snapshot_id)
+        if found is None:
+            found = self._live_files[snapshot_id] = [f for f in self.files if f.live_at(snapshot_id)]
+        return found
 
     # -- metadata of one snapshot -----------------------------------------------------------------
     def _base(self, previous: dict[str, Any] | None, snap: Snapshot) -> dict[str, Any]:
         schema_ids = sorted(i for i in self.schemas if i <= max(
             r[2] for r in self.rows if r[0] <= snap.snapshot_id))
-        live_specs = {f.spec_id for f in self.files if f.live_at(snap.snapshot_id)}
+        live_specs = {f.spec_id for f in self._live(snap.snapshot_id)}
         specs = [s for s, begin in self.specs if begin <= snap.snapshot_id]
         default = specs[-1] if specs else self.specs[0][0]
         spec_ids = sorted({s.spec_id for s in specs} | live_specs | {default.spec_id})
-        iceberg_specs = [_iceberg_spec(self.specs_by_id[i]) for i in spec_ids]
         fmt = 3 if (previous or {}).get("format-version") == 3 or any(
             needs_v3(self.schemas[i]) for i in schema_ids) else 2
         meta: dict[str, Any] = {
@@ -295,7 +332,7 @@ class _Publisher:
             "current-schema-id": snap.schema_id,
             "schemas": [_schema_json(self.schemas[i]) for i in schema_ids],
             "default-spec-id": default.spec_id,
-            "partition-specs": [json.loads(s.model_dump_json(by_alias=True)) for s in iceberg_specs],
+            "partition-specs": [_spec_json(self.specs_by_id[i]) for i in spec_ids],
             "last-partition-id": max([999] + [f.field_id for i in spec_ids for f in self.specs_by_id[i].fields]),
             "properties": {"fieldshift.table": self.name},
             "sort-orders": [{"order-id": 0, "fields": []}],
@@ -306,14 +343,13 @@ class _Publisher:
         return meta
 
     def _manifests(self, snap: Snapshot, previous_manifests: list[Any], fmt: int) -> list[Any]:
-        from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, write_manifest
+        from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
 
         sid = snap.snapshot_id
         groups: dict[tuple[int, int, int], list[_File]] = {}
-        for f in self.files:
-            if f.live_at(sid):
-                lo, hi = _block(f.begin, sid)
-                groups.setdefault((lo, hi, f.spec_id), []).append(f)
+        for f in self._live(sid):
+            lo, hi = _block(f.begin, sid)
+            groups.setdefault((lo, hi, f.spec_id), []).append(f)
         reusable: dict[tuple[int, int, int], Any] = {}
         for m in previous_manifests:
             found = _MANIFEST_NAME.match(m.manifest_path)
@@ -331,7 +367,7 @@ class _Publisher:
             return out
         ids = sorted(f.file_id for _, members in to_write for f in members if f.file_id is not None)
         stats = self.catalog.file_stats(ids)
-        schema = iceberg_schema(self.schemas[snap.schema_id])
+        schema = _ice_schema(self.schemas[snap.schema_id])
         row_ids = self._row_ids(previous_manifests, to_write, sid) if fmt == 3 else {}
         for (lo, hi, spec_id), members in to_write:
             spec = self.specs_by_id[spec_id]
@@ -341,9 +377,7 @@ class _Publisher:
                                            self.schemas[f.schema_id], fmt,
                                            None if f.begin == sid else row_ids.get(_abs(self.storage, f.path))))
                        for f in members]  # any error before writing
-            opened = (v3_manifest_writer(_iceberg_spec(spec), schema, target, sid) if fmt == 3
-                      else write_manifest(2, _iceberg_spec(spec), schema, target, sid, "null"))
-            with opened as writer:
+            with manifest_writer(fmt, _iceberg_spec(spec), schema, target, sid) as writer:
                 for f, df in entries:
                     if f.begin == sid:
                         writer.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=sid,
@@ -386,13 +420,13 @@ class _Publisher:
             f = by_id[fid]
             groups.setdefault((f.spec_id, f.partition_text), []).append((_abs(self.storage, f.path), positions))
         written = write_position_deletes(self.storage, groups, sid)
-        schema = iceberg_schema(self.schemas[snap.schema_id])
+        schema = _ice_schema(self.schemas[snap.schema_id])
         out = []
         for spec_id in sorted({k[0] for k in written}):
             spec = self.specs_by_id[spec_id]
             rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-deletes-m.avro"
             target = _io().StorageOutput(self.storage, rel, _abs(self.storage, rel))
-            with delete_manifest_writer(_iceberg_spec(spec), schema, target, sid) as writer:
+            with manifest_writer(2, _iceberg_spec(spec), schema, target, sid, deletes=True) as writer:
                 for (group_spec, partition_text), (path, rows, size) in sorted(written.items(), key=str):
                     if group_spec != spec_id:
                         continue
@@ -415,13 +449,13 @@ class _Publisher:
         rel, size, placed = write_deletion_vectors(
             self.storage, [(_abs(self.storage, by_id[fid].path), dropped[fid]) for fid in order], sid, DELETES_DIR)
         puffin = _abs(self.storage, rel)
-        schema = iceberg_schema(self.schemas[snap.schema_id])
+        schema = _ice_schema(self.schemas[snap.schema_id])
         out = []
         for spec_id in sorted({by_id[fid].spec_id for fid in order}):
             spec = self.specs_by_id[spec_id]
             mrel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-deletes-m.avro"
             target = _io().StorageOutput(self.storage, mrel, _abs(self.storage, mrel))
-            with v3_manifest_writer(_iceberg_spec(spec), schema, target, sid, deletes=True) as writer:
+            with manifest_writer(3, _iceberg_spec(spec), schema, target, sid, deletes=True) as writer:
                 for fid, (path, offset, length, cardinality) in zip(order, placed, strict=True):
                     f = by_id[fid]
                     if f.spec_id != spec_id:
@@ -435,14 +469,10 @@ class _Publisher:
 
     def _snapshot(self, snap: Snapshot, parent: int | None, manifests: list[Any], fmt: int, first_row_id: int
                   ) -> dict[str, Any]:
-        from pyiceberg.manifest import write_manifest_list
-
         sid = snap.snapshot_id
         rel = f"{METADATA_DIR}/snap-{sid}-{uuid.uuid4().hex}.avro"
         target = _io().StorageOutput(self.storage, rel, _abs(self.storage, rel))
-        opened = (v3_manifest_list_writer(target, sid, parent, sid, first_row_id) if fmt == 3
-                  else write_manifest_list(2, target, sid, parent, sid, "null"))
-        with opened as writer:
+        with manifest_list_writer(fmt, target, sid, parent, sid, first_row_id) as writer:
             prepared = [writer.prepare_manifest(m) for m in manifests]  # v3: assigns the row ids, in list order
             writer.add_manifests(prepared)  # preparing what is prepared changes nothing
             _remember(_LISTS, (str(self.storage.location), rel), prepared)
@@ -450,7 +480,7 @@ class _Publisher:
         removed = sum(1 for f in self.files if f.end == sid)
         operation = ("overwrite" if added and removed else "append" if added else "delete" if removed
                      else "replace")
-        live = [f for f in self.files if f.live_at(sid)]
+        live = self._live(sid)
         out: dict[str, Any] = {
             "snapshot-id": sid,
             "sequence-number": sid,

@@ -1,7 +1,6 @@
-"""Iceberg format v3 pieces of publishing: PyIceberg's manifest and manifest-list writers with v3's Avro
-schemas (PyIceberg 0.12 reads v3 but its writers refuse it; its own v3 schemas and Avro encoder are used,
-never a hand-written one), row lineage (``first_row_id`` of manifests and files, a snapshot's
-``first-row-id`` and ``added-rows``), and deletion vectors as Puffin files (``deletion-vector-v1`` blobs).
+"""Iceberg format v3 pieces of publishing (its writers are in ``iceberg_writers``): row lineage
+(``first_row_id`` of manifests and files, a snapshot's ``first-row-id`` and ``added-rows``), and deletion
+vectors as Puffin files (``deletion-vector-v1`` blobs).
 
 A table is published as v3 when one of its schemas has initial or write defaults (v2 cannot say them);
 once v3 it stays v3. Row ids follow the spec's simple assignment: each data manifest without a
@@ -25,7 +24,7 @@ from fieldshift.extras import require
 from fieldshift.table.files.storage import TableStorage
 
 __all__ = ["DV_BLOB_TYPE", "as_v3_manifest", "file_row_ids", "manifest_first_row_id", "read_manifest_list_v3",
-           "v3_manifest_list_writer", "v3_manifest_writer", "write_deletion_vectors"]
+           "write_deletion_vectors"]
 
 DV_BLOB_TYPE = "deletion-vector-v1"
 _PUFFIN_MAGIC = b"PFA1"
@@ -97,67 +96,6 @@ def file_row_ids(manifest: Any, input_file: Any) -> dict[str, int | None]:
                 running += df.record_count
             out[df.file_path] = found
     return out
-
-
-def v3_manifest_writer(spec: Any, schema: Any, output: Any, snapshot_id: int, deletes: bool = False) -> Any:
-    """PyIceberg's v2 manifest writer writing v3's entry schema (records built with
-    ``DataFile.from_args(_table_format_version=3, ...)``)."""
-    from pyiceberg.avro.file import AvroOutputFile
-    from pyiceberg.manifest import ManifestContent, ManifestEntry, ManifestWriterV2
-
-    class ManifestWriterV3(ManifestWriterV2):
-        @property
-        def version(self) -> Any:
-            return 3
-
-        def content(self) -> ManifestContent:
-            return ManifestContent.DELETES if deletes else ManifestContent.DATA
-
-        @property
-        def _meta(self) -> dict[str, str]:
-            return {**super()._meta, "content": "deletes" if deletes else "data"}
-
-        def new_writer(self) -> AvroOutputFile[ManifestEntry]:
-            return AvroOutputFile[ManifestEntry](output_file=self._output_file, file_schema=self._with_partition(3),
-                                                 record_schema=self._with_partition(3),
-                                                 schema_name="manifest_entry", metadata=self._meta)
-
-        def to_manifest_file(self) -> Any:
-            return as_v3_manifest(super().to_manifest_file())
-
-    return ManifestWriterV3(spec, schema, output, snapshot_id, "null")
-
-
-def v3_manifest_list_writer(output: Any, snapshot_id: int, parent: int | None, sequence_number: int,
-                            first_row_id: int) -> Any:
-    """PyIceberg's v2 manifest-list writer writing v3's schema; it assigns each data manifest without one a
-    ``first_row_id`` from a running id starting at ``first_row_id`` (``next_row_id`` after the writes)."""
-    from pyiceberg.avro.file import AvroOutputFile
-    from pyiceberg.manifest import MANIFEST_LIST_FILE_SCHEMAS, ManifestContent, ManifestFile, ManifestListWriterV2
-
-    class ManifestListWriterV3(ManifestListWriterV2):
-        def __init__(self) -> None:
-            super().__init__(output, snapshot_id, parent, sequence_number, "null")
-            self._format_version = 3
-            self._meta = {**self._meta, "format-version": "3", "first-row-id": str(first_row_id)}
-            self.next_row_id = first_row_id
-
-        def __enter__(self) -> ManifestListWriterV3:
-            schema = MANIFEST_LIST_FILE_SCHEMAS[3]
-            self._writer = AvroOutputFile[ManifestFile](output_file=self._output_file, record_schema=schema,
-                                                        file_schema=schema, schema_name="manifest_file",
-                                                        metadata=self._meta)
-            self._writer.__enter__()
-            return self
-
-        def prepare_manifest(self, manifest_file: ManifestFile) -> ManifestFile:
-            prepared = as_v3_manifest(super().prepare_manifest(manifest_file))
-            if prepared.content == ManifestContent.DATA and manifest_first_row_id(prepared) is None:
-                prepared = as_v3_manifest(prepared, self.next_row_id)
-                self.next_row_id += prepared.added_rows_count + prepared.existing_rows_count
-            return prepared
-
-    return ManifestListWriterV3()
 
 
 def _blob(positions: np.ndarray) -> bytes:
