@@ -89,8 +89,24 @@ def _encode(meta: dict[str, Any]) -> bytes:
                 _ENTRY_TEXT.clear()
             found = _ENTRY_TEXT[key] = json.dumps(entry, separators=(",", ":"))
         pieces.append(found)
-    head = json.dumps({k: v for k, v in meta.items() if k != "snapshots"}, separators=(",", ":"))
-    return (head[:-1] + ',"snapshots":[' + ",".join(pieces) + "]}").encode()
+    logs = ("snapshot-log", "metadata-log")  # as long as the history, and their entries reused as objects
+    head = json.dumps({k: v for k, v in meta.items() if k != "snapshots" and k not in logs}, separators=(",", ":"))
+    tail = "".join(f',"{k}":[' + ",".join(_item_text(e) for e in meta[k]) + "]" for k in logs if k in meta)
+    return (head[:-1] + tail + ',"snapshots":[' + ",".join(pieces) + "]}").encode()
+
+
+_ITEM_TEXT: dict[int, tuple[Any, str]] = {}  # id of a log entry -> (the entry, kept so the id stays its, JSON)
+
+
+def _item_text(entry: dict[str, Any]) -> str:
+    """A log entry's JSON, encoded once while the same entry object is passed on from version to version
+    (entries are never changed once made)."""
+    found = _ITEM_TEXT.get(id(entry))
+    if found is None or found[0] is not entry:
+        if len(_ITEM_TEXT) > 200_000:
+            _ITEM_TEXT.clear()
+        found = _ITEM_TEXT[id(entry)] = (entry, json.dumps(entry, separators=(",", ":")))
+    return found[1]
 
 
 def _remember(cache: dict[Any, Any], key: Any, value: Any, keep: int = 16) -> None:
@@ -167,14 +183,17 @@ def _abs(storage: TableStorage, rel: str) -> str:
     return storage.display(rel)
 
 
-def published_version(storage: TableStorage) -> int:
+def _read_hint(storage: TableStorage) -> int:
+    """The version ``version-hint.text`` names (0: none, or not a number)."""
+    try:
+        return int(storage.read_bytes(HINT).decode().strip())
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+def published_version(storage: TableStorage, hinted: int | None = None) -> int:
     """The newest metadata version written (0: none): the hint, then any version written after it."""
-    version = 0
-    if storage.exists(HINT):
-        try:
-            version = int(storage.read_bytes(HINT).decode().strip())
-        except ValueError:
-            version = 0
+    version = _read_hint(storage) if hinted is None else hinted
     while storage.exists(_metadata_name(version + 1)):
         version += 1
     return version
@@ -507,7 +526,8 @@ class _Publisher:
     def run(self) -> PublishResult:
         kept = {r[0] for r in self.rows}
         written: list[int] = []
-        version = published_version(self.storage)
+        hinted = _read_hint(self.storage)
+        version = published_version(self.storage, hinted)
         checked = False
         while True:  # each turn writes the next version, or finds another process wrote it and reloads
             previous = self._read_version(version) if version else None
@@ -543,7 +563,7 @@ class _Publisher:
                 if stamp is not None:
                     _remember(_VERSIONS, stamp, meta)
             version += 1
-        final = self._move_hint(version)
+        final = self._move_hint(version, hinted)
         return PublishResult(tuple(written), final, _abs(self.storage, _metadata_name(final)))
 
     def _after(self, last: int) -> list[Snapshot]:
@@ -627,18 +647,15 @@ class _Publisher:
                                      "the table moved: remove its metadata/ directory and publish again")
         return absolute[len(base):]
 
-    def _move_hint(self, version: int) -> int:
-        """Point ``version-hint.text`` at ``version`` unless it already names a newer one."""
+    def _move_hint(self, version: int, hinted: int) -> int:
+        """Point ``version-hint.text`` at ``version`` unless it already names a newer one (``hinted``: what it
+        named when this catch-up began); read again after writing, as another catch-up may have written."""
+        current = hinted
         for _ in range(3):
-            current = 0
-            if self.storage.exists(HINT):
-                try:
-                    current = int(self.storage.read_bytes(HINT).decode().strip())
-                except ValueError:
-                    current = 0
             if current >= version:
                 return current
             _io().replace_file(self.storage, HINT, str(version).encode())
+            current = _read_hint(self.storage)
         return version
 
 
