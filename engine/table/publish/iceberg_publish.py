@@ -19,6 +19,7 @@ import os
 import re
 import uuid
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -216,7 +217,7 @@ def _ms(committed_at: str) -> int:
     return int(stamp.timestamp() * 1000)
 
 
-def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Sequence[_File], name: str,
+def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], live: Any, name: str,
            problems: list[str]) -> None:
     """Refuse, before anything is written, what Iceberg readers could not read (every problem at once)."""
     _io()  # PyIceberg checks the schemas: a missing one is named with its extra
@@ -231,7 +232,7 @@ def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Seq
                                 "rename one of the two columns")
     seen: set[tuple[int, int]] = set()
     for snap in snapshots:  # the snapshots to publish (those published were checked when they were)
-        for schema_id in {f.schema_id for f in files if f.live_at(snap.snapshot_id)}:
+        for schema_id in {f.schema_id for f in live(snap.snapshot_id)}:
             pair = (schema_id, snap.schema_id)
             if pair not in seen:
                 seen.add(pair)
@@ -322,6 +323,8 @@ class _Publisher:
         self.keyed = any(f.bucket is not None for f in self.all_files)
         self.deletes: dict[int, dict[int, Any]] = {}  # snapshot -> data file id -> positions dropped
         self._live_files: dict[int, list[_File]] = {}
+        self._begins = Counter(f.begin for f in self.files)  # files added and removed by each snapshot
+        self._ends = Counter(f.end for f in self.files if f.end is not None)
         self.location = _abs(storage, "")
 
     def _live(self, snapshot_id: int) -> list[_File]:
@@ -495,8 +498,9 @@ class _Publisher:
             prepared = [writer.prepare_manifest(m) for m in manifests]  # v3: assigns the row ids, in list order
             writer.add_manifests(prepared)  # preparing what is prepared changes nothing
             _remember(_LISTS, (str(self.storage.location), rel), prepared)
-        added = sum(1 for f in self.files if f.begin == sid)
-        removed = sum(1 for f in self.files if f.end == sid)
+        added = self._begins.get(sid, 0)
+        removed = self._ends.get(sid, 0)
+        dropped = self.deletes.get(sid) or {}
         operation = ("overwrite" if added and removed else "append" if added else "delete" if removed
                      else "replace")
         live = self._live(sid)
@@ -510,8 +514,8 @@ class _Publisher:
                         "total-data-files": str(len(live)),
                         "total-records": str(sum(f.record_count for f in live)),
                         "total-delete-files": str(len({(f.spec_id, f.partition_text) for f in self.files
-                                                       if f.file_id in (self.deletes.get(sid) or {})})),
-                        "total-position-deletes": str(sum(len(p) for p in (self.deletes.get(sid) or {}).values())),
+                                                       if f.file_id in dropped}) if dropped else 0),
+                        "total-position-deletes": str(sum(len(p) for p in dropped.values())),
                         "total-equality-deletes": "0"},
             "schema-id": snap.schema_id,
         }
@@ -546,7 +550,7 @@ class _Publisher:
                                                   decode_partition(f.partition_text), _abs(self.storage, f.path))
                         if found:
                             problems.append(found)
-                _check(self.schemas, todo, self.files, self.name, problems)
+                _check(self.schemas, todo, self._live, self.name, problems)
                 checked = True
             pending = self._after(last)
             expired = [e for e in (previous or {}).get("snapshots", []) if e["snapshot-id"] not in kept]
@@ -615,8 +619,8 @@ class _Publisher:
             meta.update({"snapshots": [], "snapshot-log": [], "refs": {}})
             return meta
         previous_entries = list(previous.get("snapshots", [])) if previous else []
-        current = next((e for e in previous_entries if e["snapshot-id"] == previous.get("current-snapshot-id")),
-                       None) if previous else None
+        current = next((e for e in reversed(previous_entries)  # the newest, as a rule
+                        if e["snapshot-id"] == previous.get("current-snapshot-id")), None) if previous else None
         prior: list[Any] = []
         if current is not None:  # its manifests are reused where none of their files has gone
             rel = self._rel(current["manifest-list"])
