@@ -200,14 +200,47 @@ def published_version(storage: TableStorage, hinted: int | None = None) -> int:
     return version
 
 
-def _load_files(catalog: SqliteCatalog, table_id: int) -> list[_File]:
-    def read(conn: Any) -> list[Any]:
-        return conn.execute(
-            "SELECT file_id, path, schema_id, record_count, file_size, begin_snapshot, end_snapshot, spec_id, "
-            "partition_values, content, bucket FROM fs_data_file WHERE table_id = ? ORDER BY file_id",
-            (table_id,)).fetchall()
+_FILE_COLUMNS = ("SELECT file_id, path, schema_id, record_count, file_size, begin_snapshot, end_snapshot, spec_id, "
+                 "partition_values, content, bucket FROM fs_data_file WHERE table_id = ?")
+# (catalog, table) -> (highest file id, head snapshot, files by id) as last read by this process: a file's row
+# only ever changes by its end snapshot being set (to a snapshot after any seen), so a catch-up reads the rows
+# added or ended since, and everything again when rows were forgotten (expiry) or the table is not the same
+_FILES: dict[tuple[str, str, int], tuple[int, int, dict[int, _File]]] = {}
 
-    return [_File(r) for r in catalog.run_read(read)]
+
+def _load_files(catalog: SqliteCatalog, table_id: int, head: int) -> list[_File]:
+    """The table's data and delete file rows, by file id (``head``: the newest snapshot the catalog has)."""
+    key = (type(catalog).__name__, str(getattr(catalog, "uri", None) or catalog.path), table_id)
+    cached = _FILES.get(key)
+
+    def read(conn: Any) -> tuple[list[Any], int]:
+        count = conn.execute("SELECT COUNT(*) FROM fs_data_file WHERE table_id = ?", (table_id,)).fetchone()[0]
+        if cached is None:
+            return conn.execute(_FILE_COLUMNS + " ORDER BY file_id", (table_id,)).fetchall(), count
+        return conn.execute(_FILE_COLUMNS + " AND (file_id >= ? OR end_snapshot > ?) ORDER BY file_id",
+                            (table_id, cached[0], cached[1])).fetchall(), count
+
+    rows, count = catalog.run_read(read)
+    files: dict[int, _File] = {}
+    if cached is not None:
+        top, _, known = cached
+        newest = next((r for r in rows if r[0] == top), None)
+        same = newest is not None and top in known and newest[1] == known[top].path
+        if same:
+            files = dict(known)
+        else:  # the newest row seen is gone or another: read everything
+            cached = None
+            rows, count = catalog.run_read(read)
+    files.update((r[0], _File(r)) for r in rows)
+    if len(files) != count:  # rows were forgotten (expiry) since: read everything
+        cached = None
+        rows, count = catalog.run_read(read)
+        files = {r[0]: _File(r) for r in rows}
+    if files:
+        if len(_FILES) > 64:
+            _FILES.clear()
+        _FILES[key] = (max(files), head, files)
+    return [files[i] for i in sorted(files)]
 
 
 def _ms(committed_at: str) -> int:
@@ -318,7 +351,7 @@ class _Publisher:
         self.schemas = catalog.schemas(table_id)
         self.specs = catalog.specs(table_id)
         self.specs_by_id = {s.spec_id: s for s, _ in self.specs}
-        self.all_files = _load_files(catalog, table_id)
+        self.all_files = _load_files(catalog, table_id, max((r[0] for r in self.rows), default=0))
         self.files = [f for f in self.all_files if f.content == "data"]  # a keyed table's key deletes are not rows
         self.keyed = any(f.bucket is not None for f in self.all_files)
         self.deletes: dict[int, dict[int, Any]] = {}  # snapshot -> data file id -> positions dropped

@@ -336,3 +336,34 @@ def test_buckets_written_without_the_key_lookup_publish_the_rows_the_merge_super
     assert pyiceberg_rows(t, t.current_snapshot.snapshot_id) == fieldshift_rows(t, t.current_snapshot.snapshot_id)
     rows = {r["id"]: r["v"] for r in t.to_arrow().to_pylist()}
     assert rows == {0: "a0", 1: "s1", 2: "a2", 3: "u3", 4: "u4", 6: "a6", 7: "a7", 9: "s9"}
+
+
+def test_file_rows_remembered_between_catch_ups_follow_removals_expiry_and_a_new_table(tmp_path: Path) -> None:
+    """A process re-reads only the file rows added or ended since its last catch-up; files removed, rows
+    forgotten by expiry, and another table made at the same place are all seen."""
+    import shutil
+
+    def check(t: Table) -> None:
+        head = t.current_snapshot.snapshot_id
+        assert pyiceberg_rows(t, head) == fieldshift_rows(t, head)
+
+    t = Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]), publish="iceberg")
+    for i in range(4):
+        t.append({"id": [i]})
+    t.compact()  # every file ended, one added
+    check(t)
+    t.expire_snapshots(older_than=0, retain_last=1)
+    t.vacuum(older_than=0)  # the ended files' rows are forgotten
+    t.append({"id": [9]})
+    check(t)
+    t = Table.create(tmp_path / "b", pa.schema([("id", pa.int64())]), publish="iceberg")
+    for i in range(3):
+        t.append({"id": [i]})
+    check(t)
+    shutil.rmtree(tmp_path / "b")
+    t = Table.create(tmp_path / "b", pa.schema([("id", pa.int64())]))  # not publishing on commit
+    for i in range(3):  # as many rows with the same file ids as before, other files
+        t.append({"id": [100 + i]})
+    t.publish()  # the first catch-up of the new table in this process
+    check(t)
+    assert pyiceberg_rows(t, t.current_snapshot.snapshot_id) == ['{"id": 100}', '{"id": 101}', '{"id": 102}']
