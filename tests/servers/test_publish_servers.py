@@ -1,5 +1,6 @@
 """Publishing where the table lives: a table on S3 (moto) with its catalog in PostgreSQL, published on
-every commit, read back by PyIceberg from the bucket with fieldshift's rows at every snapshot."""
+every commit (v2, then v3 with Puffin deletion vectors once a default arrives), read back by PyIceberg from
+the bucket with fieldshift's rows at every snapshot; the object store's create-if-absent race."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pytest
 
 import fieldshift as fs
@@ -28,11 +30,13 @@ def test_a_table_on_s3_with_a_postgresql_catalog_publishes_on_commit(s3_location
     t = fs.Table.create(s3_location, pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())]),
                         catalog=pg_uri, identifier_fields=["k"], publish="iceberg")
     t.upsert({"k": [1, 2, 3], "v": ["a", "b", "c"]})
-    t.update_schema().add_column("w", pa.float64()).commit()
+    t.update_schema().add_column("w", pa.float64(), default=1.5).commit()  # v3 from here: Puffin vectors
     t.upsert({"k": [2], "v": ["B"], "w": [0.5]})
     t.delete([3])
     for snap in t.history()[1:]:
         assert _pyiceberg_rows(s3_location, snap.snapshot_id) == fieldshift_rows(t, snap.snapshot_id)
+    assert any(f.path.endswith(".puffin") for f in t.storage.fs.get_file_info(
+        pafs.FileSelector(t.storage.full("metadata/deletes"))))
     t.expire_snapshots(older_than=0, retain_last=1)
     removed = t.vacuum(older_than=0)
     assert any(r.startswith("metadata/") for r in removed)
