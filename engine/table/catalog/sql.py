@@ -37,7 +37,7 @@ __all__ = [
 FORMAT_VERSION = 3
 """Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files; 3:
 deletion vectors, which an older fieldshift's expiry would leave behind);
-:meth:`SqliteCatalog.check_version` upgrades older catalogs in place and refuses newer ones."""
+:meth:`Catalog.check_version` upgrades older catalogs in place and refuses newer ones."""
 POLICY_PROPERTY = "fieldshift.schema.policy"
 PUBLISH_PROPERTY = "fieldshift.publish"  # "iceberg": Iceberg metadata caught up after every commit
 """The table property holding the table's evolution policy (:attr:`CastPolicy.option_name`)."""
