@@ -27,8 +27,6 @@ from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from fieldshift.errors import (
     CatalogFormatError,
@@ -46,6 +44,7 @@ from fieldshift.open_tables.source import (
     SnapshotId,
     SourceSnapshot,
 )
+from fieldshift.open_tables.store_files import StoreFiles
 from fieldshift.schema.model import Schema
 from fieldshift.schema.name_mapping import NameMapping
 from fieldshift.schema.policy import CastPolicy
@@ -99,6 +98,7 @@ class HudiSource:
                 raise InvalidNameError(f"no Hudi table at {text}: it has no .hoodie directory")
             text = os.path.abspath(text)
         self.base = text.rstrip("/")
+        self.file_opener = StoreFiles(storage_options, f"Hudi table {self.base}", strict=False)
         builder = hudi.HudiTableBuilder.from_base_uri(self.base)
         if storage_options:
             builder = builder.with_storage_options(dict(storage_options))
@@ -294,7 +294,7 @@ class HudiSource:
             path = self._path(rel)
             count = self._record_counts.get(rel)
             if count is None:
-                count = self._footer_rows(path)
+                count = self.file_opener.footer_rows(path)
             mapping = self._mapping(self.schema_at_instant(_file_instant(s.base_file_name)))
             stats = {k: ColumnStats(count, 0, v.lower, v.upper, None, v.type) for k, v in partition.items()}
             files.append(DataFileEntry(path, count, name_mapping=mapping, stats=stats, file_size=s.base_file_size))
@@ -304,12 +304,9 @@ class HudiSource:
     def _path(self, rel: str) -> str:
         return f"{self.base}/{rel.lstrip('/')}"
 
-    def _footer_rows(self, path: str) -> int:
-        if "://" in path:
-            fs, inner = pafs.FileSystem.from_uri(path)
-            with fs.open_input_file(inner) as f:
-                return pq.ParquetFile(f).metadata.num_rows
-        return pq.ParquetFile(path).metadata.num_rows
+    def open_file(self, path: str) -> Any:
+        """A base file, with the ``storage_options`` given (the ones hudi-rs also takes)."""
+        return self.file_opener.open(path)
 
     def _slice_reader(self, s: Any, options: Any) -> Callable[[], Iterator[pa.RecordBatch]]:
         """Hudi's own merge of a file slice (base file + log files), as of the snapshot read."""
