@@ -235,10 +235,23 @@ class HudiSource:
                 found = i
         return found
 
+    def _check_not_archived(self, instant: str) -> None:
+        """A file whose commit left the active timeline (archived) and predates every internal schema version
+        fieldshift sees (the commits' own and ``.hoodie/.schema``'s) was written with a schema it cannot know:
+        its columns' ids are unknown, and reading it by a later version's names would lose renamed columns."""
+        active = {i.timestamp for i, _ in self._instants}
+        if instant not in active and self._versions and int(instant) < self._versions[0]:
+            raise UnsupportedFormatFeatureError(
+                f"Hudi table {self.name}: a base file was written at instant {instant}, which is archived (not in the "
+                f"active timeline), and its internal schema is in none of the versions fieldshift reads (the oldest "
+                f"is {self._versions[0]}; the .hoodie/.schema history holds none older). fieldshift does not read "
+                "the archived timeline; restore .hoodie/.schema, or rewrite the file group (compaction or clustering)")
+
     def schema_at_instant(self, instant: str) -> Schema:
         """The schema a file written at ``instant`` was written with (the newest version at or before it)."""
         if instant not in self._instant_schema:
             if self.mode == "internal":
+                self._check_not_archived(instant)
                 found = self._version_at(instant)
             else:
                 key = (len(instant), instant)
@@ -273,8 +286,12 @@ class HudiSource:
         snap = next((s for s in self.snapshots() if s.snapshot_id == str(snapshot_id)), None)
         if snap is None:
             known = [s.snapshot_id for s in self.snapshots()]
-            raise SnapshotNotFoundError(f"Hudi table {self.name} has no completed instant {snapshot_id!r} in its "
-                                        f"active timeline; its instants are {known}")
+            archived = bool(known) and (len(str(snapshot_id)), str(snapshot_id)) < (len(known[0]), str(known[0]))
+            raise SnapshotNotFoundError(
+                f"Hudi table {self.name} has no completed instant {snapshot_id!r} in its active timeline; its "
+                f"instants are {known}" + (". An instant older than the first may have been archived: fieldshift "
+                                           "reads the active timeline only, so it cannot read the table as of then"
+                                           if archived else ""))
         schema = self._schemas[snap.schema_id]
         options = self._hudi.HudiReadOptions().with_as_of_timestamp(str(snap.snapshot_id))
         try:
