@@ -22,20 +22,24 @@ import pyarrow.parquet as pq
 
 from fieldshift.errors import InvalidOptionError
 
-__all__ = ["S3_KEYS", "StoreFiles"]
+__all__ = ["S3_KEYS", "WRITER_KEYS", "StoreFiles"]
 
 # object_store's key (without the aws_ prefix) -> pyarrow.fs.S3FileSystem's argument
 S3_KEYS = {"access_key_id": "access_key", "secret_access_key": "secret_key", "session_token": "session_token",
            "token": "session_token", "region": "region", "default_region": "region",
            "endpoint_url": "endpoint_override", "endpoint": "endpoint_override", "allow_http": "allow_http"}
 _S3_SCHEMES = ("s3://", "s3a://")
+# options delta-rs' writers take (commit safety on S3), often kept in the same dictionary: nothing to a reader
+WRITER_KEYS = frozenset({"aws_s3_allow_unsafe_rename", "aws_conditional_put", "aws_s3_locking_provider",
+                         "delta_dynamo_table_name", "aws_copy_if_not_exists"})
 
 
 class StoreFiles:
     """Opens and lists a table's files; ``options`` are ``storage_options`` (None: the environment's).
 
     ``strict`` names a key that configures nothing here (DuckLake and Delta, whose files only fieldshift
-    opens); Hudi passes the rest of its options on to hudi-rs, so it is not strict."""
+    opens), but for delta-rs' writer-side keys (``WRITER_KEYS``); Hudi passes the rest of its options on to
+    hudi-rs, so it is not strict."""
 
     def __init__(self, options: Mapping[str, Any] | None, what: str, *, strict: bool = True) -> None:
         self.options = {str(k): str(v) for k, v in (options or {}).items()}
@@ -45,6 +49,8 @@ class StoreFiles:
         for key, value in self.options.items():
             short = key.lower().removeprefix("aws_")
             arg = S3_KEYS.get(short)
+            if key.lower() in WRITER_KEYS:
+                continue
             if arg is None:
                 unknown.append(key)
             elif arg == "allow_http":

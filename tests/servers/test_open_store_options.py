@@ -74,7 +74,9 @@ def test_delta_log_and_files_open_with_storage_options_only(s3_server: str, tmp_
     prefix = _upload(local, s3_server)
     options = _options(s3_server)
     _no_environment(monkeypatch)
-    with fs.open_table(f"s3://{prefix}", format="delta", storage_options=options) as remote:
+    # delta-rs' writer-side keys often share the dictionary: accepted, and nothing to a read
+    with fs.open_table(f"s3://{prefix}", format="delta",
+                       storage_options={**options, "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}) as remote:
         assert [s.snapshot_id for s in remote.history()] == [0, 1, 2]
         for v, rows in want.items():
             assert _rows(remote.to_arrow(snapshot_id=v)) == rows, v
