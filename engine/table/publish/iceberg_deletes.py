@@ -31,7 +31,7 @@ def snapshot_deletes(catalog: Any, table_id: int, storage: TableStorage, snapsho
                      ) -> dict[int, Any]:
     """Data file id -> the positions fieldshift's scan of ``snapshot_id`` drops from it; ``live``: the files
     (data and key-delete files) live there."""
-    vectors = catalog.run_read(lambda conn: load_vectors(conn, table_id, snapshot_id))
+    vectors = catalog.read(load_vectors, table_id, snapshot_id)
     buckets: dict[Any, list[Any]] = {}
     for f in live:
         if f.bucket is not None:

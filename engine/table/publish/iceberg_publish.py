@@ -28,6 +28,8 @@ from fieldshift.errors import UnpublishableError
 from fieldshift.extras import require
 from fieldshift.schema.defaults import default_to_json
 from fieldshift.schema.model import Schema
+from fieldshift.table.catalog.files import publish_file_rows, publish_file_rows_since
+from fieldshift.table.catalog.snapshots import publish_rows
 from fieldshift.table.catalog.specs import decode_partition
 from fieldshift.table.catalog.sqlite import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.files.storage import TableStorage
@@ -114,9 +116,6 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any, keep: int = 16) -> No
     if len(cache) >= keep:
         cache.pop(next(iter(cache)))
     cache[key] = value
-# the kept snapshots without their summaries (a long history's summaries would be parsed for nothing)
-_SNAPSHOTS = ("SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation FROM fs_snapshot "
-              "WHERE table_id = ? ORDER BY snapshot_id")
 
 
 class PublishWarning(UserWarning):
@@ -200,8 +199,6 @@ def published_version(storage: TableStorage, hinted: int | None = None) -> int:
     return version
 
 
-_FILE_COLUMNS = ("SELECT file_id, path, schema_id, record_count, file_size, begin_snapshot, end_snapshot, spec_id, "
-                 "partition_values, content, bucket FROM fs_data_file WHERE table_id = ?")
 # (catalog, table) -> (highest file id, head snapshot, files by id) as last read by this process: a file's row
 # only ever changes by its end snapshot being set (to a snapshot after any seen), so a catch-up reads the rows
 # added or ended since, and everything again when rows were forgotten (expiry) or the table is not the same
@@ -212,30 +209,18 @@ def _load_files(catalog: SqliteCatalog, table_id: int, head: int) -> list[_File]
     """The table's data and delete file rows, by file id (``head``: the newest snapshot the catalog has)."""
     key = (type(catalog).__name__, str(getattr(catalog, "uri", None) or catalog.path), table_id)
     cached = _FILES.get(key)
-
-    def read(conn: Any) -> tuple[list[Any], int]:
-        count = conn.execute("SELECT COUNT(*) FROM fs_data_file WHERE table_id = ?", (table_id,)).fetchone()[0]
-        if cached is None:
-            return conn.execute(_FILE_COLUMNS + " ORDER BY file_id", (table_id,)).fetchall(), count
-        return conn.execute(_FILE_COLUMNS + " AND (file_id >= ? OR end_snapshot > ?) ORDER BY file_id",
-                            (table_id, cached[0], cached[1])).fetchall(), count
-
-    rows, count = catalog.run_read(read)
     files: dict[int, _File] = {}
     if cached is not None:
-        top, _, known = cached
+        top, seen, known = cached
+        rows, count = catalog.read(publish_file_rows_since, table_id, top, seen)
         newest = next((r for r in rows if r[0] == top), None)
-        same = newest is not None and top in known and newest[1] == known[top].path
-        if same:
+        if newest is not None and top in known and newest[1] == known[top].path:
             files = dict(known)
-        else:  # the newest row seen is gone or another: read everything
-            cached = None
-            rows, count = catalog.run_read(read)
-    files.update((r[0], _File(r)) for r in rows)
-    if len(files) != count:  # rows were forgotten (expiry) since: read everything
-        cached = None
-        rows, count = catalog.run_read(read)
-        files = {r[0]: _File(r) for r in rows}
+            files.update((r[0], _File(r)) for r in rows)
+        if len(files) != count:  # the newest row seen is gone or another, or rows were forgotten (expiry)
+            files = {}
+    if not files:
+        files = {r[0]: _File(r) for r in catalog.read(publish_file_rows, table_id)}
     if files:
         if len(_FILES) > 64:
             _FILES.clear()
@@ -347,7 +332,7 @@ class _Publisher:
 
     def __init__(self, catalog: SqliteCatalog, table_id: int, name: str, storage: TableStorage) -> None:
         self.catalog, self.table_id, self.name, self.storage = catalog, table_id, name, storage
-        self.rows = catalog.run_read(lambda conn: conn.execute(_SNAPSHOTS, (table_id,)).fetchall())
+        self.rows = catalog.read(publish_rows, table_id)  # without summaries: a long history's are not parsed
         self.schemas = catalog.schemas(table_id)
         self.specs = catalog.specs(table_id)
         self.specs_by_id = {s.spec_id: s for s, _ in self.specs}
@@ -704,8 +689,7 @@ def publish_iceberg(catalog: SqliteCatalog, table_id: int, name: str, storage: T
     """
     with catalog.one_connection():  # a dozen reads of the catalog, one connection
         result = _Publisher(catalog, table_id, name, storage).run()
-        props = catalog.run_read(lambda conn: json.loads(conn.execute(
-            "SELECT properties FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()[0] or "{}"))
+        props = catalog.properties(table_id)
     if props.get(REGISTER_URI_PROPERTY) and props.get(REGISTER_NAME_PROPERTY):
         move_pointer(props[REGISTER_URI_PROPERTY], props[REGISTER_NAME_PROPERTY], result.metadata_location)
     return result
