@@ -323,3 +323,56 @@ def test_full_scan_by_layout(benchmark: Any, tmp_path_factory: pytest.TempPathFa
     for n, v in (ratios | cpu_ratios).items():
         print(f"  {n:28s} {v:.3f}")
     print("  file bytes: " + ", ".join(f"{k} {v / 1e6:.0f} MB" for k, v in sizes.items()))
+
+
+PLAN_FILES = 2_000
+PLAN_START = np.datetime64("2020-01-01", "D")
+
+
+def test_plan_one_day_of_2000_files_vs_delta_rs(benchmark: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Planning a one-day filter on an open table of 2,000 day partitions (one file each): fieldshift's
+    ``scan(filter=...).files()`` (target <= 1 ms), the same without the columnar partition and statistics
+    tests (``vector_prune = False``), and delta-rs' ``file_uris(partition_filters=...)`` on the same rows
+    partitioned by a day column. Medians of interleaved rounds."""
+    deltalake = pytest.importorskip("deltalake")
+    import datetime as dt
+
+    root = tmp_path_factory.mktemp("plan")
+    days = PLAN_START + np.repeat(np.arange(PLAN_FILES), 2)
+    ts = days.astype("datetime64[us]") + np.tile(np.array([3, 15], "timedelta64[h]"), PLAN_FILES)
+    rows = pa.table({"id": np.arange(len(ts), dtype=np.int64), "ts": pa.array(ts), "v": np.ones(len(ts))})
+    fs.Table.create(root / "fs", rows.schema, partition_by=["days(ts)"]).append(rows)
+    deltalake.write_deltalake(str(root / "dl"), rows.append_column("day", pa.array(days.astype(str))),
+                              partition_by=["day"])
+    t = fs.Table.open(root / "fs")
+    delta = deltalake.DeltaTable(str(root / "dl"))
+    day = dt.datetime(2021, 12, 1)
+    flt = [("ts", ">=", day), ("ts", "<", day + dt.timedelta(days=1))]
+
+    def fieldshift_plan() -> int:
+        return len(t.scan(filter=flt).files())
+
+    def without_columnar_tests() -> int:
+        scan = t.scan(filter=flt)
+        scan.vector_prune = False
+        return len(scan.files())
+
+    def delta_plan() -> int:
+        return len(delta.file_uris(partition_filters=[("day", "=", "2021-12-01")]))
+
+    assert fieldshift_plan() == without_columnar_tests() == delta_plan() == 1
+    assert len(t.scan().live_files()) == PLAN_FILES
+    cpu: list[list[float]] = [[], [], []]
+    rounds = int(os.environ.get("FIELDSHIFT_PLAN_RUNS", 200))
+    t_fs, t_slow, t_dl = _interleaved([fieldshift_plan, without_columnar_tests, delta_plan], rounds, cpu)
+    benchmark.pedantic(fieldshift_plan, rounds=20, iterations=1)
+    m = {"fieldshift": statistics.median(t_fs), "without_columnar_tests": statistics.median(t_slow),
+         "delta_rs": statistics.median(t_dl)}
+    c = {k: statistics.median(v) for k, v in zip(m, cpu, strict=True)}
+    benchmark.extra_info.update({f"{k}_median_ms": v * 1000 for k, v in m.items()} | {
+        f"{k}_cpu_ms": v * 1000 for k, v in c.items()} | {
+        "files": PLAN_FILES, "rounds": rounds, "target_ms": 1.0, "ratio": m["fieldshift"] / m["delta_rs"],
+        "load_1min": os.getloadavg()[0]})
+    print(f"\nplan a one-day filter of {PLAN_FILES:,} files ({rounds} interleaved rounds, medians, 1-minute load "
+          f"{os.getloadavg()[0]:.1f}): " + ", ".join(f"{k} {v * 1000:.2f} ms (CPU {c[k] * 1000:.2f} ms)"
+                                                      for k, v in m.items()))
