@@ -31,7 +31,8 @@ def parquet_codec(table: pa.Table, *, local: bool = True) -> str:
 def _atomic_write(table: pa.Table, storage: TableStorage, rel: str, layout: WriteLayout = DEFAULT_LAYOUT) -> int:
     rows = layout.group_rows(table)
     codec = layout.codec_for(table, rows, local=storage.local_path is not None)
-    return storage.write_parquet(rel, table, row_group_size=rows, compression=codec)
+    return storage.write_parquet(rel, table, row_group_size=rows, compression=codec,
+                                 use_dictionary=layout.dictionary_columns(table))
 
 
 # Parquet has no seconds unit: pyarrow stores timestamp[s] as milliseconds, so seconds beyond this overflow.

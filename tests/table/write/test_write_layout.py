@@ -15,6 +15,7 @@ from fieldshift.errors import InvalidOptionError
 from fieldshift.table.files.write_layout import (
     CODEC_PROPERTY,
     DEFAULT_LAYOUT,
+    DICTIONARY_PROPERTY,
     FILE_ROWS_PROPERTY,
     ROW_GROUP_BYTES_PROPERTY,
     ROW_GROUP_ROWS_PROPERTY,
@@ -92,7 +93,8 @@ def test_compaction_and_keyed_writes_keep_the_tables_layout(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(("key", "value"), [(FILE_ROWS_PROPERTY, "0"), (ROW_GROUP_ROWS_PROPERTY, "many"),
-                                            (ROW_GROUP_BYTES_PROPERTY, "-5"), (CODEC_PROPERTY, "brotli9")])
+                                            (ROW_GROUP_BYTES_PROPERTY, "-5"), (CODEC_PROPERTY, "brotli9"),
+                                            (DICTIONARY_PROPERTY, "some")])
 def test_a_bad_layout_property_is_refused_before_anything_is_created(tmp_path: Path, key: str, value: str) -> None:
     with pytest.raises(InvalidOptionError, match=key.replace(".", r"\.")):
         fs.Table.create(tmp_path / "t", _rows(1).schema, properties={key: value})
@@ -100,3 +102,29 @@ def test_a_bad_layout_property_is_refused_before_anything_is_created(tmp_path: P
     assert write_layout({}) is DEFAULT_LAYOUT
     assert write_layout({CODEC_PROPERTY: "ZSTD", FILE_ROWS_PROPERTY: "1_000"}) == WriteLayout(file_rows=1000,
                                                                                                codec="zstd")
+
+
+def _dictionary_pages(location: Path) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    for path in (location / "data").rglob("*.parquet"):
+        md = pq.read_metadata(path)
+        for g in range(md.num_row_groups):
+            for c in range(md.num_columns):
+                col = md.row_group(g).column(c)
+                out[col.path_in_schema] = out.get(col.path_in_schema, False) or col.has_dictionary_page
+    return out
+
+
+def test_only_columns_whose_values_repeat_are_dictionary_encoded(tmp_path: Path) -> None:
+    data = _rows(20_000).append_column("flag", pa.array([i % 3 == 0 for i in range(20_000)]))
+    auto = fs.Table.create(tmp_path / "auto", data.schema)
+    auto.append(data)
+    assert _dictionary_pages(tmp_path / "auto") == {"id": False, "x": False, "s": True, "flag": False}
+    every = fs.Table.create(tmp_path / "all", data.schema, properties={DICTIONARY_PROPERTY: "all"})
+    every.append(data)
+    assert _dictionary_pages(tmp_path / "all") == {"id": True, "x": True, "s": True, "flag": False}
+    assert auto.scan().to_arrow().equals(every.scan().to_arrow())
+    assert DEFAULT_LAYOUT.dictionary_columns(data.slice(0, 100)) is True  # small: the writer decides
+    nested = data.append_column("st", pa.array([{"a": i} for i in range(20_000)]))
+    assert DEFAULT_LAYOUT.dictionary_columns(nested) is True
+    assert WriteLayout(dictionary="none").dictionary_columns(data) is False
