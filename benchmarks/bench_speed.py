@@ -10,9 +10,10 @@
 - insert-only ``append`` of ``FIELDSHIFT_LOAD_ROWS`` rows (default 2,000,000; 200,000 with
   ``FIELDSHIFT_BENCH_SCALE=small``; string keys) into a new keyed table (4 buckets) against deltalake's
   ``write_deltalake`` of the same rows (target <= 1.3x), the same append without the issue's fast paths
-  (exact group-by uniqueness, no remembered key hash, bucket files one after another), and the floor:
-  pyarrow writing the same four bucket files in fieldshift's layout (zstd, 131,072-row groups) on two
-  threads. Runs interleaved, medians of 5.
+  (exact group-by uniqueness, no remembered key hash, bucket files one after another), the same append in
+  the layout before issue 35 (zstd, 131,072-row groups, a dictionary tried on every column), and the floor:
+  pyarrow writing the same four bucket files in fieldshift's layout (``write_layout``) on two threads. Runs
+  interleaved, medians of 5.
 
 Results go to ``extra_info`` and are printed; ``speed.md`` holds the measured notes (report.py appends it).
 """
@@ -152,10 +153,13 @@ def test_keyed_bulk_load_vs_write_deltalake(benchmark: Any, tmp_path_factory: py
     schema = fs.Schema.from_arrow(SCHEMA, assign_ids=True)
     counter = iter(range(10_000))
 
-    def fieldshift_append() -> None:
+    def fieldshift_append(properties: dict[str, str] | None = None) -> None:
         dest = root / f"fs{next(counter)}"
-        fs.Table.create(dest, schema, identifier_fields=["id"], buckets=4).append(rows)
+        fs.Table.create(dest, schema, identifier_fields=["id"], buckets=4, properties=properties).append(rows)
         shutil.rmtree(dest)
+
+    def old_layout() -> None:
+        fieldshift_append(OLD_LAYOUT_PROPERTIES)
 
     def without_fast_paths() -> None:
         saved = (write_commit.check_unique, partition_write.write_bucketed, keys._LAST_HASH)
@@ -180,23 +184,33 @@ def test_keyed_bulk_load_vs_write_deltalake(benchmark: Any, tmp_path_factory: py
     def floor() -> None:
         dest = Path(tempfile.mkdtemp(dir=root))
         with ThreadPoolExecutor(2) as pool:
-            list(pool.map(lambda i: pq.write_table(parts[i], dest / f"{i}.parquet", compression="zstd",
-                                                   row_group_size=DEFAULT_LAYOUT.group_rows(parts[i])), range(4)))
+            list(pool.map(lambda i: pq.write_table(
+                parts[i], dest / f"{i}.parquet", compression=DEFAULT_LAYOUT.codec_for(parts[i], 1 << 20),
+                row_group_size=DEFAULT_LAYOUT.group_rows(parts[i]),
+                use_dictionary=DEFAULT_LAYOUT.dictionary_columns(parts[i])), range(4)))
         shutil.rmtree(dest)
 
     fieldshift_append(), delta()  # warm (numba's hash kernel, deltalake's runtime)
-    t_fs, t_dl, t_slow, t_floor = _interleaved([fieldshift_append, delta, without_fast_paths, floor], 5)
+    cpu: list[list[float]] = [[] for _ in range(5)]
+    t_fs, t_dl, t_slow, t_floor, t_old = _interleaved([fieldshift_append, delta, without_fast_paths, floor, old_layout],
+                                                      5, cpu)
     benchmark.pedantic(fieldshift_append, rounds=1, iterations=1)
     m = {k: statistics.median(v) for k, v in
-         {"fieldshift": t_fs, "deltalake": t_dl, "without_fast_paths": t_slow, "pyarrow_floor": t_floor}.items()}
+         {"fieldshift": t_fs, "deltalake": t_dl, "without_fast_paths": t_slow, "pyarrow_floor": t_floor,
+          "old_layout": t_old}.items()}
+    c = {k: statistics.median(v) for k, v in zip(m, cpu, strict=True)}
     benchmark.extra_info.update({f"{k}_median_s": v for k, v in m.items()} | {
         "rows": LOAD_ROWS, "ratio": m["fieldshift"] / m["deltalake"], "target": 1.3,
         "ratio_without_fast_paths": m["without_fast_paths"] / m["deltalake"],
-        "floor_ratio": m["pyarrow_floor"] / m["deltalake"]})
+        "floor_ratio": m["pyarrow_floor"] / m["deltalake"], "old_layout_ratio": m["old_layout"] / m["deltalake"],
+        **{f"{k}_cpu_s": v for k, v in c.items()}, "cpu_ratio": c["fieldshift"] / c["deltalake"],
+        "load_1min": os.getloadavg()[0]})
     print(f"\nkeyed append of {LOAD_ROWS:,} rows: fieldshift {m['fieldshift']:.3f}s, deltalake "
           f"{m['deltalake']:.3f}s ({m['fieldshift'] / m['deltalake']:.2f}x), without the fast paths "
           f"{m['without_fast_paths']:.3f}s ({m['without_fast_paths'] / m['deltalake']:.2f}x), pyarrow writing "
-          f"the same bucket files {m['pyarrow_floor']:.3f}s ({m['pyarrow_floor'] / m['deltalake']:.2f}x)")
+          f"the same bucket files {m['pyarrow_floor']:.3f}s ({m['pyarrow_floor'] / m['deltalake']:.2f}x), the layout "
+          f"before issue 35 {m['old_layout']:.3f}s ({m['old_layout'] / m['deltalake']:.2f}x); CPU "
+          + ", ".join(f"{k} {v:.3f}s" for k, v in c.items()) + f"; 1-minute load {os.getloadavg()[0]:.1f}")
 
 
 class _Forgetful(list):  # type: ignore[type-arg]
@@ -208,7 +222,8 @@ class _Forgetful(list):  # type: ignore[type-arg]
 
 SCAN_ROWS = int(os.environ.get("FIELDSHIFT_SCAN_ROWS", 1_000_000 if w.SMALL else 10_000_000))
 OLD_LAYOUT_PROPERTIES = {"fieldshift.write.row-group-rows": "131072",  # the layout before issue 35
-                         "fieldshift.write.row-group-bytes": str(1 << 62)}
+                         "fieldshift.write.row-group-bytes": str(1 << 62), "fieldshift.write.codec": "zstd",
+                         "fieldshift.write.dictionary": "all"}
 
 
 def _version_rows(version: int, n: int, offset: int) -> pa.Table:
@@ -262,8 +277,9 @@ def _small_files_table(location: Path, properties: dict[str, str], files: int = 
 
 
 def test_full_scan_by_layout(benchmark: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A full scan of a 20-column table of 3 schema versions, written in the old layout (131,072-row groups),
-    the new one (row groups up to 1M rows / 256 MiB) and the new one with snappy; each read by fieldshift,
+    """A full scan of a 20-column table of 3 schema versions, written in the old layout (zstd, 131,072-row
+    groups, a dictionary on every column), the new one (snappy, row groups up to 1M rows / 256 MiB, dictionaries
+    where values repeat) and the new one in zstd (PyIceberg's codec); each read by fieldshift,
     by pyarrow.dataset over the same files (one dataset per schema version: the Parquet floor) and by
     PyIceberg through the table's published Iceberg metadata (the same files). Also 200 small files of
     1,000 rows in the old and new layout (must not get slower)."""
@@ -271,11 +287,12 @@ def test_full_scan_by_layout(benchmark: Any, tmp_path_factory: pytest.TempPathFa
 
     static_table = pytest.importorskip("pyiceberg.table").StaticTable
     root = tmp_path_factory.mktemp("scan")
-    layouts = {"new": {}, "old": OLD_LAYOUT_PROPERTIES, "snappy": {"fieldshift.write.codec": "snappy"}}
+    layouts = {"new": {}, "old": OLD_LAYOUT_PROPERTIES, "zstd": {"fieldshift.write.codec": "zstd"}}
     metadata = {k: _three_version_table(root / k, SCAN_ROWS, props) for k, props in layouts.items()}
     groups = {k: _files_by_schema(root / k) for k in layouts}
-    for k in ("new", "old"):
-        _small_files_table(root / f"small_{k}", layouts[k])
+    small_old = {k: v for k, v in OLD_LAYOUT_PROPERTIES.items() if k != "fieldshift.write.codec"}  # was snappy
+    for k, props in (("new", {}), ("old", small_old)):
+        _small_files_table(root / f"small_{k}", props)
     fns: dict[str, Callable[[], Any]] = {}
     for k in layouts:
         fns[f"fieldshift_{k}"] = functools.partial(lambda p: fs.Table.open(p).scan().to_arrow(), root / k)
@@ -287,7 +304,7 @@ def test_full_scan_by_layout(benchmark: Any, tmp_path_factory: pytest.TempPathFa
         fns[f"small_files_{k}"] = functools.partial(lambda p: fs.Table.open(p).scan().to_arrow(), root / f"small_{k}")
     expected = fns["fieldshift_old"]().sort_by("id")
     assert fns["fieldshift_new"]().sort_by("id").equals(expected)  # the layout changes no answer
-    assert fns["fieldshift_snappy"]().sort_by("id").equals(expected)
+    assert fns["fieldshift_zstd"]().sort_by("id").equals(expected)
     assert fns["pyiceberg_new"]().sort_by("id").cast(expected.schema).equals(expected)
     del expected
     for fn in fns.values():  # warm the OS's file cache
@@ -304,13 +321,15 @@ def test_full_scan_by_layout(benchmark: Any, tmp_path_factory: pytest.TempPathFa
               "old_over_dataset": m["fieldshift_old"] / m["dataset_old"],
               "new_over_pyiceberg": m["fieldshift_new"] / m["pyiceberg_new"],
               "old_over_pyiceberg_on_old": m["fieldshift_old"] / m["pyiceberg_old"],
-              "snappy_over_pyiceberg": m["fieldshift_snappy"] / m["pyiceberg_new"],
-              "snappy_over_new": m["fieldshift_snappy"] / m["fieldshift_new"],
+              "new_over_pyiceberg_on_zstd": m["fieldshift_new"] / m["pyiceberg_zstd"],
+              "zstd_over_pyiceberg_on_zstd": m["fieldshift_zstd"] / m["pyiceberg_zstd"],
               "small_files_new_over_old": m["small_files_new"] / m["small_files_old"]}
     sizes = {k: sum(p.stat().st_size for p in (root / k / "data").rglob("*.parquet")) for k in layouts}
     cpu_ratios = {"cpu_new_over_old": c["fieldshift_new"] / c["fieldshift_old"],
                   "cpu_new_over_dataset": c["fieldshift_new"] / c["dataset_new"],
                   "cpu_new_over_pyiceberg": c["fieldshift_new"] / c["pyiceberg_new"],
+                  "cpu_new_over_pyiceberg_on_zstd": c["fieldshift_new"] / c["pyiceberg_zstd"],
+                  "cpu_zstd_over_dataset": c["fieldshift_zstd"] / c["dataset_zstd"],
                   "cpu_small_files_new_over_old": c["small_files_new"] / c["small_files_old"]}
     benchmark.extra_info.update({f"{n}_median_s": v for n, v in m.items()} | ratios | cpu_ratios | {
         **{f"{n}_cpu_s": v for n, v in c.items()},
