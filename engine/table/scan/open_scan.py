@@ -67,6 +67,10 @@ from fieldshift.table.scan.prune_vector import MIN_FILES, PruneView, integer_rul
 __all__ = ["DetachedSource", "OpenScan", "ScanTask", "group_filter"]
 
 BATCH_SIZE = 65_536
+WHOLE_BATCH_ROWS = 1 << 20
+"""Rows per batch when a scan reads its whole result (``to_arrow``): a row group of the default layout. Each
+batch costs a decode set-up per column and a pass of the evolution plan: a full scan of 2M rows, 20 columns
+took 0.88x the CPU in 1M-row batches as in 65,536-row ones."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -967,8 +971,13 @@ class OpenScan:
             if tasks is None:  # deletes make recorded counts an upper bound: stream instead
                 return pa.Table.from_batches(list(self.to_batches()), schema=self.output_schema)
 
+        reader = self
+        if self.batch_size < WHOLE_BATCH_ROWS:  # the whole result is held anyway: read in row-group sized batches
+            reader = object.__new__(type(self))  # the same scan (its source, caches and lock), not a pickled copy
+            reader.__dict__.update(self.__dict__, batch_size=WHOLE_BATCH_ROWS)
+
         def run(task: ScanTask) -> list[pa.RecordBatch]:
-            return [b for b in (self.finish(x) for x in self.task_batches(task)) if b.num_rows]
+            return [b for b in (reader.finish(x) for x in reader.task_batches(task)) if b.num_rows]
 
         order = sorted(range(len(tasks)), key=lambda i: -sum(f.record_count for f in tasks[i].files))
         workers = max(1, min(os.cpu_count() or 1, len(tasks)))
