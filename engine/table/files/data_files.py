@@ -23,14 +23,14 @@ from fieldshift.table.records import DataFile
 __all__ = ["TMP_SUFFIX", "check_file_columns", "check_present", "data_file_errors", "iter_file_batches",
            "name_data_file", "parquet_codec", "read_columns", "remove_files", "write_data_file", "write_side_file"]
 
-def parquet_codec(table: pa.Table, *, local: bool = True) -> str:
+def parquet_codec(table: pa.Table) -> str:
     """The codec the default layout writes ``table`` (one file's rows) with (see ``WriteLayout.codec_for``)."""
-    return DEFAULT_LAYOUT.codec_for(table, DEFAULT_LAYOUT.group_rows(table), local=local)
+    return DEFAULT_LAYOUT.codec_for(table, DEFAULT_LAYOUT.group_rows(table))
 
 
 def _atomic_write(table: pa.Table, storage: TableStorage, rel: str, layout: WriteLayout = DEFAULT_LAYOUT) -> int:
     rows = layout.group_rows(table)
-    codec = layout.codec_for(table, rows, local=storage.local_path is not None)
+    codec = layout.codec_for(table, rows)
     return storage.write_parquet(rel, table, row_group_size=rows, compression=codec,
                                  use_dictionary=layout.dictionary_columns(table))
 
