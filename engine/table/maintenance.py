@@ -90,8 +90,10 @@ class PendingCompaction:
     written: list[str]
 
 
-def prepare_compaction(io: TableIO, metadata: TableMetadata, max_file_rows: int) -> PendingCompaction | None:
-    """Write the compacted files of ``metadata``'s head snapshot (None: nothing needs compacting)."""
+def prepare_compaction(io: TableIO, metadata: TableMetadata,
+                       max_file_rows: int | None = None) -> PendingCompaction | None:
+    """Write the compacted files of ``metadata``'s head snapshot (None: nothing needs compacting), laid out as
+    the table's properties say (``max_file_rows``, when given, caps the rows per file instead)."""
     scan = Scan(io, metadata)
     schema = scan.full_schema
     pspec = metadata.spec  # the output is written in the current schema and partition spec
@@ -105,8 +107,9 @@ def prepare_compaction(io: TableIO, metadata: TableMetadata, max_file_rows: int)
         for group in groups:
             rows = _rows(scan, group).select(schema.names)
             seq = max(f.sequence or 0 for f in group) if scan.keys is not None else None
-            files = write_partitioned(io.storage, schema, pspec, rows, pending.written, max_file_rows,
-                                      keys=scan.keys)
+            files = write_partitioned(io.storage, schema, pspec, rows, pending.written,
+                                      max_file_rows or metadata.layout.file_rows, keys=scan.keys,
+                                      layout=metadata.layout)
             pending.add += [replace(f, sequence=seq) for f in files]
     except BaseException:
         remove_files(io.storage, pending.written)
@@ -141,7 +144,7 @@ def _resolving(pending: PendingCompaction) -> VectorCommit | None:
     return VectorCommit(buckets, resolved=frozenset(f.path for f in pending.add), on_conflict="skip")
 
 
-def compact(io: TableIO, max_file_rows: int) -> CompactResult:
+def compact(io: TableIO, max_file_rows: int | None = None) -> CompactResult:
     """See the module docstring; a conflict with a concurrent compaction retries on the new head
     (``commits.with_retries``), and so does a file a concurrent compaction and expiry removed midway."""
 

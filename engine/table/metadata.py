@@ -17,6 +17,7 @@ from typing import Any
 
 from fieldshift.schema.model import Schema
 from fieldshift.schema.policy import CastPolicy
+from fieldshift.table.files.write_layout import WriteLayout, write_layout
 from fieldshift.table.keyed.keys import KeySpec, key_spec
 from fieldshift.table.partitions.partitioning import PartitionSpec
 from fieldshift.table.records import Snapshot
@@ -67,6 +68,11 @@ class TableMetadata:
     def keys(self) -> KeySpec | None:
         """The primary key of a keyed table as the head's schema names it (None: unkeyed)."""
         return key_spec(dict(self.properties), self.current_schema)
+
+    @property
+    def layout(self) -> WriteLayout:
+        """How new data files are laid out (rows per file and row group, codec): the table's properties."""
+        return write_layout(self.properties)
 
     def keys_in(self, schema: Schema) -> KeySpec | None:
         """The primary key as ``schema`` names it (a scan into an older schema version)."""

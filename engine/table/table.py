@@ -47,6 +47,7 @@ from fieldshift.table.evolution.value_check import check_values
 from fieldshift.table.files.data_files import TMP_SUFFIX
 from fieldshift.table.files.object_store import create_on_object_store, open_on_object_store
 from fieldshift.table.files.storage import TableStorage, location_key, open_storage
+from fieldshift.table.files.write_layout import write_layout
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.keys import KeySpec, check_key_change, key_properties
 from fieldshift.table.maintenance import CompactResult, ExpireResult, age_margin, compact, expire_snapshots
@@ -196,6 +197,7 @@ class Table:
                             highest_field_id=schema.highest_field_id, doc=schema.doc)
         _refuse_reserved(schema)
         props = {**(properties or {}), **key_properties(schema, identifier_fields, precombine, buckets)}
+        write_layout(props)  # a bad layout property is refused before anything is created
         spec = partition_by if isinstance(partition_by, PartitionSpec) else build_spec(schema, list(partition_by))
         table_policy = _resolve_policy(policy, props)
         props.pop(POLICY_PROPERTY, None)
@@ -400,7 +402,7 @@ class Table:
     def compact(self) -> CompactResult:
         """Rewrite small files, files of older schemas and (keyed) merge groups with several files or
         deletes into files of the current schema, in one atomic commit (see ``maintenance``)."""
-        return compact(self.io, MAX_FILE_ROWS)
+        return compact(self.io)
 
     def expire_snapshots(self, older_than: dt.timedelta | float = dt.timedelta(days=5),
                          retain_last: int = 1) -> ExpireResult:

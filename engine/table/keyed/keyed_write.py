@@ -21,6 +21,7 @@ from fieldshift.kernels.threads import run_parallel
 from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.sqlite import DataFile
 from fieldshift.table.files.data_files import write_data_file
+from fieldshift.table.files.write_layout import DEFAULT_LAYOUT, WriteLayout
 from fieldshift.table.keyed.keys import KeySpec, bucket_of, key_hash
 
 __all__ = ["Placement", "check_unique", "check_unique_exact", "key_rows", "new_keys_only", "write_bucketed"]
@@ -38,7 +39,8 @@ class Placement:
 
 
 def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec, written: list[str], *,
-                   max_rows: int = 1 << 20, where: Placement = Placement(), parallel: bool = True) -> list[DataFile]:
+                   max_rows: int = 1 << 20, where: Placement = Placement(), parallel: bool = True,
+                   layout: WriteLayout = DEFAULT_LAYOUT) -> list[DataFile]:
     """Write ``data`` (rows of one partition) as one file per bucket it touches (more when a bucket
     exceeds ``max_rows``), placed as ``where`` says. ``parallel``: the buckets' files are written on
     ``get_threads()`` threads (Arrow's take and Parquet writer release the GIL); False writes them one after
@@ -58,7 +60,7 @@ def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec,
         out = []
         for offset in range(0, part.num_rows, max_rows):
             f = write_data_file(location, file_schema, part.slice(offset, max_rows), spec_id=where.spec_id,
-                                partition=where.partition, directory=where.directory)
+                                partition=where.partition, directory=where.directory, layout=layout)
             written.append(f.path)  # as it lands: a failure elsewhere removes it (list.append is atomic)
             out.append(replace(f, content=where.content, bucket=int(sorted_buckets[start])))
         return out

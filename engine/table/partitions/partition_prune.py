@@ -22,7 +22,7 @@ import pyarrow as pa
 from fieldshift.table.expressions.bind import BoundPredicate
 from fieldshift.table.partitions.transforms import Transform
 
-__all__ = ["project", "project_range", "project_strict"]
+__all__ = ["project", "project_range", "project_strict", "vector_form"]
 
 Test = Callable[[Any], bool]
 RangeTest = Callable[[Any, Any, Any], bool]
@@ -46,13 +46,35 @@ def _neighbour(p: BoundPredicate, delta: int) -> pa.Array | None:
     return None
 
 
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _plain_ints(values: Any) -> bool:
+    return all(type(v) is int and _I64[0] <= v <= _I64[1] for v in values)
+
+
+def _vector(test: Test, op: str, operands: Any) -> Test:
+    """Mark ``test`` with what it does to an integer value (``op`` against ``operands``), when the operands are
+    plain int64 integers: a scan then tests many files' integer partition values at once (``vector_form``)."""
+    if _plain_ints(operands):
+        test.vector = (op, tuple(operands))  # type: ignore[attr-defined]
+    return test
+
+
+def vector_form(test: Test | None) -> tuple[str, tuple[int, ...]] | None:
+    """What ``test`` does to a plain integer partition value, as (op, integer operands): ``<=``, ``>=`` (one
+    operand), ``in``, ``not in``, ``never`` (false for any integer), ``always`` (true for any integer); None: only
+    the test itself says (a wrapped truncate value, a non-integer literal, a NaN or prefix test)."""
+    return getattr(test, "vector", None)
+
+
 def _at_most(bound: Any) -> Test:
     def test(v: Any) -> bool:
         try:
             return v is not None and v <= bound
         except TypeError:
             return True
-    return test
+    return _vector(test, "<=", (bound,))
 
 
 def _at_least(bound: Any) -> Test:
@@ -61,7 +83,7 @@ def _at_least(bound: Any) -> Test:
             return v is not None and v >= bound
         except TypeError:
             return True
-    return test
+    return _vector(test, ">=", (bound,))
 
 
 def _unless_wrapped(test: Test, width: int) -> Test:
@@ -97,9 +119,9 @@ def _project(transform: Transform, p: BoundPredicate) -> Test | None:
     if transform.kind == "void":
         return None
     if op == "is_null":  # every transform but void maps null to null and a value to a value
-        return lambda v: v is None
+        return _vector(lambda v: v is None, "never", ())
     if op == "not_null":
-        return lambda v: v is not None
+        return _vector(lambda v: v is not None, "always", ())
     if op in ("is_nan", "not_nan"):
         return _nan_test(transform, op)
     if op in ("starts_with", "not_starts_with"):
@@ -112,12 +134,14 @@ def _project(transform: Transform, p: BoundPredicate) -> Test | None:
         return None
     if op in ("==", "in"):
         wanted = set(values)
-        return lambda v: v is not None and v in wanted
+        return _vector(lambda v: v is not None and v in wanted, "in",
+                       sorted(wanted) if _plain_ints(wanted) else (None,))
     if op in ("!=", "not in"):
         if transform.kind != "identity":
             return None
         unwanted = set(values)
-        return lambda v: v is None or v not in unwanted  # null rows pass != and not in
+        return _vector(lambda v: v is None or v not in unwanted,  # null rows pass != and not in
+                       "not in", sorted(unwanted) if _plain_ints(unwanted) else (None,))
     if not transform.preserves_order:
         return None
     if op in ("<", ">"):

@@ -19,6 +19,7 @@ from fieldshift.schema.model import Schema, split_path
 from fieldshift.table.catalog.sqlite import DataFile
 from fieldshift.table.files.data_files import write_data_file
 from fieldshift.table.files.storage import TableStorage, open_storage
+from fieldshift.table.files.write_layout import DEFAULT_LAYOUT, WriteLayout
 from fieldshift.table.keyed.keyed_write import Placement, write_bucketed
 from fieldshift.table.keyed.keys import KeySpec
 from fieldshift.table.partitions.partitioning import PartitionSpec
@@ -72,10 +73,10 @@ def partition_directory(schema: Schema, spec: PartitionSpec, partition: tuple[An
 
 def write_partitioned(location: TableStorage | Path, schema: Schema, spec: PartitionSpec, data: pa.Table,
                       written: list[str], max_rows: int = MAX_FILE_ROWS, *, keys: KeySpec | None = None,
-                      content: str = "data") -> list[DataFile]:
+                      content: str = "data", layout: WriteLayout = DEFAULT_LAYOUT) -> list[DataFile]:
     """Write ``data`` as files of at most ``max_rows`` rows per partition (and, for a keyed table, per
-    hidden key bucket within it); paths go to ``written`` as they land (a failure midway removes this
-    call's files before raising)."""
+    hidden key bucket within it), row groups and codec as ``layout`` says; paths go to ``written`` as they
+    land (a failure midway removes this call's files before raising)."""
     files: list[DataFile] = []
     first = len(written)
     try:
@@ -83,11 +84,11 @@ def write_partitioned(location: TableStorage | Path, schema: Schema, spec: Parti
             directory = partition_directory(schema, spec, partition) if spec.fields else "data"
             if keys is not None:
                 files += write_bucketed(location, schema, rows, keys, written, max_rows=max_rows,
-                                        where=Placement(content, spec.spec_id, partition, directory))
+                                        where=Placement(content, spec.spec_id, partition, directory), layout=layout)
                 continue
             for start in range(0, rows.num_rows, max_rows):
                 f = write_data_file(location, schema, rows.slice(start, max_rows), spec_id=spec.spec_id,
-                                    partition=partition, directory=directory)
+                                    partition=partition, directory=directory, layout=layout)
                 written.append(f.path)
                 files.append(f)
     except BaseException:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import overload
 
 import numpy as np
@@ -19,10 +20,24 @@ from fieldshift.open_tables.source import DataFileEntry, EqualityDeletes, Partit
 from fieldshift.table.files.file_cache import Bounds
 from fieldshift.table.records import DataFile
 
-__all__ = ["CatalogEntries", "Parts"]
+__all__ = ["CatalogEntries", "PartitionColumns", "Parts"]
 
 Parts = tuple[tuple[tuple[int, str], ...], tuple[object, ...]]
 """A file's partition values apart: their layout ((source id, transform) each) and the values."""
+
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+@dataclass(frozen=True)
+class PartitionColumns:
+    """The files of one partition layout, their partition values as columns: ``positions`` (in the sequence),
+    and per layout field the values as int64 with a mask of those that are plain integers (the rest, e.g.
+    nulls, strings or values beyond int64, are left to the per-file test)."""
+
+    layout: tuple[tuple[int, str], ...]
+    positions: np.ndarray
+    ints: tuple[np.ndarray, ...]
+    is_int: tuple[np.ndarray, ...]
 
 
 class CatalogEntries(Sequence[DataFileEntry]):
@@ -50,6 +65,7 @@ class CatalogEntries(Sequence[DataFileEntry]):
         self._built: list[DataFileEntry | None] = [None] * n
         self._lock = threading.Lock()
         self._where: dict[int, int] | None = None
+        self._columns: list[PartitionColumns] | None = None
 
     def __len__(self) -> int:
         return len(self.data)
@@ -82,6 +98,32 @@ class CatalogEntries(Sequence[DataFileEntry]):
             layout = tuple((pv.source_id, pv.transform) for pv in values)
             found = self._parts[i] = (self._layouts.setdefault(layout, layout), tuple(pv.value for pv in values))
         return found
+
+    def partition_columns(self) -> list[PartitionColumns]:
+        """Every file's partition values as columns, one group per layout (made once: the sequence is kept with
+        the snapshot's file list, so later scans test partition values with a few numpy comparisons)."""
+        found = self._columns
+        if found is None:
+            positions: dict[tuple[tuple[int, str], ...], list[int]] = {}
+            rows: dict[tuple[tuple[int, str], ...], list[tuple[object, ...]]] = {}
+            for i in range(len(self.data)):
+                layout, values = self.partition_parts(i)
+                positions.setdefault(layout, []).append(i)
+                rows.setdefault(layout, []).append(values)
+            found = [self._columns_of(layout, np.array(at, np.int64), rows[layout]) for layout, at in positions.items()]
+            self._columns = found
+        return found
+
+    @staticmethod
+    def _columns_of(layout: tuple[tuple[int, str], ...], at: np.ndarray,
+                    rows: list[tuple[object, ...]]) -> PartitionColumns:
+        ints, is_int = [], []
+        for j in range(len(layout)):
+            plain = [type(r[j]) is int and _I64[0] <= r[j] <= _I64[1] for r in rows]  # type: ignore[operator]
+            is_int.append(np.array(plain, dtype=bool))
+            ints.append(np.fromiter((r[j] if ok else 0 for r, ok in zip(rows, plain, strict=True)), np.int64,
+                                    count=len(rows)))
+        return PartitionColumns(layout, at, tuple(ints), tuple(is_int))
 
     def partition_at(self, i: int) -> tuple[PartitionValue, ...]:
         """The partition values of the ``i``-th file (what partition pruning needs, without the whole entry)."""

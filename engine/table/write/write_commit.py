@@ -31,7 +31,7 @@ from fieldshift.table.keyed.key_lookup import KeyedPlan, append_lookup, plan_vec
 from fieldshift.table.keyed.keyed_write import check_unique, key_rows, new_keys_only
 from fieldshift.table.keyed.keys import KeySpec, dedupe_latest, forget_key_hash
 from fieldshift.table.metadata import TableMetadata
-from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
+from fieldshift.table.partitions.partition_write import write_partitioned
 from fieldshift.table.records import DataFile, Snapshot
 from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.updates import (
@@ -229,7 +229,9 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
         check_evolution(io, metadata, schema, f"an {operation}")
     written: list[str] = []
     try:
-        files = write_partitioned(io.storage, schema, metadata.spec, data, written, MAX_FILE_ROWS, keys=keys)
+        layout = metadata.layout
+        files = write_partitioned(io.storage, schema, metadata.spec, data, written, layout.file_rows, keys=keys,
+                                  layout=layout)
         forget_key_hash()  # the last use of this write's key hash: let go of the key columns it holds
         quarantine = []
         for q in request.quarantined:
