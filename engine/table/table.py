@@ -390,7 +390,7 @@ class Table:
         commits nothing; ``rows_deleted`` says how many rows went.
 
         On an unkeyed table the rows are recorded as deletion vectors (row positions per file), or a file
-        left with half its rows or fewer is rewritten without them (``write/row_changes.REWRITE_FRACTION``).
+        losing more than half its rows is rewritten without them (``write/row_changes.REWRITE_FRACTION``).
         A concurrent commit that removed or changed a file this delete read, or added data files, makes it
         retry on the new head (``CommitConflictError`` after the last attempt)."""
 

@@ -8,7 +8,7 @@ are built from four steps, each a function here:
    partition values prove every row matches is not read at all (unless the rows themselves are wanted).
    The filter is evaluated on rows evolved into the current schema, after the file's deletion vector.
 2. :func:`plan_removal` — how those rows go: recorded as deletion vectors (``catalog/deletion_vectors``), or,
-   when a file would be left with :data:`REWRITE_FRACTION` of its rows or fewer, the file is rewritten without
+   when a file would keep fewer than :data:`REWRITE_FRACTION` of its rows, the file is rewritten without
    them (its surviving rows, in the current schema and spec) and ended; a file left with no rows is ended.
 3. the caller writes any new rows (an update's new versions) with ``write_partitioned``;
 4. :func:`commit_row_changes` — one commit of vectors, ended files and added files, under the serializable
@@ -50,9 +50,9 @@ __all__ = ["POSITION_COLUMN", "REWRITE_FRACTION", "MatchedRows", "RowRemoval", "
            "plan_removal"]
 
 REWRITE_FRACTION = 0.5
-"""A file whose deletes would leave this share of its rows or fewer is rewritten without them instead of
+"""A file whose deletes would leave it fewer than this share of its rows is rewritten without them instead of
 getting a deletion vector (more than half its rows gone: reading it through a vector wastes more than the
-rewrite costs once). A file left with no rows is simply ended."""
+rewrite costs once; exactly half keeps a vector). A file left with no rows is simply ended."""
 
 POSITION_COLUMN = "_fieldshift_position"
 """The column :func:`find_rows` adds to matched rows: the row's position in its file (with ``file_ids``)."""
@@ -146,9 +146,12 @@ class RowRemoval:
 
 
 def plan_removal(io: TableIO, metadata: TableMetadata, matched: MatchedRows, written: list[str], *,
-                 rewrite_fraction: float = REWRITE_FRACTION) -> RowRemoval:
-    """Vectors for the matched rows, or rewrites of the files they would mostly empty (:data:`REWRITE_FRACTION`;
-    ``rewrite_fraction`` 0 never rewrites, 1 always does). Rewritten files land in ``written``."""
+                 rewrite_fraction: float | None = None) -> RowRemoval:
+    """Vectors for the matched rows, or rewrites of the files they would mostly empty (``rewrite_fraction``,
+    by default :data:`REWRITE_FRACTION` as set when called: 0 never rewrites a file that keeps a row, 1 always
+    does). Rewritten files land in ``written``."""
+    if rewrite_fraction is None:
+        rewrite_fraction = REWRITE_FRACTION
     removal = RowRemoval(rows_removed=matched.count)
     vectors = matched.vectors
     by_id = {f.file_id: f for f in matched.read}
@@ -161,7 +164,7 @@ def plan_removal(io: TableIO, metadata: TableMetadata, matched: MatchedRows, wri
         left = f.record_count - len(gone)
         if left <= 0:
             removal.rewritten.append(f)
-        elif left <= rewrite_fraction * f.record_count:
+        elif left < rewrite_fraction * f.record_count:
             rewrite.append((f, gone))
         else:
             removal.vectors[fid] = gone.astype(np.uint32)
