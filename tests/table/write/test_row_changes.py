@@ -104,7 +104,7 @@ def test_update_literals_columns_and_partition_moves(tmp_path: Path) -> None:
     rows = {x["id"]: x for x in t.to_arrow().to_pylist()}
     assert [rows[i]["v"] for i in range(4)] == ["new", "new", "new", "v3"]
     assert rows[0]["day"] == dt.date(2030, 1, 1) and len(rows) == 20
-    moved = [f for f in t.scan(filter=fs.col("day") == dt.date(2030, 1, 1)).files()]
+    moved = t.scan(filter=fs.col("day") == dt.date(2030, 1, 1)).files()
     assert len(moved) == 1 and moved[0].record_count == 3  # the rows moved to their new partition
     assert t.update({"v": fs.col("id")}, where="id = 19").rows_updated == 1  # a long cast to string
     assert t.scan(filter="id = 19").to_arrow().column("v").to_pylist() == ["19"]
