@@ -200,3 +200,16 @@ def test_cli_delete_and_update_on_an_unkeyed_table(tmp_path: Path) -> None:
     assert bad.exit_code != 0 and "'='" in bad.output
     assert t.current_snapshot.snapshot_id == head
     assert _ids(t) == list(range(2, 10))
+
+
+def test_published_table_shows_deletes_and_updates_to_iceberg_readers(tmp_path: Path) -> None:
+    pytest.importorskip("pyiceberg")
+    from tests.table.publish_helpers import fieldshift_rows, pyiceberg_rows
+
+    t = _plain(tmp_path, files=2, publish="iceberg")
+    t.delete(filter="id < 3")
+    t.update({"v": "u"}, where="id = 15")
+    t.delete(filter="id > 13")  # with the update, 6 rows of the second file: rewritten
+    for snap in t.history()[1:]:
+        assert pyiceberg_rows(t, snap.snapshot_id) == fieldshift_rows(t, snap.snapshot_id)
+    assert len(pyiceberg_rows(t, t.current_snapshot.snapshot_id)) == 11
