@@ -1,6 +1,7 @@
 """Deletion vectors (a keyed table's; an unkeyed table's deletes and updates) as Iceberg v2 position deletes:
 per published snapshot, the row positions fieldshift's scan of it drops, in Parquet position-delete files
-(``file_path``, ``pos``) one per partition, listed by a delete manifest (PyIceberg's manifest writer with the deletes content).
+(``file_path``, ``pos``) one per partition, listed by a delete manifest (PyIceberg's manifest writer with the
+deletes content).
 
 Only buckets whose every file is resolved (the write-time key lookup recorded their vectors) are
 published: their vectors are exactly the rows the key merge would drop. A bucket written without the
