@@ -19,7 +19,9 @@ Unkeyed tables (``write/row_changes``: ``delete(filter=...)``, ``update``) recor
 there a vector only removes rows (no merge by key to resolve). Such a commit names the files it read
 (``VectorCommit.files_read``) and follows Iceberg's serializable validation instead of the bucket rule: it
 conflicts when another commit after its base ended one of those files, changed one of their vectors, or
-(``refuse_added``) added any data file, which could hold rows its filter matches.
+(``refuse_added``) added a data file still live at the head that could hold rows its filter matches (the
+writer's ``added_may_match``: its filter through the scan's partition and statistics pruning at the head;
+without it, any added data file conflicts).
 Positions are stored as a delta-coded uint32 array or, when smaller, a bitmap; zlib-compressed, as base64
 text (portable SQL).
 """
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import base64
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -107,7 +109,10 @@ class VectorCommit:
     """Row changes of any table (None: the keyed bucket rule): the file ids whose rows were read."""
     refuse_added: bool = True
     """With ``files_read``: a data file added after the base conflicts too (False: a compaction, which
-    only rewrites the files it read)."""
+    only rewrites the files it read)..."""
+    added_may_match: Callable[[int, list[int]], bool] | None = None
+    """... unless this says none of them can hold a matching row: called with the head's snapshot id and the
+    added data files' ids (the writer's filter through the scan's pruning, at that head)."""
 
 
 def _changed_buckets(conn: Any, table_id: int, buckets: Iterable[int], base: int, head: int) -> list[int]:
@@ -170,10 +175,13 @@ def _check_files_unchanged(conn: Any, table_id: int, base: int, new_id: int, com
             raise CommitConflictError(f"another writer removed or changed rows of data file {ended[0]} after snapshot "
                                       f"{base}, which this commit read to find its rows; reload and retry")
     if commit.refuse_added:
-        added = conn.execute("SELECT begin_snapshot FROM fs_data_file WHERE table_id = ? AND begin_snapshot > ? "
-                             "AND begin_snapshot < ? AND content = 'data' LIMIT 1", (table_id, base, new_id)).fetchone()
-        if added is not None:
-            raise CommitConflictError(f"snapshot {added[0]} added data files after snapshot {base}, which may hold "
+        added = conn.execute(
+            "SELECT file_id, begin_snapshot FROM fs_data_file WHERE table_id = ? AND begin_snapshot > ? AND "
+            "begin_snapshot < ? AND content = 'data' AND (end_snapshot IS NULL OR end_snapshot > ?)",
+            (table_id, base, new_id, new_id - 1)).fetchall()
+        if added and (commit.added_may_match is None or commit.added_may_match(new_id - 1,
+                                                                                [int(r[0]) for r in added])):
+            raise CommitConflictError(f"snapshot {added[0][1]} added data files after snapshot {base}, which may hold "
                                       "rows this commit's filter matches; reload and retry")
 
 

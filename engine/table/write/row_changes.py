@@ -13,7 +13,8 @@ are built from four steps, each a function here:
 3. the caller writes any new rows (an update's new versions) with ``write_partitioned``;
 4. :func:`commit_row_changes` — one commit of vectors, ended files and added files, under the serializable
    rule of ``deletion_vectors``: a concurrent commit that ended or changed a file read here, or added a data
-   file, is a :class:`CommitConflictError` (the caller's ``with_retries`` runs everything again on the new head).
+   file the filter's pruning keeps, is a :class:`CommitConflictError` (the caller's ``with_retries`` runs
+   everything again on the new head).
 
 Files written here are the caller's to remove when the commit does not land (``written``).
 """
@@ -21,7 +22,7 @@ Files written here are the caller's to remove when the commit does not land (``w
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,6 +184,23 @@ def plan_removal(io: TableIO, metadata: TableMetadata, matched: MatchedRows, wri
     return removal
 
 
+def _may_match(io: TableIO, scan: Scan) -> Callable[[int, list[int]], bool]:
+    """Whether files another commit added may hold rows ``scan``'s filter matches: its partition and
+    statistics pruning at the head (read inside the commit, on the catalog's own reader; anything it cannot
+    decide, such as a filter no longer binding after a concurrent rename, counts as a match)."""
+
+    def may_match(head_id: int, added: list[int]) -> bool:
+        if not scan.filtered:
+            return True
+        try:
+            kept = Scan(io, io.metadata(head_id), scan.columns, scan.filter).files()
+        except Exception:
+            return True
+        return bool({f.file_id for f in kept} & set(added))
+
+    return may_match
+
+
 def commit_row_changes(io: TableIO, metadata: TableMetadata, matched: MatchedRows, removal: RowRemoval,
                        new_files: Sequence[DataFile] = (), *, operation: str,
                        summary: Mapping[str, Any] | None = None) -> Snapshot:
@@ -195,7 +213,8 @@ def commit_row_changes(io: TableIO, metadata: TableMetadata, matched: MatchedRow
     if ended:
         updates.append(RemoveFiles(ended))
     read = frozenset(f.file_id for f in matched.read if f.file_id is not None)
-    updates.append(DeletionVectors(VectorCommit(frozenset(), removal.vectors, files_read=read)))
+    updates.append(DeletionVectors(VectorCommit(frozenset(), removal.vectors, files_read=read,
+                                                added_may_match=_may_match(io, matched.scan))))
     return io.catalog.commit(io.table_id, metadata.head.snapshot_id, requirements, updates, operation=operation,
                              summary={"rows_removed": removal.rows_removed, "files_rewritten": len(ended),
                                       **(summary or {})})

@@ -148,11 +148,16 @@ def test_a_concurrent_commit_on_what_a_delete_read_conflicts(tmp_path: Path) -> 
         commit_row_changes(t.io, base, matched, removal, operation="delete")
     base = t.metadata()
     matched = find_rows(t.io, base, "id < 3")
-    t.append(pa.table({"id": [1], "v": ["late"], "day": [dt.date(2024, 1, 1)]}))  # could hold matching rows
+    t.append(pa.table({"id": [1], "v": ["late"], "day": [dt.date(2024, 1, 1)]}))  # may hold matching rows
     with pytest.raises(fs.CommitConflictError, match="added data files"):
         commit_row_changes(t.io, base, matched, plan_removal(t.io, base, matched, []), operation="delete")
     assert t.delete(filter="id < 3").rows_deleted == 4  # Table.delete retries on the new head
     assert _ids(t) == [i for i in range(3, 20) if i != 4]
+    base = t.metadata()
+    matched = find_rows(t.io, base, "id >= 18")
+    t.append(pa.table({"id": [5], "v": ["x"], "day": [dt.date(2024, 1, 1)]}))  # its statistics rule it out
+    commit_row_changes(t.io, base, matched, plan_removal(t.io, base, matched, []), operation="delete")
+    assert _ids(t) == sorted([i for i in range(3, 18) if i != 4] + [5])  # committed on the moved head
 
 
 _WORKER = """
