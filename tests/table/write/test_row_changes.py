@@ -135,6 +135,8 @@ def test_update_keyed_table_rules(tmp_path: Path) -> None:
     oracle.use_vectors = False  # the full merge agrees: the new version wins
     assert sorted(oracle.to_arrow().to_pylist(), key=lambda r: r["id"])[0] == {"id": 1, "pre": 7, "v": "up"}
     assert t.delete(filter="v = 'z'").rows_deleted == 2
+    by_keys = t.delete([1, 2, 99])  # three keys in the delete file; one of them was a live row
+    assert (by_keys.keys_deleted, by_keys.rows_deleted) == (3, 1)
 
 
 def test_a_concurrent_commit_on_what_a_delete_read_conflicts(tmp_path: Path) -> None:
