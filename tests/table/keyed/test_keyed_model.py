@@ -7,8 +7,8 @@ A hypothesis state machine drives a real keyed table (SQLite catalog, Parquet fi
 through upserts with duplicate keys and precombine ties, updates by filter (of v, of pre upward only; the
 key never), on-write evolution (a widened column, a new column), renames of the precombine and other
 columns, deletes by key and by random filter trees, compaction, expiry, time travel and upserts written
-as Spark's executors write them (no deletion vectors), comparing every read (pruned and unpruned, with deletion vectors and without them — the full merge
-is the oracle — with key and non-key filters, and ``count()``) with the model; an insert-only
+as Spark's executors write them (no deletion vectors), comparing every read (pruned and unpruned, with
+deletion vectors and without them — the full merge is the oracle — with key and non-key filters, and ``count()``) with the model; an insert-only
 append's pruned key lookup is compared with the unpruned one. Stream upserts and marked insert-only
 appends (a replay commits nothing) and landed files captured with ``operation="upsert"`` follow the
 same rules.
