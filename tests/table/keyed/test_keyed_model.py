@@ -1,17 +1,16 @@
 """Keyed tables against a plain-Python model: the merge equals the model at every snapshot.
 
-The model keeps, per snapshot, one row per key (README "Primary-key tables"): an upsert replaces a
-row when its precombine value is at least the stored one (null lowest; the later row of a batch on
-ties), a delete removes the key whatever its precombine, an insert-only append refuses known keys.
-A hypothesis state machine drives a real keyed table (SQLite catalog, Parquet files, hidden buckets)
-through upserts with duplicate keys and precombine ties, updates by filter (of v, of pre upward only; the
-key never), on-write evolution (a widened column, a new column), renames of the precombine and other
-columns, deletes by key and by random filter trees, compaction, expiry, time travel and upserts written
-as Spark's executors write them (no deletion vectors), comparing every read (pruned and unpruned, with
-deletion vectors and without them — the full merge is the oracle — with key and non-key filters, and ``count()``) with the model; an insert-only
-append's pruned key lookup is compared with the unpruned one. Stream upserts and marked insert-only
-appends (a replay commits nothing) and landed files captured with ``operation="upsert"`` follow the
-same rules.
+The model keeps, per snapshot, one row per key (README "Primary-key tables"): an upsert replaces a row when
+its precombine value is at least the stored one (null lowest; the later row of a batch on ties), a delete
+removes the key whatever its precombine, an insert-only append refuses known keys. A hypothesis state machine
+drives a real keyed table (SQLite catalog, Parquet files, hidden buckets) through upserts with duplicate keys
+and precombine ties, updates by filter (of v, of pre upward only; the key never), on-write evolution (a
+widened column, a new column), renames of the precombine and other columns, deletes by key and by random
+filter trees, compaction, expiry, time travel and upserts written as Spark's executors write them (no deletion
+vectors), comparing every read (pruned and unpruned, with deletion vectors and without them — the full merge
+is the oracle — with key and non-key filters, and ``count()``) with the model; an insert-only append's pruned
+key lookup is compared with the unpruned one. Stream upserts and marked insert-only appends (a replay commits
+nothing) and landed files captured with ``operation="upsert"`` follow the same rules.
 """
 
 from __future__ import annotations
