@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console
 from fieldshift.cli.read_cmds import parse_where
-from fieldshift.ddl.changes import coerce_literal
-from fieldshift.ddl.parser import DDLParser
 from fieldshift.errors import CastValueError, DDLSyntaxError, RowChangeError
-from fieldshift.schema.field_paths import split_path
-from fieldshift.schema.model import Schema
-from fieldshift.table.expressions.references import Reference, col
+
+if TYPE_CHECKING:  # the command tree imports no Arrow (tests/cli/test_cli_startup.py): these load when run
+    from fieldshift.schema.model import Schema
 
 __all__ = ["delete", "parse_set", "update"]
 
@@ -26,6 +24,11 @@ def parse_set(assignments: Sequence[str], schema: Schema) -> dict[str, Any]:
     ``NULL``, ``TRUE``, ``DATE '2024-01-31'``) read as the column's type, or another column's name (its value
     in the same row). A text that does not parse is a ``DDLSyntaxError`` with a caret; a literal that does not
     fit its column a ``CastValueError``."""
+    from fieldshift.ddl.changes import coerce_literal
+    from fieldshift.ddl.parser import DDLParser
+    from fieldshift.schema.field_paths import split_path
+    from fieldshift.table.expressions.references import Reference, col
+
     out: dict[str, Any] = {}
     for text in assignments:
         parser = DDLParser(text)
