@@ -387,6 +387,7 @@ class TableMachine(RuleBasedStateMachine):
                 return
             assert table_op() == expected
         STATS["rows updated" if update else "rows deleted"] += expected
+        self.scan(data)  # read right after it (pruned and not, count, time travel; Spark's data source too)
 
     # -- reads ----------------------------------------------------------------------------------
     @rule(data=st.data())
