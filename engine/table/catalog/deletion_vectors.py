@@ -32,11 +32,12 @@ import base64
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from fieldshift.errors import CommitConflictError
+from fieldshift.table.catalog.dialect import Connection
 
 __all__ = ["DeletionVector", "VectorCommit", "commit_vectors", "decode_positions", "encode_positions",
            "expire_vectors", "load_vectors"]
@@ -115,7 +116,7 @@ class VectorCommit:
     added data files' ids (the writer's filter through the scan's pruning, at that head)."""
 
 
-def _changed_buckets(conn: Any, table_id: int, buckets: Iterable[int], base: int, head: int) -> list[int]:
+def _changed_buckets(conn: Connection, table_id: int, buckets: Iterable[int], base: int, head: int) -> list[int]:
     marks = ",".join("?" for _ in buckets)
     rows = conn.execute(
         f"SELECT DISTINCT bucket FROM fs_data_file WHERE table_id = ? AND bucket IN ({marks}) AND "
@@ -124,7 +125,7 @@ def _changed_buckets(conn: Any, table_id: int, buckets: Iterable[int], base: int
     return sorted(int(r[0]) for r in rows)
 
 
-def commit_vectors(conn: Any, table_id: int, base_snapshot_id: int, new_id: int, commit: VectorCommit) -> None:
+def commit_vectors(conn: Connection, table_id: int, base_snapshot_id: int, new_id: int, commit: VectorCommit) -> None:
     """Record ``commit`` inside the catalog transaction that adds snapshot ``new_id`` (after its files)."""
     if commit.files_read is not None:
         _check_files_unchanged(conn, table_id, base_snapshot_id, new_id, commit)
@@ -146,7 +147,7 @@ def commit_vectors(conn: Any, table_id: int, base_snapshot_id: int, new_id: int,
                          [(table_id, fid, new_id) for fid, path in added if path in commit.resolved])
 
 
-def _write_vectors(conn: Any, table_id: int, new_id: int, vectors: dict[int, np.ndarray]) -> None:
+def _write_vectors(conn: Connection, table_id: int, new_id: int, vectors: dict[int, np.ndarray]) -> None:
     """End each file's current vector and record its whole new positions from ``new_id`` on."""
     for fid, positions in vectors.items():
         conn.execute("UPDATE fs_deletion_vector SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
@@ -155,7 +156,7 @@ def _write_vectors(conn: Any, table_id: int, new_id: int, vectors: dict[int, np.
                      (table_id, fid, new_id, len(positions), encode_positions(positions)))
 
 
-def _check_files_unchanged(conn: Any, table_id: int, base: int, new_id: int, commit: VectorCommit) -> None:
+def _check_files_unchanged(conn: Connection, table_id: int, base: int, new_id: int, commit: VectorCommit) -> None:
     """The serializable rule of a row change (module docstring): nothing it read changed after ``base``, and
     (``refuse_added``) no data file was added; ``CommitConflictError`` otherwise (the writer retries)."""
     if base == new_id - 1:
@@ -185,7 +186,7 @@ def _check_files_unchanged(conn: Any, table_id: int, base: int, new_id: int, com
                                       "rows this commit's filter matches; reload and retry")
 
 
-def load_vectors(conn: Any, table_id: int, snapshot_id: int) -> dict[int, DeletionVector]:
+def load_vectors(conn: Connection, table_id: int, snapshot_id: int) -> dict[int, DeletionVector]:
     """file id -> vector of every resolved file live at ``snapshot_id`` (a vector older than its file is
     another file's, left by an older fieldshift's expiry before the id was reused: ignored)."""
     rows = conn.execute(
@@ -198,7 +199,7 @@ def load_vectors(conn: Any, table_id: int, snapshot_id: int) -> dict[int, Deleti
     return {int(fid): DeletionVector(int(n), text) for fid, n, text in rows}
 
 
-def expire_vectors(conn: Any, table_id: int, gone_files: Sequence[int]) -> None:
+def expire_vectors(conn: Connection, table_id: int, gone_files: Sequence[int]) -> None:
     """Forget the vectors of removed files and those no kept snapshot sees (inside ``expire``)."""
     conn.executemany("DELETE FROM fs_deletion_vector WHERE table_id = ? AND file_id = ?",
                      [(table_id, fid) for fid in gone_files])
