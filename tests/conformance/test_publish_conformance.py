@@ -114,3 +114,54 @@ def test_keyed_table_upserts_and_deletes_publish_as_position_deletes(tmp_path: P
     assert check_every_snapshot(t) == len(t.history()) - 1
     summaries = [s.summary for s in static_table(t).metadata.snapshots]
     assert any(int(s["total-position-deletes"]) > 0 for s in summaries)  # the vectors were published as deletes
+
+
+def test_v3_defaults_deletion_vectors_and_row_lineage_read_back_at_every_snapshot(tmp_path: Path) -> None:
+    """A keyed table published as v2 until a default makes it v3: initial and write defaults in its schemas,
+    deletion vectors in Puffin files, manifests rewritten by compaction; both peers read every snapshot."""
+    t = Table.create(tmp_path / "k", pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()),
+                                                 pa.field("region", pa.string(), nullable=False)]),
+                     identifier_fields=["id", "region"], buckets=2, partition_by=["region"], publish="iceberg")
+    t.upsert({"id": [1, 2, 3, 4], "v": ["a", "b", "c", "d"], "region": ["eu", "eu", "us", "us"]})
+    t.upsert({"id": [2], "v": ["B"], "region": ["eu"]})  # v2: a position-delete file
+    t.update_schema().add_column("score", pa.int64(), default=7).commit()  # v3 from here on
+    t.update_schema().add_column("tag", pa.string(), write_default="new").commit()
+    t.upsert({"id": [3, 5], "v": ["C", "e"], "region": ["us", "us"], "score": [1, None]})
+    t.delete({"id": [1], "region": ["eu"]})
+    t.compact()
+    t.upsert({"id": [4], "v": ["D"], "region": ["us"], "tag": ["t"]})
+    meta = static_table(t).metadata
+    assert meta.format_version == 3
+    assert check_every_snapshot(t) == len(t.history()) - 1
+    assert any(f.name.endswith(".puffin") for f in (t.location / "metadata" / "deletes").iterdir())
+    t.expire_snapshots(older_than=0, retain_last=2)
+    t.publish()
+    t.vacuum(older_than=0)
+    assert check_every_snapshot(t) == 2
+
+
+@pytest.mark.parametrize("v3", [False, True])
+def test_unresolved_key_buckets_publish_the_merge_as_deletes(tmp_path: Path, v3: bool) -> None:
+    """Files committed without the key lookup (as Spark's executors commit them) merge by key on read; the
+    published snapshots carry the merge's superseded rows as deletes (v2 position deletes, v3 vectors)."""
+    from fieldshift.table.partitions.partition_write import write_partitioned
+    from fieldshift.table.updates import AddFiles
+
+    t = Table.create(tmp_path / "k", pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.int32()),
+                                                 ("v", pa.string())]),
+                     identifier_fields=["id"], precombine="pre", buckets=2, publish="iceberg")
+    if v3:
+        t.update_schema().add_column("d", pa.string(), default="dflt").commit()
+    t.upsert({"id": list(range(6)), "pre": [5] * 6, "v": [f"a{i}" for i in range(6)]})
+    spark = pa.table({"id": pa.array([1, 2, 7], pa.int64()), "pre": pa.array([9, 1, 9], pa.int32()),
+                      "v": ["s1", "s2", "s7"]})
+    if v3:
+        spark = spark.append_column("d", pa.array(["x"] * 3))
+    files = write_partitioned(t.location, t.schema, t.spec, spark.cast(t.schema.to_arrow()), [], keys=t.keys)
+    t.catalog.commit(t.table_id, t.current_snapshot.snapshot_id, [], [AddFiles(tuple(files), t.schema.schema_id)],
+                     operation="upsert")
+    t.upsert({"id": [2, 3], "pre": [10, 10], "v": ["u2", "u3"]})
+    t.delete([4])
+    t.publish()
+    assert static_table(t).metadata.format_version == (3 if v3 else 2)
+    assert check_every_snapshot(t) == len(t.history()) - 1

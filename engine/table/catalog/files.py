@@ -20,6 +20,7 @@ from fieldshift.table.records import DataFile
 
 __all__ = ["Stats", "all_data_files", "column_bounds", "data_files", "data_paths", "end_all_files", "end_files",
            "file_stats", "files_added", "insert_files", "live_files", "live_schema_ids", "publish_file_rows",
+           "publish_file_rows_since",
            "remove_unreferenced", "schema_counts", "snapshot_schema_counts"]
 
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's parameter limit
@@ -157,13 +158,25 @@ def files_added(conn: Connection, table_id: int, first: int, last: int) -> list[
                                  decode_partition(r[10]))) for r in rows]
 
 
+_PUBLISH_COLUMNS = ("SELECT file_id, path, schema_id, record_count, file_size, begin_snapshot, end_snapshot, "
+                    "spec_id, partition_values, content, bucket FROM fs_data_file WHERE table_id = ?")
+
+
 def publish_file_rows(conn: Connection, table_id: int) -> list[Any]:
     """(file id, path, schema id, record count, size, begin, end, spec id, partition values JSON, content,
     bucket) of every file any kept snapshot references, by id: what publishing to Iceberg reads."""
-    return conn.execute(
-        "SELECT file_id, path, schema_id, record_count, file_size, begin_snapshot, end_snapshot, spec_id, "
-        "partition_values, content, bucket FROM fs_data_file WHERE table_id = ? ORDER BY file_id",
-        (table_id,)).fetchall()
+    return conn.execute(_PUBLISH_COLUMNS + " ORDER BY file_id", (table_id,)).fetchall()
+
+
+def publish_file_rows_since(conn: Connection, table_id: int, file_id: int, snapshot_id: int
+                            ) -> tuple[list[Any], int]:
+    """``publish_file_rows`` of the files from ``file_id`` on or ended after ``snapshot_id`` (a row changes
+    only by its end being set, to a newer snapshot), and how many file rows the table has (fewer than a
+    reader remembers: some were forgotten)."""
+    count = conn.execute("SELECT COUNT(*) FROM fs_data_file WHERE table_id = ?", (table_id,)).fetchone()[0]
+    rows = conn.execute(_PUBLISH_COLUMNS + " AND (file_id >= ? OR end_snapshot > ?) ORDER BY file_id",
+                        (table_id, file_id, snapshot_id)).fetchall()
+    return rows, int(count)
 
 
 def live_schema_ids(conn: Connection, table_id: int) -> set[int]:

@@ -27,7 +27,7 @@ from fieldshift.table.catalog.sqlite import DataFile
 from fieldshift.table.files.data_files import iter_file_batches
 from fieldshift.table.keyed.keys import KeySpec, last_of_runs, merge_group, sort_versions
 
-__all__ = ["MergeScan", "group_files", "merge_rows", "read_group", "resolved"]
+__all__ = ["MergeScan", "group_files", "merge_rows", "read_group", "resolved", "superseded_positions"]
 
 
 class MergeScan(Protocol):
@@ -172,6 +172,14 @@ def _kept_rows(scan: MergeScan, f: DataFile) -> pa.Table:
     return pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=scan.read_schema.to_arrow())
 
 
+def _delete_keys(scan: MergeScan, f: DataFile) -> tuple[int, pa.Table]:
+    """A delete file's (sequence, key columns)."""
+    names = list(scan.keys.key_names)  # key columns never change name or type
+    expected = scan.schemas[f.schema_id].select(names).to_arrow()
+    batches = list(iter_file_batches(scan.io.storage, f.path, expected, scan.batch_size))
+    return f.sequence or 0, pa.Table.from_batches(batches, schema=expected)
+
+
 def read_group(scan: MergeScan, files: list[DataFile]) -> pa.Table:
     """The merged rows of one group's files, in the scan's read schema, before its row filter.
 
@@ -181,12 +189,8 @@ def read_group(scan: MergeScan, files: list[DataFile]) -> pa.Table:
     data, deletes = [], []
     for f in files:
         if f.content == "deletes":
-            if plain:
-                continue  # resolved deletes are in the vectors already
-            names = list(scan.keys.key_names)  # key columns never change name or type
-            expected = scan.schemas[f.schema_id].select(names).to_arrow()
-            batches = list(iter_file_batches(scan.io.storage, f.path, expected, scan.batch_size))
-            deletes.append((f.sequence or 0, pa.Table.from_batches(batches, schema=expected)))
+            if not plain:  # resolved deletes are in the vectors already
+                deletes.append(_delete_keys(scan, f))
         else:
             data.append((f.sequence or 0, _kept_rows(scan, f)))
     if not data:
@@ -194,3 +198,36 @@ def read_group(scan: MergeScan, files: list[DataFile]) -> pa.Table:
     if plain:
         return pa.concat_tables([t for _, t in data])
     return merge_rows(data, deletes, scan.keys)
+
+
+_POS, _FILE = "__fs_pos", "__fs_file"
+
+
+def superseded_positions(scan: MergeScan, files: list[DataFile]) -> dict[int, np.ndarray]:
+    """Per data file of one group (by file id): the sorted row positions ``read_group`` drops — its deletion
+    vector's and the versions the key merge supersedes or a delete file removes. What an Iceberg reader,
+    which applies position deletes and never merges keys, must be told to drop (publishing)."""
+    vectors = scan.deletion_vectors()
+    data, deletes, counts = [], [], {}
+    for f in files:
+        if f.content == "deletes":
+            deletes.append(_delete_keys(scan, f))
+            continue
+        v = vectors.get(f.file_id) if f.file_id is not None else None
+        keep = v.keep_mask(f.record_count) if v is not None else None
+        positions = np.flatnonzero(keep) if keep is not None else np.arange(f.record_count)
+        rows = _kept_rows(scan, f)
+        rows = (rows.append_column(_POS, pa.array(positions.astype(np.int64)))
+                .append_column(_FILE, pa.array(np.full(rows.num_rows, len(counts), dtype=np.int64))))
+        counts[f.file_id] = f.record_count
+        data.append((f.sequence or 0, rows))
+    if not data:
+        return {}
+    merged = merge_rows(data, deletes, scan.keys)
+    which, kept = merged.column(_FILE).to_numpy(), merged.column(_POS).to_numpy()
+    out = {}
+    for i, (file_id, count) in enumerate(counts.items()):
+        dropped = np.ones(count, dtype=bool)
+        dropped[kept[which == i]] = False
+        out[file_id] = np.flatnonzero(dropped)
+    return out

@@ -1,11 +1,12 @@
 """Deletion vectors (a keyed table's; an unkeyed table's deletes and updates) as Iceberg v2 position deletes:
 per published snapshot, the row positions fieldshift's scan of it drops, in Parquet position-delete files
-(``file_path``, ``pos``) one per partition, listed by a delete manifest (PyIceberg's manifest writer with the
-deletes content).
+(``file_path``, ``pos``) one per partition, listed by a delete manifest (``iceberg_writers``).
 
-Only buckets whose every file is resolved (the write-time key lookup recorded their vectors) are
-published: their vectors are exactly the rows the key merge would drop. A bucket written without the
-lookup (Spark's executors, a commit that lost a race) would need the merge itself: refused by name."""
+A bucket whose every file is resolved (the write-time key lookup recorded their vectors) publishes its
+vectors: exactly the rows the key merge would drop. A bucket written without the lookup (Spark's
+executors, a commit that lost a race) is resolved here, at publish time: the key merge a scan of the
+snapshot runs (``keyed.merge.superseded_positions``) says which rows it drops, and those are published
+(in the published metadata only: no fieldshift snapshot is written)."""
 
 from __future__ import annotations
 
@@ -20,46 +21,46 @@ import pyarrow.parquet as pq
 from fieldshift.table.catalog.deletion_vectors import load_vectors
 from fieldshift.table.files.storage import TableStorage
 
-__all__ = ["DELETES_DIR", "delete_manifest_writer", "snapshot_deletes", "write_position_deletes"]
+__all__ = ["DELETES_DIR", "snapshot_deletes", "write_position_deletes"]
 
 DELETES_DIR = "metadata/deletes"
 _FILE_PATH_ID, _POS_ID = 2147483546, 2147483545  # Iceberg's reserved field ids of position deletes
 
 
-def snapshot_deletes(catalog: Any, table_id: int, snapshot_id: int, live: Sequence[Any]
-                     ) -> tuple[dict[int, Any], list[str]]:
-    """(data file id -> positions its vector drops, problems) at ``snapshot_id``; ``live``: the files
+def snapshot_deletes(catalog: Any, table_id: int, storage: TableStorage, snapshot_id: int, live: Sequence[Any]
+                     ) -> dict[int, Any]:
+    """Data file id -> the positions fieldshift's scan of ``snapshot_id`` drops from it; ``live``: the files
     (data and key-delete files) live there."""
     vectors = catalog.read(load_vectors, table_id, snapshot_id)
     buckets: dict[Any, list[Any]] = {}
     for f in live:
         if f.bucket is not None:
             buckets.setdefault(f.bucket, []).append(f)
-    problems = []
-    for bucket, files in sorted(buckets.items()):
-        single = len(files) == 1 and files[0].content == "data"
-        if not single and not all(f.file_id in vectors for f in files):
-            problems.append(f"snapshot {snapshot_id}, key bucket {bucket}: written without the key lookup (Spark "
-                            "executors, or a commit that lost a race), so its rows merge by key on read, which "
-                            "publishing does not compute yet; run compact() to resolve it")
     out = {f.file_id: vectors[f.file_id].positions for f in live
            if f.content == "data" and f.file_id in vectors and vectors[f.file_id].cardinality}
-    return out, problems
+    if any(not (len(files) == 1 and files[0].content == "data") and not all(f.file_id in vectors for f in files)
+           for files in buckets.values()):
+        out.update(_merged_deletes(catalog, table_id, storage, snapshot_id))
+    return {k: v for k, v in out.items() if len(v)}
 
 
-def delete_manifest_writer(spec: Any, schema: Any, output: Any, snapshot_id: int) -> Any:
-    """PyIceberg's v2 manifest writer, writing a delete manifest (0.12 has none of its own)."""
-    from pyiceberg.manifest import ManifestContent, ManifestWriterV2
+def _merged_deletes(catalog: Any, table_id: int, storage: TableStorage, snapshot_id: int) -> dict[int, Any]:
+    """The positions the key merge drops in each merge group a scan of ``snapshot_id`` would merge (only the
+    key and precombine columns are read)."""
+    from fieldshift.table.handle import TableIO
+    from fieldshift.table.keyed.merge import group_files, resolved, superseded_positions
+    from fieldshift.table.scan.table_scan import Scan
 
-    class DeleteManifestWriter(ManifestWriterV2):
-        def content(self) -> ManifestContent:
-            return ManifestContent.DELETES
-
-        @property
-        def _meta(self) -> dict[str, str]:
-            return {**super()._meta, "content": "deletes"}
-
-    return DeleteManifestWriter(spec, schema, output, snapshot_id, "null")
+    io = TableIO(catalog, storage, table_id)
+    metadata = io.metadata(snapshot_id)
+    keys = metadata.keys_in(metadata.schema)  # as the snapshot's schema names them
+    assert keys is not None  # only keyed tables have key buckets
+    scan = Scan(io, metadata, columns=list(keys.key_names))
+    out: dict[int, Any] = {}
+    for group in group_files(scan.live_files()):
+        if not resolved(scan, group):
+            out.update(superseded_positions(scan, group))
+    return out
 
 
 def write_position_deletes(storage: TableStorage, groups: dict[Any, list[tuple[str, np.ndarray]]],

@@ -76,8 +76,10 @@ class StorageInput(InputFile):
 
 def put_if_absent(storage: TableStorage, rel: str, data: bytes) -> bool:
     """Write ``rel`` unless it exists (True: this call wrote it). Locally a hard link of a whole temporary
-    file, so a concurrent writer of the same name either wins or loses, never mixes; on an object store an
-    existence check then one upload (two processes catching up at once write the same metadata)."""
+    file, so a concurrent writer of the same name either wins or loses, never mixes. On an object store an
+    existence check then one upload: ``pyarrow.fs`` offers no conditional put (S3's ``If-None-Match``), so
+    two writers past the check at once both upload and both return True; each upload is one whole object
+    (the last one stays), which is safe here because both hold metadata of the same snapshot."""
     if storage.local_path is None:
         if storage.exists(rel):
             return False

@@ -19,21 +19,23 @@ import os
 import re
 import uuid
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fieldshift.errors import UnpublishableError
 from fieldshift.extras import require
+from fieldshift.schema.defaults import default_to_json
 from fieldshift.schema.model import Schema
-from fieldshift.table.catalog.files import publish_file_rows
+from fieldshift.table.catalog.files import publish_file_rows, publish_file_rows_since
 from fieldshift.table.catalog.snapshots import publish_rows
 from fieldshift.table.catalog.specs import decode_partition
 from fieldshift.table.catalog.sqlite import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.files.storage import TableStorage
 from fieldshift.table.partitions.partitioning import PartitionSpec
-from fieldshift.table.publish.iceberg_deletes import delete_manifest_writer, snapshot_deletes, write_position_deletes
-from fieldshift.table.publish.iceberg_entries import data_file_entry, position_delete_entry
+from fieldshift.table.publish.iceberg_deletes import snapshot_deletes, write_position_deletes
+from fieldshift.table.publish.iceberg_entries import data_file_entry, deletion_vector_entry, position_delete_entry
 from fieldshift.table.publish.iceberg_register import REGISTER_NAME_PROPERTY, REGISTER_URI_PROPERTY, move_pointer
 from fieldshift.table.publish.iceberg_types import (
     check_publishable_change,
@@ -42,7 +44,14 @@ from fieldshift.table.publish.iceberg_types import (
     promotion_problems,
     type_problems,
 )
+from fieldshift.table.publish.iceberg_v3 import (
+    as_v3_manifest,
+    file_row_ids,
+    read_manifest_list_v3,
+    write_deletion_vectors,
+)
 from fieldshift.table.publish.iceberg_values import partition_problem
+from fieldshift.table.publish.iceberg_writers import manifest_list_writer, manifest_writer
 
 __all__ = ["METADATA_DIR", "PUBLISH_FORMATS", "PublishResult", "PublishWarning", "catch_up", "check_format",
            "check_new_table",
@@ -83,8 +92,24 @@ def _encode(meta: dict[str, Any]) -> bytes:
                 _ENTRY_TEXT.clear()
             found = _ENTRY_TEXT[key] = json.dumps(entry, separators=(",", ":"))
         pieces.append(found)
-    head = json.dumps({k: v for k, v in meta.items() if k != "snapshots"}, separators=(",", ":"))
-    return (head[:-1] + ',"snapshots":[' + ",".join(pieces) + "]}").encode()
+    logs = ("snapshot-log", "metadata-log")  # as long as the history, and their entries reused as objects
+    head = json.dumps({k: v for k, v in meta.items() if k != "snapshots" and k not in logs}, separators=(",", ":"))
+    tail = "".join(f',"{k}":[' + ",".join(_item_text(e) for e in meta[k]) + "]" for k in logs if k in meta)
+    return (head[:-1] + tail + ',"snapshots":[' + ",".join(pieces) + "]}").encode()
+
+
+_ITEM_TEXT: dict[int, tuple[Any, str]] = {}  # id of a log entry -> (the entry, kept so the id stays its, JSON)
+
+
+def _item_text(entry: dict[str, Any]) -> str:
+    """A log entry's JSON, encoded once while the same entry object is passed on from version to version
+    (entries are never changed once made)."""
+    found = _ITEM_TEXT.get(id(entry))
+    if found is None or found[0] is not entry:
+        if len(_ITEM_TEXT) > 200_000:
+            _ITEM_TEXT.clear()
+        found = _ITEM_TEXT[id(entry)] = (entry, json.dumps(entry, separators=(",", ":")))
+    return found[1]
 
 
 def _remember(cache: dict[Any, Any], key: Any, value: Any, keep: int = 16) -> None:
@@ -158,21 +183,49 @@ def _abs(storage: TableStorage, rel: str) -> str:
     return storage.display(rel)
 
 
-def published_version(storage: TableStorage) -> int:
+def _read_hint(storage: TableStorage) -> int:
+    """The version ``version-hint.text`` names (0: none, or not a number)."""
+    try:
+        return int(storage.read_bytes(HINT).decode().strip())
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+def published_version(storage: TableStorage, hinted: int | None = None) -> int:
     """The newest metadata version written (0: none): the hint, then any version written after it."""
-    version = 0
-    if storage.exists(HINT):
-        try:
-            version = int(storage.read_bytes(HINT).decode().strip())
-        except ValueError:
-            version = 0
+    version = _read_hint(storage) if hinted is None else hinted
     while storage.exists(_metadata_name(version + 1)):
         version += 1
     return version
 
 
-def _load_files(catalog: SqliteCatalog, table_id: int) -> list[_File]:
-    return [_File(r) for r in catalog.read(publish_file_rows, table_id)]
+# (catalog, table) -> (highest file id, head snapshot, files by id) as last read by this process: a file's row
+# only ever changes by its end snapshot being set (to a snapshot after any seen), so a catch-up reads the rows
+# added or ended since, and everything again when rows were forgotten (expiry) or the table is not the same
+_FILES: dict[tuple[str, str, int], tuple[int, int, dict[int, _File]]] = {}
+
+
+def _load_files(catalog: SqliteCatalog, table_id: int, head: int) -> list[_File]:
+    """The table's data and delete file rows, by file id (``head``: the newest snapshot the catalog has)."""
+    key = (type(catalog).__name__, str(getattr(catalog, "uri", None) or catalog.path), table_id)
+    cached = _FILES.get(key)
+    files: dict[int, _File] = {}
+    if cached is not None:
+        top, seen, known = cached
+        rows, count = catalog.read(publish_file_rows_since, table_id, top, seen)
+        newest = next((r for r in rows if r[0] == top), None)
+        if newest is not None and top in known and newest[1] == known[top].path:
+            files = dict(known)
+            files.update((r[0], _File(r)) for r in rows)
+        if len(files) != count:  # the newest row seen is gone or another, or rows were forgotten (expiry)
+            files = {}
+    if not files:
+        files = {r[0]: _File(r) for r in catalog.read(publish_file_rows, table_id)}
+    if files:
+        if len(_FILES) > 64:
+            _FILES.clear()
+        _FILES[key] = (max(files), head, files)
+    return [files[i] for i in sorted(files)]
 
 
 def _ms(committed_at: str) -> int:
@@ -182,25 +235,22 @@ def _ms(committed_at: str) -> int:
     return int(stamp.timestamp() * 1000)
 
 
-def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Sequence[_File], name: str,
+def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], live: Any, name: str,
            problems: list[str]) -> None:
     """Refuse, before anything is written, what Iceberg readers could not read (every problem at once)."""
     _io()  # PyIceberg checks the schemas: a missing one is named with its extra
     for s in schemas.values():
-        found = type_problems(s)
+        found = _converted("problems", s, type_problems)
         problems += found
         if not found:
             try:
-                iceberg_schema(s)
+                _ice_schema(s)
             except ValueError as e:  # Iceberg indexes fields by dotted path: a column 'a.b' beside struct a's b
                 problems.append(f"schema {s.schema_id}: {e}; Iceberg names a nested field by its dotted path, so "
                                 "rename one of the two columns")
-        if needs_v3(s):
-            problems.append(f"schema {s.schema_id}: initial or write defaults need Iceberg v3, which publishing "
-                            "does not write yet; compact() and drop the defaults, or wait for v3 publishing")
     seen: set[tuple[int, int]] = set()
     for snap in snapshots:  # the snapshots to publish (those published were checked when they were)
-        for schema_id in {f.schema_id for f in files if f.live_at(snap.snapshot_id)}:
+        for schema_id in {f.schema_id for f in live(snap.snapshot_id)}:
             pair = (schema_id, snap.schema_id)
             if pair not in seen:
                 seen.add(pair)
@@ -212,7 +262,63 @@ def _check(schemas: dict[int, Schema], snapshots: Sequence[Snapshot], files: Seq
                                  f"\n  {listed}")
 
 
+_CONVERTED: dict[tuple[str, Any], Any] = {}  # fieldshift schemas and specs as PyIceberg's (they never change)
+
+
+def _converted(kind: str, value: Any, make: Any) -> Any:
+    """``make(value)``, made once per process for equal values (PyIceberg's schemas index themselves when
+    built: a fixed cost of every catch-up otherwise)."""
+    key = (kind, value)
+    found = _CONVERTED.get(key)
+    if found is None:
+        if len(_CONVERTED) > 4096:
+            _CONVERTED.clear()
+        found = _CONVERTED[key] = make(value)
+    return found
+
+
+def _ice_schema(schema: Schema) -> Any:
+    return _converted("schema", schema, iceberg_schema)
+
+
+def _schema_json(schema: Schema) -> dict[str, Any]:
+    """``schema`` as Iceberg JSON with its fields' initial and write defaults (a schema with any makes the
+    published table v3, the first format that has them); never mutated (shared by every version)."""
+    return _converted("json", schema, _make_schema_json)
+
+
+def _make_schema_json(schema: Schema) -> dict[str, Any]:
+    out = json.loads(_ice_schema(schema).model_dump_json(by_alias=True))
+    defaults = {f.id: f for f in schema.all_fields() if f.initial_default is not None or f.write_default is not None}
+    if defaults:
+        _add_defaults(out, defaults)
+    return out
+
+
+def _add_defaults(node: Any, defaults: dict[int, Any]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _add_defaults(item, defaults)
+    elif isinstance(node, dict):
+        if "name" in node and "required" in node and node.get("id") in defaults:  # a struct's field
+            f = defaults[node["id"]]
+            if f.initial_default is not None:
+                node["initial-default"] = default_to_json(f.initial_default, f.type)
+            if f.write_default is not None:
+                node["write-default"] = default_to_json(f.write_default, f.type)
+        for value in node.values():
+            _add_defaults(value, defaults)
+
+
 def _iceberg_spec(spec: PartitionSpec) -> Any:
+    return _converted("spec", spec, _make_iceberg_spec)
+
+
+def _spec_json(spec: PartitionSpec) -> dict[str, Any]:
+    return _converted("spec-json", spec, lambda s: json.loads(_iceberg_spec(s).model_dump_json(by_alias=True)))
+
+
+def _make_iceberg_spec(spec: PartitionSpec) -> Any:
     from pyiceberg.partitioning import PartitionField
     from pyiceberg.partitioning import PartitionSpec as IcebergSpec
     from pyiceberg.transforms import parse_transform
@@ -230,48 +336,60 @@ class _Publisher:
         self.schemas = catalog.schemas(table_id)
         self.specs = catalog.specs(table_id)
         self.specs_by_id = {s.spec_id: s for s, _ in self.specs}
-        self.all_files = _load_files(catalog, table_id)
+        self.all_files = _load_files(catalog, table_id, max((r[0] for r in self.rows), default=0))
         self.files = [f for f in self.all_files if f.content == "data"]  # a keyed table's key deletes are not rows
         self.keyed = any(f.bucket is not None for f in self.all_files)
         self.deletes: dict[int, dict[int, Any]] = {}  # snapshot -> data file id -> positions dropped
+        self._live_files: dict[int, list[_File]] = {}
+        self._begins = Counter(f.begin for f in self.files)  # files added and removed by each snapshot
+        self._ends = Counter(f.end for f in self.files if f.end is not None)
         self.location = _abs(storage, "")
+
+    def _live(self, snapshot_id: int) -> list[_File]:
+        """The data files live at ``snapshot_id`` (asked for by several parts of one version: listed once)."""
+        found = self._live_files.get(snapshot_id)
+        if found is None:
+            found = self._live_files[snapshot_id] = [f for f in self.files if f.live_at(snapshot_id)]
+        return found
 
     # -- metadata of one snapshot -----------------------------------------------------------------
     def _base(self, previous: dict[str, Any] | None, snap: Snapshot) -> dict[str, Any]:
         schema_ids = sorted(i for i in self.schemas if i <= max(
             r[2] for r in self.rows if r[0] <= snap.snapshot_id))
-        live_specs = {f.spec_id for f in self.files if f.live_at(snap.snapshot_id)}
+        live_specs = {f.spec_id for f in self._live(snap.snapshot_id)}
         specs = [s for s, begin in self.specs if begin <= snap.snapshot_id]
         default = specs[-1] if specs else self.specs[0][0]
         spec_ids = sorted({s.spec_id for s in specs} | live_specs | {default.spec_id})
-        iceberg_specs = [_iceberg_spec(self.specs_by_id[i]) for i in spec_ids]
-        return {
-            "format-version": 2,
+        fmt = 3 if (previous or {}).get("format-version") == 3 or any(
+            needs_v3(self.schemas[i]) for i in schema_ids) else 2
+        meta: dict[str, Any] = {
+            "format-version": fmt,
             "table-uuid": previous["table-uuid"] if previous else str(uuid.uuid4()),
             "location": self.location,
             "last-sequence-number": max(snap.snapshot_id, 0),
             "last-updated-ms": _ms(snap.committed_at),
             "last-column-id": max(self.schemas[i].highest_field_id for i in schema_ids),
             "current-schema-id": snap.schema_id,
-            "schemas": [json.loads(iceberg_schema(self.schemas[i]).model_dump_json(by_alias=True))
-                        for i in schema_ids],
+            "schemas": [_schema_json(self.schemas[i]) for i in schema_ids],
             "default-spec-id": default.spec_id,
-            "partition-specs": [json.loads(s.model_dump_json(by_alias=True)) for s in iceberg_specs],
+            "partition-specs": [_spec_json(self.specs_by_id[i]) for i in spec_ids],
             "last-partition-id": max([999] + [f.field_id for i in spec_ids for f in self.specs_by_id[i].fields]),
             "properties": {"fieldshift.table": self.name},
             "sort-orders": [{"order-id": 0, "fields": []}],
             "default-sort-order-id": 0,
         }
+        if fmt == 3:  # row ids assigned so far (an upgraded table starts at 0)
+            meta["next-row-id"] = (previous or {}).get("next-row-id", 0)
+        return meta
 
-    def _manifests(self, snap: Snapshot, previous_manifests: list[Any]) -> list[Any]:
-        from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, write_manifest
+    def _manifests(self, snap: Snapshot, previous_manifests: list[Any], fmt: int) -> list[Any]:
+        from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
 
         sid = snap.snapshot_id
         groups: dict[tuple[int, int, int], list[_File]] = {}
-        for f in self.files:
-            if f.live_at(sid):
-                lo, hi = _block(f.begin, sid)
-                groups.setdefault((lo, hi, f.spec_id), []).append(f)
+        for f in self._live(sid):
+            lo, hi = _block(f.begin, sid)
+            groups.setdefault((lo, hi, f.spec_id), []).append(f)
         reusable: dict[tuple[int, int, int], Any] = {}
         for m in previous_manifests:
             found = _MANIFEST_NAME.match(m.manifest_path)
@@ -289,14 +407,17 @@ class _Publisher:
             return out
         ids = sorted(f.file_id for _, members in to_write for f in members if f.file_id is not None)
         stats = self.catalog.file_stats(ids)
-        schema = iceberg_schema(self.schemas[snap.schema_id])
+        schema = _ice_schema(self.schemas[snap.schema_id])
+        row_ids = self._row_ids(previous_manifests, to_write, sid) if fmt == 3 else {}
         for (lo, hi, spec_id), members in to_write:
             spec = self.specs_by_id[spec_id]
             rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-b{lo}_{hi}-p{spec_id}-m.avro"
             target = _io().StorageOutput(self.storage, rel, _abs(self.storage, rel))
             entries = [(f, data_file_entry(f.data_file(stats.get(f.file_id, {})), _abs(self.storage, f.path), spec,
-                                           self.schemas[f.schema_id])) for f in members]  # any error before writing
-            with write_manifest(2, _iceberg_spec(spec), schema, target, sid, "null") as writer:
+                                           self.schemas[f.schema_id], fmt,
+                                           None if f.begin == sid else row_ids.get(_abs(self.storage, f.path))))
+                       for f in members]  # any error before writing
+            with manifest_writer(fmt, _iceberg_spec(spec), schema, target, sid) as writer:
                 for f, df in entries:
                     if f.begin == sid:
                         writer.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=sid,
@@ -308,7 +429,21 @@ class _Publisher:
             out.append(writer.to_manifest_file())
         return out
 
-    def _delete_manifests(self, snap: Snapshot) -> list[Any]:
+    def _row_ids(self, previous_manifests: list[Any], to_write: list[Any], sid: int) -> dict[str, int | None]:
+        """The ``first_row_id`` the files a rewritten manifest carries on (EXISTING) had where they were: read
+        from the previous snapshot's manifests that held them (v3 keeps a row's id while it lives)."""
+        wanted = {(f.begin, f.spec_id) for _, members in to_write for f in members if f.begin != sid}
+        out: dict[str, int | None] = {}
+        for m in previous_manifests:
+            found = _MANIFEST_NAME.match(m.manifest_path)
+            if found is None or not any(int(found.group(2)) <= b <= int(found.group(3)) and int(found.group(4)) == p
+                                        for b, p in wanted):
+                continue
+            rel = self._rel(m.manifest_path)
+            out.update(file_row_ids(m, _io().StorageInput(self.storage, rel, m.manifest_path)))
+        return out
+
+    def _delete_manifests(self, snap: Snapshot, fmt: int) -> list[Any]:
         """The snapshot's position deletes (its deletion vectors), one file per partition, one manifest per
         spec; written whole for every snapshot that has any."""
         from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
@@ -318,18 +453,20 @@ class _Publisher:
         if not dropped:
             return []
         by_id = {f.file_id: f for f in self.files}
+        if fmt == 3:
+            return self._deletion_vectors(snap, dropped, by_id)
         groups: dict[tuple[int, str | None], list[tuple[str, Any]]] = {}
         for fid, positions in dropped.items():
             f = by_id[fid]
             groups.setdefault((f.spec_id, f.partition_text), []).append((_abs(self.storage, f.path), positions))
         written = write_position_deletes(self.storage, groups, sid)
-        schema = iceberg_schema(self.schemas[snap.schema_id])
+        schema = _ice_schema(self.schemas[snap.schema_id])
         out = []
         for spec_id in sorted({k[0] for k in written}):
             spec = self.specs_by_id[spec_id]
             rel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-deletes-m.avro"
             target = _io().StorageOutput(self.storage, rel, _abs(self.storage, rel))
-            with delete_manifest_writer(_iceberg_spec(spec), schema, target, sid) as writer:
+            with manifest_writer(2, _iceberg_spec(spec), schema, target, sid, deletes=True) as writer:
                 for (group_spec, partition_text), (path, rows, size) in sorted(written.items(), key=str):
                     if group_spec != spec_id:
                         continue
@@ -340,20 +477,51 @@ class _Publisher:
             out.append(writer.to_manifest_file())
         return out
 
-    def _snapshot(self, snap: Snapshot, parent: int | None, manifests: list[Any]) -> dict[str, Any]:
-        from pyiceberg.manifest import write_manifest_list
+    def _deletion_vectors(self, snap: Snapshot, dropped: dict[int, Any], by_id: dict[int, _File]) -> list[Any]:
+        """v3: the snapshot's deletion vectors as one Puffin file (a ``deletion-vector-v1`` blob per data file),
+        one delete manifest per spec; v3 readers take no position-delete files."""
+        from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
 
+        from fieldshift.table.publish.iceberg_deletes import DELETES_DIR
+
+        sid = snap.snapshot_id
+        order = sorted(dropped, key=lambda fid: (by_id[fid].spec_id, by_id[fid].path))
+        rel, size, placed = write_deletion_vectors(
+            self.storage, [(_abs(self.storage, by_id[fid].path), dropped[fid]) for fid in order], sid, DELETES_DIR)
+        puffin = _abs(self.storage, rel)
+        schema = _ice_schema(self.schemas[snap.schema_id])
+        out = []
+        for spec_id in sorted({by_id[fid].spec_id for fid in order}):
+            spec = self.specs_by_id[spec_id]
+            mrel = f"{METADATA_DIR}/{uuid.uuid4().hex}-s{sid}-deletes-m.avro"
+            target = _io().StorageOutput(self.storage, mrel, _abs(self.storage, mrel))
+            with manifest_writer(3, _iceberg_spec(spec), schema, target, sid, deletes=True) as writer:
+                for fid, (path, offset, length, cardinality) in zip(order, placed, strict=True):
+                    f = by_id[fid]
+                    if f.spec_id != spec_id:
+                        continue
+                    entry = deletion_vector_entry(puffin, size, path, offset, length, cardinality, spec,
+                                                  self.schemas[f.schema_id], decode_partition(f.partition_text))
+                    writer.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=sid,
+                                                             data_file=entry))
+            out.append(writer.to_manifest_file())
+        return out
+
+    def _snapshot(self, snap: Snapshot, parent: int | None, manifests: list[Any], fmt: int, first_row_id: int
+                  ) -> dict[str, Any]:
         sid = snap.snapshot_id
         rel = f"{METADATA_DIR}/snap-{sid}-{uuid.uuid4().hex}.avro"
         target = _io().StorageOutput(self.storage, rel, _abs(self.storage, rel))
-        with write_manifest_list(2, target, sid, parent, sid, "null") as writer:
-            writer.add_manifests(manifests)
-            _remember(_LISTS, (str(self.storage.location), rel), [writer.prepare_manifest(m) for m in manifests])
-        added = sum(1 for f in self.files if f.begin == sid)
-        removed = sum(1 for f in self.files if f.end == sid)
+        with manifest_list_writer(fmt, target, sid, parent, sid, first_row_id) as writer:
+            prepared = [writer.prepare_manifest(m) for m in manifests]  # v3: assigns the row ids, in list order
+            writer.add_manifests(prepared)  # preparing what is prepared changes nothing
+            _remember(_LISTS, (str(self.storage.location), rel), prepared)
+        added = self._begins.get(sid, 0)
+        removed = self._ends.get(sid, 0)
+        dropped = self.deletes.get(sid) or {}
         operation = ("overwrite" if added and removed else "append" if added else "delete" if removed
                      else "replace")
-        live = [f for f in self.files if f.live_at(sid)]
+        live = self._live(sid)
         out: dict[str, Any] = {
             "snapshot-id": sid,
             "sequence-number": sid,
@@ -364,20 +532,24 @@ class _Publisher:
                         "total-data-files": str(len(live)),
                         "total-records": str(sum(f.record_count for f in live)),
                         "total-delete-files": str(len({(f.spec_id, f.partition_text) for f in self.files
-                                                       if f.file_id in (self.deletes.get(sid) or {})})),
-                        "total-position-deletes": str(sum(len(p) for p in (self.deletes.get(sid) or {}).values())),
+                                                       if f.file_id in dropped}) if dropped else 0),
+                        "total-position-deletes": str(sum(len(p) for p in dropped.values())),
                         "total-equality-deletes": "0"},
             "schema-id": snap.schema_id,
         }
         if parent is not None:
             out["parent-snapshot-id"] = parent
+        if fmt == 3:
+            out["first-row-id"] = first_row_id
+            out["added-rows"] = writer.next_row_id - first_row_id
         return out
 
     # -- catching up ------------------------------------------------------------------------------
     def run(self) -> PublishResult:
         kept = {r[0] for r in self.rows}
         written: list[int] = []
-        version = published_version(self.storage)
+        hinted = _read_hint(self.storage)
+        version = published_version(self.storage, hinted)
         checked = False
         while True:  # each turn writes the next version, or finds another process wrote it and reloads
             previous = self._read_version(version) if version else None
@@ -387,9 +559,8 @@ class _Publisher:
                 problems = []
                 for snap in todo:  # deletion vectors: a keyed table's, an unkeyed table's deletes and updates
                     live = [f for f in self.all_files if f.live_at(snap.snapshot_id)]
-                    self.deletes[snap.snapshot_id], found = snapshot_deletes(self.catalog, self.table_id,
-                                                                             snap.snapshot_id, live)
-                    problems += found
+                    self.deletes[snap.snapshot_id] = snapshot_deletes(self.catalog, self.table_id, self.storage,
+                                                                      snap.snapshot_id, live)
                 for f in self.files:  # files published before were checked then
                     if f.begin > last and self.specs_by_id[f.spec_id].fields and any(f.live_at(x.snapshot_id)
                                                                                     for x in todo):
@@ -397,7 +568,7 @@ class _Publisher:
                                                   decode_partition(f.partition_text), _abs(self.storage, f.path))
                         if found:
                             problems.append(found)
-                _check(self.schemas, todo, self.files, self.name, problems)
+                _check(self.schemas, todo, self._live, self.name, problems)
                 checked = True
             pending = self._after(last)
             expired = [e for e in (previous or {}).get("snapshots", []) if e["snapshot-id"] not in kept]
@@ -414,7 +585,7 @@ class _Publisher:
                 if stamp is not None:
                     _remember(_VERSIONS, stamp, meta)
             version += 1
-        final = self._move_hint(version)
+        final = self._move_hint(version, hinted)
         return PublishResult(tuple(written), final, _abs(self.storage, _metadata_name(final)))
 
     def _after(self, last: int) -> list[Snapshot]:
@@ -459,8 +630,6 @@ class _Publisher:
 
     def _version(self, previous: dict[str, Any] | None, version: int, snap: Snapshot, kept: set[int]
                  ) -> dict[str, Any]:
-        from pyiceberg.manifest import read_manifest_list
-
         meta = self._base(previous, snap)
         meta["properties"][SNAPSHOT_PROPERTY] = str(snap.snapshot_id)
         meta["metadata-log"] = self._log(previous, version)
@@ -468,18 +637,24 @@ class _Publisher:
             meta.update({"snapshots": [], "snapshot-log": [], "refs": {}})
             return meta
         previous_entries = list(previous.get("snapshots", [])) if previous else []
-        current = next((e for e in previous_entries if e["snapshot-id"] == previous.get("current-snapshot-id")),
-                       None) if previous else None
+        current = next((e for e in reversed(previous_entries)  # the newest, as a rule
+                        if e["snapshot-id"] == previous.get("current-snapshot-id")), None) if previous else None
         prior: list[Any] = []
         if current is not None:  # its manifests are reused where none of their files has gone
             rel = self._rel(current["manifest-list"])
-            prior = _LISTS.get((str(self.storage.location), rel)) or list(
-                read_manifest_list(_io().StorageInput(self.storage, rel, current["manifest-list"])))
-        manifests = self._manifests(snap, [m for m in prior if _is_data(m)])
-        manifests += self._delete_manifests(snap)
+            prior = _LISTS.get((str(self.storage.location), rel)) or read_manifest_list_v3(
+                _io().StorageInput(self.storage, rel, current["manifest-list"]))
+        fmt = meta["format-version"]
+        data = [m for m in prior if _is_data(m)]
+        if fmt == 3:
+            data = [as_v3_manifest(m) for m in data]
+        manifests = self._manifests(snap, data, fmt)
+        manifests += self._delete_manifests(snap, fmt)
         parent = snap.parent_snapshot_id if snap.parent_snapshot_id in {e["snapshot-id"] for e in previous_entries} \
             else None
-        entry = self._snapshot(snap, parent, manifests)
+        entry = self._snapshot(snap, parent, manifests, fmt, meta.get("next-row-id", 0))
+        if fmt == 3:
+            meta["next-row-id"] = entry["first-row-id"] + entry["added-rows"]
         snapshots = [e for e in previous_entries if e["snapshot-id"] in kept] + [entry]
         log = [e for e in (previous or {}).get("snapshot-log", []) if e["snapshot-id"] in kept]
         log.append({"snapshot-id": snap.snapshot_id, "timestamp-ms": entry["timestamp-ms"]})
@@ -494,18 +669,15 @@ class _Publisher:
                                      "the table moved: remove its metadata/ directory and publish again")
         return absolute[len(base):]
 
-    def _move_hint(self, version: int) -> int:
-        """Point ``version-hint.text`` at ``version`` unless it already names a newer one."""
+    def _move_hint(self, version: int, hinted: int) -> int:
+        """Point ``version-hint.text`` at ``version`` unless it already names a newer one (``hinted``: what it
+        named when this catch-up began); read again after writing, as another catch-up may have written."""
+        current = hinted
         for _ in range(3):
-            current = 0
-            if self.storage.exists(HINT):
-                try:
-                    current = int(self.storage.read_bytes(HINT).decode().strip())
-                except ValueError:
-                    current = 0
             if current >= version:
                 return current
             _io().replace_file(self.storage, HINT, str(version).encode())
+            current = _read_hint(self.storage)
         return version
 
 

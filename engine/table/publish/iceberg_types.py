@@ -172,13 +172,10 @@ def promotion_problems(file_schema: Schema, read_schema: Schema) -> list[str]:
 
 def check_publishable_change(new: Schema, file_schemas: list[Schema], table: str) -> None:
     """Refuse a commit of schema ``new`` to a table that publishes when Iceberg readers could not read it:
-    a type Iceberg lacks, v3-only defaults, or a cast from a live file's type Iceberg does not make."""
+    a type Iceberg lacks, or a cast from a live file's type Iceberg does not make."""
     from fieldshift.errors import UnpublishableError
 
     problems = type_problems(new)
-    if needs_v3(new):
-        problems.append(f"schema {new.schema_id}: initial or write defaults need Iceberg v3, which publishing "
-                        "does not write yet")
     for old in file_schemas:
         if old.schema_id != new.schema_id:
             problems += promotion_problems(old, new)

@@ -72,8 +72,9 @@ class _StorageIO:
 
 def vacuum_published(storage: TableStorage, cutoff: float) -> list[str]:
     """Delete metadata versions naming a snapshot the newest version no longer has, and manifests, manifest
-    lists and position-delete files no remaining version names, modified before ``cutoff`` (a catch-up may
-    be writing newer ones); returns their relative paths. The newest version and the hint are always kept."""
+    lists and delete files (position deletes, Puffin deletion vectors) no remaining version names, modified
+    before ``cutoff`` (a catch-up may be writing newer ones); returns their relative paths. The newest
+    version and the hint are always kept."""
     newest = published_version(storage)
     if not newest:
         return []
@@ -94,7 +95,8 @@ def vacuum_published(storage: TableStorage, cutoff: float) -> list[str]:
             removed.append(entry.rel)
     lists, manifests = _manifests(storage, latest)
     needed = lists | {r for m in manifests if (r := _rel(storage, m.manifest_path)) is not None}
-    deletes = [e for e in entries.values() if e.rel.startswith(DELETES_DIR + "/") and e.name.endswith(".parquet")]
+    deletes = [e for e in entries.values() if e.rel.startswith(DELETES_DIR + "/")
+               and e.name.endswith((".parquet", ".puffin"))]  # v2 position deletes, v3 deletion vectors
     named = published_data_paths(storage) if deletes else set()
     for name, entry in entries.items():
         unneeded = (name.endswith(".avro") and entry.rel not in needed) or (entry in deletes and entry.rel not in named)
