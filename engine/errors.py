@@ -51,6 +51,7 @@ __all__ = [
     "PartitionSpecError",
     "ReadOnlyTableError",
     "RequiredFieldWithoutDefaultError",
+    "RowChangeError",
     "SchemaEvolutionError",
     "SchemaJSONError",
     "SchemaMismatchError",
@@ -415,3 +416,9 @@ class UnpublishableError(TableError):
     """Publishing a table in another format (Iceberg) met a type or a history that format cannot express (an
     unsigned integer, a cast its readers do not make that old files still need): the message lists each
     column and what to do (``compact()`` rewrites old files into the current schema); nothing was written."""
+
+
+class RowChangeError(SchemaEvolutionError):
+    """An ``update`` (or another row change) that cannot be applied as asked: a key column set on a keyed
+    table, a precombine value set lower than a row's own, a column it names that the table lacks. The
+    message names the column and the row; nothing was written."""

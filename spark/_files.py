@@ -8,7 +8,7 @@ reads a task with ``pq.ParquetFile.iter_batches`` and yields evolved batches in 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from fieldshift.planner import EvolutionPlan, cached_plan
 from fieldshift.schema.model import Schema
 from fieldshift.schema.policy import CastPolicy
 from fieldshift.spark._arrow import BatchConformer
+from fieldshift.table.catalog.deletion_vectors import DeletionVector
 from fieldshift.table.catalog.sqlite import DataFile
 from fieldshift.table.files.data_files import check_file_columns, data_file_errors, name_data_file, read_columns
 from fieldshift.table.files.storage import TableStorage, open_storage
@@ -54,6 +55,7 @@ class FileTask:
     size: int = 0  # bytes on disk (the row groups' share of the file for a range)
     storage: TableStorage | None = None  # an object store's (the executor opens its filesystem), else None
     rel: str = ""
+    deleted: str = ""  # the file's deletion vector (encoded positions): a whole-file task drops those rows
 
     def open(self) -> pq.ParquetFile:
         if self.storage is None:
@@ -62,8 +64,10 @@ class FileTask:
 
 
 def plan_tasks(location: TableStorage | Path, files: Iterable[DataFile],
-               split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[FileTask]:
-    """One task per file; files bigger than ``split_bytes`` are split into row-group ranges.
+               split_bytes: int = DEFAULT_SPLIT_BYTES,
+               vectors: Mapping[int, DeletionVector] | None = None) -> list[FileTask]:
+    """One task per file; files bigger than ``split_bytes`` are split into row-group ranges, except files
+    with deleted rows (``vectors``: the snapshot's deletion vectors), read whole with their positions.
 
     Only the footers of big files are read (on the driver), to find their row groups.
     """
@@ -72,6 +76,10 @@ def plan_tasks(location: TableStorage | Path, files: Iterable[DataFile],
     remote = None if storage.is_local else storage
     for f in files:
         path = storage.display(f.path)
+        v = vectors.get(f.file_id) if vectors and f.file_id is not None else None
+        if v is not None and v.cardinality:
+            tasks.append(FileTask(path, f.schema_id, f.record_count, None, f.file_size, remote, f.path, v.text))
+            continue
         if f.file_size <= split_bytes:
             tasks.append(FileTask(path, f.schema_id, f.record_count, None, f.file_size, remote, f.path))
             continue
@@ -142,7 +150,11 @@ class FileReader:
     def read(self, task: FileTask) -> Iterator[pa.RecordBatch]:
         names, plan = self.plans[task.schema_id]
         conform = BatchConformer(self.target)
+        keep = DeletionVector(1, task.deleted).keep_mask(task.rows) if task.deleted else None
+        offset = 0
         for batch in _iter_batches(task, names, plan.input_schema, self.batch_size):
+            if keep is not None:  # rows deletes and updates removed (a whole-file task)
+                offset, batch = offset + batch.num_rows, batch.filter(pa.array(keep[offset:offset + batch.num_rows]))
             try:
                 out = plan.apply(batch)
             except SchemaEvolutionError as e:

@@ -30,7 +30,8 @@ Options: ``snapshot_id``, ``schema_id``, ``columns`` (comma-separated or a JSON 
 shared catalog and the table's name in it), ``policy`` (a ``CastPolicy.from_name`` name; default: the table's own
 policy, for reads and writes), ``batch_size`` (rows per Arrow batch, default 32768), ``split_size`` (bytes; bigger
 files are split by row groups), ``max_partitions`` (at most this many input partitions; by default packed like Spark's
-own file scans), ``schema_ids`` (read only files written with these schema ids), ``pushdown`` (``false``: no
+own file scans), ``schema_ids`` (read only files written with these schema ids), ``skip_deleted`` (``true``: leave
+out files with deleted rows, which ``fieldshift.spark.read`` reads itself), ``pushdown`` (``false``: no
 ``pushFilters``); for writes ``on_incompatible`` (``fail`` | ``quarantine``), ``evolve`` (``true`` | ``false``),
 ``operation`` (``upsert`` | ``delete``: keyed tables). Errors leave as one-line fieldshift exceptions, the last line
 of Spark's error (``errors_bridge``).
@@ -100,6 +101,7 @@ class _ReadSpec:
     policy: CastPolicy | None
     schema_ids: tuple[int, ...] | None
     keyed: bool = False  # merge groups are read by keyed.KeyedReader
+    skip_deleted: bool = False  # leave out files with deleted rows (fieldshift.spark.read reads them itself)
 
 
 def _resolve(options: Any) -> _ReadSpec:
@@ -110,7 +112,8 @@ def _resolve(options: Any) -> _ReadSpec:
     ids = list_option(options, "schema_ids")
     return _ReadSpec(table_location(options), options.get("catalog"), options.get("table"), scan.snapshot_id,
                      int_option(options, "schema_id"), scan.full_schema.select(scan.columns), policy,
-                     tuple(int(i) for i in ids) if ids is not None else None, scan.keys is not None)
+                     tuple(int(i) for i in ids) if ids is not None else None, scan.keys is not None,
+                     bool_option(options, "skip_deleted", False))
 
 
 # -- the data source -----------------------------------------------------------------------------
@@ -238,11 +241,16 @@ class _PlainReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         table = self._table or Table.open(self.spec.location, catalog=self.spec.catalog, name=self.spec.name)
-        files = self._scan(table).files() if self.predicates or self._files is None else self._files
+        scan = self._scan(table)
+        files = scan.files() if self.predicates or self._files is None else self._files
         if self.spec.schema_ids is not None:
             keep = set(self.spec.schema_ids)
             files = [f for f in files if f.schema_id in keep]
-        tasks = plan_tasks(table.storage, files, self.split_bytes)
+        # files that lost rows to deletes or updates are read whole, their deletion vectors applied
+        vectors = scan.deletion_vectors()
+        if self.spec.skip_deleted:
+            files = [f for f in files if f.file_id not in vectors or not vectors[f.file_id].cardinality]
+        tasks = plan_tasks(table.storage, files, self.split_bytes, vectors)
         return [FilePartition(group)
                 for group in _pack(tasks, self.max_partitions, self.parallelism, self.split_bytes)]
 

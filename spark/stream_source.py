@@ -9,7 +9,7 @@ longer fits fails the query, naming it; restarting picks up the wider type). Del
 streaming sources stop on such changes instead.
 
 Snapshots that add no rows (create, schema, policy, compaction) are passed over; one that changes
-or removes rows (overwrite, upsert, delete) fails the query unless ``skipChangeCommits`` is true.
+or removes rows (overwrite, upsert, delete, update) fails the query unless ``skipChangeCommits`` is true.
 Offsets are ``{"snapshot": s, "file": k}``: every row before the k-th file snapshot s added was
 emitted. Rate limits: ``maxFilesPerTrigger`` and ``maxRowsPerTrigger`` (at least one file per batch).
 """

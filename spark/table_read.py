@@ -83,6 +83,8 @@ class ReadPlan:
     policy: CastPolicy | None = None  # the policy the plans were checked under (the table's by default)
     merge_groups: tuple[tuple[str, ...], ...] = ()  # a keyed table's groups needing a merge (file paths)
     bound: Any = None  # the bound filter, None without one (rows are filtered by spark_condition)
+    deleted_files: tuple[DataFile, ...] = ()  # files with deleted rows: pyarrow with their deletion vectors
+    vectors: dict[int, Any] | None = None  # the snapshot's deletion vectors (file id -> DeletionVector)
 
     def explain(self) -> str:
         """Which files each route reads and why: one line for the plan, one per schema version (native Parquet
@@ -92,6 +94,8 @@ class ReadPlan:
                  f"{len(self.native_files)} file(s) native, {len(self.arrow_files)} file(s) via pyarrow"]
         for sid, why in sorted(self.reasons.items()):
             lines.append(f"  schema {sid}: " + ("native Parquet scan" if why is None else f"pyarrow ({why})"))
+        if self.deleted_files:
+            lines.append(f"  {len(self.deleted_files)} file(s) with deleted rows: pyarrow (deletion vectors)")
         return "\n".join(lines)
 
 
@@ -127,10 +131,14 @@ def plan_read(table: Table, *, snapshot_id: int | None = None, schema_id: int | 
     if not table.storage.is_local and files and route != "arrow":
         log.warning("fieldshift.spark.read of %s: %s, so its %d file(s) go via pyarrow on the executors",
                     table.storage.display(), OBJECT_STORE_REASON, len(files))
-    native = tuple(f for f in files if reasons[f.schema_id] is None)
-    other = tuple(f for f in files if reasons[f.schema_id] is not None)
+    # Spark's native Parquet scan knows nothing of deletion vectors: files with deleted rows never take it
+    vectors = scan.deletion_vectors()
+    deleted = tuple(f for f in files if f.file_id in vectors and vectors[f.file_id].cardinality)
+    gone = {f.file_id for f in deleted}
+    native = tuple(f for f in files if reasons[f.schema_id] is None and f.file_id not in gone)
+    other = tuple(f for f in files if reasons[f.schema_id] is not None and f.file_id not in gone)
     return ReadPlan(table, scan.snapshot_id, read_schema, native, other, reasons, schemas, policy, tuple(groups),
-                    scan.bound if scan.filtered else None)
+                    scan.bound if scan.filtered else None, deleted, vectors)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -210,6 +218,8 @@ def _read_frame(spark: Any, rp: ReadPlan, location: str | Path, catalog: str | N
             parts.append(_files_frame(spark, rp, rp.policy, spark_schema, batch_size))
         else:
             parts.append(_datasource_frame(spark, rp, location, catalog, name, rp.policy, batch_size))
+    if rp.deleted_files:  # whatever ``via``: the data source reads by schema id, these go by file
+        parts.append(_files_frame(spark, rp, rp.policy, spark_schema, batch_size, rp.deleted_files))
     if rp.merge_groups:
         target = spark_arrow_schema(spark_schema, spark.conf.get("spark.sql.session.timeZone"))
         parts.append(keyed_reader_parts(spark, rp.table, rp.snapshot_id, rp.read_schema, rp.policy, target,
@@ -243,14 +253,15 @@ def _bytes(text: str) -> int:
 
 
 def _files_frame(spark: Any, rp: ReadPlan, policy: CastPolicy | None, spark_schema: Any,
-                 batch_size: int) -> Any:
-    tasks = plan_tasks(rp.table.storage, rp.arrow_files, DEFAULT_SPLIT_BYTES)
-    schema_ids = {f.schema_id for f in rp.arrow_files}
+                 batch_size: int, files: Sequence[DataFile] | None = None) -> Any:
+    files = rp.arrow_files if files is None else files
+    tasks = plan_tasks(rp.table.storage, files, DEFAULT_SPLIT_BYTES, rp.vectors)
+    schema_ids = {f.schema_id for f in files}
     plans = schema_plans(rp.schemas, schema_ids, rp.read_schema, policy)
     tz = spark.conf.get("spark.sql.session.timeZone")
     reader = _TaskReader(FileReader(plans, spark_arrow_schema(spark_schema, tz), batch_size), tasks)
     # as many tasks as Spark's own scan would make of these files, each reading whole files in turn
-    parts = min(len(tasks), _native_partitions(spark, rp.arrow_files))
+    parts = min(len(tasks), _native_partitions(spark, files))
     ids = spark.range(0, len(tasks), 1, numPartitions=max(1, parts))
     return ids.mapInArrow(reader, spark_schema)
 
@@ -277,7 +288,8 @@ def _datasource_frame(spark: Any, rp: ReadPlan, location: Any, catalog: str | No
     reader = (spark.read.format(FORMAT).option("snapshot_id", rp.snapshot_id)
               .option("schema_id", rp.read_schema.schema_id)
               .option("columns", _json_list(rp.read_schema.names))
-              .option("schema_ids", ",".join(map(str, ids))).option("batch_size", batch_size))
+              .option("schema_ids", ",".join(map(str, ids))).option("batch_size", batch_size)
+              .option("skip_deleted", "true"))  # read by _files_frame with their deletion vectors
     if catalog:
         reader = reader.option("catalog", catalog)
     if name:

@@ -16,6 +16,7 @@ from fieldshift.cli import (
     policy_cmd,
     publish_cmd,
     read_cmds,
+    row_cmds,
     schema_cmds,
     write_cmds,
 )
@@ -83,7 +84,8 @@ app.command("quarantine")(read_cmds.quarantine)
 app.command("create")(write_cmds.create)
 app.command("policy")(policy_cmd.policy)
 app.command("upsert")(keyed_cmds.upsert)
-app.command("delete")(keyed_cmds.delete)
+app.command("delete")(row_cmds.delete)
+app.command("update")(row_cmds.update)
 app.command("compact")(keyed_cmds.compact)
 app.command("expire")(keyed_cmds.expire)
 app.command("capture")(capture_cmd.capture_command)

@@ -1,4 +1,4 @@
-"""``fieldshift upsert``, ``delete``, ``compact`` and ``expire``: keyed writes and table maintenance."""
+"""``fieldshift upsert``, ``compact`` and ``expire``: keyed writes and table maintenance (deletes: ``row_cmds``)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ from typing import Annotated
 
 import typer
 
-from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console
-from fieldshift.cli.read_cmds import parse_where
+from fieldshift.cli.console import cli_errors, open_table, out_console
 from fieldshift.cli.write_cmds import InputFormat, NullOption, TypeOption, write_file
 
-__all__ = ["compact", "delete", "expire", "upsert"]
+__all__ = ["compact", "expire", "upsert"]
 
 
 @cli_errors
@@ -34,25 +33,6 @@ def upsert(
     """
     write_file(location, file, quarantine=quarantine, evolve=evolve, fmt=fmt, upsert=True, types=types,
                null_values=null_values)
-
-
-@cli_errors
-def delete(
-    location: Annotated[str, typer.Argument(help="Table directory (a keyed table).")],
-    where: Annotated[list[str], typer.Option(
-        "--where", "-w",
-        help="A filter the rows to delete meet, e.g. \"rowId = 'row_1' or note is null\" (repeat: AND).")],
-) -> None:
-    """Delete the rows (of the current merged table) that meet every --where filter."""
-    table = open_table(location)
-    if not where:
-        raise UsageError("delete needs at least one --where condition")
-    result = table.delete(filter=parse_where(where))
-    if not result.keys_deleted:
-        out_console().print("no row matched: nothing was deleted (no snapshot)")
-        return
-    out_console().print(f"deleted {result.keys_deleted} row(s) from {table.location} in snapshot "
-                        f"{result.snapshot_id}")
 
 
 @cli_errors

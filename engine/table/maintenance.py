@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pyarrow as pa
 
@@ -64,8 +66,11 @@ def _keyed_groups(files: list[DataFile], schema_id: int, spec_id: int) -> list[l
                                  for f in g)]
 
 
-def _unkeyed_groups(files: list[DataFile], schema_id: int, spec_id: int) -> list[list[DataFile]]:
-    old = [f for f in files if f.schema_id != schema_id or f.spec_id != spec_id]
+def _unkeyed_groups(files: list[DataFile], schema_id: int, spec_id: int,
+                    deleted: Collection[int] = ()) -> list[list[DataFile]]:
+    """Files of an older schema or spec, or with rows deleted (``deleted``: ids of files with a deletion
+    vector), and small files; nothing when only one small file would be rewritten."""
+    old = [f for f in files if f.schema_id != schema_id or f.spec_id != spec_id or f.file_id in deleted]
     chosen = old + [f for f in files if f not in old and f.record_count < SMALL_FILE_ROWS]
     if len(chosen) < 2 and not old:
         return []
@@ -76,7 +81,13 @@ def _rows(scan: Scan, group: list[DataFile]) -> pa.Table:
     if scan.keys is not None:
         return read_group(scan, group)
     arrow = scan.read_schema.to_arrow()
-    return pa.Table.from_batches([b for f in group for b in scan.evolved_batches(f)], schema=arrow)
+    vectors = scan.deletion_vectors()  # rows deletes and updates removed stay removed
+
+    def kept(f: DataFile) -> Any:
+        v = vectors.get(f.file_id) if f.file_id is not None else None
+        return v.keep_mask(f.record_count) if v is not None else None
+
+    return pa.Table.from_batches([b for f in group for b in scan.evolved_batches(f, kept(f))], schema=arrow)
 
 
 @dataclass
@@ -88,6 +99,7 @@ class PendingCompaction:
     add: list[DataFile]
     remove: list[int]
     written: list[str]
+    keyed: bool = False
 
 
 def prepare_compaction(io: TableIO, metadata: TableMetadata,
@@ -97,12 +109,16 @@ def prepare_compaction(io: TableIO, metadata: TableMetadata,
     scan = Scan(io, metadata)
     schema = scan.full_schema
     pspec = metadata.spec  # the output is written in the current schema and partition spec
-    groups = (_keyed_groups if scan.keys is not None else _unkeyed_groups)(scan.live_files(), schema.schema_id,
-                                                                           pspec.spec_id)
+    if scan.keys is not None:
+        groups = _keyed_groups(scan.live_files(), schema.schema_id, pspec.spec_id)
+    else:
+        deleted = {fid for fid, v in scan.deletion_vectors().items() if v.cardinality}
+        groups = _unkeyed_groups(scan.live_files(), schema.schema_id, pspec.spec_id, deleted)
     if not groups:
         return None
     pending = PendingCompaction(metadata.snapshot.snapshot_id, schema.schema_id, [],
-                                [f.file_id for g in groups for f in g if f.file_id is not None], [])
+                                [f.file_id for g in groups for f in g if f.file_id is not None], [],
+                                scan.keys is not None)
     try:
         for group in groups:
             rows = _rows(scan, group).select(schema.names)
@@ -139,6 +155,8 @@ def _resolving(pending: PendingCompaction) -> VectorCommit | None:
     """A keyed compaction's files hold each key of their groups once: resolved, unless a concurrent
     commit changed one of their buckets (then they stay unresolved and merge on read)."""
     buckets = frozenset(f.bucket for f in pending.add if f.bucket is not None)
+    if not pending.keyed:  # an unkeyed table: a concurrent delete or update of a file read here conflicts
+        return VectorCommit(frozenset(), files_read=frozenset(pending.remove), refuse_added=False)
     if not buckets:
         return None
     return VectorCommit(buckets, resolved=frozenset(f.path for f in pending.add), on_conflict="skip")

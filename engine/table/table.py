@@ -67,9 +67,10 @@ from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.scan.time_travel import snapshot_at
 from fieldshift.table.updates import SetPolicy, SetSchema, SetSpec
 from fieldshift.table.write.quarantine import quarantine_groups, quarantine_table
+from fieldshift.table.write.row_ops import UpdateResult, delete_where, update_where
 from fieldshift.table.write.write_commit import DeleteResult, WriteOperation, WriteRequest, delete_rows, write_rows
 
-__all__ = ["CATALOG_FILE", "AppendResult", "CompactResult", "DeleteResult", "ExpireResult", "Table"]
+__all__ = ["CATALOG_FILE", "AppendResult", "CompactResult", "DeleteResult", "ExpireResult", "Table", "UpdateResult"]
 
 MAX_FILE_ROWS = 1_048_576
 
@@ -385,17 +386,40 @@ class Table:
         return self._write(_as_table(data), evolve, on_incompatible, policy, "upsert", mark)
 
     def delete(self, keys: Any = None, *, filter: Any = None) -> DeleteResult:
-        """Remove rows by key (``keys``: Arrow data or a dict of the key columns, or plain values of a
-        one-column key) or by ``filter`` (evaluated on the current merged rows); a later upsert of a
-        key brings it back. A delete matching nothing commits nothing."""
+        """Remove rows by ``filter`` (any table; evaluated in the current schema, on a keyed table on the
+        merged rows) or, on a keyed table, by key (``keys``: Arrow data or a dict of the key columns, or plain
+        values of a one-column key); a later upsert of a key brings it back. A delete matching nothing
+        commits nothing; ``rows_deleted`` says how many rows went.
+
+        On an unkeyed table the rows are recorded as deletion vectors (row positions per file), or a file
+        losing more than half its rows is rewritten without them (``write/row_changes.REWRITE_FRACTION``).
+        A concurrent commit that removed or changed a file this delete read, or added data files, makes it
+        retry on the new head (``CommitConflictError`` after the last attempt)."""
 
         def attempt(now: Attempt) -> DeleteResult:
             metadata = self.io.metadata()
-            if metadata.keys is None:
-                self._require_keys("delete")
             if (keys is None) == (filter is None):
                 raise TypeError("delete() takes keys or filter=, exactly one of them")
+            if metadata.keys is None:
+                if keys is not None:
+                    self._require_keys("delete by keys (use filter= on a table without a key)")
+                return delete_where(self.io, metadata, filter)
             return delete_rows(self.io, metadata, keys, filter, resolve=not now.last)
+
+        return with_retries(attempt)
+
+    def update(self, set: dict[str, Any], where: Any = None) -> UpdateResult:
+        """Give the rows ``where`` matches (a filter as ``scan``'s; None: every row) the values of ``set``
+        (column -> a literal, or ``fieldshift.col("other")`` for another column of the same row; no
+        arithmetic), in one commit: the old rows are removed as ``delete`` removes them and the new versions
+        appended. Nothing evolves: a value that does not fit its column is a ``CastValueError`` and nothing
+        is written. On a keyed table a key column cannot be set, and a new version keeps its row's precombine
+        value unless ``set`` raises it (lower: ``RowChangeError``); it wins over the row it replaces.
+        A changed partition source column moves the row to its new partition. Any concurrent commit makes it
+        retry on the new head."""
+
+        def attempt(now: Attempt) -> UpdateResult:
+            return update_where(self.io, self.io.metadata(), set, where, resolve=not now.last)
 
         return with_retries(attempt)
 

@@ -121,3 +121,24 @@ def test_keyed_table_upserts_and_deletes_fail_unless_skipped_and_compaction_is_p
         skipping = _reader(t, skipChangeCommits="true")
         end = skipping.latestOffset(before, ReadAllAvailable())
         assert _emitted(skipping, before, end) == [new_id]  # the change passed over, the append after it emitted
+
+
+def test_unkeyed_deletes_and_updates_fail_unless_skipped(tmp_path: Path) -> None:
+    """A delete or update by filter on a plain table changes rows the stream emitted: as keyed changes."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64())]))
+    start = _reader(t).initialOffset()
+    t.append(_rows(0, 5))
+    r = _reader(t)
+    end = r.latestOffset(start, ReadAllAvailable())
+    assert _emitted(r, start, end) == [0, 1, 2, 3, 4]
+    changes = [lambda: t.delete(filter="id = 1"), lambda: t.update({"id": 40}, where="id = 2")]
+    for new_id, change in zip((20, 21), changes, strict=True):
+        before = end
+        change()
+        t.append(_rows(new_id, 1))
+        with pytest.raises(fs.StreamChangeCommitError, match=r"skipChangeCommits.*true") as e:
+            _reader(t).latestOffset(before, ReadAllAvailable())
+        assert repr(t.history()[-2].operation) in str(e.value)  # 'delete', then 'update'
+        skipping = _reader(t, skipChangeCommits="true")
+        end = skipping.latestOffset(before, ReadAllAvailable())
+        assert _emitted(skipping, before, end) == [new_id]

@@ -318,6 +318,49 @@ class ModelTable:
         self._commit(edit(self.schema, path, lambda cs: [
             replace(x, kind=kind, default=convert(x.default, x.kind, kind)) if x.name == path[-1] else x for x in cs]))
 
+    # -- row changes ----------------------------------------------------------------------------
+    def _matches(self, spec: tuple, top: set[str] | None) -> list[bool]:
+        """Which rows of the head the filter ``spec`` keeps, read in the current schema (``top``: the columns
+        read; an unreadable one raises ``ModelError`` as a scan would)."""
+        snap = self.snapshots[self.head]
+        self._check_readable({s for s, _ in snap.rows}, self.schema, top)
+        out = []
+        for sid, values in snap.rows:
+            written = {c.id: c for c in self.schemas[sid]}
+            row = {c.name: read_value(values.get(c.id), written.get(c.id), c) for c in self.schema}
+            out.append(keeps(spec, lambda path, row=row: _path_value(row, path)))
+        return out
+
+    def delete_where(self, spec: tuple) -> int:
+        """Remove the head's rows ``spec`` matches (no commit when none does); the number removed."""
+        hits = self._matches(spec, {leaf[1][0] for leaf in spec_leaves(spec)})
+        if not any(hits):
+            return 0
+        snap = self.snapshots[self.head]
+        kept = tuple(r for r, hit in zip(snap.rows, hits, strict=True) if not hit)
+        self.snapshots[self.head + 1] = Snap(snap.schema_id, kept)
+        return sum(hits)
+
+    def update_where(self, spec: tuple, name: str, value: Any) -> int:
+        """Set top-level primitive column ``name`` to ``value`` in the rows ``spec`` matches: the old rows go,
+        their new versions (in the current schema) are appended; the number updated."""
+        hits = self._matches(spec, None)
+        if not any(hits):
+            return 0
+        snap, schema = self.snapshots[self.head], self.schema
+        kept, new = [], []
+        for (sid, values), hit in zip(snap.rows, hits, strict=True):
+            if not hit:
+                kept.append((sid, values))
+                continue
+            written = {c.id: c for c in self.schemas[sid]}
+            row = {c.id: _stored(read_value(values.get(c.id), written.get(c.id), c), c) for c in schema}
+            row[next(c.id for c in schema if c.name == name)] = value
+            new.append((self.schema_id, row))
+        self.snapshots[self.head + 1] = Snap(snap.schema_id, (*kept, *new))
+        self.file_schema_ids.add(self.schema_id)
+        return len(new)
+
     # -- reads ----------------------------------------------------------------------------------
     def read(self, snapshot_id: int, schema_id: int | None, columns: list[str] | None,
              spec: tuple | None) -> list[dict[str, Any]]:
@@ -364,6 +407,13 @@ def _value_at(incoming: dict[str, tuple[Any, list[Any]]], path: Path, r: int) ->
     for part in path[1:]:
         value = None if value is None else value.get(part)
     return value
+
+
+def _stored(value: Any, c: Col) -> Any:
+    """A value as read (structs by child name) in the model's stored form (structs by child id)."""
+    if c.kind != "struct" or value is None:
+        return value
+    return {x.id: _stored(value.get(x.name), x) for x in c.children}
 
 
 def _path_value(row: dict[str, Any], path: Path) -> Any:

@@ -19,6 +19,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -34,6 +35,7 @@ from fieldshift.schema.model import join_path
 from fieldshift.table.catalog.stream_marks import StreamMark
 from fieldshift.table.partitions.partition_write import source_column
 from fieldshift.table.streams.stream_commit import append_once
+from fieldshift.table.write import row_changes
 from tests.table.filter_model import spec_leaves, spec_trees, to_expression, to_text, to_tuples
 from tests.table.publish_helpers import fieldshift_rows, pyiceberg_rows
 from tests.table.table_model import ARROW, Col, ModelError, ModelTable, arrow_type, canon_rows, leaves
@@ -353,6 +355,40 @@ class TableMachine(RuleBasedStateMachine):
         assert {f.name: (schema.path_of(f.source_id), str(f.transform)) for f in spec.fields} == \
             {name: (join_path(paths[source]), transform) for name, (source, transform) in m.spec.items()}
 
+    # -- row changes ----------------------------------------------------------------------------
+    @rule(data=st.data(), update=st.booleans())
+    def row_change(self, data: st.DataObject, update: bool) -> None:
+        """A delete or update by a filter over the current schema (after renames, drops, widenings): the rows
+        it reports and every later read match the model. Files always get deletion vectors here (the model
+        cannot know which files a rewrite would turn into the current schema); test_row_changes covers rewrites."""
+        m = self.model
+        primitives = [(path, c) for path, c in leaves(m.schema) if c.kind != "struct"]
+        tops = [c for c in m.schema if c.kind != "struct"]
+        if not primitives or (update and not tops):
+            return
+        spec = data.draw(spec_trees(_leaf(primitives), max_leaves=3), label="row filter")
+        flt, _ = _spelled(data, spec, {path: c.kind for path, c in primitives})
+        if update:
+            col = data.draw(st.sampled_from(tops), label="set column")
+            value = data.draw(values_of(col.kind), label="set value")
+
+        def table_op() -> int | None:
+            if update:
+                return self.table.update({col.name: value}, where=flt).rows_updated
+            return self.table.delete(filter=flt).rows_deleted
+
+        with mock.patch.object(row_changes, "REWRITE_FRACTION", 0.0):
+            try:
+                expected = m.update_where(spec, col.name, value) if update else m.delete_where(spec)
+            except ModelError:
+                with pytest.raises(fs.SchemaEvolutionError):
+                    table_op()
+                STATS["row change refused"] += 1
+                return
+            assert table_op() == expected
+        STATS["rows updated" if update else "rows deleted"] += expected
+        self.scan(data)  # read right after it (pruned and not, count, time travel; Spark's data source too)
+
     # -- reads ----------------------------------------------------------------------------------
     @rule(data=st.data())
     def scans(self, data: st.DataObject) -> None:
@@ -525,7 +561,7 @@ EXERCISED = ("append", "append refused", "stream batch replayed", "file captured
              "rows quarantined", "schema evolved on write", "alter", "alter refused",
              "scan rows", "filtered scans", "time travel", "bad filters refused", "nested rows", "spec change",
              "spec change refused", "partitioned files", "filters as expression", "filters as tuples",
-             "filters as text", "filters with or/not", "published")
+             "filters as text", "filters with or/not", "published", "rows deleted", "rows updated")
 
 
 def run_machine(machine: type[TableMachine], examples: int, steps: int, derandomize: bool,

@@ -15,6 +15,13 @@ older fieldshift, a commit that lost a race) have no row: their groups merge on 
 Concurrency: a commit that records vectors or resolves files conflicts (``on_conflict="raise"``) if any
 other commit added or removed a file in one of its buckets after its base snapshot, and then recomputes
 on the new head; a compaction (``on_conflict="skip"``) instead commits its files unresolved.
+Unkeyed tables (``write/row_changes``: ``delete(filter=...)``, ``update``) record vectors too, file by file:
+there a vector only removes rows (no merge by key to resolve). Such a commit names the files it read
+(``VectorCommit.files_read``) and follows Iceberg's serializable validation instead of the bucket rule: it
+conflicts when another commit after its base ended one of those files, changed one of their vectors, or
+(``refuse_added``) added a data file still live at the head that could hold rows its filter matches (the
+writer's ``added_may_match``: its filter through the scan's partition and statistics pruning at the head;
+without it, any added data file conflicts).
 Positions are stored as a delta-coded uint32 array or, when smaller, a bitmap; zlib-compressed, as base64
 text (portable SQL).
 """
@@ -23,7 +30,7 @@ from __future__ import annotations
 
 import base64
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -99,6 +106,14 @@ class VectorCommit:
     vectors: dict[int, np.ndarray] = field(default_factory=dict)
     resolved: frozenset[str] = frozenset()
     on_conflict: Literal["raise", "skip"] = "raise"
+    files_read: frozenset[int] | None = None
+    """Row changes of any table (None: the keyed bucket rule): the file ids whose rows were read."""
+    refuse_added: bool = True
+    """With ``files_read``: a data file added after the base conflicts too (False: a compaction, which
+    only rewrites the files it read)..."""
+    added_may_match: Callable[[int, list[int]], bool] | None = None
+    """... unless this says none of them can hold a matching row: called with the head's snapshot id and the
+    added data files' ids (the writer's filter through the scan's pruning, at that head)."""
 
 
 def _changed_buckets(conn: Connection, table_id: int, buckets: Iterable[int], base: int, head: int) -> list[int]:
@@ -112,6 +127,10 @@ def _changed_buckets(conn: Connection, table_id: int, buckets: Iterable[int], ba
 
 def commit_vectors(conn: Connection, table_id: int, base_snapshot_id: int, new_id: int, commit: VectorCommit) -> None:
     """Record ``commit`` inside the catalog transaction that adds snapshot ``new_id`` (after its files)."""
+    if commit.files_read is not None:
+        _check_files_unchanged(conn, table_id, base_snapshot_id, new_id, commit)
+        _write_vectors(conn, table_id, new_id, commit.vectors)
+        return
     if not commit.buckets or (not commit.vectors and not commit.resolved):
         return
     changed = _changed_buckets(conn, table_id, sorted(commit.buckets), base_snapshot_id, new_id - 1)
@@ -120,16 +139,51 @@ def commit_vectors(conn: Connection, table_id: int, base_snapshot_id: int, new_i
             return
         raise CommitConflictError(f"another writer changed bucket(s) {changed} after snapshot {base_snapshot_id}, "
                                   "whose rows this commit looked up to supersede; reload and retry")
-    for fid, positions in commit.vectors.items():
-        conn.execute("UPDATE fs_deletion_vector SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
-                     "AND end_snapshot IS NULL", (new_id, table_id, fid))
-        conn.execute("INSERT INTO fs_deletion_vector VALUES (?, ?, ?, NULL, ?, ?)",
-                     (table_id, fid, new_id, len(positions), encode_positions(positions)))
+    _write_vectors(conn, table_id, new_id, commit.vectors)
     if commit.resolved:
         added = conn.execute("SELECT file_id, path FROM fs_data_file WHERE table_id = ? AND begin_snapshot = ?",
                              (table_id, new_id)).fetchall()
         conn.executemany("INSERT INTO fs_deletion_vector VALUES (?, ?, ?, NULL, 0, '')",
                          [(table_id, fid, new_id) for fid, path in added if path in commit.resolved])
+
+
+def _write_vectors(conn: Connection, table_id: int, new_id: int, vectors: dict[int, np.ndarray]) -> None:
+    """End each file's current vector and record its whole new positions from ``new_id`` on."""
+    for fid, positions in vectors.items():
+        conn.execute("UPDATE fs_deletion_vector SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
+                     "AND end_snapshot IS NULL", (new_id, table_id, fid))
+        conn.execute("INSERT INTO fs_deletion_vector VALUES (?, ?, ?, NULL, ?, ?)",
+                     (table_id, fid, new_id, len(positions), encode_positions(positions)))
+
+
+def _check_files_unchanged(conn: Connection, table_id: int, base: int, new_id: int, commit: VectorCommit) -> None:
+    """The serializable rule of a row change (module docstring): nothing it read changed after ``base``, and
+    (``refuse_added``) no data file was added; ``CommitConflictError`` otherwise (the writer retries)."""
+    if base == new_id - 1:
+        return
+    read = sorted(commit.files_read or ())
+    for start in range(0, len(read), 500):
+        chunk = read[start:start + 500]
+        marks = ",".join("?" for _ in chunk)
+        ended = conn.execute(
+            f"SELECT file_id FROM fs_data_file WHERE table_id = ? AND file_id IN ({marks}) AND end_snapshot IS NOT "
+            "NULL AND end_snapshot > ? AND end_snapshot < ? LIMIT 1", (table_id, *chunk, base, new_id)).fetchone()
+        if ended is None:
+            ended = conn.execute(
+                f"SELECT file_id FROM fs_deletion_vector WHERE table_id = ? AND file_id IN ({marks}) AND "
+                "begin_snapshot > ? AND begin_snapshot < ? LIMIT 1", (table_id, *chunk, base, new_id)).fetchone()
+        if ended is not None:
+            raise CommitConflictError(f"another writer removed or changed rows of data file {ended[0]} after snapshot "
+                                      f"{base}, which this commit read to find its rows; reload and retry")
+    if commit.refuse_added:
+        added = conn.execute(
+            "SELECT file_id, begin_snapshot FROM fs_data_file WHERE table_id = ? AND begin_snapshot > ? AND "
+            "begin_snapshot < ? AND content = 'data' AND (end_snapshot IS NULL OR end_snapshot > ?)",
+            (table_id, base, new_id, new_id - 1)).fetchall()
+        if added and (commit.added_may_match is None or commit.added_may_match(new_id - 1,
+                                                                                [int(r[0]) for r in added])):
+            raise CommitConflictError(f"snapshot {added[0][1]} added data files after snapshot {base}, which may hold "
+                                      "rows this commit's filter matches; reload and retry")
 
 
 def load_vectors(conn: Connection, table_id: int, snapshot_id: int) -> dict[int, DeletionVector]:

@@ -1,6 +1,6 @@
-"""A keyed table's deletion vectors as Iceberg v2 position deletes: per published snapshot, the row
-positions fieldshift's scan of it drops, in Parquet position-delete files (``file_path``, ``pos``) one per
-partition, listed by a delete manifest (``iceberg_writers``).
+"""Deletion vectors (a keyed table's; an unkeyed table's deletes and updates) as Iceberg v2 position deletes:
+per published snapshot, the row positions fieldshift's scan of it drops, in Parquet position-delete files
+(``file_path``, ``pos``) one per partition, listed by a delete manifest (``iceberg_writers``).
 
 A bucket whose every file is resolved (the write-time key lookup recorded their vectors) publishes its
 vectors: exactly the rows the key merge would drop. A bucket written without the lookup (Spark's

@@ -557,7 +557,7 @@ class _Publisher:
             if not checked:  # before anything is written
                 todo = self._after(last)
                 problems = []
-                for snap in todo if self.keyed else ():
+                for snap in todo:  # deletion vectors: a keyed table's, an unkeyed table's deletes and updates
                     live = [f for f in self.all_files if f.live_at(snap.snapshot_id)]
                     self.deletes[snap.snapshot_id] = snapshot_deletes(self.catalog, self.table_id, self.storage,
                                                                       snap.snapshot_id, live)

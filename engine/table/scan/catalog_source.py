@@ -95,7 +95,7 @@ class CatalogSource:
         metadata = self.metadata if snapshot_id == self.metadata.snapshot.snapshot_id else \
             self.io.metadata(snapshot_id)
         keys = metadata.keys_in(metadata.schema)
-        listed = snapshot_files(self.io.catalog, self.io.table_id, metadata.snapshot, keyed=keys is not None)
+        listed = snapshot_files(self.io.catalog, self.io.table_id, metadata.snapshot, keyed=True)  # any table's vectors
         key = ("catalog_source", self.use_vectors, self.io.storage.display())
         files, resolved = listed.derive(key, lambda: self._entries(listed, metadata, keys))
         merge = NO_MERGE if keys is None else MergeMode(
@@ -108,7 +108,8 @@ class CatalogSource:
         """The data files as entries (each built when a scan first needs it), and the merge groups their
         deletion vectors resolved (or one data file alone): those read without a merge."""
         specs = {s.spec_id: s for s in metadata.specs}
-        vectors = (listed.vectors or {}) if self.use_vectors else {}
+        # an unkeyed table's vectors are its only record of deleted rows: always applied
+        vectors = (listed.vectors or {}) if self.use_vectors or keys is None else {}
         storage = self.io.storage
         if keys is None:
             data = [f for f in listed.files if f.content == "data"]

@@ -150,7 +150,7 @@ class Scan:
 
     def snapshot_files(self) -> SnapshotFiles:
         """The snapshot's files and the column bounds loaded for them, shared by every scan of it."""
-        return snapshot_files(self.io.catalog, self.io.table_id, self._snapshot, keyed=self.keys is not None)
+        return snapshot_files(self.io.catalog, self.io.table_id, self._snapshot, keyed=True)  # any table's vectors
 
     def files(self) -> list[DataFile]:
         """The live files at the snapshot that the filter's partition values and statistics cannot rule out
@@ -180,9 +180,10 @@ class Scan:
         return PartitionView(self.pipeline())
 
     def deletion_vectors(self) -> dict[int, DeletionVector]:
-        """file id -> deletion vector of every resolved file of a keyed table at the snapshot (loaded once)."""
+        """file id -> deletion vector of every file that has one at the snapshot (loaded once): a keyed table's
+        resolved files, an unkeyed table's files that lost rows to a delete or update (``row_changes``)."""
         if self._vectors is None:
-            if self.keys is None or not self.use_vectors:
+            if not self.use_vectors and self.keys is not None:
                 self._vectors = {}
             else:  # read with the snapshot's file list (one statement), kept with it
                 vectors = self.snapshot_files().vectors
@@ -280,8 +281,9 @@ class Scan:
                           self.full_schema.schema_id, self.policy, batch_size=self.batch_size)
             narrow.prune, narrow.use_vectors, narrow.vector_prune = self.prune, self.use_vectors, self.vector_prune
             rows = narrow.pipeline().count()
-        elif not self.filtered:
-            rows = sum(f.record_count for f in self.live_files())
+        elif not self.filtered:  # less the rows deletes and updates removed (their deletion vectors)
+            rows = sum(f.record_count for f in self.live_files()) - \
+                sum(v.cardinality for v in self.deletion_vectors().values())
         else:
             return self.pipeline().count()  # its limit stops the reading
         return rows if self.limit is None else min(rows, self.limit)

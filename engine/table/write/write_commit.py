@@ -29,7 +29,7 @@ from fieldshift.table.files.data_files import remove_files, write_side_file
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.key_lookup import KeyedPlan, append_lookup, plan_vectors
 from fieldshift.table.keyed.keyed_write import check_unique, key_rows, new_keys_only
-from fieldshift.table.keyed.keys import KeySpec, dedupe_latest, forget_key_hash
+from fieldshift.table.keyed.keys import KeySpec, bucket_of, dedupe_latest, forget_key_hash
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitions.partition_write import write_partitioned
 from fieldshift.table.records import DataFile, Snapshot
@@ -65,10 +65,13 @@ class Written:
 
 @dataclass(frozen=True)
 class DeleteResult:
-    """What one delete did: how many keys its delete files hold (0: nothing matched, nothing committed)."""
+    """What one delete did: the rows it removed (``rows_deleted``; None where a keyed delete by keys could not
+    know cheaply: keys in buckets whose rows merge on read) and, on a keyed table, how many keys its delete
+    files hold (an unkeyed table: 0). Nothing matched: both 0 and nothing committed (the head's id)."""
 
     keys_deleted: int
     snapshot_id: int
+    rows_deleted: int | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,8 @@ class WriteRequest:
     operation: WriteOperation = "append"
     mark: StreamMark | None = None
     summary: Mapping[str, Any] = field(default_factory=dict)
+    exclusive: bool = False
+    """Any concurrent commit conflicts (a keyed update: its rows were chosen by a filter on the base)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,7 @@ class FilesCommit:
     mark: StreamMark | None = None
     summary: Mapping[str, Any] = field(default_factory=dict)
     vectors: VectorCommit | None = None
+    exclusive: bool = False
 
 
 def keyed_rows(io: TableIO, metadata: TableMetadata, keys: KeySpec | None, data: pa.Table,
@@ -185,7 +191,7 @@ def file_updates(io: TableIO, metadata: TableMetadata,
     every file, the files must still exist when the commit lands."""
     paths = (*(f.path for f in commit.files), *(p for p, _ in commit.quarantine))
     requirements: list[TableRequirement] = [FilesPresent(io.storage, paths)]
-    if metadata.keys_in(commit.schema) is not None and commit.operation == "append":
+    if commit.exclusive or (metadata.keys_in(commit.schema) is not None and commit.operation == "append"):
         requirements.append(NoConcurrentCommit())
     updates: list[TableUpdate] = [AddFiles(tuple(commit.files), commit.schema.schema_id)]
     if commit.evolved:
@@ -241,7 +247,7 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
                 quarantine.append((path, q.num_rows))
         snap = commit_files(io, metadata, FilesCommit(
             schema, request.evolved, files, quarantine, operation, mark, request.summary,
-            plan.commit(files) if plan is not None else None))
+            plan.commit(files) if plan is not None else None, request.exclusive))
     except CommitOutcomeUnknownError:
         raise  # the commit may have landed: its files stay (a retry finds the mark recorded, or vacuum)
     except BaseException:
@@ -263,8 +269,12 @@ def delete_rows(io: TableIO, metadata: TableMetadata, keys: Any, filter: Any, *,
         else:
             rows = key_rows(keys, schema, spec)
         if not rows.num_rows:
-            return DeleteResult(0, metadata.head.snapshot_id)
+            return DeleteResult(0, metadata.head.snapshot_id, 0)
         plan = plan_vectors(io, metadata, rows, "delete") if resolve else None
+    removed: int | None = rows.num_rows if filter is not None else None  # a filter matched live rows only
+    if removed is None and plan is not None and len(plan.resolved_buckets) == len(set(_buckets(rows, spec))):
+        had = Scan(io, metadata, list(spec.key_names)).deletion_vectors()
+        removed = sum(len(p) - (had[fid].cardinality if fid in had else 0) for fid, p in plan.vectors.items())
     written: list[str] = []
     try:
         files = write_partitioned(io.storage, schema, metadata.spec, rows, written, keys=spec, content="deletes")
@@ -279,4 +289,8 @@ def delete_rows(io: TableIO, metadata: TableMetadata, keys: Any, filter: Any, *,
     except BaseException:
         remove_files(io.storage, written)
         raise
-    return DeleteResult(rows.num_rows, snap.snapshot_id)
+    return DeleteResult(rows.num_rows, snap.snapshot_id, removed)
+
+
+def _buckets(rows: pa.Table, spec: KeySpec) -> list[int]:
+    return [int(b) for b in bucket_of(rows, spec)]

@@ -1,17 +1,16 @@
 """Keyed tables against a plain-Python model: the merge equals the model at every snapshot.
 
-The model keeps, per snapshot, one row per key (README "Primary-key tables"): an upsert replaces a
-row when its precombine value is at least the stored one (null lowest; the later row of a batch on
-ties), a delete removes the key whatever its precombine, an insert-only append refuses known keys.
-A hypothesis state machine drives a real keyed table (SQLite catalog, Parquet files, hidden buckets)
-through upserts with duplicate keys and precombine ties, on-write evolution (a widened column, a new
-column), renames of the precombine and other columns, deletes by key and by random filter trees, compaction,
-expiry, time travel and upserts written as Spark's executors write them (no deletion vectors),
-comparing every read (pruned and unpruned, with deletion vectors and without them — the full merge
-is the oracle — with key and non-key filters, and ``count()``) with the model; an insert-only
-append's pruned key lookup is compared with the unpruned one. Stream upserts and marked insert-only
-appends (a replay commits nothing) and landed files captured with ``operation="upsert"`` follow the
-same rules.
+The model keeps, per snapshot, one row per key (README "Primary-key tables"): an upsert replaces a row when
+its precombine value is at least the stored one (null lowest; the later row of a batch on ties), a delete
+removes the key whatever its precombine, an insert-only append refuses known keys. A hypothesis state machine
+drives a real keyed table (SQLite catalog, Parquet files, hidden buckets) through upserts with duplicate keys
+and precombine ties, updates by filter (of v, of pre upward only; the key never), on-write evolution (a
+widened column, a new column), renames of the precombine and other columns, deletes by key and by random
+filter trees, compaction, expiry, time travel and upserts written as Spark's executors write them (no deletion
+vectors), comparing every read (pruned and unpruned, with deletion vectors and without them — the full merge
+is the oracle — with key and non-key filters, and ``count()``) with the model; an insert-only append's pruned
+key lookup is compared with the unpruned one. Stream upserts and marked insert-only appends (a replay commits
+nothing) and landed files captured with ``operation="upsert"`` follow the same rules.
 """
 
 from __future__ import annotations
@@ -242,9 +241,36 @@ class KeyedMachine(RuleBasedStateMachine):
         result = self.t.delete(filter=flt)
         gone = [k for k, r in self.rows.items() if keeps(spec, lambda path, r=r: r.get(path[0]))]
         assert result.keys_deleted == len(gone), (spec, flt)
+        assert result.rows_deleted == len(gone), (spec, flt)
         for k in gone:
             del self.rows[k]
         if gone:
+            self._record()
+        else:
+            assert self.t.current_snapshot.snapshot_id == head
+
+    @rule(data=st.data(), column=st.sampled_from(["v", "v", "pre", "id"]), value=st.none() | st.integers(-5, 5))
+    def update_where(self, data: st.DataObject, column: str, value: Any) -> None:
+        """An update by a random filter tree (after renames and widenings): v takes any value, pre only one at
+        least each matched row's own (else RowChangeError), the key never (RowChangeError); nothing is written
+        when refused or when nothing matches."""
+        head = self.t.current_snapshot.snapshot_id
+        spec, flt = self._tree(data, self.names)
+        if column == "v" and value is not None and self.v_long:
+            value *= 2**33
+        matched = [k for k, r in self.rows.items() if keeps(spec, lambda path, r=r: r.get(path[0]))]
+        lower = column == "pre" and any(
+            self.rows[k]["pre"] is not None and (value is None or value < self.rows[k]["pre"]) for k in matched)
+        if column == "id" or (matched and lower):
+            with pytest.raises(fs.RowChangeError):
+                self.t.update({self.names[column]: value}, where=flt)
+            assert self.t.current_snapshot.snapshot_id == head
+            return
+        result = self.t.update({self.names[column]: value}, where=flt)
+        assert result.rows_updated == len(matched), (spec, flt)
+        for k in matched:
+            self.rows[k][column] = value
+        if matched:
             self._record()
         else:
             assert self.t.current_snapshot.snapshot_id == head

@@ -1,0 +1,198 @@
+"""``Table.delete(filter=...)`` of unkeyed tables and ``Table.update`` of any table, one attempt each.
+
+An unkeyed delete or update is ``row_changes``' steps: find the matched rows (positions), remove them
+(deletion vectors or rewrites), append the updated versions, one commit. A keyed update reads the
+merged rows the filter matches and upserts their new versions (which supersede the old ones through the
+key lookup's deletion vectors), refusing what would break the key: a key column in ``set``, or a
+precombine value lower than the row's own (the new version must win). Either kind of update is exclusive:
+any concurrent commit conflicts (it could have added rows the filter matches), and the caller retries.
+
+``set`` values are literals (cast exactly to the column's type) or ``fieldshift.col("other")`` (that column's
+value of the same row, cast exactly); there is no arithmetic. Only top-level columns can be set.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from fieldshift.errors import CastValueError, CommitOutcomeUnknownError, RowChangeError
+from fieldshift.schema.model import Schema
+from fieldshift.table.commits import expired_is_conflict
+from fieldshift.table.expressions.references import Reference
+from fieldshift.table.files.data_files import remove_files
+from fieldshift.table.handle import TableIO
+from fieldshift.table.keyed.keys import KeySpec
+from fieldshift.table.metadata import TableMetadata
+from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
+from fieldshift.table.scan.table_scan import Scan
+from fieldshift.table.write.row_changes import POSITION_COLUMN, commit_row_changes, find_rows, plan_removal
+from fieldshift.table.write.write_commit import DeleteResult, WriteRequest, write_rows
+
+__all__ = ["UpdateResult", "apply_set", "delete_where", "update_where"]
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    """What one update did: how many rows got a new version (0: nothing matched, nothing committed: the
+    head's id)."""
+
+    rows_updated: int
+    snapshot_id: int
+
+
+def delete_where(io: TableIO, metadata: TableMetadata, filter: Any) -> DeleteResult:
+    """Remove the rows of an unkeyed table that ``filter`` matches at ``metadata``'s head, in one commit."""
+    with expired_is_conflict("the snapshot this delete read was expired meanwhile"):
+        matched = find_rows(io, metadata, filter)
+    if not matched.count:
+        return DeleteResult(0, metadata.head.snapshot_id, 0)
+    written: list[str] = []
+    try:
+        removal = plan_removal(io, metadata, matched, written)
+        snap = commit_row_changes(io, metadata, matched, removal, operation="delete")
+    except CommitOutcomeUnknownError:
+        raise
+    except BaseException:
+        remove_files(io.storage, written)
+        raise
+    return DeleteResult(0, snap.snapshot_id, removal.rows_removed)
+
+
+def update_where(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], where: Any, *,
+                 resolve: bool = True) -> UpdateResult:
+    """Give the rows ``where`` matches at ``metadata``'s head the values ``set`` names, in one commit."""
+    schema = metadata.current_schema
+    _check_set(set, schema)
+    keys = metadata.keys
+    if keys is not None:
+        return _update_keyed(io, metadata, keys, set, where, resolve)
+    with expired_is_conflict("the snapshot this update read was expired meanwhile"):
+        matched = find_rows(io, metadata, where, with_rows=True)
+    if not matched.count:
+        return UpdateResult(0, metadata.head.snapshot_id)
+    assert matched.rows is not None
+    rows = apply_set(matched.rows.drop_columns([POSITION_COLUMN]), schema, set)
+    written: list[str] = []
+    try:
+        removal = plan_removal(io, metadata, matched, written)
+        files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS)
+        snap = commit_row_changes(io, metadata, matched, removal, files, operation="update",
+                                  summary={"rows": rows.num_rows})
+    except CommitOutcomeUnknownError:
+        raise
+    except BaseException:
+        remove_files(io.storage, written)
+        raise
+    return UpdateResult(rows.num_rows, snap.snapshot_id)
+
+
+def _update_keyed(io: TableIO, metadata: TableMetadata, keys: KeySpec, set: Mapping[str, Any], where: Any,
+                  resolve: bool) -> UpdateResult:
+    touched = [n for n in set if n in keys.key_names]
+    if touched:
+        raise RowChangeError(f"update sets key column(s) {touched} of table {metadata.name!r}; a key identifies its "
+                             "row and never changes: delete the row and upsert it under the new key. Nothing was "
+                             "written")
+    schema = metadata.current_schema
+    with expired_is_conflict("the snapshot this update read was expired meanwhile"):
+        rows = Scan(io, metadata, None, where).to_arrow()
+    if not rows.num_rows:
+        return UpdateResult(0, metadata.head.snapshot_id)
+    new = apply_set(rows, schema, set)
+    if keys.precombine_name is not None and keys.precombine_name in set:
+        _check_precombine(rows, new, keys, metadata.name)
+    with expired_is_conflict("the snapshot this update read was expired meanwhile"):
+        done = write_rows(io, metadata, WriteRequest(schema, False, new, operation="upsert",
+                                                     summary={"updated": new.num_rows}, exclusive=True),
+                          resolve=resolve)
+    return UpdateResult(new.num_rows, done.snapshot.snapshot_id)
+
+
+def _check_precombine(old: pa.Table, new: pa.Table, keys: KeySpec, table: str) -> None:
+    """The new versions must win over the rows they replace: a lower (or null) precombine value is refused."""
+    import pyarrow.compute as pc
+
+    name = keys.precombine_name
+    assert name is not None
+    a, b = old.column(name), new.column(name)
+    lower = pc.fill_null(pc.or_kleene(pc.less(b, a), pc.and_kleene(pc.is_null(b), pc.is_valid(a))), False)
+    bad = np.flatnonzero(lower.to_numpy(zero_copy_only=False))
+    if len(bad):
+        i = int(bad[0])
+        key = ", ".join(f"{k}={old.column(k)[i].as_py()!r}" for k in keys.key_names)
+        raise RowChangeError(f"update sets precombine column {name!r} of the row ({key}) of table {table!r} to "
+                             f"{b[i].as_py()!r}, below its value {a[i].as_py()!r} ({len(bad)} row(s)); the new "
+                             "version would lose to the row it replaces. Nothing was written")
+
+
+def _check_set(set: Mapping[str, Any], schema: Schema) -> None:
+    if not isinstance(set, Mapping) or not set:
+        raise TypeError("update() takes set={column: value, ...}, a non-empty dict of top-level column names")
+    unknown = [n for n in set if not isinstance(n, str) or n not in schema.names]
+    if unknown:
+        raise RowChangeError(f"update sets column(s) {unknown}, which the table's current schema lacks (top-level "
+                             f"columns are {schema.names}); update evolves nothing. Nothing was written")
+
+
+def _kind_fits(value: Any, t: pa.DataType) -> bool:
+    """Whether a Python literal is of the column's kind (no text read as a number, no bool as a number)."""
+    T = pa.types
+    if isinstance(value, bool):
+        return T.is_boolean(t)
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return T.is_integer(t) or T.is_floating(t) or T.is_decimal(t)
+    if isinstance(value, str):
+        return T.is_string(t) or T.is_large_string(t) or T.is_string_view(t)
+    if isinstance(value, (bytes, bytearray)):
+        return T.is_binary(t) or T.is_large_binary(t) or T.is_fixed_size_binary(t) or T.is_binary_view(t)
+    if isinstance(value, (dt.date, dt.datetime)):
+        return T.is_date(t) or T.is_timestamp(t)
+    if isinstance(value, dt.time):
+        return T.is_time(t)
+    return True  # lists, dicts: Arrow's conversion decides
+
+
+def apply_set(rows: pa.Table, schema: Schema, set: Mapping[str, Any]) -> pa.Table:
+    """``rows`` (in ``schema``'s columns) with each column of ``set`` replaced: by a literal, or by another
+    column of the same row (``col("x")``), each cast exactly to the column's type; a value that does not fit
+    is a :class:`CastValueError` naming the column and row, a null in a required column a ``RowChangeError``."""
+    _check_set(set, schema)
+    arrow = schema.select(rows.column_names).to_arrow()
+    out = rows
+    for name, value in set.items():
+        target = arrow.field(name)
+        if isinstance(value, Reference):
+            source = value.column if isinstance(value.column, str) else ".".join(value.column)
+            if source not in rows.column_names:
+                raise RowChangeError(f"update sets {name!r} from column {source!r}, which is not a top-level column "
+                                     f"of the table ({rows.column_names}); nothing was written")
+            column = rows.column(source)
+            try:
+                new = column.cast(target.type, safe=True) if column.type != target.type else column
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise CastValueError(name, 0, f"col({source!r})", str(column.type), str(target.type),
+                                     f"The values of {source!r} do not fit {name!r} ({e}); nothing was written."
+                                     ) from None
+        else:
+            if value is not None and not _kind_fits(value, target.type):
+                raise CastValueError(name, 0, value, type(value).__name__, str(target.type),
+                                     "update's value does not fit the column's type; nothing was written.")
+            try:
+                scalar = pa.scalar(value, type=target.type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, TypeError,
+                    ValueError) as e:
+                raise CastValueError(name, 0, value, type(value).__name__, str(target.type),
+                                     f"update's value does not fit the column's type ({e}); nothing was written."
+                                     ) from None
+            new = pa.repeat(scalar, rows.num_rows)
+        if not target.nullable and new.null_count:
+            raise RowChangeError(f"update sets required column {name!r} to null; nothing was written")
+        out = out.set_column(out.column_names.index(name), target, new)
+    return out

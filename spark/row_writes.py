@@ -1,0 +1,129 @@
+"""``fieldshift.spark.update`` and ``fieldshift.spark.delete``: row-level changes of a table from Spark.
+
+Spark's Python data sources cannot run SQL ``UPDATE`` or ``DELETE``, so these are functions. Both run the
+engine's own steps (``table/write/row_changes``) around Spark:
+
+- ``delete``: the driver finds the matching rows' positions with a scan of the files the filter's pruning
+  keeps (only the filter's columns are read) and commits their deletion vectors (or rewrites, by the
+  engine's rule) once; no executor is needed, as nothing new is written but rewrites.
+- ``update`` of an unkeyed table: the driver finds the positions the same way; executors (one Spark task per
+  matched file) read those rows whole, give them their new values and write the new files; the driver
+  commits the vectors and the files once. A keyed table is updated on the driver (``Table.update``: the key
+  lookup that supersedes old versions runs there), for now.
+
+A conflict with a concurrent commit runs the whole change again on the new head (``commits.with_retries``).
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from fieldshift.errors import CommitOutcomeUnknownError
+from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
+from fieldshift.table.catalog.deletion_vectors import decode_positions, encode_positions
+from fieldshift.table.commits import Attempt, with_retries
+from fieldshift.table.files.data_files import remove_files
+from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
+from fieldshift.table.records import DataFile
+from fieldshift.table.scan.table_scan import Scan
+from fieldshift.table.table import Table
+from fieldshift.table.write.row_changes import commit_row_changes, find_rows, plan_removal
+from fieldshift.table.write.row_ops import UpdateResult, apply_set
+from fieldshift.table.write.write_commit import DeleteResult
+
+__all__ = ["delete", "update"]
+
+
+def delete(spark: Any, location: str, *, where: Any, catalog: str | None = None,
+           name: str | None = None) -> DeleteResult:
+    """Delete the rows of the table at ``location`` that ``where`` (a filter as ``Table.scan``'s) matches, in
+    one commit; as ``Table.delete(filter=...)`` (the driver computes the positions). ``spark`` is the session
+    (taken for symmetry with ``update``; a delete needs no executor)."""
+    del spark
+    with fieldshift_errors():
+        return Table.open(location, catalog=catalog, name=name).delete(filter=where)
+
+
+def update(spark: Any, location: str, *, set: Mapping[str, Any], where: Any = None, catalog: str | None = None,
+           name: str | None = None) -> UpdateResult:
+    """Give the rows ``where`` matches the values of ``set`` (as ``Table.update``), the new files written by
+    Spark's executors and committed once by the driver."""
+    with fieldshift_errors():
+        table = Table.open(location, catalog=catalog, name=name)
+        if table.keys is not None:
+            return table.update(dict(set), where)
+        return with_retries(lambda now: _attempt(spark, table, dict(set), where, now, catalog, name))
+
+
+def _attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, now: Attempt, catalog: str | None,
+             name: str | None) -> UpdateResult:
+    del now
+    metadata = table.io.metadata()
+    schema = metadata.current_schema
+    apply_set(schema.to_arrow().empty_table(), schema, set)  # names and literals refused before any task runs
+    matched = find_rows(table.io, metadata, where)
+    if not matched.count:
+        return UpdateResult(0, metadata.head.snapshot_id)
+    by_id = {f.file_id: f for f in matched.read}
+    tasks = [(by_id[fid], encode_positions(positions)) for fid, positions in sorted(matched.positions.items())]
+    writer = _UpdateTasks(str(table.location), *_opened_by(table, catalog, name), metadata.snapshot.snapshot_id,
+                          set, tasks)
+    ids = spark.range(0, len(tasks), 1, numPartitions=len(tasks))
+    files = [f for row in ids.mapInArrow(writer, "files binary").collect() for f in pickle.loads(row.files)]
+    written = [f.path for f in files]
+    try:
+        removal = plan_removal(table.io, metadata, matched, written)
+        snap = commit_row_changes(table.io, metadata, matched, removal, files, operation="update",
+                                  summary={"rows": matched.count})
+    except CommitOutcomeUnknownError:
+        raise
+    except BaseException:
+        remove_files(table.storage, written)
+        raise
+    return UpdateResult(matched.count, snap.snapshot_id)
+
+
+def _opened_by(table: Table, catalog: str | None, name: str | None) -> tuple[str | None, str | None]:
+    """How an executor opens the table: by its location, or by a shared SQLite catalog's path and name."""
+    directory = table.catalog.directory
+    if catalog is None and directory is not None and directory != table.location:
+        return str(table.catalog.path), table.name
+    return catalog, name
+
+
+@dataclass
+class _UpdateTasks:
+    """mapInArrow function: each input row is a matched file's index; writes that file's updated rows."""
+
+    location: str
+    catalog: str | None
+    name: str | None
+    snapshot_id: int
+    set: dict[str, Any]
+    tasks: list[tuple[DataFile, str]]
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = Table.open(self.location, catalog=self.catalog, name=self.name)
+        metadata = table.io.metadata(self.snapshot_id)
+        schema = metadata.current_schema
+        scan = Scan(table.io, metadata)
+        arrow = scan.read_schema.to_arrow()
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                f, text = self.tasks[i]
+                keep = np.zeros(f.record_count, dtype=bool)
+                keep[decode_positions(text).astype(np.int64)] = True
+                rows = pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=arrow)
+                written: list[str] = []
+                files = write_partitioned(table.storage, schema, metadata.spec, apply_set(rows, schema, self.set),
+                                          written, MAX_FILE_ROWS)
+                yield pa.record_batch({"files": pa.array([pickle.dumps(files)], pa.binary())})
+
+
+one_line_errors(_UpdateTasks)
