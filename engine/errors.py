@@ -38,6 +38,7 @@ __all__ = [
     "InvalidTypeError",
     "JavaNotFoundError",
     "KeyDeclarationError",
+    "MergeMatchError",
     "Mismatch",
     "MissingDependencyError",
     "MissingFieldIdError",
@@ -49,6 +50,7 @@ __all__ = [
     "NullabilityTighteningError",
     "PartitionKeyChangeError",
     "PartitionSpecError",
+    "PrecombineLoweredError",
     "ReadOnlyTableError",
     "RequiredFieldWithoutDefaultError",
     "SchemaEvolutionError",
@@ -415,3 +417,13 @@ class UnpublishableError(TableError):
     """Publishing a table in another format (Iceberg) met a type or a history that format cannot express (an
     unsigned integer, a cast its readers do not make that old files still need): the message lists each
     column and what to do (``compact()`` rewrites old files into the current schema); nothing was written."""
+
+
+class MergeMatchError(SchemaEvolutionError):
+    """A ``merge`` found one target row matched by several source rows (SQL's MERGE refuses the ambiguity):
+    the message names the ``on`` columns and a key; nothing was written."""
+
+
+class PrecombineLoweredError(SchemaEvolutionError):
+    """A ``merge`` would write a keyed row with a lower precombine value than the version it replaces (that
+    version would keep winning the merge on read): nothing was written."""

@@ -1,0 +1,380 @@
+"""Running a merge (``merge_builder``) on a table, and partial-column upserts: read the target, decide, commit once.
+
+Keyed tables: ``on`` is the key. The live rows of the source's keys are read from the buckets they hit
+(``key_lookup.candidates`` and the merge on read), or every row when a by-source clause needs them; new
+versions of updated rows and inserted rows are written like an upsert's (their deletion vectors record
+the rows they supersede), deleted keys as delete files with vectors of the rows they remove — in one
+commit. An update may not lower a row's precombine value (:class:`PrecombineLoweredError`): the old
+version would win the merge on read.
+
+Unkeyed tables: ``on`` is any columns. The ``on`` columns of every live file are read with each row's
+file and position (``find_rows``); matched target rows go away by position (``remove_rows``: today the
+files holding them are rewritten without them, copy-on-write) and their new versions are appended, in
+the same commit.
+
+Concurrency: the decision depends on every row read, so a merge conflicts with any concurrent commit
+(``NoConcurrentCommit``) and ``with_retries`` runs it again on the new head (else
+``CommitConflictError``); files written for a lost attempt are removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fieldshift.errors import CommitOutcomeUnknownError, InvalidOptionError, PrecombineLoweredError
+from fieldshift.schema.model import Schema
+from fieldshift.table.catalog.deletion_vectors import VectorCommit
+from fieldshift.table.commits import Attempt, expired_is_conflict, with_retries
+from fieldshift.table.evolution.on_write import prepare_append
+from fieldshift.table.files.data_files import remove_files
+from fieldshift.table.handle import TableIO
+from fieldshift.table.keyed.key_lookup import KeyedPlan, candidates, plan_vectors
+from fieldshift.table.keyed.keyed_write import check_unique
+from fieldshift.table.keyed.keys import KeySpec, dedupe_latest, forget_key_hash
+from fieldshift.table.keyed.merge import group_files, read_group
+from fieldshift.table.metadata import TableMetadata
+from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
+from fieldshift.table.records import DataFile
+from fieldshift.table.scan.table_scan import Scan
+from fieldshift.table.updates import (
+    AddFiles,
+    DeletionVectors,
+    FilesPresent,
+    NoConcurrentCommit,
+    RemoveFiles,
+    SetSchema,
+    TableRequirement,
+    TableUpdate,
+)
+from fieldshift.table.write.merge_builder import MergeOutcome, MergeResult, MergeSpec, plan_merge
+from fieldshift.table.write.write_commit import check_evolution
+
+__all__ = ["FoundRows", "fill_partial", "find_rows", "keyed_live_rows", "merge_vectors", "remove_rows", "run_merge"]
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    """The source as conditions see it, as whole rows of the output schema (None: no ``"*"`` clause), and
+    that schema (``evolved``: new)."""
+
+    view: pa.Table
+    rows: pa.Table | None
+    schema: Schema
+    evolved: bool
+
+
+def _fit(spec: MergeSpec, metadata: TableMetadata) -> _Fitted:
+    schema = metadata.current_schema
+    if not spec.whole_rows:
+        return _Fitted(spec.source, None, schema, False)
+    prepared = prepare_append(spec.source, schema, evolve=spec.evolve, on_incompatible="fail",
+                              policy=spec.policy or metadata.policy)
+    names = [n for n in prepared.data.column_names if n in spec.source.column_names]
+    extra = [n for n in spec.source.column_names if n not in names]  # (only when a name was matched otherwise)
+    view = prepared.data.select(names)
+    for n in extra:
+        view = view.append_column(n, spec.source.column(n))
+    return _Fitted(view, prepared.data, prepared.schema, prepared.evolved)
+
+
+def _conform(rows: pa.Table, schema: Schema, metadata: TableMetadata) -> pa.Table:
+    """Target rows read in the head schema, as rows of ``schema`` (the merge evolved it: new columns null)."""
+    if rows.schema.equals(schema.to_arrow()):
+        return rows
+    return prepare_append(rows, schema, evolve=False, on_incompatible="fail", policy=metadata.policy).data
+
+
+def run_merge(io: TableIO, spec: MergeSpec) -> MergeResult:
+    """Run a merge in the retry loop: each attempt reads the head, decides and commits once."""
+
+    def attempt(now: Attempt) -> MergeResult:
+        metadata = io.metadata()
+        fitted = _fit(spec, metadata)
+        if metadata.keys is not None:
+            return _keyed_merge(io, metadata, spec, fitted, resolve=not now.last)
+        return _unkeyed_merge(io, metadata, spec, fitted)
+
+    return with_retries(attempt)
+
+
+# -- keyed ------------------------------------------------------------------------------------------
+def keyed_live_rows(io: TableIO, metadata: TableMetadata, keys: pa.Table | None) -> pa.Table:
+    """The live (merged) rows, every column in the head schema, of the buckets ``keys`` hit and files whose
+    key bounds may hold one (a superset of the rows of those keys); every live row when ``keys`` is None."""
+    spec = metadata.keys
+    assert spec is not None
+    scan = Scan(io, metadata)
+    if keys is None:
+        return scan.to_arrow()
+    names = list(spec.key_names)
+    keys = keys.select(names).cast(metadata.current_schema.select(names).to_arrow())
+    looked = candidates(scan, keys)
+    files = [f for b in looked for f in b.files]
+    parts = [read_group(scan, g) for g in group_files(files)]
+    rows = pa.concat_tables([scan.read_schema.to_arrow().empty_table(), *parts])
+    return rows.select(metadata.current_schema.names)
+
+
+def _source_keys(view: pa.Table, spec: KeySpec, schema: Schema) -> pa.Table:
+    """The source's key columns in the key types, rows with a null key left out (they never match)."""
+    names = list(spec.key_names)
+    keys = view.select(names)
+    valid = None
+    for n in names:
+        v = pc.is_valid(keys.column(n))
+        valid = v if valid is None else pc.and_(valid, v)
+    if valid is not None and keys.num_rows and not pc.all(valid).as_py():
+        keys = keys.filter(valid)
+    try:
+        return keys.cast(schema.select(names).to_arrow())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise InvalidOptionError(f"merge on {names}: the source's key values do not fit the table's key types "
+                                 f"({e}); cast the source columns") from None
+
+
+def _check_on(spec: MergeSpec, keys: KeySpec, name: str) -> None:
+    if sorted(spec.on) != sorted(keys.key_names):
+        raise InvalidOptionError(f"merge into keyed table {name!r} matches by its key {list(keys.key_names)}: pass "
+                                 f"on={list(keys.key_names)} (got {list(spec.on)})")
+
+
+def _check_precombine(keys: KeySpec, outcome: MergeOutcome, target: pa.Table) -> None:
+    """An update may not lower a row's precombine value (the old version would keep winning on read)."""
+    name = keys.precombine_name
+    if name is None or not len(outcome.updated_index):
+        return
+    old = target.column(name).take(pa.array(outcome.updated_index))
+    new = outcome.updated.column(name)
+    lower = pc.or_kleene(pc.less(new, old), pc.and_kleene(pc.is_null(new), pc.is_valid(old)))
+    lower = pc.fill_null(lower, False)
+    if pc.any(lower).as_py():
+        at = int(np.argmax(lower.to_numpy(zero_copy_only=False)))
+        key = {n: target.column(n)[int(outcome.updated_index[at])].as_py() for n in keys.key_names}
+        raise PrecombineLoweredError(
+            f"merge would update row {key} with precombine {name!r} {new[at].as_py()!r}, lower than its current "
+            f"{old[at].as_py()!r}: the current version would keep winning; set {name!r} to at least its current "
+            "value; nothing was written")
+
+
+def merge_vectors(*plans: tuple[KeyedPlan | None, Sequence[DataFile]]) -> VectorCommit | None:
+    """One commit's vectors from several plans (an upsert's and a delete's): buckets and resolved files joined,
+    each file's positions united."""
+    commits = [p.commit(files) for p, files in plans if p is not None]
+    if not commits:
+        return None
+    vectors: dict[int, np.ndarray] = {}
+    for c in commits:
+        for fid, positions in c.vectors.items():
+            vectors[fid] = np.union1d(vectors[fid], positions) if fid in vectors else positions
+    return VectorCommit(frozenset().union(*(c.buckets for c in commits)), vectors,
+                        frozenset().union(*(c.resolved for c in commits)))
+
+
+def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted, *,
+                 resolve: bool) -> MergeResult:
+    keys = metadata.keys
+    assert keys is not None
+    _check_on(spec, keys, metadata.name)
+    schema = fitted.schema
+    with expired_is_conflict("the snapshot this merge read was expired meanwhile"):
+        by_source = bool(spec.of("delete_by_source"))
+        target = keyed_live_rows(io, metadata, None if by_source else _source_keys(fitted.view, keys, schema))
+        target = _conform(target, schema, metadata)
+        outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names)
+        _check_precombine(keys, outcome, target)
+        rows = outcome.rows
+        check_unique(rows, keys, "merge")
+        gone = target.take(pa.array(outcome.deleted_index)).select(list(keys.key_names))
+        if not rows.num_rows and not gone.num_rows:
+            return MergeResult(0, 0, 0, None)
+        plan_u = plan_vectors(io, metadata, rows, "upsert") if resolve and rows.num_rows else None
+        plan_d = plan_vectors(io, metadata, gone, "delete") if resolve and gone.num_rows else None
+    if fitted.evolved:
+        check_evolution(io, metadata, schema, "a merge")
+    result = (outcome.inserted.num_rows, outcome.updated.num_rows, gone.num_rows)
+    written: list[str] = []
+    try:
+        files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS, keys=keys) \
+            if rows.num_rows else []
+        deletes = write_partitioned(io.storage, schema, metadata.spec, gone, written, keys=keys, content="deletes") \
+            if gone.num_rows else []
+        forget_key_hash()
+        vectors = merge_vectors((plan_u, files), (plan_d, deletes))
+        snap = _commit(io, metadata, schema, fitted.evolved, [*files, *deletes], (), vectors, result)
+    except CommitOutcomeUnknownError:
+        raise
+    except BaseException:
+        remove_files(io.storage, written)
+        raise
+    return MergeResult(*result, snap, fitted.evolved)
+
+
+def _commit(io: TableIO, metadata: TableMetadata, schema: Schema, evolved: bool, files: Sequence[DataFile],
+            removed: Sequence[int], vectors: VectorCommit | None, counts: tuple[int, int, int]) -> int:
+    requirements: list[TableRequirement] = [FilesPresent(io.storage, tuple(f.path for f in files)),
+                                            NoConcurrentCommit()]
+    updates: list[TableUpdate] = [AddFiles(tuple(files), schema.schema_id)]
+    if evolved:
+        updates.append(SetSchema(schema))
+    if removed:
+        updates.append(RemoveFiles(tuple(removed)))
+    if vectors is not None:
+        updates.append(DeletionVectors(vectors))
+    summary = {"rows": sum(f.record_count for f in files if f.content == "data"), "rows_inserted": counts[0],
+               "rows_updated": counts[1], "rows_deleted": counts[2]}
+    snap = io.catalog.commit(io.table_id, metadata.head.snapshot_id, requirements, updates, operation="merge",
+                             summary=summary)
+    return snap.snapshot_id
+
+
+# -- unkeyed ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FoundRows:
+    """Live target rows (some columns) with the file id and row position each came from."""
+
+    rows: pa.Table
+    file_ids: np.ndarray
+    positions: np.ndarray
+
+
+def find_rows(scan: Scan, files: Sequence[DataFile]) -> FoundRows:
+    """The live rows of ``files`` in ``scan``'s read schema, with their file ids and positions (a file's
+    deletion vector applied). The position-finding step of unkeyed merges (rowdel34's delete-by-filter has
+    its own; they are to become one)."""
+    vectors = scan.deletion_vectors()
+    parts, fids, positions = [scan.read_schema.to_arrow().empty_table()], [], []
+    for f in files:
+        v = vectors.get(f.file_id) if f.file_id is not None else None
+        keep = v.keep_mask(f.record_count) if v is not None else None
+        pos = np.arange(f.record_count, dtype=np.int64) if keep is None else np.flatnonzero(keep)
+        parts.append(pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=scan.read_schema.to_arrow()))
+        fids.append(np.full(len(pos), f.file_id, dtype=np.int64))
+        positions.append(pos)
+    return FoundRows(pa.concat_tables(parts), np.concatenate([np.zeros(0, np.int64), *fids]),
+                     np.concatenate([np.zeros(0, np.int64), *positions]))
+
+
+def remove_rows(io: TableIO, metadata: TableMetadata, schema: Schema, doomed: dict[int, np.ndarray],
+                written: list[str]) -> tuple[list[int], list[DataFile]]:
+    """Make the rows at ``doomed`` (file id -> positions) go away in the commit being built: today every
+    file holding one is rewritten without them, in ``schema`` (copy-on-write); returns the file ids to end
+    and the files that replace them. (rowdel34's deletion vectors of positions are to take this over.)"""
+    if not doomed:
+        return [], []
+    scan = Scan(io, metadata)
+    files = [f for f in scan.live_files() if f.file_id in doomed]
+    kept = find_rows(scan, files)
+    drop = np.zeros(kept.rows.num_rows, dtype=bool)
+    for fid, positions in doomed.items():
+        at = np.flatnonzero(kept.file_ids == fid)
+        drop[at[np.isin(kept.positions[at], positions)]] = True
+    rest = _conform(kept.rows.filter(pa.array(~drop)).select(metadata.current_schema.names), schema, metadata)
+    out = write_partitioned(io.storage, schema, metadata.spec, rest, written, MAX_FILE_ROWS) if rest.num_rows else []
+    return [f.file_id for f in files if f.file_id is not None], out
+
+
+def _unkeyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted) -> MergeResult:
+    schema = fitted.schema
+    with expired_is_conflict("the snapshot this merge read was expired meanwhile"):
+        by_source = bool(spec.of("delete_by_source"))
+        head_names = metadata.current_schema.names
+        missing = [n for n in spec.on if n not in head_names]
+        if missing:
+            raise InvalidOptionError(f"merge on {list(spec.on)}: table {metadata.name!r} has no column(s) {missing} "
+                                     f"(columns: {head_names})")
+        narrow = Scan(io, metadata, None if by_source or _reads_target(spec) else list(spec.on))
+        files = [f for f in narrow.live_files() if f.content == "data"]
+        found = find_rows(narrow, files)
+        target = found.rows
+        if narrow.read_schema.names != head_names:  # only the on columns: enough to match and delete
+            outcome = _narrow_plan(io, metadata, spec, fitted, found)
+            target = outcome[1]
+            found = outcome[2]
+            decided = outcome[0]
+        else:
+            target = _conform(target, schema, metadata)
+            decided = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow())
+    rows = decided.rows
+    gone = decided.replaced_index
+    if not rows.num_rows and not len(gone):
+        return MergeResult(0, 0, 0, None)
+    if fitted.evolved:
+        check_evolution(io, metadata, schema, "a merge")
+    doomed: dict[int, np.ndarray] = {}
+    gf, gp = found.file_ids[gone], found.positions[gone]
+    for fid in np.unique(gf):
+        doomed[int(fid)] = gp[gf == fid]
+    counts = (decided.inserted.num_rows, decided.updated.num_rows, len(decided.deleted_index))
+    written: list[str] = []
+    try:
+        removed, rewritten = remove_rows(io, metadata, schema, doomed, written)
+        files_out = rewritten + (write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS)
+                                 if rows.num_rows else [])
+        snap = _commit(io, metadata, schema, fitted.evolved, files_out, removed, None, counts)
+    except CommitOutcomeUnknownError:
+        raise
+    except BaseException:
+        remove_files(io.storage, written)
+        raise
+    return MergeResult(*counts, snap, fitted.evolved)
+
+
+def _reads_target(spec: MergeSpec) -> bool:
+    """Whether a condition or value may read ``target`` columns besides ``on`` (then every column is read)."""
+    for clause in spec.clauses:
+        if clause.kind == "delete_by_source":
+            return True
+        if clause.condition is not None or (clause.kind == "update" and clause.values != "*"):
+            return True
+    return False
+
+
+def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted,
+                 found: FoundRows) -> tuple[MergeOutcome, pa.Table, FoundRows]:
+    """The common case (clauses without conditions, updates by ``"*"``): match on the ``on`` columns alone,
+    then read whole rows only of the matched target rows (their unset columns are kept)."""
+    from fieldshift.table.write.merge_builder import match_rows
+
+    _, t_idx = match_rows(fitted.view, found.rows, spec.on)
+    t_idx = np.unique(t_idx)
+    matched_files = np.unique(found.file_ids[t_idx])
+    full = Scan(io, metadata)
+    files = [f for f in full.live_files() if f.file_id in set(matched_files.tolist())]
+    whole = find_rows(full, files)
+    # the matched rows, found again among their files' whole rows (same order as file then position)
+    whole_at = (whole.file_ids << 32) | whole.positions
+    order = np.argsort(whole_at, kind="stable")
+    pick = order[np.searchsorted(whole_at[order], (found.file_ids[t_idx] << 32) | found.positions[t_idx])]
+    target = _conform(whole.rows.take(pa.array(pick)), fitted.schema, metadata)
+    sub = FoundRows(target, whole.file_ids[pick], whole.positions[pick])
+    outcome = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow())
+    return outcome, target, sub
+
+
+# -- partial upserts --------------------------------------------------------------------------------
+def fill_partial(io: TableIO, metadata: TableMetadata, data: pa.Table, carried: Sequence[str],
+                 schema: Schema) -> pa.Table:
+    """An upsert's rows (in ``schema``) with the columns the input did not carry taken from the live row of
+    their key (null for a new key): a partial-column upsert. A carried null stays null."""
+    keys = metadata.keys
+    assert keys is not None
+    data = dedupe_latest(data, keys)
+    others = [n for n in schema.names if n not in carried]
+    if not others or not data.num_rows:
+        return data
+    live = _conform(keyed_live_rows(io, metadata, data.select(list(keys.key_names))), schema, metadata)
+    from fieldshift.table.write.merge_builder import match_rows
+
+    d_idx, l_idx = match_rows(data, live, keys.key_names)
+    index = np.full(data.num_rows, -1, dtype=np.int64)
+    index[d_idx] = l_idx
+    take = pa.array(index, mask=index < 0)
+    columns = {n: data.column(n) for n in schema.names}
+    for n in others:
+        columns[n] = live.column(n).take(take)
+    return pa.table([columns[n] for n in schema.names], schema=data.schema)
