@@ -13,6 +13,7 @@ from fieldshift.cli import (
     explain_cmd,
     keyed_cmds,
     maint_cmds,
+    merge_cmd,
     policy_cmd,
     publish_cmd,
     read_cmds,
@@ -84,6 +85,7 @@ app.command("create")(write_cmds.create)
 app.command("policy")(policy_cmd.policy)
 app.command("upsert")(keyed_cmds.upsert)
 app.command("delete")(keyed_cmds.delete)
+app.command("merge")(merge_cmd.merge)
 app.command("compact")(keyed_cmds.compact)
 app.command("expire")(keyed_cmds.expire)
 app.command("capture")(capture_cmd.capture_command)

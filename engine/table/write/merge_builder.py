@@ -245,8 +245,9 @@ class _Views:
 
     def _expression(self, view: pa.Table, condition: Any) -> pc.Expression | None:
         schema = self.schemas.get(view.schema)
-        if schema is None:
-            schema = self.schemas[view.schema] = Schema.from_arrow(view.schema, assign_ids=True)
+        if schema is None:  # field ids of either side's columns are dropped: the view numbers its own
+            plain = pa.schema([_bare(f) for f in view.schema])
+            schema = self.schemas[view.schema] = Schema.from_arrow(plain, assign_ids=True)
         return row_filter(bind_filter(parse_filter(condition), schema))
 
     def value(self, view: pa.Table, value: Any, column: str, want: pa.DataType) -> pa.Array:
@@ -273,6 +274,19 @@ class _Views:
                                      f"The value does not fit column {column!r} ({e}); nothing was written.") from None
             arr = pa.repeat(scalar, n)
         return _cast(arr, column, want)
+
+
+def _bare(f: pa.Field) -> pa.Field:
+    """A field without metadata at any depth (the same names and types)."""
+    t = f.type
+    if pa.types.is_struct(t):
+        t = pa.struct([_bare(c) for c in t])
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        item = _bare(t.value_field)
+        t = pa.list_(item) if pa.types.is_list(t) else pa.large_list(item)
+    elif pa.types.is_map(t):
+        t = pa.map_(_bare(t.key_field), _bare(t.item_field))
+    return pa.field(f.name, t, f.nullable)
 
 
 def _cast(arr: pa.Array, column: str, want: pa.DataType) -> pa.Array:
