@@ -31,7 +31,7 @@ from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.commits import Attempt, expired_is_conflict, with_retries
 from fieldshift.table.evolution.on_write import prepare_append
-from fieldshift.table.files.data_files import remove_files
+from fieldshift.table.files.data_files import iter_file_batches, remove_files, write_data_file
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.key_lookup import KeyedPlan, candidates, plan_vectors
 from fieldshift.table.keyed.keyed_write import check_unique
@@ -215,10 +215,14 @@ def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
 
 
 def _commit(io: TableIO, metadata: TableMetadata, schema: Schema, evolved: bool, files: Sequence[DataFile],
-            removed: Sequence[int], vectors: VectorCommit | None, counts: tuple[int, int, int]) -> int:
-    requirements: list[TableRequirement] = [FilesPresent(io.storage, tuple(f.path for f in files)),
-                                            NoConcurrentCommit()]
+            removed: Sequence[int], vectors: VectorCommit | None, counts: tuple[int, int, int],
+            rewritten: Sequence[DataFile] = ()) -> int:
+    """Commit a merge's files (and ``rewritten``: files replacing ``removed`` ones, in their own schemas)."""
+    paths = tuple(f.path for f in (*files, *rewritten))
+    requirements: list[TableRequirement] = [FilesPresent(io.storage, paths), NoConcurrentCommit()]
     updates: list[TableUpdate] = [AddFiles(tuple(files), schema.schema_id)]
+    if rewritten:
+        updates.append(AddFiles(tuple(rewritten)))
     if evolved:
         updates.append(SetSchema(schema))
     if removed:
@@ -259,23 +263,38 @@ def find_rows(scan: Scan, files: Sequence[DataFile]) -> FoundRows:
                      np.concatenate([np.zeros(0, np.int64), *positions]))
 
 
-def remove_rows(io: TableIO, metadata: TableMetadata, schema: Schema, doomed: dict[int, np.ndarray],
+def remove_rows(io: TableIO, metadata: TableMetadata, doomed: dict[int, np.ndarray],
                 written: list[str]) -> tuple[list[int], list[DataFile]]:
     """Make the rows at ``doomed`` (file id -> positions) go away in the commit being built: today every
-    file holding one is rewritten without them, in ``schema`` (copy-on-write); returns the file ids to end
-    and the files that replace them. (rowdel34's deletion vectors of positions are to take this over.)"""
+    file holding one is rewritten without them (copy-on-write) in its own schema, spec and partition, so
+    every other row reads exactly as before, time travel by schema id included. Returns the file ids to
+    end and the files that replace them. (rowdel34's deletion vectors of positions are to take this over.)"""
     if not doomed:
         return [], []
     scan = Scan(io, metadata)
-    files = [f for f in scan.live_files() if f.file_id in doomed]
-    kept = find_rows(scan, files)
-    drop = np.zeros(kept.rows.num_rows, dtype=bool)
-    for fid, positions in doomed.items():
-        at = np.flatnonzero(kept.file_ids == fid)
-        drop[at[np.isin(kept.positions[at], positions)]] = True
-    rest = _conform(kept.rows.filter(pa.array(~drop)).select(metadata.current_schema.names), schema, metadata)
-    out = write_partitioned(io.storage, schema, metadata.spec, rest, written, MAX_FILE_ROWS) if rest.num_rows else []
-    return [f.file_id for f in files if f.file_id is not None], out
+    vectors = scan.deletion_vectors()
+    schemas = dict(metadata.schemas)
+    removed, out = [], []
+    for f in scan.live_files():
+        if f.file_id not in doomed:
+            continue
+        v = vectors.get(f.file_id)
+        keep = v.keep_mask(f.record_count) if v is not None else None
+        keep = np.ones(f.record_count, dtype=bool) if keep is None else keep.copy()
+        keep[doomed[f.file_id]] = False
+        removed.append(f.file_id)
+        if not keep.any():
+            continue
+        schema = schemas[f.schema_id]
+        expected = schema.to_arrow()
+        rows = pa.Table.from_batches(list(iter_file_batches(io.storage, f.path, expected, 1 << 20)),
+                                     schema=expected).filter(pa.array(keep))
+        directory = f.path.rsplit("/", 1)[0] if "/" in f.path else "data"
+        done = write_data_file(io.storage, schema, rows, spec_id=f.spec_id, partition=f.partition,
+                               directory=directory)
+        written.append(done.path)
+        out.append(done)
+    return removed, out
 
 
 def _unkeyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted) -> MergeResult:
@@ -312,10 +331,10 @@ def _unkeyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted
     counts = (decided.inserted.num_rows, decided.updated.num_rows, len(decided.deleted_index))
     written: list[str] = []
     try:
-        removed, rewritten = remove_rows(io, metadata, schema, doomed, written)
-        files_out = rewritten + (write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS)
-                                 if rows.num_rows else [])
-        snap = _commit(io, metadata, schema, fitted.evolved, files_out, removed, None, counts)
+        removed, rewritten = remove_rows(io, metadata, doomed, written)
+        files_out = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS) \
+            if rows.num_rows else []
+        snap = _commit(io, metadata, schema, fitted.evolved, files_out, removed, None, counts, rewritten)
     except CommitOutcomeUnknownError:
         raise
     except BaseException:
