@@ -210,6 +210,15 @@ def _match_ints(source: pa.ChunkedArray, target: pa.ChunkedArray) -> tuple[np.nd
         else t_arr.to_numpy(zero_copy_only=False).astype(np.int64)
     if not len(s) or not len(t):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    lo, hi = int(s.min()), int(s.max())
+    if hi - lo < 4 * (len(s) + len(t)) + 1024:  # dense values: a table indexed by value, if the source's are unique
+        where = np.full(hi - lo + 1, -1, dtype=np.int64)
+        where[s - lo] = np.arange(len(s))
+        if (where[s - lo] == np.arange(len(s))).all():
+            inside = np.flatnonzero((t >= lo) & (t <= hi))
+            n = where[t[inside] - lo]
+            hit = n >= 0
+            return s_rows[n[hit]].astype(np.int64), t_rows[inside[hit]].astype(np.int64)
     order = np.argsort(t, kind="stable")
     ts = t[order]
     lo = np.searchsorted(ts, s, side="left")

@@ -19,8 +19,10 @@ Concurrency: the decision depends on every row read, so a merge conflicts with a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -244,57 +246,78 @@ class FoundRows:
     rows: pa.Table
     file_ids: np.ndarray
     positions: np.ndarray
+    by_file: dict[int, tuple[pa.Table, np.ndarray]] = field(default_factory=dict)
+    """Each file's part (rows, positions): a later step reuses whole rows instead of reading them again."""
+
+
+def _pool_size(n: int) -> int:
+    return max(1, min(os.cpu_count() or 1, n))
 
 
 def find_rows(scan: Scan, files: Sequence[DataFile]) -> FoundRows:
     """The live rows of ``files`` in ``scan``'s read schema, with their file ids and positions (a file's
-    deletion vector applied). The position-finding step of unkeyed merges (rowdel34's delete-by-filter has
-    its own; they are to become one)."""
+    deletion vector applied), files read in parallel. The position-finding step of unkeyed merges
+    (rowdel34's delete-by-filter has its own; they are to become one)."""
     vectors = scan.deletion_vectors()
-    parts, fids, positions = [scan.read_schema.to_arrow().empty_table()], [], []
-    for f in files:
+    expected = scan.read_schema.to_arrow()
+
+    def read(f: DataFile) -> tuple[pa.Table, np.ndarray]:
         v = vectors.get(f.file_id) if f.file_id is not None else None
         keep = v.keep_mask(f.record_count) if v is not None else None
         pos = np.arange(f.record_count, dtype=np.int64) if keep is None else np.flatnonzero(keep)
-        parts.append(pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=scan.read_schema.to_arrow()))
-        fids.append(np.full(len(pos), f.file_id, dtype=np.int64))
-        positions.append(pos)
-    return FoundRows(pa.concat_tables(parts), np.concatenate([np.zeros(0, np.int64), *fids]),
-                     np.concatenate([np.zeros(0, np.int64), *positions]))
+        return pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=expected), pos
+
+    with ThreadPoolExecutor(max_workers=_pool_size(len(files))) as pool:
+        parts = list(pool.map(read, files))
+    by_file = {int(f.file_id): part for f, part in zip(files, parts, strict=True) if f.file_id is not None}
+    return FoundRows(pa.concat_tables([expected.empty_table(), *(t for t, _ in parts)]),
+                     np.concatenate([np.zeros(0, np.int64), *(np.full(len(p), f.file_id, dtype=np.int64)
+                                                              for f, (_, p) in zip(files, parts, strict=True))]),
+                     np.concatenate([np.zeros(0, np.int64), *(p for _, p in parts)]), by_file)
 
 
-def remove_rows(io: TableIO, metadata: TableMetadata, doomed: dict[int, np.ndarray],
-                written: list[str]) -> tuple[list[int], list[DataFile]]:
+def remove_rows(io: TableIO, metadata: TableMetadata, doomed: dict[int, np.ndarray], written: list[str],
+                read: dict[int, tuple[pa.Table, np.ndarray]] | None = None) -> tuple[list[int], list[DataFile]]:
     """Make the rows at ``doomed`` (file id -> positions) go away in the commit being built: today every
     file holding one is rewritten without them (copy-on-write) in its own schema, spec and partition, so
     every other row reads exactly as before, time travel by schema id included. Returns the file ids to
-    end and the files that replace them. (rowdel34's deletion vectors of positions are to take this over.)"""
+    end and the files that replace them. ``read``: files' live rows already read in the head schema (reused
+    for files of that schema). (rowdel34's deletion vectors of positions are to take this over.)"""
     if not doomed:
         return [], []
     scan = Scan(io, metadata)
     vectors = scan.deletion_vectors()
     schemas = dict(metadata.schemas)
-    removed, out = [], []
-    for f in scan.live_files():
-        if f.file_id not in doomed:
-            continue
-        v = vectors.get(f.file_id)
-        keep = v.keep_mask(f.record_count) if v is not None else None
-        keep = np.ones(f.record_count, dtype=bool) if keep is None else keep.copy()
-        keep[doomed[f.file_id]] = False
-        removed.append(f.file_id)
-        if not keep.any():
-            continue
+    head_id = metadata.current_schema.schema_id
+    files = [f for f in scan.live_files() if f.file_id in doomed]
+
+    def rewrite(f: DataFile) -> DataFile | None:
         schema = schemas[f.schema_id]
         expected = schema.to_arrow()
-        rows = pa.Table.from_batches(list(iter_file_batches(io.storage, f.path, expected, 1 << 20)),
-                                     schema=expected).filter(pa.array(keep))
+        cached = (read or {}).get(f.file_id) if f.schema_id == head_id else None
+        if cached is not None:
+            rows, positions = cached
+            rows = rows.filter(pa.array(~np.isin(positions, doomed[f.file_id])))
+        else:
+            v = vectors.get(f.file_id)
+            keep = v.keep_mask(f.record_count) if v is not None else None
+            keep = np.ones(f.record_count, dtype=bool) if keep is None else keep.copy()
+            keep[doomed[f.file_id]] = False
+            if not keep.any():
+                return None
+            rows = pa.Table.from_batches(list(iter_file_batches(io.storage, f.path, expected, 1 << 20)),
+                                         schema=expected).filter(pa.array(keep))
+        if not rows.num_rows:
+            return None
         directory = f.path.rsplit("/", 1)[0] if "/" in f.path else "data"
-        done = write_data_file(io.storage, schema, rows, spec_id=f.spec_id, partition=f.partition,
+        done = write_data_file(io.storage, schema, rows.cast(expected), spec_id=f.spec_id, partition=f.partition,
                                directory=directory)
         written.append(done.path)
-        out.append(done)
-    return removed, out
+        return done
+
+    with ThreadPoolExecutor(max_workers=_pool_size(len(files))) as pool:
+        out = [d for d in pool.map(rewrite, files) if d is not None]
+    return [f.file_id for f in files if f.file_id is not None], out
 
 
 def _unkeyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted) -> MergeResult:
@@ -310,12 +333,11 @@ def _unkeyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted
         files = [f for f in narrow.live_files() if f.content == "data"]
         found = find_rows(narrow, files)
         target = found.rows
+        read: dict[int, tuple[pa.Table, np.ndarray]] = {}
         if narrow.read_schema.names != head_names:  # only the on columns: enough to match and delete
-            outcome = _narrow_plan(io, metadata, spec, fitted, found)
-            target = outcome[1]
-            found = outcome[2]
-            decided = outcome[0]
+            decided, target, found, read = _narrow_plan(io, metadata, spec, fitted, found)
         else:
+            read = found.by_file
             target = _conform(target, schema, metadata)
             decided = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow())
     rows = decided.rows
@@ -331,9 +353,11 @@ def _unkeyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted
     counts = (decided.inserted.num_rows, decided.updated.num_rows, len(decided.deleted_index))
     written: list[str] = []
     try:
-        removed, rewritten = remove_rows(io, metadata, doomed, written)
-        files_out = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS) \
-            if rows.num_rows else []
+        with ThreadPoolExecutor(max_workers=1) as pool:  # the new rows are written while files are rewritten
+            new_files = pool.submit(write_partitioned, io.storage, schema, metadata.spec, rows, written,
+                                    MAX_FILE_ROWS) if rows.num_rows else None
+            removed, rewritten = remove_rows(io, metadata, doomed, written, read)
+            files_out = new_files.result() if new_files is not None else []
         snap = _commit(io, metadata, schema, fitted.evolved, files_out, removed, None, counts, rewritten)
     except CommitOutcomeUnknownError:
         raise
@@ -354,7 +378,7 @@ def _reads_target(spec: MergeSpec) -> bool:
 
 
 def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted,
-                 found: FoundRows) -> tuple[MergeOutcome, pa.Table, FoundRows]:
+                 found: FoundRows) -> tuple[MergeOutcome, pa.Table, FoundRows, dict[int, tuple[pa.Table, np.ndarray]]]:
     """The common case (clauses without conditions, updates by ``"*"``): match on the ``on`` columns alone,
     then read whole rows only of the matched target rows (their unset columns are kept)."""
     from fieldshift.table.write.merge_builder import match_rows
@@ -366,13 +390,17 @@ def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
     files = [f for f in full.live_files() if f.file_id in set(matched_files.tolist())]
     whole = find_rows(full, files)
     # the matched rows, found again among their files' whole rows (same order as file then position)
-    whole_at = (whole.file_ids << 32) | whole.positions
-    order = np.argsort(whole_at, kind="stable")
-    pick = order[np.searchsorted(whole_at[order], (found.file_ids[t_idx] << 32) | found.positions[t_idx])]
+    pick = np.zeros(len(t_idx), dtype=np.int64)
+    offset = 0
+    for f in files:  # per file, its positions ascend: each matched row's place among the file's whole rows
+        positions = whole.by_file[int(f.file_id)][1] if f.file_id is not None else np.zeros(0, np.int64)
+        mine = np.flatnonzero(found.file_ids[t_idx] == f.file_id)
+        pick[mine] = offset + np.searchsorted(positions, found.positions[t_idx[mine]])
+        offset += len(positions)
     target = _conform(whole.rows.take(pa.array(pick)), fitted.schema, metadata)
     sub = FoundRows(target, whole.file_ids[pick], whole.positions[pick])
     outcome = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow())
-    return outcome, target, sub
+    return outcome, target, sub, whole.by_file
 
 
 # -- partial upserts --------------------------------------------------------------------------------
