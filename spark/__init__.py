@@ -28,6 +28,7 @@ _LAZY: dict[str, str] = {
     "type_to_spark": "types",
     "evolve": "map_in_arrow",
     "evolve_batch": "map_in_arrow",
+    "merge": "row_merge",
     "native_reason": "table_read",
     "plan_read": "table_read",
     "read": "table_read",

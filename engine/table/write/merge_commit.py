@@ -56,7 +56,8 @@ from fieldshift.table.updates import (
 from fieldshift.table.write.merge_builder import MergeOutcome, MergeResult, MergeSpec, plan_merge
 from fieldshift.table.write.write_commit import check_evolution
 
-__all__ = ["FoundRows", "fill_partial", "find_rows", "keyed_live_rows", "merge_vectors", "remove_rows", "run_merge"]
+__all__ = ["FoundRows", "MergePart", "commit_parts", "fill_partial", "find_rows", "keyed_live_rows", "merge_part",
+           "merge_vectors", "remove_rows", "run_merge"]
 
 
 @dataclass(frozen=True)
@@ -425,3 +426,91 @@ def fill_partial(io: TableIO, metadata: TableMetadata, data: pa.Table, carried: 
     for n in others:
         columns[n] = live.column(n).take(take)
     return pa.table([columns[n] for n in schema.names], schema=data.schema)
+
+
+# -- a merge written by several workers (Spark's executors), committed once ---------------------------
+@dataclass(frozen=True)
+class MergePart:
+    """What one worker's share of the source did, against a pinned snapshot: the files it wrote (new rows,
+    and a keyed table's delete files), the target rows it removes (unkeyed: file id -> positions) and its
+    counts (inserted, updated, deleted)."""
+
+    files: tuple[DataFile, ...]
+    doomed: dict[int, np.ndarray]
+    counts: tuple[int, int, int]
+
+
+def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePart:
+    """Run ``spec`` (its source: one worker's rows; every row of an ``on`` value is in one worker's share)
+    against ``metadata``'s snapshot and write its files, without committing (``commit_parts`` does).
+    By-source clauses need every source row at once: refused here."""
+    if spec.of("delete_by_source"):
+        raise InvalidOptionError("when_not_matched_by_source_delete needs every source row in one place; run it "
+                                 "with Table.merge (a distributed merge does not support it yet)")
+    fitted = _fit(spec, metadata)
+    schema = fitted.schema
+    written: list[str] = []
+    try:
+        if metadata.keys is not None:
+            keys = metadata.keys
+            _check_on(spec, keys, metadata.name)
+            target = _conform(keyed_live_rows(io, metadata, _source_keys(fitted.view, keys, schema)), schema, metadata)
+            outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names)
+            _check_precombine(keys, outcome, target)
+            rows = outcome.rows
+            check_unique(rows, keys, "merge")
+            gone = target.take(pa.array(outcome.deleted_index)).select(list(keys.key_names))
+            files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS, keys=keys) \
+                if rows.num_rows else []
+            files += write_partitioned(io.storage, schema, metadata.spec, gone, written, keys=keys,
+                                       content="deletes") if gone.num_rows else []
+            forget_key_hash()
+            return MergePart(tuple(files), {}, (outcome.inserted.num_rows, outcome.updated.num_rows, gone.num_rows))
+        narrow = Scan(io, metadata, None if _reads_target(spec) else list(spec.on))
+        found = find_rows(narrow, [f for f in narrow.live_files() if f.content == "data"])
+        if narrow.read_schema.names != metadata.current_schema.names:
+            decided, _, found, _ = _narrow_plan(io, metadata, spec, fitted, found)
+        else:
+            decided = plan_merge(spec, fitted.view, fitted.rows, _conform(found.rows, schema, metadata),
+                                 schema.to_arrow())
+        gone = decided.replaced_index
+        doomed = {int(fid): found.positions[gone][found.file_ids[gone] == fid]
+                  for fid in np.unique(found.file_ids[gone])}
+        rows = decided.rows
+        files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS) \
+            if rows.num_rows else []
+        return MergePart(tuple(files), doomed, (decided.inserted.num_rows, decided.updated.num_rows,
+                                                len(decided.deleted_index)))
+    except BaseException:
+        remove_files(io.storage, written)
+        raise
+
+
+def commit_parts(io: TableIO, metadata: TableMetadata, spec: MergeSpec, parts: Sequence[MergePart]) -> MergeResult:
+    """Commit the workers' parts once, on the snapshot they read (``spec``'s source: any rows of the source's
+    schema; it decides the schema). A keyed table's files commit unresolved (they merge on read); an unkeyed
+    table's removed rows go as ``remove_rows`` removes them. A concurrent commit fails the merge
+    (``CommitConflictError``: run it again); every written file is removed then."""
+    fitted = _fit(spec, metadata)
+    files = [f for p in parts for f in p.files]
+    counts = tuple(sum(p.counts[i] for p in parts) for i in range(3))
+    written = [f.path for f in files]
+    try:
+        if not any(counts):
+            remove_files(io.storage, written)
+            return MergeResult(0, 0, 0, None)
+        if fitted.evolved:
+            check_evolution(io, metadata, fitted.schema, "a merge")
+        doomed: dict[int, np.ndarray] = {}
+        for p in parts:
+            for fid, positions in p.doomed.items():
+                doomed[fid] = np.union1d(doomed[fid], positions) if fid in doomed else positions
+        removed, rewritten = remove_rows(io, metadata, doomed, written)
+        snap = _commit(io, metadata, fitted.schema, fitted.evolved, files, removed, None,
+                       (int(counts[0]), int(counts[1]), int(counts[2])), rewritten)
+    except CommitOutcomeUnknownError:
+        raise
+    except BaseException:
+        remove_files(io.storage, written)
+        raise
+    return MergeResult(int(counts[0]), int(counts[1]), int(counts[2]), snap, fitted.evolved)
