@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.errors import CastValueError, InvalidOptionError, MergeMatchError
+from fieldshift.errors import CastValueError, InvalidOptionError, MergeMatchError, NullInRequiredFieldError
 from fieldshift.schema.model import Schema
 from fieldshift.table.expressions.filters import bind_filter, parse_filter, row_filter
 
@@ -418,11 +418,23 @@ def plan_merge(spec: MergeSpec, source: pa.Table, fitted: pa.Table | None, targe
             chosen = _first_clause(views, view, by_source)
             deleted_index.append(rows[chosen >= 0])
     empty = out.empty_table()
+    for part in (*updated_parts, *inserted_parts):
+        _check_required(part, out)
     return MergeOutcome(
         np.sort(np.concatenate(updated_index)) if updated_index else np.zeros(0, dtype=np.int64),
         _order_by(updated_parts, updated_index, out) if updated_parts else empty,
         np.sort(np.concatenate(deleted_index)) if deleted_index else np.zeros(0, dtype=np.int64),
         pa.concat_tables([empty, *inserted_parts]) if inserted_parts else empty)
+
+
+def _check_required(rows: pa.Table, out: pa.Schema) -> None:
+    """A required (top-level) column may not get a null from a clause: named before anything is written."""
+    for f in out:
+        if not f.nullable and rows.column(f.name).null_count:
+            at = int(np.argmax(rows.column(f.name).is_null().to_numpy(zero_copy_only=False)))
+            raise NullInRequiredFieldError(f.name, rows.column(f.name).null_count, at,
+                                           "give it a value in the clause's set/values (or '*' from a source "
+                                           "column without nulls); nothing was written")
 
 
 def _order_by(parts: list[pa.Table], index: list[np.ndarray], out: pa.Schema) -> pa.Table:

@@ -188,3 +188,14 @@ def test_upsert_and_append_counts(tmp_path: Path) -> None:
     assert (r.rows_inserted, r.rows_updated, r.rows_deleted) == (1, 0, 0)
     r = t.overwrite({"id": [1], "v": ["o"], "n": [0]})
     assert r.rows_deleted is None and r.rows_updated is None
+
+
+def test_a_null_for_a_required_column_is_named(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "r", pa.schema([pa.field("id", pa.int64(), nullable=False),
+                                                   pa.field("r", pa.string(), nullable=False)]))
+    t.append({"id": [1], "r": ["x"]})
+    with pytest.raises(fs.NullInRequiredFieldError, match="'r'"):
+        t.merge({"id": [2]}, on="id").when_not_matched_insert(values={"id": "source.id"}).execute()
+    with pytest.raises(fs.NullInRequiredFieldError, match="'r'"):
+        t.merge({"id": [1]}, on="id").when_matched_update(set={"r": None}).execute()
+    assert t.to_arrow().to_pylist() == [{"id": 1, "r": "x"}] and len(t.history()) == 2
