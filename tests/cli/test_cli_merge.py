@@ -37,3 +37,13 @@ def test_merge_defaults_to_an_upsert_and_evolves(tmp_path: Path) -> None:
     assert bad.code == 1 and "on=['id']" in bad.err
     bad = invoke(tmp_path, "merge", "t", "s.jsonl", "--on", "id", "--set", "v = nope")
     assert bad.code == 2 and "--set" in bad.err
+
+
+def test_partial_upsert_and_counts(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "t", pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()),
+                                                   ("n", pa.int64())]), identifier_fields=["id"])
+    t.append({"id": [1, 2], "v": ["a", "b"], "n": [1, 2]})
+    (tmp_path / "p.jsonl").write_text('{"id": 2, "n": 20}\n{"id": 3, "n": 30}\n')
+    run = invoke(tmp_path, "upsert", "t", "p.jsonl", "--partial")
+    assert run.code == 0 and "rows inserted" in run.out and "rows updated" in run.out, run
+    assert _rows(tmp_path) == [{"id": 1, "v": "a", "n": 1}, {"id": 2, "v": "b", "n": 20}, {"id": 3, "v": None, "n": 30}]
