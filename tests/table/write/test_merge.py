@@ -199,3 +199,20 @@ def test_a_null_for_a_required_column_is_named(tmp_path: Path) -> None:
     with pytest.raises(fs.NullInRequiredFieldError, match="'r'"):
         t.merge({"id": [1]}, on="id").when_matched_update(set={"r": None}).execute()
     assert t.to_arrow().to_pylist() == [{"id": 1, "r": "x"}] and len(t.history()) == 2
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_a_published_table_reads_the_merge_through_pyiceberg(tmp_path: Path, kind: str) -> None:
+    pytest.importorskip("pyiceberg")
+    from tests.table.publish_helpers import fieldshift_rows, pyiceberg_rows
+
+    t = _keyed(tmp_path) if kind == "keyed" else fs.Table.create(tmp_path / "u", PLAIN)
+    if kind == "plain":
+        t.append({"id": [1, 2, 3], "v": ["a", "b", "c"], "n": [10, 20, 30]})
+    t.set_publish("iceberg")
+    r = t.merge({"id": [2, 4], "v": ["B", "D"]}, on="id").when_matched_update().when_not_matched_insert() \
+        .when_not_matched_by_source_delete(condition="target.n > 20").execute()
+    assert (r.rows_inserted, r.rows_updated, r.rows_deleted) == (1, 1, 1)
+    head = t.current_snapshot.snapshot_id
+    assert pyiceberg_rows(t, head) == fieldshift_rows(t, head)
+    assert pyiceberg_rows(t, head - 1) == fieldshift_rows(t, head - 1)
