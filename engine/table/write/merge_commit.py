@@ -12,9 +12,10 @@ file and position (``find_rows``); matched target rows go away by position (``re
 files holding them are rewritten without them, copy-on-write) and their new versions are appended, in
 the same commit.
 
-Concurrency: the decision depends on every row read, so a merge conflicts with any concurrent commit
-(``NoConcurrentCommit``) and ``with_retries`` runs it again on the new head (else
-``CommitConflictError``); files written for a lost attempt are removed.
+Concurrency: the decision depends on every row read, so a merge conflicts with a concurrent commit that
+added or ended a file or recorded a deletion vector (``NoRowsChanged``; a schema, policy or spec change
+does not conflict) and ``with_retries`` runs it again on the new head (else ``CommitConflictError``);
+files written for a lost attempt are removed.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.errors import CommitOutcomeUnknownError, InvalidOptionError, PrecombineLoweredError
+from fieldshift.errors import CommitConflictError, CommitOutcomeUnknownError, InvalidOptionError, PrecombineLoweredError
 from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.commits import Attempt, expired_is_conflict, with_retries
@@ -45,9 +47,9 @@ from fieldshift.table.records import DataFile
 from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.updates import (
     AddFiles,
+    CommitState,
     DeletionVectors,
     FilesPresent,
-    NoConcurrentCommit,
     RemoveFiles,
     SetSchema,
     TableRequirement,
@@ -56,8 +58,8 @@ from fieldshift.table.updates import (
 from fieldshift.table.write.merge_builder import MergeOutcome, MergeResult, MergeSpec, plan_merge
 from fieldshift.table.write.write_commit import check_evolution
 
-__all__ = ["FoundRows", "MergePart", "commit_parts", "fill_partial", "find_rows", "keyed_live_rows", "merge_part",
-           "merge_vectors", "remove_rows", "run_merge"]
+__all__ = ["FoundRows", "MergePart", "NoRowsChanged", "commit_parts", "fill_partial", "find_rows", "keyed_live_rows",
+           "merge_part", "merge_vectors", "remove_rows", "run_merge"]
 
 
 @dataclass(frozen=True)
@@ -217,12 +219,35 @@ def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
     return MergeResult(*result, snap, fitted.evolved)
 
 
+@dataclass(frozen=True)
+class NoRowsChanged:
+    """The merge's conflict rule: it decided on every live row it could match at its base, so a concurrent
+    commit that added or ended a file, or recorded a deletion vector, may have added a matching row or
+    changed one it read (Iceberg's serializable validation, at file grain): conflict, and the merge runs
+    again on the new head. Commits that change no rows (schema, policy, spec, properties) let it commit."""
+
+    CHECK_ORDER: ClassVar[int] = 2
+
+    def check(self, state: CommitState) -> None:
+        if not state.moved:
+            return
+        base = state.base_snapshot_id
+        changed = state.conn.execute(
+            "SELECT 1 FROM fs_data_file WHERE table_id = ? AND (begin_snapshot > ? OR end_snapshot > ?) LIMIT 1",
+            (state.table_id, base, base)).fetchone() or state.conn.execute(
+            "SELECT 1 FROM fs_deletion_vector WHERE table_id = ? AND begin_snapshot > ? LIMIT 1",
+            (state.table_id, base)).fetchone()
+        if changed:
+            raise CommitConflictError(f"another writer changed the table's rows after snapshot {base}, which this "
+                                      "merge read to match its source; reload the table and retry")
+
+
 def _commit(io: TableIO, metadata: TableMetadata, schema: Schema, evolved: bool, files: Sequence[DataFile],
             removed: Sequence[int], vectors: VectorCommit | None, counts: tuple[int, int, int],
             rewritten: Sequence[DataFile] = ()) -> int:
     """Commit a merge's files (and ``rewritten``: files replacing ``removed`` ones, in their own schemas)."""
     paths = tuple(f.path for f in (*files, *rewritten))
-    requirements: list[TableRequirement] = [FilesPresent(io.storage, paths), NoConcurrentCommit()]
+    requirements: list[TableRequirement] = [FilesPresent(io.storage, paths), NoRowsChanged()]
     updates: list[TableUpdate] = [AddFiles(tuple(files), schema.schema_id)]
     if rewritten:
         updates.append(AddFiles(tuple(rewritten)))

@@ -163,6 +163,28 @@ def test_a_concurrent_commit_makes_the_merge_retry(tmp_path: Path, kind: str,
     assert not t.vacuum(older_than=0)  # the lost attempt's files were removed
 
 
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_a_concurrent_schema_change_does_not_conflict(tmp_path: Path, kind: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    real = merge_commit.plan_merge
+    calls: list[int] = []
+
+    def racing(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:  # another writer adds a column: no row changes, the merge commits as planned
+            fs.Table.open(t.location).update_schema().add_column("later", pa.string()).commit()
+        return real(*args, **kw)
+
+    monkeypatch.setattr(merge_commit, "plan_merge", racing)
+    monkeypatch.setenv("FIELDSHIFT_COMMIT_RETRIES", "1")
+    r = t.merge({"id": [1, 7], "v": ["one", "seven"]}, on="id").when_matched_update(set={"v": "source.v"}) \
+        .when_not_matched_insert(values={"id": "source.id", "v": "source.v"}).execute()
+    assert len(calls) == 1 and (r.rows_updated, r.rows_inserted) == (1, 1)
+    rows = {x["id"]: x for x in t.to_arrow().to_pylist()}
+    assert rows[1]["v"] == "one" and rows[7] == {"id": 7, "v": "seven", "n": None, "later": None}
+
+
 def test_partial_upsert_keeps_what_the_data_does_not_carry(tmp_path: Path) -> None:
     t = _keyed(tmp_path)
     r = t.upsert({"id": [1, 2, 9], "n": [11, None, 99]}, partial=True)
