@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -75,6 +75,13 @@ class _Fitted:
 
 def _fit(spec: MergeSpec, metadata: TableMetadata) -> _Fitted:
     schema = metadata.current_schema
+    if not spec.of("insert") and spec.source.num_rows:  # a null on value matches nothing: only an insert uses it
+        valid = None
+        for name in spec.on:
+            v = pc.is_valid(spec.source.column(name))
+            valid = v if valid is None else pc.and_(valid, v)
+        if valid is not None and not pc.all(valid).as_py():
+            spec = replace(spec, source=spec.source.filter(valid))
     if not spec.whole_rows:
         return _Fitted(spec.source, None, schema, False)
     prepared = prepare_append(spec.source, schema, evolve=spec.evolve, on_incompatible="fail",

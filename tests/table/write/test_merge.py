@@ -238,3 +238,17 @@ def test_a_published_table_reads_the_merge_through_pyiceberg(tmp_path: Path, kin
     head = t.current_snapshot.snapshot_id
     assert pyiceberg_rows(t, head) == fieldshift_rows(t, head)
     assert pyiceberg_rows(t, head - 1) == fieldshift_rows(t, head - 1)
+
+
+def test_null_keys_of_the_source_are_ignored_unless_inserted(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "k2", pa.schema([pa.field("id", pa.string(), nullable=False),
+                                                    pa.field("d", pa.int32(), nullable=False), ("v", pa.string())]),
+                        identifier_fields=["id", "d"])
+    t.append({"id": ["a", "b"], "d": [1, 2], "v": ["x", "y"]})
+    source = {"id": ["a", "b", None], "d": [1, 3, 1], "v": ["X", "Y", "N"]}
+    r = t.merge(source, on=["d", "id"]).when_matched_update().execute()  # a two-column key, in another order
+    assert (r.rows_updated, r.rows_inserted) == (1, 0)
+    with pytest.raises(fs.NullInRequiredFieldError):  # inserted, the null key would break the key
+        t.merge(source, on=["id", "d"]).when_not_matched_insert().execute()
+    assert sorted(t.to_arrow().to_pylist(), key=lambda x: x["id"]) == [{"id": "a", "d": 1, "v": "X"},
+                                                                        {"id": "b", "d": 2, "v": "y"}]
