@@ -16,8 +16,9 @@ or a ``pyarrow.compute.Expression`` (``pc.field("source", "v") > pc.field("targe
 columns). A value in ``set``/``values`` is ``"source.<col>"`` / ``"target.<col>"`` (a column), a
 ``pyarrow.compute.Expression``, or any other Python value (a literal; a ``pa.scalar`` for a string that
 would read as a column). ``"*"`` is every source column by name: such clauses write whole source rows,
-so the source evolves the table as ``append`` would (new columns, wider types); an update by ``"*"``
-keeps the target's values of columns the source lacks.
+so the source evolves the table as ``append`` would (new columns, wider types; with ``evolve=False`` its
+columns the table lacks are not written, as delta-rs' ``*_all`` without schema merging); an update by
+``"*"`` keeps the target's values of columns the source lacks.
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.errors import CastValueError, InvalidOptionError, MergeMatchError, NullInRequiredFieldError
+from fieldshift.errors import (
+    CastValueError,
+    IdentifierFieldChangeError,
+    InvalidOptionError,
+    MergeMatchError,
+    NullInRequiredFieldError,
+)
 from fieldshift.schema.model import Schema
 from fieldshift.table.expressions.filters import bind_filter, parse_filter, row_filter
 
@@ -344,8 +351,6 @@ def _assign(views: _Views, view: pa.Table, base: pa.Table, clause: MergeClause, 
                 raise InvalidOptionError(f"merge clause {clause.kind} sets column {name!r}, which the table does not "
                                          f"have (columns: {out.names}); only '*' adds columns")
             if name in frozen and clause.kind == "update":
-                from fieldshift.errors import IdentifierFieldChangeError
-
                 raise IdentifierFieldChangeError(f"merge cannot set key column {name!r} of a keyed table (a key "
                                                  "names its row); delete the row and insert the new one")
             columns[name] = views.value(view, value, name, out.field(name).type)

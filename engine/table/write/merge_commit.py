@@ -55,7 +55,7 @@ from fieldshift.table.updates import (
     TableRequirement,
     TableUpdate,
 )
-from fieldshift.table.write.merge_builder import MergeOutcome, MergeResult, MergeSpec, plan_merge
+from fieldshift.table.write.merge_builder import MergeOutcome, MergeResult, MergeSpec, match_rows, plan_merge
 from fieldshift.table.write.write_commit import check_evolution
 
 __all__ = ["FoundRows", "MergePart", "NoRowsChanged", "commit_parts", "fill_partial", "find_rows", "keyed_live_rows",
@@ -84,10 +84,12 @@ def _fit(spec: MergeSpec, metadata: TableMetadata) -> _Fitted:
             spec = replace(spec, source=spec.source.filter(valid))
     if not spec.whole_rows:
         return _Fitted(spec.source, None, schema, False)
-    prepared = prepare_append(spec.source, schema, evolve=spec.evolve, on_incompatible="fail",
+    written = spec.source if spec.evolve else spec.source.select([n for n in spec.source.column_names
+                                                                   if n in schema.names])
+    prepared = prepare_append(written, schema, evolve=spec.evolve, on_incompatible="fail",
                               policy=spec.policy or metadata.policy)
     names = [n for n in prepared.data.column_names if n in spec.source.column_names]
-    extra = [n for n in spec.source.column_names if n not in names]  # (only when a name was matched otherwise)
+    extra = [n for n in spec.source.column_names if n not in names]  # not written (evolve=False): conditions see them
     view = prepared.data.select(names)
     for n in extra:
         view = view.append_column(n, spec.source.column(n))
@@ -414,8 +416,6 @@ def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
                  found: FoundRows) -> tuple[MergeOutcome, pa.Table, FoundRows, dict[int, tuple[pa.Table, np.ndarray]]]:
     """The common case (clauses without conditions, updates by ``"*"``): match on the ``on`` columns alone,
     then read whole rows only of the matched target rows (their unset columns are kept)."""
-    from fieldshift.table.write.merge_builder import match_rows
-
     _, t_idx = match_rows(fitted.view, found.rows, spec.on)
     t_idx = np.unique(t_idx)
     matched_files = np.unique(found.file_ids[t_idx])
@@ -448,8 +448,6 @@ def fill_partial(io: TableIO, metadata: TableMetadata, data: pa.Table, carried: 
     if not others or not data.num_rows:
         return data
     live = _conform(keyed_live_rows(io, metadata, data.select(list(keys.key_names))), schema, metadata)
-    from fieldshift.table.write.merge_builder import match_rows
-
     d_idx, l_idx = match_rows(data, live, keys.key_names)
     index = np.full(data.num_rows, -1, dtype=np.int64)
     index[d_idx] = l_idx

@@ -252,3 +252,13 @@ def test_null_keys_of_the_source_are_ignored_unless_inserted(tmp_path: Path) -> 
         t.merge(source, on=["id", "d"]).when_not_matched_insert().execute()
     assert sorted(t.to_arrow().to_pylist(), key=lambda x: x["id"]) == [{"id": "a", "d": 1, "v": "X"},
                                                                         {"id": "b", "d": 2, "v": "y"}]
+
+
+def test_star_without_evolution_writes_the_columns_the_table_has(tmp_path: Path) -> None:
+    t = _plain(tmp_path)
+    source = {"id": [1, 5], "v": ["A", "E"], "op": ["u", "i"]}
+    r = t.merge(source, on="id", evolve=False).when_matched_update(condition="source.op = 'u'") \
+        .when_not_matched_insert().execute()
+    assert (r.rows_updated, r.rows_inserted, r.schema_evolved) == (1, 1, False)
+    assert t.schema.names == ["id", "v", "n"]
+    assert [x for x in _rows(t) if x["id"] in (1, 5)] == [{"id": 1, "v": "A", "n": 10}, {"id": 5, "v": "E", "n": None}]
