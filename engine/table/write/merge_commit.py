@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from fieldshift.errors import CommitConflictError, CommitOutcomeUnknownError, InvalidOptionError, PrecombineLoweredError
 from fieldshift.schema.model import Schema
+from fieldshift.table.catalog.changed_rows import rows_changed_since
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.commits import Attempt, expired_is_conflict, with_retries
 from fieldshift.table.evolution.on_write import prepare_append
@@ -241,12 +242,7 @@ class NoRowsChanged:
         if not state.moved:
             return
         base = state.base_snapshot_id
-        changed = state.conn.execute(
-            "SELECT 1 FROM fs_data_file WHERE table_id = ? AND (begin_snapshot > ? OR end_snapshot > ?) LIMIT 1",
-            (state.table_id, base, base)).fetchone() or state.conn.execute(
-            "SELECT 1 FROM fs_deletion_vector WHERE table_id = ? AND begin_snapshot > ? LIMIT 1",
-            (state.table_id, base)).fetchone()
-        if changed:
+        if rows_changed_since(state.conn, state.table_id, base):
             raise CommitConflictError(f"another writer changed the table's rows after snapshot {base}, which this "
                                       "merge read to match its source; reload the table and retry")
 
