@@ -511,7 +511,7 @@ def build(results_path: Path, out_dir: Path = HERE) -> str:
     partitions = out_dir / "partitions.md"  # written by benchmarks/bench_partitions.py (run by hand)
     if partitions.exists():
         lines += ["", partitions.read_text().rstrip()]
-    for name in ("iceberg.md", "delta.md", "paimon.md"):  # bench_iceberg.py / bench_delta.py / bench_paimon.py
+    for name in ("ducklake.md", "iceberg.md", "delta.md", "paimon.md"):  # bench_<format>.py, each
         if (out_dir / name).exists():  # (each run by hand)
             lines += ["", (out_dir / name).read_text().rstrip()]
     text = "\n".join(lines).rstrip() + "\n"

@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from fieldshift.errors import CatalogFormatError, SnapshotNotFoundError, UnsupportedFormatFeatureError
 from fieldshift.gc_pause import paused_gc
@@ -41,6 +39,7 @@ from fieldshift.open_tables.source import (
     SnapshotContent,
     SourceSnapshot,
 )
+from fieldshift.open_tables.store_files import StoreFiles
 from fieldshift.schema.model import Schema
 from fieldshift.schema.name_mapping import NameMapping
 from fieldshift.schema.policy import CastPolicy
@@ -87,21 +86,20 @@ class _History:
 
 class DeltaSource:
     """The Delta table whose directory (local path or URI) is ``source``; ``name`` labels it in messages
-    (the directory's name by default)."""
+    (the directory's name by default); ``storage_options`` open its log and files on an object store
+    (``store_files``: delta-rs' key names; default: the environment's credentials)."""
 
     format = "delta"
     writer = "a Delta Lake writer (deltalake's write_deltalake, or Spark with Delta Lake)"
     policy = DELTA_POLICY
 
-    def __init__(self, source: str | Path, name: str | None = None) -> None:
+    def __init__(self, source: str | Path, name: str | None = None, *,
+                 storage_options: Mapping[str, str] | None = None) -> None:
         text = str(source)
-        if "://" in text:
-            filesystem, inner = pafs.FileSystem.from_uri(text)
-            self.root = text.rstrip("/")
-        else:
-            self.root = inner = os.path.abspath(text)
-            filesystem = pafs.LocalFileSystem()
+        self.root = text.rstrip("/") if "://" in text else os.path.abspath(text)
         self.name = name or self.root.rstrip("/").rsplit("/", 1)[-1]
+        self.file_opener = StoreFiles(storage_options, f"Delta table {self.name}")
+        filesystem, inner = self.file_opener.filesystem(self.root)
         self.log = DeltaLog(self.root, filesystem, inner)
         self._fs = filesystem
         self._history: _History | None = None
@@ -157,7 +155,7 @@ class DeltaSource:
         where = f"Delta table {self.name}, version {version}, file {add['path']}"
         count = record_count(add)
         if count is None:
-            count = self._footer_rows(path)
+            count = self.file_opener.footer_rows(path)
         known: dict[int, ColumnStats] = {}
         values = _as_dict(add.get("partitionValues"))
         partition = []
@@ -197,13 +195,9 @@ class DeltaSource:
         raw = dv_file_path(dv, "", where)
         return self._path(raw.lstrip("/") if dv.get("storageType") == "u" else raw)
 
-    def _footer_rows(self, path: str) -> int:
-        """Rows of a file whose add action has no statistics (they are optional), from its footer."""
-        if "://" in path:
-            fs, inner = pafs.FileSystem.from_uri(path)
-            with fs.open_input_file(inner) as f:
-                return pq.ParquetFile(f).metadata.num_rows
-        return pq.ParquetFile(path).metadata.num_rows
+    def open_file(self, path: str) -> Any:
+        """A data or deletion-vector file, with the ``storage_options`` given."""
+        return self.file_opener.open(path)
 
     # -- protocol -------------------------------------------------------------------------------
     def _check_protocol(self, protocol: Mapping[str, Any], version: int) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from fieldshift.errors import DataFileError, UnsupportedFormatFeatureError
-from fieldshift.extras import require
+from fieldshift.open_tables.roaring import roaring64_positions
 
 __all__ = ["DV_MAGIC", "decode_bitmap", "dv_file_path", "dv_unique_id", "inline_positions", "read_dv_file",
            "z85_decode"]
@@ -71,12 +71,7 @@ def decode_bitmap(data: bytes, where: str) -> np.ndarray:
                                             "serialization; fieldshift reads the portable one Delta writers use")
     if len(data) < 4 or struct.unpack_from("<I", data)[0] != DV_MAGIC:
         raise DataFileError(f"{where}: not a Delta deletion vector (no magic number {DV_MAGIC} at its start)")
-    roaring = require("pyroaring", "delta", "reading Delta deletion vectors")
-    try:
-        bitmap = roaring.BitMap64.deserialize(bytes(data[4:]))
-    except (ValueError, OverflowError) as e:
-        raise DataFileError(f"{where}: the deletion vector's bitmap does not decode: {e}") from None
-    return np.fromiter(bitmap, np.int64, len(bitmap))
+    return roaring64_positions(data[4:], where, "delta")
 
 
 def inline_positions(dv: Mapping[str, Any], where: str) -> np.ndarray:

@@ -41,6 +41,7 @@ from fieldshift.open_tables.source import (
     SnapshotContent,
     SourceSnapshot,
 )
+from fieldshift.open_tables.store_files import StoreFiles
 from fieldshift.schema.model import Schema
 from fieldshift.schema.name_mapping import MappedField, NameMapping
 from fieldshift.schema.policy import RULES, CastPolicy
@@ -61,13 +62,16 @@ DUCKLAKE_POLICY = CastPolicy("ducklake", frozenset(RULES) - {"number_to_string",
 class DuckLakeSource:
     """One table of a DuckLake catalog. ``source`` is the catalog database (DuckDB or SQLite file, or a
     ``postgresql://`` URI); ``name`` is ``schema.table`` (``table`` alone means schema ``main``);
-    ``data_path`` replaces the catalog's own data path (the files were moved, or are read elsewhere)."""
+    ``data_path`` replaces the catalog's own data path (the files were moved, or are read elsewhere);
+    ``storage_options`` open the data files on an object store (``store_files``; default: the environment)."""
 
     format = "ducklake"
     writer = "DuckDB with the ducklake extension"
     policy = DUCKLAKE_POLICY
 
-    def __init__(self, source: str | Path, name: str, *, data_path: str | Path | None = None) -> None:
+    def __init__(self, source: str | Path, name: str, *, data_path: str | Path | None = None,
+                 storage_options: Mapping[str, str] | None = None) -> None:
+        self.file_opener = StoreFiles(storage_options, f"DuckLake table {name}")
         self.db: MetadataDB = open_metadata(source)
         self.where = self.db.where
         settings = self._settings()
@@ -354,6 +358,10 @@ class DuckLakeSource:
                     if name in self.db.tables() and re.fullmatch(r"\w+", name):
                         self._inlined_versions.append((name, int(version), int(firsts.get(version, 0))))
         return self._inlined_versions
+
+    def open_file(self, path: str) -> Any:
+        """A data or delete file, with the ``storage_options`` given."""
+        return self.file_opener.open(path)
 
     def close(self) -> None:
         self.db.close()

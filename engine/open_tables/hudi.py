@@ -27,8 +27,6 @@ from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from fieldshift.errors import (
     CatalogFormatError,
@@ -46,6 +44,7 @@ from fieldshift.open_tables.source import (
     SnapshotId,
     SourceSnapshot,
 )
+from fieldshift.open_tables.store_files import StoreFiles
 from fieldshift.schema.model import Schema
 from fieldshift.schema.name_mapping import NameMapping
 from fieldshift.schema.policy import CastPolicy
@@ -99,6 +98,7 @@ class HudiSource:
                 raise InvalidNameError(f"no Hudi table at {text}: it has no .hoodie directory")
             text = os.path.abspath(text)
         self.base = text.rstrip("/")
+        self.file_opener = StoreFiles(storage_options, f"Hudi table {self.base}", strict=False)
         builder = hudi.HudiTableBuilder.from_base_uri(self.base)
         if storage_options:
             builder = builder.with_storage_options(dict(storage_options))
@@ -235,10 +235,23 @@ class HudiSource:
                 found = i
         return found
 
+    def _check_not_archived(self, instant: str) -> None:
+        """A file whose commit left the active timeline (archived) and predates every internal schema version
+        fieldshift sees (the commits' own and ``.hoodie/.schema``'s) was written with a schema it cannot know:
+        its columns' ids are unknown, and reading it by a later version's names would lose renamed columns."""
+        active = {i.timestamp for i, _ in self._instants}
+        if instant not in active and self._versions and int(instant) < self._versions[0]:
+            raise UnsupportedFormatFeatureError(
+                f"Hudi table {self.name}: a base file was written at instant {instant}, which is archived (not in the "
+                f"active timeline), and its internal schema is in none of the versions fieldshift reads (the oldest "
+                f"is {self._versions[0]}; the .hoodie/.schema history holds none older). fieldshift does not read "
+                "the archived timeline; restore .hoodie/.schema, or rewrite the file group (compaction or clustering)")
+
     def schema_at_instant(self, instant: str) -> Schema:
         """The schema a file written at ``instant`` was written with (the newest version at or before it)."""
         if instant not in self._instant_schema:
             if self.mode == "internal":
+                self._check_not_archived(instant)
                 found = self._version_at(instant)
             else:
                 key = (len(instant), instant)
@@ -273,8 +286,12 @@ class HudiSource:
         snap = next((s for s in self.snapshots() if s.snapshot_id == str(snapshot_id)), None)
         if snap is None:
             known = [s.snapshot_id for s in self.snapshots()]
-            raise SnapshotNotFoundError(f"Hudi table {self.name} has no completed instant {snapshot_id!r} in its "
-                                        f"active timeline; its instants are {known}")
+            archived = bool(known) and (len(str(snapshot_id)), str(snapshot_id)) < (len(known[0]), str(known[0]))
+            raise SnapshotNotFoundError(
+                f"Hudi table {self.name} has no completed instant {snapshot_id!r} in its active timeline; its "
+                f"instants are {known}" + (". An instant older than the first may have been archived: fieldshift "
+                                           "reads the active timeline only, so it cannot read the table as of then"
+                                           if archived else ""))
         schema = self._schemas[snap.schema_id]
         options = self._hudi.HudiReadOptions().with_as_of_timestamp(str(snap.snapshot_id))
         try:
@@ -294,7 +311,7 @@ class HudiSource:
             path = self._path(rel)
             count = self._record_counts.get(rel)
             if count is None:
-                count = self._footer_rows(path)
+                count = self.file_opener.footer_rows(path)
             mapping = self._mapping(self.schema_at_instant(_file_instant(s.base_file_name)))
             stats = {k: ColumnStats(count, 0, v.lower, v.upper, None, v.type) for k, v in partition.items()}
             files.append(DataFileEntry(path, count, name_mapping=mapping, stats=stats, file_size=s.base_file_size))
@@ -304,12 +321,9 @@ class HudiSource:
     def _path(self, rel: str) -> str:
         return f"{self.base}/{rel.lstrip('/')}"
 
-    def _footer_rows(self, path: str) -> int:
-        if "://" in path:
-            fs, inner = pafs.FileSystem.from_uri(path)
-            with fs.open_input_file(inner) as f:
-                return pq.ParquetFile(f).metadata.num_rows
-        return pq.ParquetFile(path).metadata.num_rows
+    def open_file(self, path: str) -> Any:
+        """A base file, with the ``storage_options`` given (the ones hudi-rs also takes)."""
+        return self.file_opener.open(path)
 
     def _slice_reader(self, s: Any, options: Any) -> Callable[[], Iterator[pa.RecordBatch]]:
         """Hudi's own merge of a file slice (base file + log files), as of the snapshot read."""

@@ -9,9 +9,9 @@ Hudi keeps one of two schema histories:
   plus an added one (its old values read as null, as Hudi's by-name readers give them) and a type change
   of one name is a promotion of one field.
 - **The internal schema** (schema-on-read evolution, ``hoodie.schema.on.read.enable``): each commit records
-  ``extraMetadata.latestSchema``, a JSON record schema whose fields carry ids (from 0; here + 1, as
-  fieldshift's ids are positive), and ``.hoodie/.schema/<instant>.schemacommit`` keeps every version. A
-  renamed column keeps its id, so old files read their values under the new name.
+  ``extraMetadata.latestSchema``, a JSON record schema whose fields carry ids (from 0, Hudi's meta
+  fields first; kept as they are), and ``.hoodie/.schema/<instant>.schemacommit`` keeps every version.
+  A renamed column keeps its id, so old files read their values under the new name.
 
 Every field reads as nullable: Hudi's readers give null for a column a file lacks, whatever the writer
 declared. Hudi's meta columns (``_hoodie_commit_time`` ...) are strings first in the schema, as its
@@ -103,7 +103,7 @@ class AvroIds:
 
 
 def internal_schema(obj: Mapping[str, Any], schema_id: int, where: str) -> Schema:
-    """A version of Hudi's internal schema (the JSON ``SerDeHelper`` writes) with its own ids, + 1."""
+    """A version of Hudi's internal schema (the JSON ``SerDeHelper`` writes) with its own ids."""
     try:
         struct = _internal_type(obj, where)
     except (KeyError, TypeError, ValueError) as e:
@@ -125,15 +125,15 @@ def _internal_type(node: Any, where: str) -> FieldType:
                                             "does not read")
     kind = node["type"]
     if kind == "record":
-        return StructType(tuple(Field(int(f["id"]) + 1, f["name"], _internal_type(f["type"], where),
+        return StructType(tuple(Field(int(f["id"]), f["name"], _internal_type(f["type"], where),
                                       nullable=bool(f.get("optional", True)), doc=f.get("doc"))
                                 for f in node["fields"]))
     if kind == "array":
-        return ListType(Field(int(node["element-id"]) + 1, "element", _internal_type(node["element"], where),
+        return ListType(Field(int(node["element-id"]), "element", _internal_type(node["element"], where),
                               nullable=bool(node.get("element_optional", True))))
     if kind == "map":
-        return MapType(Field(int(node["key-id"]) + 1, "key", _internal_type(node["key"], where), nullable=False),
-                       Field(int(node["value-id"]) + 1, "value", _internal_type(node["value"], where),
+        return MapType(Field(int(node["key-id"]), "key", _internal_type(node["key"], where), nullable=False),
+                       Field(int(node["value-id"]), "value", _internal_type(node["value"], where),
                              nullable=bool(node.get("value_optional", True))))
     raise CatalogFormatError(f"{where}: Hudi's internal schema has a nested type {kind!r} it does not define")
 

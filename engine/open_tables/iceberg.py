@@ -55,7 +55,7 @@ from fieldshift.schema.model import Schema
 from fieldshift.schema.name_mapping import NameMapping
 from fieldshift.schema.policy import CastPolicy
 
-__all__ = ["FORMAT_VERSIONS", "ICEBERG_POLICY", "IcebergSource", "is_iceberg_location"]
+__all__ = ["FORMAT_VERSIONS", "ICEBERG_POLICY", "IcebergFiles", "IcebergSource", "is_iceberg_location"]
 
 FORMAT_VERSIONS = (1, 2, 3)
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
@@ -105,6 +105,7 @@ class IcebergSource:
         self.metadata = table.metadata
         self.where = str(table.metadata_location)
         self.io = table.io
+        self.file_opener = IcebergFiles(dict(self.io.properties))
         version = int(self.metadata.format_version)
         if version not in FORMAT_VERSIONS:
             raise UnsupportedFormatFeatureError(f"Iceberg table {self.where} has format version {version}; fieldshift "
@@ -298,6 +299,28 @@ class IcebergSource:
 
     def close(self) -> None:
         """Nothing to release: PyIceberg's FileIO opens a file per read."""
+
+
+class IcebergFiles:
+    """Opens a table's files through a FileIO built from its properties (endpoint, credentials): what a scan
+    shipped to a Spark executor keeps of the source, so executors read with the ``properties=`` the driver
+    was given rather than the environment's. Pickles as the properties alone."""
+
+    def __init__(self, properties: dict[str, str]) -> None:
+        self.properties = properties
+        self._io: Any = None
+
+    def __call__(self, path: str) -> Any:
+        if "://" not in path or path.startswith("file://"):
+            return pafs.LocalFileSystem().open_input_file(path.removeprefix("file://"))
+        if self._io is None:
+            from pyiceberg.io import load_file_io
+
+            self._io = load_file_io(self.properties, location=path)
+        return self._io.new_input(path).open(seekable=True)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"properties": self.properties, "_io": None}
 
 
 class _LazyStats(Mapping[int, ColumnStats]):

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from fieldshift.errors import DataFileError, UnsupportedFormatFeatureError
 from fieldshift.open_tables.delta_dv import read_dv_file
+from fieldshift.open_tables.roaring import roaring64_positions
 from fieldshift.open_tables.source import DeleteFile
 
 __all__ = ["decode_deletion_vector", "read_position_groups", "read_positions"]
@@ -30,8 +31,6 @@ __all__ = ["decode_deletion_vector", "read_position_groups", "read_positions"]
 SNAPSHOT_COLUMN = "_ducklake_internal_snapshot_id"  # DuckLake's per-row deleting snapshot (partial delete files)
 _DV_MAGIC = b"\xd1\xd3\x39\x64"
 _PUFFIN_MAGIC = b"PFA1"
-_NO_RUNS = 12346  # roaring's portable cookies
-_WITH_RUNS = 12347
 
 
 def read_positions(delete: DeleteFile, open_input: Callable[[str], Any]) -> np.ndarray:
@@ -172,54 +171,5 @@ def _blob_positions(blob: bytes, path: str) -> np.ndarray:
     (crc,) = struct.unpack(">I", blob[4 + length:8 + length])
     if zlib.crc32(body) != crc:
         raise DataFileError(f"deletion vector in {path} fails its CRC check (the file is corrupt)")
-    return _roaring64(memoryview(body)[4:], path)
-
-
-def _roaring64(buf: memoryview, path: str) -> np.ndarray:
-    (count,) = struct.unpack_from("<Q", buf, 0)
-    pos, parts = 8, []
-    for _ in range(count):
-        (high,) = struct.unpack_from("<I", buf, pos)
-        low, pos = _roaring32(buf, pos + 4, path)
-        parts.append(low.astype(np.int64) | (np.int64(high) << 32))
-    return np.concatenate(parts) if parts else np.empty(0, np.int64)
-
-
-def _roaring32(buf: memoryview, start: int, path: str) -> tuple[np.ndarray, int]:
-    """One 32-bit bitmap in roaring's portable serialisation; returns its values and the end offset."""
-    (cookie,) = struct.unpack_from("<I", buf, start)
-    pos = start + 4
-    if cookie & 0xFFFF == _WITH_RUNS:
-        n = (cookie >> 16) + 1
-        run_flags = np.frombuffer(buf, np.uint8, (n + 7) // 8, pos)
-        pos += (n + 7) // 8
-        runs = np.unpackbits(run_flags, bitorder="little")[:n].astype(bool)
-    elif cookie == _NO_RUNS:
-        (n,) = struct.unpack_from("<I", buf, pos)
-        pos += 4
-        runs = np.zeros(n, bool)
-    else:
-        raise DataFileError(f"deletion vector in {path} is not a portable roaring bitmap (cookie {cookie})")
-    header = np.frombuffer(buf, "<u2", 2 * n, pos).reshape(n, 2)
-    pos += 4 * n
-    if cookie == _NO_RUNS or n >= 4:  # the offsets section; positions follow from the sizes anyway
-        pos += 4 * n
-    parts = []
-    for (key, card_minus_1), is_run in zip(header.tolist(), runs.tolist(), strict=True):
-        base = np.uint32(key) << np.uint32(16)
-        if is_run:
-            (n_runs,) = struct.unpack_from("<H", buf, pos)
-            pairs = np.frombuffer(buf, "<u2", 2 * n_runs, pos + 2).reshape(n_runs, 2).astype(np.uint32)
-            pos += 2 + 4 * n_runs
-            spans = [np.arange(start, start + extra + 1, dtype=np.uint32) for start, extra in pairs]
-            low = np.concatenate(spans) if spans else np.empty(0, np.uint32)
-        elif card_minus_1 + 1 > 4096:  # a bitmap container
-            bits = np.frombuffer(buf, np.uint8, 8192, pos)
-            pos += 8192
-            low = np.flatnonzero(np.unpackbits(bits, bitorder="little")).astype(np.uint32)
-        else:
-            low = np.frombuffer(buf, "<u2", card_minus_1 + 1, pos).astype(np.uint32)
-            pos += 2 * (card_minus_1 + 1)
-        parts.append(low | base)
-    values = np.concatenate(parts) if parts else np.empty(0, np.uint32)
-    return values, pos
+    # pyroaring comes with the iceberg extra (PyIceberg needs it too) and the ducklake one
+    return roaring64_positions(body[4:], f"deletion vector in {path}", "iceberg")

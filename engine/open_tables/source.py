@@ -301,7 +301,7 @@ class ReadSource(Protocol):
     ``open_file(path)`` (a readable file for an entry's path, when the source holds the store's options),
     ``parquet_file(path)`` (a ``pyarrow.parquet.ParquetFile`` of an ``exact_schemas`` source's data file),
     ``merges_by_precombine = True`` (a merge by key with at most one order field ranks versions as a fieldshift
-    keyed table does, ``table/merge.merge_rows``: highest (order value, sequence number, position), NaN highest),
+    keyed table does, ``table/keyed/merge.merge_rows``: highest (order value, sequence number, position), NaN highest),
     ``partition_transforms = "iceberg"`` (its partition values of year/month/day/hour/bucket/truncate are
     Iceberg's, so filters project through them; otherwise only identity values prune),
     ``exact_schemas = True`` (each entry's ``schema_id`` describes its file's columns exactly, names, ids and

@@ -13,13 +13,13 @@ import contextlib
 import fcntl
 import json
 import os
-import sqlite3
 import uuid
 from pathlib import Path
 
 from fieldshift.errors import TableError, TableExistsError
 from fieldshift.schema.model import Schema
 from fieldshift.schema.policy import CastPolicy
+from fieldshift.table.catalog.catalog import Catalog
 from fieldshift.table.catalog.sql import redact_uri
 from fieldshift.table.catalog.sqlite import DEFAULT_POLICY, POLICY_PROPERTY, SqliteCatalog
 from fieldshift.table.catalog.uri import open_catalog
@@ -65,7 +65,7 @@ def default_table_name(location: Path | str) -> str:
     return text.rsplit("/", 1)[-1] or text
 
 
-def shared_table_name(catalog: SqliteCatalog, location: Path | str, name: str | None) -> str:
+def shared_table_name(catalog: Catalog, location: Path | str, name: str | None) -> str:
     """The name of the table of ``catalog`` at ``location``: ``name`` when given, else the table recorded
     at that location (whatever it was named: older fieldshift named tables by their full location)."""
     if name:
@@ -78,7 +78,7 @@ def shared_table_name(catalog: SqliteCatalog, location: Path | str, name: str | 
                      "(name=, on the command line --table NAME), or create it with Table.create()")
 
 
-def open_by_name(catalog: str | None, name: str | None) -> tuple[SqliteCatalog, int, str, dict[str, str]]:
+def open_by_name(catalog: str | None, name: str | None) -> tuple[Catalog, int, str, dict[str, str]]:
     """(catalog, table id, recorded location, properties) of the table ``name`` of a shared catalog."""
     if not catalog or not name:
         raise TableError("Table.open() needs the table's location, or catalog= and name= (a table of a shared "
@@ -166,7 +166,7 @@ def create_own_catalog(location: Path, name: str, schema: Schema, properties: di
     return SqliteCatalog(final), table_id
 
 
-def own_table_name(catalog: SqliteCatalog, location: Path) -> str:
+def own_table_name(catalog: Catalog, location: Path) -> str:
     """The table of a table directory's own catalog (it was recorded under its first path)."""
     tables = catalog.tables()
     for _, name, _ in tables:
@@ -182,15 +182,7 @@ def own_table_name(catalog: SqliteCatalog, location: Path) -> str:
 
 def _is_empty_catalog(path: Path) -> bool:
     """A catalog file holding no table (an older create killed midway), which create may reuse."""
-    try:
-        conn = sqlite3.connect(path, timeout=60)
-        try:
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            return "fs_table" not in names or conn.execute("SELECT COUNT(*) FROM fs_table").fetchone()[0] == 0
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError:  # not a catalog at all: leave it alone, "exists" is the safe answer
-        return False
+    return SqliteCatalog(path).holds_no_table()  # not a catalog at all: False, "exists" is the safe answer
 
 
 def remove_abandoned_catalogs(location: Path) -> list[str]:

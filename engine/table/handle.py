@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fieldshift.errors import SnapshotExpiredError, SnapshotNotFoundError
-from fieldshift.table.catalog.sqlite import SqliteCatalog
+from fieldshift.table.catalog.catalog import Catalog
 from fieldshift.table.files.storage import TableStorage
 from fieldshift.table.metadata import TableMetadata
 
@@ -20,7 +20,7 @@ __all__ = ["TableIO"]
 class TableIO:
     """A table's catalog handle, its id there, and the storage its files go through."""
 
-    catalog: SqliteCatalog
+    catalog: Catalog
     storage: TableStorage
     table_id: int
 

@@ -180,7 +180,10 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
 
     ``format="ducklake"``: ``source`` is the catalog database (a DuckDB or SQLite file, or a
     ``postgresql://`` URI), ``name`` is ``schema.table`` (or ``table`` in schema ``main``), and
-    ``data_path=`` overrides the catalog's data path.
+    ``data_path=`` overrides the catalog's data path; ``storage_options=`` open its data files on an object
+    store (delta-rs' and hudi-rs' key names: ``aws_access_key_id``, ``aws_secret_access_key``,
+    ``aws_session_token``, ``aws_region``, ``aws_endpoint_url``, ``aws_allow_http``; default: the
+    environment's credentials).
 
     ``format="iceberg"`` (needs PyIceberg: the ``iceberg`` extra): ``source`` is a ``metadata.json`` file or
     a table directory whose ``metadata/version-hint.text`` names the current one; or no source and
@@ -189,10 +192,10 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
 
     ``format="hudi"`` (needs the ``hudi`` package: the ``hudi`` extra): ``source`` is the table's base path
     (the directory holding ``.hoodie/``); ``name`` only labels it in messages; ``storage_options=`` go to
-    hudi-rs (object-store credentials).
+    hudi-rs (object-store credentials) and to fieldshift's own reads of the base files.
 
     ``format="delta"``: ``source`` is the table's directory (a local path or a URI pyarrow.fs opens);
-    ``name`` only labels it in messages.
+    ``name`` only labels it in messages; ``storage_options=`` as for DuckLake, for its log and files.
 
     ``format="paimon"`` (reads manifests with fastavro: the ``paimon`` extra): ``source`` is a filesystem
     warehouse (a path or URI) and ``name`` is ``database.table``, or ``source`` is the table directory itself.
@@ -228,13 +231,15 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
         raise InvalidOptionError("catalog= is for Iceberg tables; a DuckLake catalog, a Delta table or a Paimon "
                                  "warehouse is the source itself")
     if key == "delta":
-        if options:
-            raise InvalidOptionError(f"unknown option(s) {sorted(options)} for a Delta table; it takes none")
+        unknown = set(options) - {"storage_options"}
+        if unknown:
+            raise InvalidOptionError(f"unknown option(s) {sorted(unknown)} for a Delta table; it takes "
+                                     "storage_options=")
         if source is None:
             raise InvalidOptionError("give the Delta table's directory (a path or a URI)")
         from fieldshift.open_tables.delta import DeltaSource
 
-        return OpenTable(DeltaSource(source, name))
+        return OpenTable(DeltaSource(source, name, storage_options=options.get("storage_options")))
     if key == "paimon":
         if options:
             raise InvalidOptionError(f"unknown option(s) {sorted(options)} for a Paimon table; it takes a warehouse "
@@ -248,12 +253,14 @@ def open_table(source: str | Path | None = None, format: str | None = None, name
         raise InvalidOptionError("give the DuckLake catalog: a DuckDB or SQLite file, or a postgresql:// URI")
     if not name:
         raise InvalidOptionError("name the table: name='schema.table' (DuckLake)")
-    unknown = set(options) - {"data_path"}
+    unknown = set(options) - {"data_path", "storage_options"}
     if unknown:
-        raise InvalidOptionError(f"unknown option(s) {sorted(unknown)} for a DuckLake table; it takes data_path=")
+        raise InvalidOptionError(f"unknown option(s) {sorted(unknown)} for a DuckLake table; it takes data_path= "
+                                 "and storage_options=")
     from fieldshift.open_tables.ducklake import DuckLakeSource
 
-    return OpenTable(DuckLakeSource(source, name, data_path=options.get("data_path")))
+    return OpenTable(DuckLakeSource(source, name, data_path=options.get("data_path"),
+                                    storage_options=options.get("storage_options")))
 
 
 def detect_format(source: str | Path) -> str | None:

@@ -1,4 +1,5 @@
-"""Commits as typed changes: each kind of change a commit makes owns its catalog statements and its conflict rule.
+"""Commits as typed changes: each kind of change a commit makes owns its conflict rule and writes its rows through
+the catalog's record modules (``table/catalog/``: the statements live there).
 
 A commit is ``catalog.commit(table_id, base_snapshot_id, requirements, updates, operation=..., summary=...)``
 (the shape of PyIceberg's ``TableRequirement``/``TableUpdate`` and the Iceberg REST commit). Inside the
@@ -22,7 +23,6 @@ Conflict rules, against a head that moved past the base snapshot:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -32,10 +32,21 @@ from fieldshift.gc_pause import paused_gc
 from fieldshift.schema.model import Schema
 from fieldshift.schema.policy import CastPolicy
 from fieldshift.table.catalog.deletion_vectors import VectorCommit, commit_vectors
+from fieldshift.table.catalog.files import (
+    end_all_files,
+    end_files,
+    insert_files,
+    live_schema_ids,
+    schema_counts,
+    snapshot_schema_counts,
+)
+from fieldshift.table.catalog.quarantine import insert_quarantine
+from fieldshift.table.catalog.schemas import insert_schema
+from fieldshift.table.catalog.snapshots import commit_head
 from fieldshift.table.catalog.specs import insert_spec, load_specs
-from fieldshift.table.catalog.sql import POLICY_PROPERTY, PUBLISH_PROPERTY, end_files, parse_json, policy_of
+from fieldshift.table.catalog.sql import POLICY_PROPERTY, PUBLISH_PROPERTY, parse_json, policy_of
 from fieldshift.table.catalog.stream_marks import StreamMark, check_unrecorded, record
-from fieldshift.table.catalog.writes import insert_files, insert_schema
+from fieldshift.table.catalog.tables import set_properties, table_by_id
 from fieldshift.table.evolution.partition_evolution import check_schema_change
 from fieldshift.table.evolution.precombine_order import check_precombine_change
 from fieldshift.table.evolution.readability import changed_fields, check_readable, checked_fields
@@ -131,10 +142,8 @@ class TableUpdate(CommitStep, Protocol):
 def begin_commit(conn: Any, table_id: int, base_snapshot_id: int, operation: str, updates: Sequence[TableUpdate],
                  load_schemas: Callable[[], dict[int, Schema]]) -> CommitState:
     """Read the head and the table's row (two statements) inside the commit transaction."""
-    head_id, head_schema_id, committed_at = conn.execute(
-        "SELECT snapshot_id, schema_id, committed_at FROM fs_snapshot WHERE table_id = ? "
-        "ORDER BY snapshot_id DESC LIMIT 1", (table_id,)).fetchone()
-    name, text = conn.execute("SELECT name, properties FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()
+    head_id, head_schema_id, committed_at = commit_head(conn, table_id)
+    name, text = table_by_id(conn, table_id)  # type: ignore[misc]
     props = parse_json(text, f"the properties of table {name!r}")
     new_policy = next((u.policy for u in updates if isinstance(u, SetPolicy)), None)
     return CommitState(
@@ -201,8 +210,7 @@ class SetPolicy:
 
     def apply(self, state: CommitState) -> None:
         state.properties[POLICY_PROPERTY] = self.policy.option_name
-        state.conn.execute("UPDATE fs_table SET properties = ? WHERE table_id = ?",
-                           (json.dumps(state.properties), state.table_id))
+        set_properties(state.conn, state.table_id, state.properties)
 
 
 @dataclass(frozen=True)
@@ -216,8 +224,7 @@ class ReplaceAll:
         state.refuse_concurrent()
 
     def apply(self, state: CommitState) -> None:
-        state.conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL",
-                           (state.new_id, state.table_id))
+        end_all_files(state.conn, state.table_id, state.new_id)
 
 
 @dataclass(frozen=True)
@@ -310,9 +317,7 @@ class QuarantineFiles:
         """Quarantine files conflict with nothing."""
 
     def apply(self, state: CommitState) -> None:
-        state.conn.executemany(
-            "INSERT INTO fs_quarantine_file (table_id, path, snapshot_id, record_count) VALUES (?, ?, ?, ?)",
-            [(state.table_id, path, state.new_id, n) for path, n in self.files])
+        insert_quarantine(state.conn, state.table_id, state.new_id, self.files)
 
 
 @dataclass(frozen=True)
@@ -333,9 +338,7 @@ class DeletionVectors:
 # -- the checks of values and history -------------------------------------------------------------
 def _live_schemas(state: CommitState) -> list[Schema]:
     """The schemas of the data files live at the head, and of those being added."""
-    ids = {int(r[0]) for r in state.conn.execute(
-        "SELECT DISTINCT schema_id FROM fs_data_file WHERE table_id = ? AND end_snapshot IS NULL AND "
-        "content = 'data'", (state.table_id,))}
+    ids = live_schema_ids(state.conn, state.table_id)
     ids |= {f.schema_id for f in state.added if f.content == "data"}
     schemas = state.schemas()
     return [schemas[i] for i in sorted(ids) if i in schemas]
@@ -372,18 +375,13 @@ def check_history(state: CommitState) -> None:
         schemas[schema.schema_id] = schema
         target = schema.schema_id
     pairs: dict[tuple[int, int], int] = {}
-    for sid, count in conn.execute("SELECT schema_id, COUNT(*) FROM fs_data_file WHERE table_id = ? "
-                                   "GROUP BY schema_id", (table_id,)):
-        pairs[(int(sid), target)] = int(count)
+    for sid, count in schema_counts(conn, table_id):
+        pairs[(sid, target)] = count
     for f in state.added:
         pairs[(f.schema_id, target)] = pairs.get((f.schema_id, target), 0) + 1
     if schema is None:  # a policy change: time travel into each snapshot's schema must keep working
-        for fsid, ssid, count in conn.execute(
-                "SELECT f.schema_id, s.schema_id, COUNT(DISTINCT f.file_id) FROM fs_data_file f "
-                "JOIN fs_snapshot s ON s.table_id = f.table_id AND s.snapshot_id >= f.begin_snapshot "
-                "AND (f.end_snapshot IS NULL OR s.snapshot_id < f.end_snapshot) WHERE f.table_id = ? "
-                "GROUP BY f.schema_id, s.schema_id", (table_id,)):
-            pairs[(int(fsid), int(ssid))] = int(count)
+        for fsid, ssid, count in snapshot_schema_counts(conn, table_id):
+            pairs[(fsid, ssid)] = count
     only = None
     if schema is not None and not state.policy_changed and state.head_schema_id in schemas:
         changed = changed_fields(schemas[state.head_schema_id], schema)

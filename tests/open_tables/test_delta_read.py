@@ -391,3 +391,34 @@ def test_iceberg_compatible_tables_give_list_and_map_children_their_stored_ids()
         assert schema.find(["array_of_arrays", "element"]).type.element.id == 33
         assert (schema.find("map_of_prims").type.key.id, schema.find("map_of_prims").type.value.id) == (43, 44)
         assert t.to_arrow().num_rows == 6
+
+
+def test_a_table_whose_old_commits_deltalake_cleaned_up_reads_from_its_checkpoint(tmp_path: Path) -> None:
+    """delta-rs writes a checkpoint, then ``cleanup_metadata`` deletes the commits it covers (once they are
+    older than the log retention: their times are moved back here): the table still reads from the
+    checkpoint, its history starts there, and a version before it is a named error."""
+    import os
+    import time
+
+    from deltalake import DeltaTable, write_deltalake
+
+    p = str(tmp_path / "t")
+    write_deltalake(p, pa.table({"id": [1, 2, 3]}))
+    write_deltalake(p, pa.table({"id": [4], "x": [1.5]}), mode="append", schema_mode="merge")
+    DeltaTable(p).delete("id = 2")
+    DeltaTable(p).create_checkpoint()
+    write_deltalake(p, pa.table({"id": [5], "x": [2.5]}), mode="append")
+    log = Path(p, "_delta_log")
+    old = time.time() - 40 * 86400  # past the 30-day default retention
+    for f in log.iterdir():
+        os.utime(f, (old, old))
+    DeltaTable(p).cleanup_metadata()
+    assert not (log / f"{0:020d}.json").exists() and not (log / f"{1:020d}.json").exists()
+    with fs.open_table(p) as t:
+        assert [s.snapshot_id for s in t.history()] == [2, 3]
+        for v in (2, 3):
+            expected = DeltaTable(p, version=v).to_pyarrow_table().sort_by("id")
+            assert t.to_arrow(snapshot_id=v).sort_by("id").to_pylist() == expected.to_pylist()
+        assert t.schema.names == ["id", "x"]
+        with pytest.raises(SnapshotNotFoundError):
+            t.scan(snapshot_id=1)

@@ -48,7 +48,8 @@ def test_no_module_is_shadowed_by_a_public_name() -> None:
         shadowed = [n for n in package.__all__ if not isinstance(getattr(package, n), ModuleType)
                     and importlib.util.find_spec(f"{package.__name__}.{n}")]
         assert shadowed == []
-    modules = {"planner.evolution_plan": "EvolutionPlan", "planner.front_door": "evolve", "schema.widening": "supertype"}
+    modules = {"planner.evolution_plan": "EvolutionPlan", "planner.front_door": "evolve",
+               "schema.widening": "supertype"}
     for module, name in modules.items():
         m = importlib.import_module(f"fieldshift.{module}")
         assert isinstance(m, ModuleType) and getattr(m, name) is getattr(fs, name)

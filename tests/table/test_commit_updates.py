@@ -282,7 +282,7 @@ def test_a_commit_of_files_hands_its_metadata_on_and_a_load_equals_a_cold_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A commit that changes no schema, spec or policy caches the metadata it was based on with its new head:
     the writer's next load is one statement, and equals what a cold load reads."""
-    from fieldshift.table.catalog.sqlite import _METADATA
+    from fieldshift.table.catalog.catalog import METADATA as _METADATA
 
     t = _table(tmp_path, identifier_fields=["id"])
     t.upsert({"id": [1], "v": ["a"]})

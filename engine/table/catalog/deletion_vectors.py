@@ -25,11 +25,12 @@ import base64
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from fieldshift.errors import CommitConflictError
+from fieldshift.table.catalog.dialect import Connection
 
 __all__ = ["DeletionVector", "VectorCommit", "commit_vectors", "decode_positions", "encode_positions",
            "expire_vectors", "load_vectors"]
@@ -100,7 +101,7 @@ class VectorCommit:
     on_conflict: Literal["raise", "skip"] = "raise"
 
 
-def _changed_buckets(conn: Any, table_id: int, buckets: Iterable[int], base: int, head: int) -> list[int]:
+def _changed_buckets(conn: Connection, table_id: int, buckets: Iterable[int], base: int, head: int) -> list[int]:
     marks = ",".join("?" for _ in buckets)
     rows = conn.execute(
         f"SELECT DISTINCT bucket FROM fs_data_file WHERE table_id = ? AND bucket IN ({marks}) AND "
@@ -109,7 +110,7 @@ def _changed_buckets(conn: Any, table_id: int, buckets: Iterable[int], base: int
     return sorted(int(r[0]) for r in rows)
 
 
-def commit_vectors(conn: Any, table_id: int, base_snapshot_id: int, new_id: int, commit: VectorCommit) -> None:
+def commit_vectors(conn: Connection, table_id: int, base_snapshot_id: int, new_id: int, commit: VectorCommit) -> None:
     """Record ``commit`` inside the catalog transaction that adds snapshot ``new_id`` (after its files)."""
     if not commit.buckets or (not commit.vectors and not commit.resolved):
         return
@@ -131,7 +132,7 @@ def commit_vectors(conn: Any, table_id: int, base_snapshot_id: int, new_id: int,
                          [(table_id, fid, new_id) for fid, path in added if path in commit.resolved])
 
 
-def load_vectors(conn: Any, table_id: int, snapshot_id: int) -> dict[int, DeletionVector]:
+def load_vectors(conn: Connection, table_id: int, snapshot_id: int) -> dict[int, DeletionVector]:
     """file id -> vector of every resolved file live at ``snapshot_id`` (a vector older than its file is
     another file's, left by an older fieldshift's expiry before the id was reused: ignored)."""
     rows = conn.execute(
@@ -144,7 +145,7 @@ def load_vectors(conn: Any, table_id: int, snapshot_id: int) -> dict[int, Deleti
     return {int(fid): DeletionVector(int(n), text) for fid, n, text in rows}
 
 
-def expire_vectors(conn: Any, table_id: int, gone_files: Sequence[int]) -> None:
+def expire_vectors(conn: Connection, table_id: int, gone_files: Sequence[int]) -> None:
     """Forget the vectors of removed files and those no kept snapshot sees (inside ``expire``)."""
     conn.executemany("DELETE FROM fs_deletion_vector WHERE table_id = ? AND file_id = ?",
                      [(table_id, fid) for fid in gone_files])

@@ -8,11 +8,11 @@ unpartitioned, and every file it has is recorded with spec 0 and no partition va
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from fieldshift.errors import CatalogFormatError, CommitConflictError
+from fieldshift.table.catalog.dialect import Connection
 from fieldshift.table.catalog.sql import parse_json
 from fieldshift.table.files.stats import decode_value, encode_value
 from fieldshift.table.partitions.partitioning import UNPARTITIONED, PartitionSpec
@@ -20,7 +20,7 @@ from fieldshift.table.partitions.partitioning import UNPARTITIONED, PartitionSpe
 __all__ = ["decode_partition", "decode_partitions", "encode_partition", "insert_spec", "load_specs", "parse_specs"]
 
 
-def insert_spec(conn: sqlite3.Connection, table_id: int, spec: PartitionSpec, snapshot_id: int) -> None:
+def insert_spec(conn: Connection, table_id: int, spec: PartitionSpec, snapshot_id: int) -> None:
     """Make ``spec`` current as of ``snapshot_id``. An older spec made current again keeps its id (its row
     moves to this snapshot); a spec id a concurrent writer took for other fields is a conflict."""
     row = conn.execute("SELECT spec_json FROM fs_partition_spec WHERE table_id = ? AND spec_id = ?",
@@ -38,7 +38,7 @@ def insert_spec(conn: sqlite3.Connection, table_id: int, spec: PartitionSpec, sn
                  (table_id, spec.spec_id, snapshot_id, spec.to_json()))
 
 
-def load_specs(conn: sqlite3.Connection, table_id: int) -> list[tuple[PartitionSpec, int]]:
+def load_specs(conn: Connection, table_id: int) -> list[tuple[PartitionSpec, int]]:
     """(spec, snapshot that last made it current) of every spec, in that order: the last is the current
     spec; spec 0 unpartitioned if none."""
     rows = conn.execute("SELECT spec_id, begin_snapshot, spec_json FROM fs_partition_spec WHERE table_id = ? "

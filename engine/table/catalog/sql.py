@@ -1,19 +1,19 @@
-"""The catalog's SQL definition and how its rows encode values: one place for every catalog dialect."""
+"""The catalog's one SQL definition (every dialect's tables), its format version and upgrade, and how its rows
+encode values."""
 
 from __future__ import annotations
 
 import json
 import re
-import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from fieldshift.errors import CatalogFormatError, CommitConflictError, TableError
+from fieldshift.errors import CatalogFormatError
 from fieldshift.schema.model import Schema
 from fieldshift.schema.policy import CastPolicy
 from fieldshift.schema.types import type_name
-from fieldshift.table.catalog.deletion_vectors import expire_vectors
+from fieldshift.table.catalog.dialect import Connection, Dialect
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -22,21 +22,22 @@ __all__ = [
     "FORMAT_VERSION",
     "POLICY_PROPERTY",
     "column_rows",
+    "create_metadata",
     "dump_value",
-    "end_files",
-    "expire_rows",
+    "format_version",
     "load_value",
     "locations_overlap",
     "parse_json",
     "policy_of",
     "redact_uri",
+    "statements",
     "upgrade",
 ]
 
 FORMAT_VERSION = 3
 """Bumped when a catalog gains tables or columns that older readers would misread (e.g. delete files; 3:
 deletion vectors, which an older fieldshift's expiry would leave behind);
-:meth:`SqliteCatalog.check_version` upgrades older catalogs in place and refuses newer ones."""
+:meth:`Catalog.check_version` upgrades older catalogs in place and refuses newer ones."""
 POLICY_PROPERTY = "fieldshift.schema.policy"
 PUBLISH_PROPERTY = "fieldshift.publish"  # "iceberg": Iceberg metadata caught up after every commit
 """The table property holding the table's evolution policy (:attr:`CastPolicy.option_name`)."""
@@ -46,62 +47,82 @@ DEFAULT_POLICY = CastPolicy.onehouse()
 DDL = """
 CREATE TABLE IF NOT EXISTS fs_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS fs_table (
-    table_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, location TEXT NOT NULL,
+    table_id {ID}, name TEXT NOT NULL UNIQUE, location TEXT NOT NULL,
     properties TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS fs_snapshot (
-    table_id INTEGER NOT NULL, snapshot_id INTEGER NOT NULL, parent_snapshot_id INTEGER,
-    schema_id INTEGER NOT NULL, committed_at TEXT NOT NULL, operation TEXT NOT NULL,
+    table_id {INT} NOT NULL, snapshot_id {INT} NOT NULL, parent_snapshot_id {INT},
+    schema_id {INT} NOT NULL, committed_at TEXT NOT NULL, operation TEXT NOT NULL,
     summary TEXT NOT NULL, PRIMARY KEY (table_id, snapshot_id));
 CREATE TABLE IF NOT EXISTS fs_schema (
-    table_id INTEGER NOT NULL, schema_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
+    table_id {INT} NOT NULL, schema_id {INT} NOT NULL, begin_snapshot {INT} NOT NULL,
     schema_json TEXT NOT NULL, PRIMARY KEY (table_id, schema_id));
 CREATE TABLE IF NOT EXISTS fs_column (
-    table_id INTEGER NOT NULL, column_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
-    end_snapshot INTEGER, parent_column INTEGER, column_order INTEGER NOT NULL, name TEXT NOT NULL,
-    type TEXT NOT NULL, nullable INTEGER NOT NULL, initial_default TEXT, write_default TEXT);
+    table_id {INT} NOT NULL, column_id {INT} NOT NULL, begin_snapshot {INT} NOT NULL,
+    end_snapshot {INT}, parent_column {INT}, column_order {INT} NOT NULL, name TEXT NOT NULL,
+    type TEXT NOT NULL, nullable {INT} NOT NULL, initial_default TEXT, write_default TEXT);
 CREATE TABLE IF NOT EXISTS fs_data_file (
-    file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
-    schema_id INTEGER NOT NULL, record_count INTEGER NOT NULL, file_size INTEGER NOT NULL,
-    begin_snapshot INTEGER NOT NULL, end_snapshot INTEGER);
+    file_id {ID}, table_id {INT} NOT NULL, path TEXT NOT NULL,
+    schema_id {INT} NOT NULL, record_count {INT} NOT NULL, file_size {INT} NOT NULL,
+    begin_snapshot {INT} NOT NULL, end_snapshot {INT});
 CREATE INDEX IF NOT EXISTS fs_data_file_by_table ON fs_data_file (table_id, begin_snapshot);
 CREATE TABLE IF NOT EXISTS fs_file_column_stats (
-    file_id INTEGER NOT NULL, column_id INTEGER NOT NULL, value_count INTEGER NOT NULL,
-    null_count INTEGER NOT NULL, min_value TEXT, max_value TEXT, PRIMARY KEY (file_id, column_id));
+    file_id {INT} NOT NULL, column_id {INT} NOT NULL, value_count {INT} NOT NULL,
+    null_count {INT} NOT NULL, min_value TEXT, max_value TEXT, PRIMARY KEY (file_id, column_id));
 CREATE TABLE IF NOT EXISTS fs_quarantine_file (
-    file_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, path TEXT NOT NULL,
-    snapshot_id INTEGER NOT NULL, record_count INTEGER NOT NULL);
+    file_id {ID}, table_id {INT} NOT NULL, path TEXT NOT NULL,
+    snapshot_id {INT} NOT NULL, record_count {INT} NOT NULL);
 CREATE TABLE IF NOT EXISTS fs_partition_spec (
-    table_id INTEGER NOT NULL, spec_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL,
+    table_id {INT} NOT NULL, spec_id {INT} NOT NULL, begin_snapshot {INT} NOT NULL,
     spec_json TEXT NOT NULL, PRIMARY KEY (table_id, spec_id));
 CREATE TABLE IF NOT EXISTS fs_stream_commit (
-    table_id INTEGER NOT NULL, stream_id TEXT NOT NULL, batch_id INTEGER NOT NULL,
-    snapshot_id INTEGER NOT NULL, PRIMARY KEY (table_id, stream_id, batch_id));
+    table_id {INT} NOT NULL, stream_id TEXT NOT NULL, batch_id {INT} NOT NULL,
+    snapshot_id {INT} NOT NULL, PRIMARY KEY (table_id, stream_id, batch_id));
 CREATE TABLE IF NOT EXISTS fs_captured_file (
-    table_id INTEGER NOT NULL, source TEXT NOT NULL, file_size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-    record_count INTEGER NOT NULL, snapshot_id INTEGER NOT NULL, PRIMARY KEY (table_id, source));
+    table_id {INT} NOT NULL, source TEXT NOT NULL, file_size {INT} NOT NULL, mtime_ns {INT} NOT NULL,
+    record_count {INT} NOT NULL, snapshot_id {INT} NOT NULL, PRIMARY KEY (table_id, source));
 CREATE TABLE IF NOT EXISTS fs_deletion_vector (
-    table_id INTEGER NOT NULL, file_id INTEGER NOT NULL, begin_snapshot INTEGER NOT NULL, end_snapshot INTEGER,
-    cardinality INTEGER NOT NULL, positions TEXT NOT NULL, PRIMARY KEY (table_id, file_id, begin_snapshot));
+    table_id {INT} NOT NULL, file_id {INT} NOT NULL, begin_snapshot {INT} NOT NULL, end_snapshot {INT},
+    cardinality {INT} NOT NULL, positions TEXT NOT NULL, PRIMARY KEY (table_id, file_id, begin_snapshot));
 """
+"""The catalog tables, one definition for every dialect: ``{INT}`` is its 64-bit integer type, ``{ID}`` its
+integer primary key that the database numbers (:func:`statements` fills both in)."""
 
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("fs_data_file", "content", "TEXT NOT NULL DEFAULT 'data'"),  # 'data' | 'deletes' (keys removed)
-    ("fs_data_file", "sequence", "INTEGER"),  # the data sequence number; NULL: its begin_snapshot
-    ("fs_data_file", "bucket", "INTEGER"),  # the hidden key bucket; NULL for unkeyed tables
-    ("fs_data_file", "spec_id", "INTEGER NOT NULL DEFAULT 0"),
+    ("fs_data_file", "sequence", "{INT}"),  # the data sequence number; NULL: its begin_snapshot
+    ("fs_data_file", "bucket", "{INT}"),  # the hidden key bucket; NULL for unkeyed tables
+    ("fs_data_file", "spec_id", "{INT} NOT NULL DEFAULT 0"),
     ("fs_data_file", "partition_values", "TEXT"),
 )
 """(table, column, declaration) added after format 1; :func:`upgrade` adds the missing ones in place."""
 
 
-def upgrade(conn: sqlite3.Connection) -> None:
+def statements(dialect: Dialect) -> list[str]:
+    """The DDL's statements in ``dialect``'s types."""
+    text = DDL.format(INT=dialect.integer, ID=dialect.identity)
+    return [s.strip() for s in text.split(";") if s.strip()]
+
+
+def create_metadata(conn: Connection) -> None:
+    """The format's own table and its version row, when the catalog has none (a new catalog)."""
+    conn.execute("CREATE TABLE IF NOT EXISTS fs_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO fs_metadata VALUES ('format_version', ?) ON CONFLICT DO NOTHING",
+                 (str(FORMAT_VERSION),))
+
+
+def format_version(conn: Connection) -> str | None:
+    """The format version the catalog records (None: none recorded)."""
+    row = conn.execute("SELECT value FROM fs_metadata WHERE key = 'format_version'").fetchone()
+    return None if row is None else row[0]
+
+
+def upgrade(conn: Connection, dialect: Dialect) -> None:
     """Create missing catalog tables and columns, then record this format version (idempotent)."""
-    for statement in DDL.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    for statement in statements(dialect):
+        conn.execute(statement)
     for table, column, declaration in ADDED_COLUMNS:
-        if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        if column not in conn.column_names(table):
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration.format(INT=dialect.integer)}")
     conn.execute("UPDATE fs_metadata SET value = ? WHERE key = 'format_version'", (str(FORMAT_VERSION),))
 
 
@@ -166,30 +187,3 @@ def load_value(text: str | None) -> Any:
     if text.startswith(_INT_PREFIX) and text.endswith('"}'):
         return int(text[len(_INT_PREFIX):-2])
     return decode_value(json.loads(text))
-
-
-def end_files(conn: Any, table_id: int, file_ids: Sequence[int], snapshot_id: int) -> None:
-    """End ``file_ids`` in ``snapshot_id``; a file another commit already ended is a conflict."""
-    for fid in file_ids:
-        cur = conn.execute("UPDATE fs_data_file SET end_snapshot = ? WHERE table_id = ? AND file_id = ? "
-                           "AND end_snapshot IS NULL", (snapshot_id, table_id, fid))
-        if cur.rowcount != 1:
-            raise CommitConflictError(f"data file {fid} was removed by a concurrent commit (a compaction or "
-                                      "an overwrite); reload the table and retry")
-
-
-def expire_rows(conn: Any, table_id: int, snapshot_ids: Sequence[int]) -> list[str]:
-    """Delete snapshot rows (never the head's), then the rows of files no kept snapshot references."""
-    head = conn.execute("SELECT MAX(snapshot_id) FROM fs_snapshot WHERE table_id = ?", (table_id,)).fetchone()[0]
-    if head in snapshot_ids:
-        raise TableError(f"snapshot {head} is the table's head and cannot be expired")
-    conn.executemany("DELETE FROM fs_snapshot WHERE table_id = ? AND snapshot_id = ?",
-                     [(table_id, s) for s in snapshot_ids])
-    gone = conn.execute(
-        "SELECT file_id, path FROM fs_data_file f WHERE table_id = ? AND end_snapshot IS NOT NULL "
-        "AND NOT EXISTS (SELECT 1 FROM fs_snapshot s WHERE s.table_id = f.table_id "
-        "AND s.snapshot_id >= f.begin_snapshot AND s.snapshot_id < f.end_snapshot)", (table_id,)).fetchall()
-    conn.executemany("DELETE FROM fs_file_column_stats WHERE file_id = ?", [(fid,) for fid, _ in gone])
-    conn.executemany("DELETE FROM fs_data_file WHERE file_id = ?", [(fid,) for fid, _ in gone])
-    expire_vectors(conn, table_id, [fid for fid, _ in gone])
-    return [path for _, path in gone]

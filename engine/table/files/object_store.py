@@ -13,8 +13,8 @@ from typing import Any
 from fieldshift.errors import StorageLocationError, TableError
 from fieldshift.schema.model import Schema
 from fieldshift.schema.policy import CastPolicy
+from fieldshift.table.catalog.catalog import Catalog
 from fieldshift.table.catalog.sql import redact_uri
-from fieldshift.table.catalog.sqlite import SqliteCatalog
 from fieldshift.table.catalog.uri import open_catalog
 from fieldshift.table.create import CATALOG_FILE, TABLE_MARKER, default_table_name, shared_table_name
 from fieldshift.table.files.storage import TableStorage
@@ -33,7 +33,7 @@ def _need_catalog(storage: TableStorage, what: str) -> StorageLocationError:
 
 def create_on_object_store(storage: TableStorage, catalog: str | None, name: str | None, schema: Schema,
                            properties: dict[str, str], policy: CastPolicy,
-                           spec: PartitionSpec) -> tuple[SqliteCatalog, int, str]:
+                           spec: PartitionSpec) -> tuple[Catalog, int, str]:
     """Record a new table at ``storage`` in ``catalog`` and leave its marker; (catalog, table id, name)."""
     if not catalog:
         raise _need_catalog(storage, "create")
@@ -50,7 +50,7 @@ def create_on_object_store(storage: TableStorage, catalog: str | None, name: str
 
 
 def open_on_object_store(storage: TableStorage, catalog: str | None,
-                         name: str | None) -> tuple[SqliteCatalog, int, str, dict[str, Any]]:
+                         name: str | None) -> tuple[Catalog, int, str, dict[str, Any]]:
     """(catalog, table id, name, properties) of the table at ``storage``; without ``catalog`` the one its
     marker names."""
     if not catalog:

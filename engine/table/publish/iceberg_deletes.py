@@ -29,7 +29,7 @@ def snapshot_deletes(catalog: Any, table_id: int, snapshot_id: int, live: Sequen
                      ) -> tuple[dict[int, Any], list[str]]:
     """(data file id -> positions its vector drops, problems) at ``snapshot_id``; ``live``: the files
     (data and key-delete files) live there."""
-    vectors = catalog.run_read(lambda conn: load_vectors(conn, table_id, snapshot_id))
+    vectors = catalog.read(load_vectors, table_id, snapshot_id)
     buckets: dict[Any, list[Any]] = {}
     for f in live:
         if f.bucket is not None:

@@ -26,6 +26,8 @@ from typing import Any
 from fieldshift.errors import UnpublishableError
 from fieldshift.extras import require
 from fieldshift.schema.model import Schema
+from fieldshift.table.catalog.files import publish_file_rows
+from fieldshift.table.catalog.snapshots import publish_rows
 from fieldshift.table.catalog.specs import decode_partition
 from fieldshift.table.catalog.sqlite import DataFile, Snapshot, SqliteCatalog
 from fieldshift.table.files.storage import TableStorage
@@ -89,9 +91,6 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any, keep: int = 16) -> No
     if len(cache) >= keep:
         cache.pop(next(iter(cache)))
     cache[key] = value
-# the kept snapshots without their summaries (a long history's summaries would be parsed for nothing)
-_SNAPSHOTS = ("SELECT snapshot_id, parent_snapshot_id, schema_id, committed_at, operation FROM fs_snapshot "
-              "WHERE table_id = ? ORDER BY snapshot_id")
 
 
 class PublishWarning(UserWarning):
@@ -173,13 +172,7 @@ def published_version(storage: TableStorage) -> int:
 
 
 def _load_files(catalog: SqliteCatalog, table_id: int) -> list[_File]:
-    def read(conn: Any) -> list[Any]:
-        return conn.execute(
-            "SELECT file_id, path, schema_id, record_count, file_size, begin_snapshot, end_snapshot, spec_id, "
-            "partition_values, content, bucket FROM fs_data_file WHERE table_id = ? ORDER BY file_id",
-            (table_id,)).fetchall()
-
-    return [_File(r) for r in catalog.run_read(read)]
+    return [_File(r) for r in catalog.read(publish_file_rows, table_id)]
 
 
 def _ms(committed_at: str) -> int:
@@ -233,7 +226,7 @@ class _Publisher:
 
     def __init__(self, catalog: SqliteCatalog, table_id: int, name: str, storage: TableStorage) -> None:
         self.catalog, self.table_id, self.name, self.storage = catalog, table_id, name, storage
-        self.rows = catalog.run_read(lambda conn: conn.execute(_SNAPSHOTS, (table_id,)).fetchall())
+        self.rows = catalog.read(publish_rows, table_id)  # without summaries: a long history's are not parsed
         self.schemas = catalog.schemas(table_id)
         self.specs = catalog.specs(table_id)
         self.specs_by_id = {s.spec_id: s for s, _ in self.specs}
@@ -524,8 +517,7 @@ def publish_iceberg(catalog: SqliteCatalog, table_id: int, name: str, storage: T
     """
     with catalog.one_connection():  # a dozen reads of the catalog, one connection
         result = _Publisher(catalog, table_id, name, storage).run()
-        props = catalog.run_read(lambda conn: json.loads(conn.execute(
-            "SELECT properties FROM fs_table WHERE table_id = ?", (table_id,)).fetchone()[0] or "{}"))
+        props = catalog.properties(table_id)
     if props.get(REGISTER_URI_PROPERTY) and props.get(REGISTER_NAME_PROPERTY):
         move_pointer(props[REGISTER_URI_PROPERTY], props[REGISTER_NAME_PROPERTY], result.metadata_location)
     return result

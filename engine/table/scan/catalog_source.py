@@ -2,7 +2,7 @@
 
 ``open_tables/source.py`` says what a scan needs from any table format; this is the first implementation of
 it, over a ``TableIO`` and the ``TableMetadata`` a scan was made with, so a fieldshift table reads through
-the same pipeline as a DuckLake or Iceberg one (``table/open_scan.OpenScan``). What the catalog records maps
+the same pipeline as a DuckLake or Iceberg one (``table/scan/open_scan.OpenScan``). What the catalog records maps
 one to one: schemas by id; each live data file with the schema id it was written with, its partition values
 under its spec's transforms (Iceberg's values: ``partition_transforms = "iceberg"``) and its statistics in
 that schema's types; a keyed table's deletion vectors as deleted positions and its delete files as equality

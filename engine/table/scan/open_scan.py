@@ -90,12 +90,15 @@ def _bare(f: DataFileEntry) -> DataFileEntry:
 
 @dataclass(frozen=True, slots=True)
 class DetachedSource:
-    """What a scan shipped to an executor keeps of its source: names for messages, the format's casts."""
+    """What a scan shipped to an executor keeps of its source: names for messages, the format's casts, and
+    the source's file opener (``file_opener``: a picklable callable holding the store's options, so
+    executors open files with the credentials the driver was given, not their environment's)."""
 
     format: str
     name: str
     policy: Any
     partition_transforms: str | None = None
+    open_file: Callable[[str], Any] | None = None
 
 
 class _Filter:
@@ -429,7 +432,10 @@ class OpenScan:
         the format's own reader (``ReaderRows``) stay behind: the driver reads those."""
         state = dict(self.__dict__)
         src = self.source
-        state["source"] = DetachedSource(src.format, src.name, src.policy, getattr(src, "partition_transforms", None))
+        if not isinstance(src, DetachedSource):  # a shipped scan pickles again on its way to the executor
+            state["source"] = DetachedSource(src.format, src.name, src.policy,
+                                             getattr(src, "partition_transforms", None),
+                                             getattr(src, "file_opener", None))
         state["content"] = replace(self.content, reader_rows=(), files=tuple(_bare(f) for f in self.content.files))
         state["_filesystems"], state["_groups"], state["equality"], state["_schema_plans"] = {}, {}, None, {}
         state["_stats_tests"] = {}

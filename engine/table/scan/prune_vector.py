@@ -29,6 +29,7 @@ from fieldshift.planner import EvolutionPlan
 from fieldshift.planner.nodes import Take
 from fieldshift.schema.model import Schema
 from fieldshift.schema.types import int_range
+from fieldshift.table.catalog.files import column_bounds
 from fieldshift.table.catalog.sqlite import DataFile
 from fieldshift.table.expressions.bind import BoundPredicate
 from fieldshift.table.expressions.tree import Expression, ExpressionVisitor, visit
@@ -72,7 +73,7 @@ class PruneView:
 MIN_FILES = 64
 """Fewer live files than this: the per-file check alone is as fast."""
 
-_INT_PREFIX = '{"int": "'  # catalog_sql.dump_value's form of an integer
+_INT_PREFIX = '{"int": "'  # catalog/sql.dump_value's form of an integer
 _COMPARED = ("==", "in", "<", "<=", ">", ">=")
 _I64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -205,11 +206,7 @@ def _ruled_out(pred: BoundPredicate, file_type: pa.DataType, b: Bounds, at: np.n
 def load_bounds(catalog: Any, table_id: int, snapshot_id: int, entry: SnapshotFiles, field_id: int) -> Bounds:
     """One column's statistics for every file of the snapshot (aligned with ``entry.files``): one query, parsed
     as arrays."""
-    rows = catalog.run_read(lambda conn: conn.execute(
-        "SELECT s.file_id, s.value_count, s.null_count, s.min_value, s.max_value FROM fs_data_file f "
-        "JOIN fs_file_column_stats s ON s.file_id = f.file_id AND s.column_id = ? WHERE f.table_id = ? "
-        "AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)",
-        (field_id, table_id, snapshot_id, snapshot_id)).fetchall())
+    rows = catalog.read(column_bounds, table_id, snapshot_id, field_id)
     n = len(entry.ids)
     present = np.zeros(n, dtype=bool)
     counts, nulls, low, high = (np.zeros(n, dtype=np.int64) for _ in range(4))

@@ -86,8 +86,8 @@ class Scan:
     A scan reads the snapshot it was made for, so it can be run again with the same answer; the results
     of a ``limit`` are the first rows of the unlimited scan's order.
 
-    The reading itself is the one scan pipeline over a read source (``table/open_scan.OpenScan`` over
-    ``table/catalog_source.CatalogSource``), the one every other table format reads through; this class keeps
+    The reading itself is the one scan pipeline over a read source (``table/scan/open_scan.OpenScan`` over
+    ``table/scan/catalog_source.CatalogSource``), the one every other table format reads through; this class keeps
     the catalog's own view of it (``DataFile`` records, deletion vectors) for writers and Spark.
     """
 

@@ -220,7 +220,7 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
     writer's last retry commits without them)."""
     schema, operation, mark = request.schema, request.operation, request.mark
     if mark is not None:  # a replay is told so before any key check (an insert-only replay is no duplicate)
-        io.catalog.run_read(lambda conn: check_unrecorded(conn, io.table_id, mark))
+        io.catalog.read(check_unrecorded, io.table_id, mark)
     keys = metadata.keys_in(schema)  # the key's columns as the rows name them
     data = request.data
     with expired_is_conflict(f"the snapshot this {operation} looked its keys up in was expired meanwhile"):
