@@ -38,6 +38,7 @@ __all__ = [
     "InvalidTypeError",
     "JavaNotFoundError",
     "KeyDeclarationError",
+    "MergeMatchError",
     "Mismatch",
     "MissingDependencyError",
     "MissingFieldIdError",
@@ -49,6 +50,7 @@ __all__ = [
     "NullabilityTighteningError",
     "PartitionKeyChangeError",
     "PartitionSpecError",
+    "PrecombineLoweredError",
     "ReadOnlyTableError",
     "RequiredFieldWithoutDefaultError",
     "RowChangeError",
@@ -422,3 +424,13 @@ class RowChangeError(SchemaEvolutionError):
     """An ``update`` (or another row change) that cannot be applied as asked: a key column set on a keyed
     table, a precombine value set lower than a row's own, a column it names that the table lacks. The
     message names the column and the row; nothing was written."""
+
+
+class MergeMatchError(RowChangeError):
+    """A ``merge`` found one target row matched by several source rows (SQL's MERGE refuses the ambiguity):
+    the message names the ``on`` columns and a key; nothing was written."""
+
+
+class PrecombineLoweredError(RowChangeError):
+    """An ``update`` or ``merge`` would write a keyed row with a lower precombine value than the version it
+    replaces (that version would keep winning the merge on read): nothing was written."""

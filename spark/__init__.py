@@ -30,6 +30,7 @@ _LAZY: dict[str, str] = {
     "update": "row_writes",
     "evolve": "map_in_arrow",
     "evolve_batch": "map_in_arrow",
+    "merge": "row_merge",
     "native_reason": "table_read",
     "plan_read": "table_read",
     "read": "table_read",

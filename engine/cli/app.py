@@ -13,6 +13,7 @@ from fieldshift.cli import (
     explain_cmd,
     keyed_cmds,
     maint_cmds,
+    merge_cmd,
     policy_cmd,
     publish_cmd,
     read_cmds,
@@ -86,6 +87,7 @@ app.command("policy")(policy_cmd.policy)
 app.command("upsert")(keyed_cmds.upsert)
 app.command("delete")(row_cmds.delete)
 app.command("update")(row_cmds.update)
+app.command("merge")(merge_cmd.merge)
 app.command("compact")(keyed_cmds.compact)
 app.command("expire")(keyed_cmds.expire)
 app.command("capture")(capture_cmd.capture_command)

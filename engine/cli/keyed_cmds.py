@@ -26,13 +26,15 @@ def upsert(
                    ] = InputFormat.auto,
     types: TypeOption = None,
     null_values: NullOption = None,
+    partial: Annotated[bool, typer.Option(
+        "--partial", help="A partial-column upsert: columns the file lacks keep the current rows' values.")] = False,
 ) -> None:
     """Insert or replace rows by primary key (the highest precombine value wins), evolving on write.
 
     CSV and JSON files are read as by `fieldshift append` (string columns as text, --type pins).
     """
     write_file(location, file, quarantine=quarantine, evolve=evolve, fmt=fmt, upsert=True, types=types,
-               null_values=null_values)
+               null_values=null_values, partial=partial)
 
 
 @cli_errors

@@ -126,7 +126,7 @@ def append(
 
 
 def write_file(location: str, file: Path, *, quarantine: bool, evolve: bool, fmt: InputFormat, upsert: bool,
-               types: list[str] | None = None, null_values: list[str] | None = None) -> None:
+               types: list[str] | None = None, null_values: list[str] | None = None, partial: bool = False) -> None:
     """``append`` or ``upsert`` a file's rows and print what the write did."""
     from rich.text import Text
 
@@ -138,7 +138,8 @@ def write_file(location: str, file: Path, *, quarantine: bool, evolve: bool, fmt
     write = table.upsert if upsert else table.append
     with progress("upserting" if upsert else "appending", None) as advance:
         try:
-            result = write(data, evolve=evolve, on_incompatible="quarantine" if quarantine else "fail")
+            extra = {"partial": True} if partial else {}
+            result = write(data, evolve=evolve, on_incompatible="quarantine" if quarantine else "fail", **extra)
         except DuplicateKeyError as e:
             e.args = (cli_terms(str(e)).replace(_PY_UPSERT, _cli_upsert(location, file)),)
             raise
@@ -151,6 +152,9 @@ def write_file(location: str, file: Path, *, quarantine: bool, evolve: bool, fmt
             ("rows quarantined", result.rows_quarantined),
             ("snapshot", result.snapshot_id), ("schema", result.schema_id),
             ("schema evolved", "yes" if result.schema_evolved else "no")]
+    if upsert:  # None: a bucket merges on read, where counting would mean reading it
+        rows[1:1] = [("rows inserted", "?" if result.rows_inserted is None else result.rows_inserted),
+                     ("rows updated", "?" if result.rows_updated is None else result.rows_updated)]
     rows += [("change", c) for c in result.changes]
     console = out_console()
     title = f"upserted {file.name} into" if upsert else f"appended {file.name} to"

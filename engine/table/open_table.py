@@ -34,7 +34,7 @@ __all__ = ["FORMATS", "OpenTable", "detect_format", "open_table"]
 FORMATS = ("ducklake", "iceberg", "hudi", "delta", "paimon")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _WRITES = ("append", "overwrite", "upsert", "delete", "update_schema", "alter", "evolve", "compact",
-           "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture")
+           "expire_snapshots", "vacuum", "set_policy", "update_spec", "set_properties", "capture", "merge")
 
 
 class OpenTable:

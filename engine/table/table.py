@@ -66,11 +66,14 @@ from fieldshift.table.publish.iceberg_vacuum import published_data_paths, vacuum
 from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.scan.time_travel import snapshot_at
 from fieldshift.table.updates import SetPolicy, SetSchema, SetSpec
+from fieldshift.table.write.merge_builder import MergeBuilder, MergeResult
+from fieldshift.table.write.merge_commit import fill_partial, run_merge
 from fieldshift.table.write.quarantine import quarantine_groups, quarantine_table
 from fieldshift.table.write.row_ops import UpdateResult, delete_where, update_where
 from fieldshift.table.write.write_commit import DeleteResult, WriteOperation, WriteRequest, delete_rows, write_rows
 
-__all__ = ["CATALOG_FILE", "AppendResult", "CompactResult", "DeleteResult", "ExpireResult", "Table", "UpdateResult"]
+__all__ = ["CATALOG_FILE", "AppendResult", "CompactResult", "DeleteResult", "ExpireResult", "MergeBuilder",
+           "MergeResult", "Table", "UpdateResult"]
 
 MAX_FILE_ROWS = 1_048_576
 
@@ -85,6 +88,13 @@ class AppendResult:
     schema_evolved: bool
     snapshot_id: int
     changes: tuple[str, ...] = ()
+    rows_inserted: int | None = None
+    """Rows of new keys (an append: every row written). None where the path cannot know it cheaply: an upsert
+    whose buckets merge on read (after Spark's writes, or its own last retry), an overwrite."""
+    rows_updated: int | None = None
+    """Live rows a new version replaced (an upsert; 0 for an append); None as ``rows_inserted``."""
+    rows_deleted: int | None = 0
+    """Rows removed (0: appends and upserts remove none; None: an overwrite's are not counted)."""
 
 
 @dataclass(frozen=True)
@@ -376,14 +386,19 @@ class Table:
         return self.metadata().keys
 
     def upsert(self, data: Any, *, evolve: bool = True, on_incompatible: OnIncompatible = "fail",
-               policy: CastPolicy | None = None, mark: StreamMark | None = None) -> AppendResult:
+               policy: CastPolicy | None = None, mark: StreamMark | None = None,
+               partial: bool = False) -> AppendResult:
         """Insert or replace rows by key (a keyed table only), with on-write evolution as ``append``.
 
         Of rows of one key the highest precombine value wins (the later row or commit on ties); a row that
         loses is not written (``rows_written``), the rows it replaces go to deletion vectors (``key_lookup``).
-        ``mark``: as ``append``'s.
+        ``rows_inserted`` / ``rows_updated`` count new keys and replaced rows (None when some bucket merges on
+        read, e.g. after a Spark write, and the count would need reading it). ``mark``: as ``append``'s.
+
+        ``partial=True``: a partial-column upsert (Paimon's ``partial-update``): the columns the data does not
+        carry keep the current row's values (null for a new key); a null in a carried column writes null.
         """
-        return self._write(_as_table(data), evolve, on_incompatible, policy, "upsert", mark)
+        return self._write(_as_table(data), evolve, on_incompatible, policy, "upsert", mark, partial=partial)
 
     def delete(self, keys: Any = None, *, filter: Any = None) -> DeleteResult:
         """Remove rows by ``filter`` (any table; evaluated in the current schema, on a keyed table on the
@@ -447,25 +462,53 @@ class Table:
         return self._write(_as_table(data), evolve, on_incompatible, policy, "overwrite")
 
     def _write(self, incoming: pa.Table, evolve: bool, on_incompatible: OnIncompatible, policy: CastPolicy | None,
-               operation: WriteOperation, mark: StreamMark | None = None) -> AppendResult:
+               operation: WriteOperation, mark: StreamMark | None = None, *, partial: bool = False) -> AppendResult:
         """One write through the retry loop: each attempt loads the metadata once and plans on its head."""
 
         def attempt(now: Attempt) -> AppendResult:
             metadata = self.io.metadata()
             if operation == "upsert" and metadata.keys is None:
                 self._require_keys("upsert")
+            if partial and operation != "upsert":
+                raise InvalidOptionError("partial=True is an upsert's option")
             prepared = prepare_append(incoming, metadata.current_schema, evolve=evolve,
                                       on_incompatible=on_incompatible, policy=policy or metadata.policy)
             stream = {} if mark is None else {"stream": mark.stream_id, "batch": mark.batch_id}
+            rows = prepared.data
+            if partial:  # the columns the data does not carry keep the live rows' values
+                rows = fill_partial(self.io, metadata, rows, [n for n in rows.column_names
+                                                              if n in incoming.column_names], prepared.schema)
             # AlreadyCommittedError (``mark`` recorded before) goes to the caller: nothing was written
             done = write_rows(self.io, metadata, WriteRequest(
-                prepared.schema, prepared.evolved, prepared.data,
+                prepared.schema, prepared.evolved, rows,
                 [q for q in (prepared.quarantined,) if q is not None], operation, mark,
                 {"changes": list(prepared.changes), **stream}), resolve=not now.last)
+            replaced = done.replaced
+            inserted = None if replaced is None else done.rows - replaced
             return AppendResult(done.rows, done.quarantined, prepared.schema.schema_id, prepared.evolved,
-                                done.snapshot.snapshot_id, prepared.changes)
+                                done.snapshot.snapshot_id, prepared.changes, inserted, replaced,
+                                None if operation == "overwrite" else 0)
 
         return with_retries(attempt)
+
+    # -- merge (issue 34: MERGE INTO) -----------------------------------------------------------
+    def merge(self, source: Any, on: str | Sequence[str], *, evolve: bool = True,
+              policy: CastPolicy | None = None) -> MergeBuilder:
+        """MERGE INTO this table from ``source`` (Arrow data, a list of dicts or a dict of lists), matching
+        rows equal on every ``on`` column (a keyed table: its key); chain clauses, then ``execute()``::
+
+            table.merge(changes, on="id").when_matched_update(set="*").when_not_matched_insert(values="*") \\
+                 .when_not_matched_by_source_delete().execute()
+
+        ``when_matched_update(set=, condition=)``, ``when_matched_delete(condition=)``,
+        ``when_not_matched_insert(values=, condition=)``, ``when_not_matched_by_source_delete(condition=)``;
+        conditions and values name ``source.<col>`` / ``target.<col>`` (see ``merge_builder``). ``"*"`` is every
+        source column: such clauses evolve the table like ``append`` (``evolve``, ``policy``). A null in an
+        ``on`` column never matches; a target row matched by several source rows is a ``MergeMatchError``.
+        One commit (retried on conflicts); returns a ``MergeResult`` with the rows inserted, updated, deleted.
+        """
+        return MergeBuilder(lambda spec: run_merge(self.io, spec), _as_table(source), on, evolve=evolve,
+                            policy=policy)
 
     # -- reading --------------------------------------------------------------------------------
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None,

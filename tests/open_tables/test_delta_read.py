@@ -121,6 +121,8 @@ def test_smoke_deltalake_table_at_every_version(tmp_path: Path) -> None:
         assert t.scan().count() == 3
         with pytest.raises(ReadOnlyTableError, match="write_deltalake"):
             t.append(pa.table({"id": [5]}))
+        with pytest.raises(ReadOnlyTableError, match="write_deltalake"):
+            t.merge(pa.table({"id": [5]}), on="id")
 
 
 # -- deletion vectors -------------------------------------------------------------------------------

@@ -256,6 +256,48 @@ class ModelTable:
                 out[names[name]] = replace(current, kind=wider, default=convert(current.default, current.kind, wider))
         return tuple(out)
 
+    # -- merge (README: MERGE INTO) ---------------------------------------------------------------
+    def merge(self, on: str, source: list[dict[str, Any]], update: bool, delete: str | None, insert: bool,
+              by_source: tuple[str, ...] | None) -> tuple[int, int, int]:
+        """MERGE INTO by top-level primitive column ``on`` with whole source rows (``"*"``; the source carries
+        some current columns in their kinds). ``delete``: a matched delete first (``""``: always, else only
+        where that target column is null), then ``update``; ``insert`` unmatched source rows;
+        ``by_source``: delete unmatched target rows (``()``: all, ``(col,)``: where col is not null).
+        Returns (inserted, updated, deleted); a target row matched twice refuses the merge."""
+        schema, snap = self.schema, self.snapshots[self.head]
+        self._check_readable({sid for sid, _ in snap.rows}, schema, None)
+        current = []
+        for sid, values in snap.rows:
+            written = {c.id: c for c in self.schemas[sid]}
+            current.append({c.name: read_value(values.get(c.id), written.get(c.id), c) for c in schema})
+        matches = [[i for i, s in enumerate(source) if s[on] is not None and s[on] == row[on]] for row in current]
+        if (update or delete is not None) and any(len(m) > 1 for m in matches):
+            raise ModelError("a target row matched by two source rows")
+        kept, new_rows, counts = [], [], [0, 0, 0]
+        matched_sources = {i for m in matches for i in m}
+        for (sid, values), row, m in zip(snap.rows, current, matches, strict=True):
+            if m and delete is not None and (delete == "" or row[delete] is None):
+                counts[2] += 1
+            elif m and update:
+                counts[1] += 1
+                new_rows.append({c.id: _stored(c, source[m[0]][c.name] if c.name in source[m[0]] else row[c.name])
+                                 for c in schema})
+            elif not m and by_source is not None and (not by_source or row[by_source[0]] is not None):
+                counts[2] += 1
+            else:
+                kept.append((sid, values))
+        for i, s in enumerate(source):
+            if insert and i not in matched_sources:
+                counts[0] += 1
+                new_rows.append({c.id: _stored(c, s[c.name]) if c.name in s else
+                                 (c.default if c.kind != "struct" else None) for c in schema})
+        if any(counts):
+            sid = self.schema_id
+            self.snapshots[self.head + 1] = Snap(sid, (*kept, *((sid, r) for r in new_rows)))
+            if new_rows:
+                self.file_schema_ids.add(sid)
+        return counts[0], counts[1], counts[2]
+
     # -- partitions (README: partitioned tables) ------------------------------------------------
     def _check_partition_sources(self, schema: tuple[Col, ...]) -> None:
         """A source column of the current spec may not be dropped, and only int -> long keeps its keys."""
@@ -377,6 +419,13 @@ class ModelTable:
             if spec is None or keeps(spec, lambda path, row=row: _path_value(row, path)):
                 out.append({n: row[n] for n in names})
         return out
+
+
+def _stored(c: Col, value: Any) -> Any:
+    """A value read as column ``c`` (structs as dicts by name), as the model stores it (by field id)."""
+    if c.kind != "struct" or value is None:
+        return value
+    return {x.id: _stored(x, value.get(x.name)) for x in c.children}
 
 
 def _incoming(incoming: dict[str, tuple[Any, list[Any]]], name: str, r: int) -> tuple[Any, Any, bool]:

@@ -272,6 +272,68 @@ class TableMachine(RuleBasedStateMachine):
         return fs.AppendResult(done.rows, done.quarantined, self.table.schema.schema_id, bool(done.schema_changes),
                                self.table.current_snapshot.snapshot_id)
 
+    # -- merge ----------------------------------------------------------------------------------
+    @rule(data=st.data())
+    def merge(self, data: st.DataObject) -> None:
+        """MERGE INTO by a top-level column: whole source rows (some columns), random clauses, source keys
+        drawn from the table's own values (matches, double matches) and new ones (nulls too)."""
+        m = self.model
+        ons = [c for c in m.schema if c.kind in ("int", "long", "string")]
+        if not ons:
+            return
+        try:
+            current = m.read(m.head, None, None, None)
+        except ModelError:
+            return  # an unreadable table: the scans' business
+        on = data.draw(st.sampled_from(ons), label="on")
+        others = [c for c in m.schema if c.kind != "struct" and c.name != on.name]
+        carried = data.draw(st.lists(st.sampled_from(others), unique_by=lambda c: c.name, max_size=3),
+                            label="carried") if others else []
+        existing = [r[on.name] for r in current if r[on.name] is not None]
+        # the table's values (the first two often: one target row, two source rows) and new ones
+        keys = values_of(on.kind) | st.sampled_from(existing[:2]) | st.sampled_from(existing) if existing \
+            else values_of(on.kind)
+        source = data.draw(st.lists(st.fixed_dictionaries(
+            {on.name: keys, **{c.name: small_values(c.kind, c.kind == "double") for c in carried}}), max_size=5),
+            label="source")
+        primitive = [c.name for c in m.schema if c.kind != "struct"]
+        update, insert = data.draw(st.booleans(), label="update"), data.draw(st.booleans(), label="insert")
+        delete = data.draw(st.none() | st.just("") | st.sampled_from(primitive), label="matched delete")
+        by_source = data.draw(st.none() | st.just(()) | st.tuples(st.sampled_from(primitive)), label="by source")
+        if not (update or insert or delete is not None or by_source is not None):
+            insert = True
+        batch = pa.table({on.name: pa.array([r[on.name] for r in source], ARROW[on.kind]),
+                          **{c.name: pa.array([r[c.name] for r in source], ARROW[c.kind]) for c in carried}})
+
+        def run() -> Any:
+            b = self.table.merge(batch, on=on.name)
+            if delete is not None:
+                b.when_matched_delete(condition=None if delete == "" else (["target", delete], "is_null"))
+            if update:
+                b.when_matched_update()
+            if insert:
+                b.when_not_matched_insert()
+            if by_source is not None:
+                b.when_not_matched_by_source_delete(
+                    condition=(["target", by_source[0]], "not_null") if by_source else None)
+            return b.execute()
+
+        try:
+            counts = m.merge(on.name, source, update, delete, insert, by_source)
+        except ModelError:
+            before = self._state()
+            with pytest.raises((fs.SchemaEvolutionError, fs.TableError)):
+                run()
+            assert self._state() == before
+            STATS["merge refused"] += 1
+            return
+        result = run()
+        assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == counts
+        assert (result.snapshot_id is None) == (not any(counts))
+        STATS["merge"] += 1
+        STATS["rows merged"] += sum(counts)
+        self._check_state()
+
     # -- schema changes -------------------------------------------------------------------------
     @rule(data=st.data(), op=st.sampled_from(["add", "rename", "drop", "retype"]))
     def alter(self, data: st.DataObject, op: str) -> None:
@@ -561,7 +623,8 @@ EXERCISED = ("append", "append refused", "stream batch replayed", "file captured
              "rows quarantined", "schema evolved on write", "alter", "alter refused",
              "scan rows", "filtered scans", "time travel", "bad filters refused", "nested rows", "spec change",
              "spec change refused", "partitioned files", "filters as expression", "filters as tuples",
-             "filters as text", "filters with or/not", "published", "rows deleted", "rows updated")
+             "filters as text", "filters with or/not", "published", "rows deleted", "rows updated", "merge",
+             "rows merged", "merge refused")
 
 
 def run_machine(machine: type[TableMachine], examples: int, steps: int, derandomize: bool,
@@ -578,7 +641,7 @@ def run_machine(machine: type[TableMachine], examples: int, steps: int, derandom
 
 
 def test_table_against_model() -> None:
-    run_machine(TableMachine, examples=25, steps=30, derandomize=True)
+    run_machine(TableMachine, examples=40, steps=30, derandomize=True)
 
 
 @pytest.mark.slow

@@ -136,6 +136,9 @@ class KeyedPlan:
     rows: pa.Table
     resolved_buckets: frozenset[int] = frozenset()
     vectors: dict[int, np.ndarray] = field(default_factory=dict)
+    replaced: int | None = None
+    """How many live rows the rows replace, when every bucket they hit was looked up (None: some merge on
+    read, so the count is not known without reading them)."""
 
     def commit(self, files: Sequence[DataFile], on_conflict: Literal["raise", "skip"] = "raise") -> VectorCommit:
         """The catalog's part, once the files are written (they resolve their bucket if it was resolved)."""
@@ -159,7 +162,9 @@ def plan_vectors(io: TableIO, metadata: TableMetadata, data: pa.Table, mode: Lit
     resolved = [b for b in looked if b.resolved]
     plan = KeyedPlan(data, frozenset(b.bucket for b in resolved))
     files = [f for b in resolved for f in b.files if f.content == "data"]
+    everything = len(resolved) == len(looked)
     if mode == "append" or not files:
+        plan.replaced = 0 if everything else None
         return plan
     rows = np.sort(np.concatenate([b.rows for b in resolved]))
     old, fids, positions = _live_rows(scan, files)
@@ -174,6 +179,7 @@ def plan_vectors(io: TableIO, metadata: TableMetadata, data: pa.Table, mode: Lit
         keep[n[lose]] = False
         plan.rows = data.filter(pa.array(keep))
     superseded_files, superseded_rows = fids[o[~lose]], positions[o[~lose]]
+    plan.replaced = int((~lose).sum()) if everything else None
     vectors = scan.deletion_vectors()
     for fid in np.unique(superseded_files):
         new = superseded_rows[superseded_files == fid]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.errors import CastValueError, CommitOutcomeUnknownError, RowChangeError
+from fieldshift.errors import CastValueError, CommitOutcomeUnknownError, PrecombineLoweredError, RowChangeError
 from fieldshift.schema.model import Schema
 from fieldshift.table.commits import expired_is_conflict
 from fieldshift.table.expressions.references import Reference
@@ -127,9 +127,10 @@ def _check_precombine(old: pa.Table, new: pa.Table, keys: KeySpec, table: str) -
     if len(bad):
         i = int(bad[0])
         key = ", ".join(f"{k}={old.column(k)[i].as_py()!r}" for k in keys.key_names)
-        raise RowChangeError(f"update sets precombine column {name!r} of the row ({key}) of table {table!r} to "
-                             f"{b[i].as_py()!r}, below its value {a[i].as_py()!r} ({len(bad)} row(s)); the new "
-                             "version would lose to the row it replaces. Nothing was written")
+        raise PrecombineLoweredError(
+            f"update sets precombine column {name!r} of the row ({key}) of table {table!r} to {b[i].as_py()!r}, "
+            f"below its value {a[i].as_py()!r} ({len(bad)} row(s)); the new version would lose to the row it "
+            "replaces. Nothing was written")
 
 
 def _check_set(set: Mapping[str, Any], schema: Schema) -> None:

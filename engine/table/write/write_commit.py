@@ -61,6 +61,9 @@ class Written:
     snapshot: Snapshot
     rows: int
     quarantined: int
+    replaced: int | None = None
+    """Live rows the written rows replaced (an upsert's updates; 0 for an append; None: not known cheaply,
+    e.g. buckets that merge on read or a last retry without lookups)."""
 
 
 @dataclass(frozen=True)
@@ -253,7 +256,8 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
     except BaseException:
         remove_files(io.storage, written)
         raise
-    return Written(snap, data.num_rows, sum(n for _, n in quarantine))
+    replaced = 0 if operation == "append" else plan.replaced if plan is not None and operation == "upsert" else None
+    return Written(snap, data.num_rows, sum(n for _, n in quarantine), replaced)
 
 
 def delete_rows(io: TableIO, metadata: TableMetadata, keys: Any, filter: Any, *, resolve: bool = True) -> DeleteResult:

@@ -189,6 +189,97 @@ class KeyedMachine(RuleBasedStateMachine):
                 self.rows[k] = {**row, **({"w": None} if "w" in self.names else {})}
         self._record()
 
+    @rule(batch=BATCH, carry_pre=st.booleans(), carry_v=st.booleans())
+    def partial_upsert(self, batch: list[tuple[int, Any, Any]], carry_pre: bool, carry_v: bool) -> None:
+        """``upsert(partial=True)`` of the key and some columns: the others keep the live row's values (null for
+        a new key); the precombine then decides as in any upsert (a filled one ties: the new row wins)."""
+        cols: dict[str, Any] = {self.names["id"]: pa.array([k for k, _, _ in batch], pa.int32())}
+        if carry_pre:
+            cols[self.names["pre"]] = pa.array([p for _, p, _ in batch], pa.int32())
+        if carry_v:
+            cols[self.names["v"]] = pa.array([v for _, _, v in batch], pa.int32())
+        result = self.t.upsert(pa.table(cols), partial=True)
+        latest: dict[int, tuple[Any, Any]] = {}
+        for k, p, v in batch:  # the batch's own winner per key (the later row when the precombine is not carried)
+            if k not in latest or not carry_pre or _newer(p, latest[k][0]):
+                latest[k] = (p, v)
+        inserted = updated = 0
+        for k, (p, v) in latest.items():
+            old = self.rows.get(k)
+            row = dict(old) if old is not None else dict.fromkeys(self.names)
+            row["id"] = k
+            if carry_pre:
+                row["pre"] = p
+            if carry_v:
+                row["v"] = v
+            if old is None or _newer(row["pre"], old["pre"]):
+                self.rows[k] = row
+                inserted, updated = inserted + (old is None), updated + (old is not None)
+        if result.rows_updated is not None:  # None only where a bucket merges on read (unresolved upserts; rows
+            # that lose to a live row are then written too, and lose on read)
+            assert (result.rows_written, result.rows_inserted, result.rows_updated) == (inserted + updated, inserted,
+                                                                                         updated)
+        self._record()
+
+    @rule(batch=st.lists(st.tuples(KEYS, PRE, V), max_size=6), update=st.booleans(), insert=st.booleans(),
+          delete=st.sampled_from([None, "always", "v null"]), by_source=st.booleans())
+    def merge(self, batch: list[tuple[int, Any, Any]], update: bool, insert: bool, delete: str | None,
+              by_source: bool) -> None:
+        """MERGE INTO by the key with whole source rows (id, pre, v): a matched delete (always, or where the
+        source's v is null), an update, an insert, a by-source delete; refused when a key is matched twice,
+        inserted twice, or an update would lower its precombine value."""
+        if not (update or insert or delete or by_source):
+            insert = True
+        source = pa.table({self.names["id"]: pa.array([k for k, _, _ in batch], pa.int32()),
+                           self.names["pre"]: pa.array([p for _, p, _ in batch], pa.int32()),
+                           self.names["v"]: pa.array([v for _, _, v in batch], pa.int32())})
+        b = self.t.merge(source, on=self.names["id"])
+        if delete:
+            b.when_matched_delete(condition=None if delete == "always" else (["source", self.names["v"]], "is_null"))
+        if update:
+            b.when_matched_update()
+        if insert:
+            b.when_not_matched_insert()
+        if by_source:
+            b.when_not_matched_by_source_delete()
+        rows, counts, refused = {k: dict(r) for k, r in self.rows.items()}, [0, 0, 0], False
+        keys = [k for k, _, _ in batch]
+        if (update or delete) and any(keys.count(k) > 1 for k in self.rows):
+            refused = True
+        new_keys = [k for k in keys if k not in self.rows]
+        if insert and len(set(new_keys)) < len(new_keys):
+            refused = True
+        for k, p, v in batch:
+            old = self.rows.get(k)
+            if old is not None and delete and (delete == "always" or v is None):
+                rows.pop(k, None)
+                counts[2] += 1
+            elif old is not None and update:
+                if not _newer(p, old["pre"]):
+                    refused = True
+                rows[k] = {**old, "id": k, "pre": p, "v": v}
+                counts[1] += 1
+            elif old is None and insert:
+                rows[k] = {**dict.fromkeys(self.names), "id": k, "pre": p, "v": v}
+                counts[0] += 1
+        if by_source:
+            for k in set(self.rows) - set(keys):
+                rows.pop(k)
+                counts[2] += 1
+        head = self.t.current_snapshot.snapshot_id
+        if refused:
+            with pytest.raises(fs.SchemaEvolutionError):
+                b.execute()
+            assert self.t.current_snapshot.snapshot_id == head
+            return
+        result = b.execute()
+        assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == tuple(counts)
+        self.rows = rows
+        if any(counts):
+            self._record()
+        else:
+            assert self.t.current_snapshot.snapshot_id == head and result.snapshot_id is None
+
     @rule(batch=BATCH, marked=st.booleans())
     def append(self, batch: list[tuple[int, Any, Any]], marked: bool) -> None:
         """Insert-only, by ``Table.append`` or as a stream's micro-batch (then a replay commits nothing)."""

@@ -128,7 +128,7 @@ def test_update_keyed_table_rules(tmp_path: Path) -> None:
         {"id": 1, "pre": 5, "v": "a"}, {"id": 2, "pre": 5, "v": "z"}, {"id": 3, "pre": 5, "v": "z"}]
     with pytest.raises(fs.RowChangeError, match="key"):
         t.update({"id": 9}, where="id = 1")
-    with pytest.raises(fs.RowChangeError, match="precombine"):
+    with pytest.raises(fs.PrecombineLoweredError, match="precombine"):
         t.update({"pre": 4}, where="id = 1")
     assert t.update({"pre": 7, "v": "up"}, where="id = 1").rows_updated == 1
     oracle = t.scan()

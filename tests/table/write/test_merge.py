@@ -1,0 +1,264 @@
+"""``Table.merge`` (MERGE INTO) on keyed and unkeyed tables, partial-column upserts and the counts writes return."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import fieldshift as fs
+from fieldshift.table.write import merge_commit
+
+KEYED = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.int64())])
+PLAIN = pa.schema([("id", pa.int64()), ("v", pa.string()), ("n", pa.int64())])
+
+
+def _rows(t: fs.Table) -> list[dict[str, Any]]:
+    return sorted(t.to_arrow().to_pylist(), key=lambda r: (r["id"] is None, r["id"] or 0, str(r.get("v"))))
+
+
+def _keyed(tmp_path: Path, **kw: Any) -> fs.Table:
+    t = fs.Table.create(tmp_path / "k", KEYED, identifier_fields=["id"], **kw)
+    t.append({"id": [1, 2, 3], "v": ["a", "b", "c"], "n": [10, 20, 30]})
+    return t
+
+
+def _plain(tmp_path: Path) -> fs.Table:
+    t = fs.Table.create(tmp_path / "u", PLAIN)
+    t.append({"id": [1, 2], "v": ["a", "b"], "n": [10, 20]})
+    t.append({"id": [3, None], "v": ["c", "z"], "n": [30, 0]})  # two files
+    return t
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_merge_clauses_in_order_with_counts(tmp_path: Path, kind: str) -> None:
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    source = {"id": [2, 3, 4, 5], "v": ["B", "C", "D", "E"], "op": ["u", "d", "i", "skip"]}
+    result = (t.merge(source, on="id")
+              .when_matched_delete(condition="source.op = 'd'")
+              .when_matched_update(set={"v": "source.v"})
+              .when_not_matched_insert(values={"id": "source.id", "v": "source.v", "n": 0},
+                                       condition="source.op = 'i'")
+              .execute())
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, 1, 1)
+    assert result.snapshot_id == t.current_snapshot.snapshot_id and t.current_snapshot.operation == "merge"
+    expected = [{"id": 1, "v": "a", "n": 10}, {"id": 2, "v": "B", "n": 20}, {"id": 4, "v": "D", "n": 0}]
+    if kind == "plain":
+        expected.append({"id": None, "v": "z", "n": 0})
+    assert _rows(t) == expected
+    assert "op" not in t.schema.names  # no clause wrote whole source rows: nothing evolved
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_star_evolves_and_keeps_columns_the_source_lacks(tmp_path: Path, kind: str) -> None:
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    source = pa.table({"id": pa.array([1, 9], pa.int64()), "v": ["A", "I"], "extra": [True, False]})
+    result = t.merge(source, on="id").when_matched_update().when_not_matched_insert().execute()
+    assert result.schema_evolved and "extra" in t.schema.names
+    rows = {r["id"]: r for r in t.to_arrow().to_pylist()}
+    assert rows[1] == {"id": 1, "v": "A", "n": 10, "extra": True}  # n kept: the source has no n
+    assert rows[9] == {"id": 9, "v": "I", "n": None, "extra": False}
+    assert rows[2]["extra"] is None
+
+
+def test_null_keys_never_match_and_a_double_match_is_refused(tmp_path: Path) -> None:
+    t = _plain(tmp_path)
+    before = _rows(t)
+    r = t.merge({"id": [None], "v": ["N"], "n": [1]}, on="id").when_matched_delete().when_not_matched_insert() \
+        .execute()
+    assert (r.rows_inserted, r.rows_deleted) == (1, 0)  # the target's null-id row was not matched either
+    assert len(_rows(t)) == len(before) + 1
+    snapshot = t.current_snapshot.snapshot_id
+    with pytest.raises(fs.MergeMatchError, match="matched by 2 source rows"):
+        t.merge({"id": [1, 1], "v": ["x", "y"]}, on="id").when_matched_update(set={"v": "source.v"}).execute()
+    assert t.current_snapshot.snapshot_id == snapshot
+    # only insert clauses: two source rows of one key are no ambiguity for the target
+    r = t.merge({"id": [1, 1, 7], "v": ["x", "y", "s"]}, on="id").when_not_matched_insert().execute()
+    assert r.rows_inserted == 1
+
+
+def test_unkeyed_target_rows_of_equal_on_values_all_match(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "d", PLAIN)
+    t.append({"id": [1, 1, 2], "v": ["a", "b", "c"], "n": [1, 2, 3]})
+    r = t.merge({"id": [1], "n": [9]}, on="id").when_matched_update(set={"n": "source.n"}).execute()
+    assert r.rows_updated == 2
+    assert sorted((x["v"], x["n"]) for x in t.to_arrow().to_pylist()) == [("a", 9), ("b", 9), ("c", 3)]
+
+
+def test_by_source_delete_and_column_comparisons(tmp_path: Path) -> None:
+    t = _plain(tmp_path)
+    r = (t.merge({"id": [1, 2], "n": [5, 50]}, on="id")
+         .when_matched_update(set={"n": "source.n"}, condition=pc.field("source", "n") > pc.field("target", "n"))
+         .when_not_matched_by_source_delete(condition="target.n >= 30")
+         .execute())
+    assert (r.rows_updated, r.rows_deleted) == (1, 1)
+    assert _rows(t) == [{"id": 1, "v": "a", "n": 10}, {"id": 2, "v": "b", "n": 50}, {"id": None, "v": "z", "n": 0}]
+
+
+def test_keyed_by_source_delete(tmp_path: Path) -> None:
+    t = _keyed(tmp_path)
+    r = t.merge({"id": [2], "v": ["B"], "n": [20]}, on="id").when_matched_update() \
+        .when_not_matched_by_source_delete().execute()
+    assert (r.rows_inserted, r.rows_updated, r.rows_deleted) == (0, 1, 2)
+    assert _rows(t) == [{"id": 2, "v": "B", "n": 20}]
+    t.upsert({"id": [1], "v": ["back"], "n": [1]})  # a later upsert brings a deleted key back
+    assert [r["id"] for r in _rows(t)] == [1, 2]
+
+
+def test_bad_values_are_named_and_write_nothing(tmp_path: Path) -> None:
+    t = _keyed(tmp_path, precombine="n")
+    snapshot = t.current_snapshot.snapshot_id
+    with pytest.raises(fs.CastValueError, match="'n'"):
+        t.merge({"id": [1]}, on="id").when_matched_update(set={"n": "lots"}).execute()
+    with pytest.raises(fs.InvalidOptionError, match="nope"):
+        t.merge({"id": [1]}, on="id").when_matched_update(set={"nope": 1}).execute()
+    with pytest.raises(fs.InvalidOptionError, match=r"on=\['id'\]"):
+        t.merge({"id": [1], "v": ["a"]}, on="v").when_matched_delete().execute()
+    with pytest.raises(fs.IdentifierFieldChangeError):
+        t.merge({"id": [1]}, on="id").when_matched_update(set={"id": 5}).execute()
+    with pytest.raises(fs.PrecombineLoweredError, match="lower than its current 10"):
+        t.merge({"id": [1], "n": [3]}, on="id").when_matched_update(set={"n": "source.n"}).execute()
+    with pytest.raises(fs.InvalidOptionError, match="at least one"):
+        t.merge({"id": [1]}, on="id").execute()
+    assert t.current_snapshot.snapshot_id == snapshot
+    assert _rows(t) == [{"id": 1, "v": "a", "n": 10}, {"id": 2, "v": "b", "n": 20}, {"id": 3, "v": "c", "n": 30}]
+
+
+def test_nothing_to_do_commits_nothing(tmp_path: Path) -> None:
+    t = _plain(tmp_path)
+    snapshot = t.current_snapshot.snapshot_id
+    r = t.merge({"id": [42], "v": ["x"]}, on="id").when_matched_delete().execute()
+    assert (r.rows_inserted, r.rows_updated, r.rows_deleted, r.snapshot_id) == (0, 0, 0, None)
+    assert t.current_snapshot.snapshot_id == snapshot
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_a_concurrent_commit_makes_the_merge_retry(tmp_path: Path, kind: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    real = merge_commit.plan_merge
+    calls: list[int] = []
+    racers: list[int] = []
+
+    def racing(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:  # another writer commits a row the merge could match, after it read
+            fs.Table.open(t.location).append({"id": [100 if racers else 8], "v": ["other"], "n": [80]})
+            racers.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(merge_commit, "plan_merge", racing)
+    r = t.merge({"id": [8], "v": ["mine"]}, on="id").when_matched_update(set={"v": "source.v"}) \
+        .when_not_matched_insert().execute()
+    assert len(calls) == 2 and (r.rows_updated, r.rows_inserted) == (1, 0)  # the retry saw the new row
+    assert [x["v"] for x in t.to_arrow().to_pylist() if x["id"] == 8] == ["mine"]
+    calls.clear()
+    monkeypatch.setenv("FIELDSHIFT_COMMIT_RETRIES", "1")
+    with pytest.raises(fs.CommitConflictError):
+        t.merge({"id": [9], "v": ["x"]}, on="id").when_not_matched_insert().execute()
+    assert not any(r["id"] == 9 for r in t.to_arrow().to_pylist())
+    assert not t.vacuum(older_than=0)  # the lost attempt's files were removed
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_a_concurrent_schema_change_does_not_conflict(tmp_path: Path, kind: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    real = merge_commit.plan_merge
+    calls: list[int] = []
+
+    def racing(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:  # another writer adds a column: no row changes, the merge commits as planned
+            fs.Table.open(t.location).update_schema().add_column("later", pa.string()).commit()
+        return real(*args, **kw)
+
+    monkeypatch.setattr(merge_commit, "plan_merge", racing)
+    monkeypatch.setenv("FIELDSHIFT_COMMIT_RETRIES", "1")
+    r = t.merge({"id": [1, 7], "v": ["one", "seven"]}, on="id").when_matched_update(set={"v": "source.v"}) \
+        .when_not_matched_insert(values={"id": "source.id", "v": "source.v"}).execute()
+    assert len(calls) == 1 and (r.rows_updated, r.rows_inserted) == (1, 1)
+    rows = {x["id"]: x for x in t.to_arrow().to_pylist()}
+    assert rows[1]["v"] == "one" and rows[7] == {"id": 7, "v": "seven", "n": None, "later": None}
+
+
+def test_partial_upsert_keeps_what_the_data_does_not_carry(tmp_path: Path) -> None:
+    t = _keyed(tmp_path)
+    r = t.upsert({"id": [1, 2, 9], "n": [11, None, 99]}, partial=True)
+    assert (r.rows_inserted, r.rows_updated, r.rows_deleted) == (1, 2, 0)
+    assert _rows(t) == [{"id": 1, "v": "a", "n": 11}, {"id": 2, "v": "b", "n": None},
+                        {"id": 3, "v": "c", "n": 30}, {"id": 9, "v": None, "n": 99}]
+    r = t.upsert({"id": [3], "v": ["C"], "new": [1.5]}, partial=True)  # evolves like any upsert
+    assert r.schema_evolved and _rows(t)[2] == {"id": 3, "v": "C", "n": 30, "new": 1.5}
+
+
+def test_partial_upsert_precombine_still_decides(tmp_path: Path) -> None:
+    t = _keyed(tmp_path, precombine="n")
+    r = t.upsert({"id": [1, 2], "n": [5, 25]}, partial=True)  # id 1 loses: its n is lower
+    assert (r.rows_written, r.rows_updated, r.rows_inserted) == (1, 1, 0)
+    assert _rows(t)[:2] == [{"id": 1, "v": "a", "n": 10}, {"id": 2, "v": "b", "n": 25}]
+
+
+def test_upsert_and_append_counts(tmp_path: Path) -> None:
+    t = _keyed(tmp_path)
+    r = t.upsert({"id": [3, 4, 5], "v": ["x", "y", "z"], "n": [1, 2, 3]})
+    assert (r.rows_inserted, r.rows_updated, r.rows_deleted) == (2, 1, 0)
+    r = t.append({"id": [6], "v": ["w"], "n": [4]})
+    assert (r.rows_inserted, r.rows_updated, r.rows_deleted) == (1, 0, 0)
+    r = t.overwrite({"id": [1], "v": ["o"], "n": [0]})
+    assert r.rows_deleted is None and r.rows_updated is None
+
+
+def test_a_null_for_a_required_column_is_named(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "r", pa.schema([pa.field("id", pa.int64(), nullable=False),
+                                                   pa.field("r", pa.string(), nullable=False)]))
+    t.append({"id": [1], "r": ["x"]})
+    with pytest.raises(fs.NullInRequiredFieldError, match="'r'"):
+        t.merge({"id": [2]}, on="id").when_not_matched_insert(values={"id": "source.id"}).execute()
+    with pytest.raises(fs.NullInRequiredFieldError, match="'r'"):
+        t.merge({"id": [1]}, on="id").when_matched_update(set={"r": None}).execute()
+    assert t.to_arrow().to_pylist() == [{"id": 1, "r": "x"}] and len(t.history()) == 2
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_a_published_table_reads_the_merge_through_pyiceberg(tmp_path: Path, kind: str) -> None:
+    pytest.importorskip("pyiceberg")
+    from tests.table.publish_helpers import fieldshift_rows, pyiceberg_rows
+
+    t = _keyed(tmp_path) if kind == "keyed" else fs.Table.create(tmp_path / "u", PLAIN)
+    if kind == "plain":
+        t.append({"id": [1, 2, 3], "v": ["a", "b", "c"], "n": [10, 20, 30]})
+    t.set_publish("iceberg")
+    r = t.merge({"id": [2, 4], "v": ["B", "D"]}, on="id").when_matched_update().when_not_matched_insert() \
+        .when_not_matched_by_source_delete(condition="target.n > 20").execute()
+    assert (r.rows_inserted, r.rows_updated, r.rows_deleted) == (1, 1, 1)
+    head = t.current_snapshot.snapshot_id
+    assert pyiceberg_rows(t, head) == fieldshift_rows(t, head)
+    assert pyiceberg_rows(t, head - 1) == fieldshift_rows(t, head - 1)
+
+
+def test_null_keys_of_the_source_are_ignored_unless_inserted(tmp_path: Path) -> None:
+    t = fs.Table.create(tmp_path / "k2", pa.schema([pa.field("id", pa.string(), nullable=False),
+                                                    pa.field("d", pa.int32(), nullable=False), ("v", pa.string())]),
+                        identifier_fields=["id", "d"])
+    t.append({"id": ["a", "b"], "d": [1, 2], "v": ["x", "y"]})
+    source = {"id": ["a", "b", None], "d": [1, 3, 1], "v": ["X", "Y", "N"]}
+    r = t.merge(source, on=["d", "id"]).when_matched_update().execute()  # a two-column key, in another order
+    assert (r.rows_updated, r.rows_inserted) == (1, 0)
+    with pytest.raises(fs.NullInRequiredFieldError):  # inserted, the null key would break the key
+        t.merge(source, on=["id", "d"]).when_not_matched_insert().execute()
+    assert sorted(t.to_arrow().to_pylist(), key=lambda x: x["id"]) == [{"id": "a", "d": 1, "v": "X"},
+                                                                        {"id": "b", "d": 2, "v": "y"}]
+
+
+def test_star_without_evolution_writes_the_columns_the_table_has(tmp_path: Path) -> None:
+    t = _plain(tmp_path)
+    source = {"id": [1, 5], "v": ["A", "E"], "op": ["u", "i"]}
+    r = t.merge(source, on="id", evolve=False).when_matched_update(condition="source.op = 'u'") \
+        .when_not_matched_insert().execute()
+    assert (r.rows_updated, r.rows_inserted, r.schema_evolved) == (1, 1, False)
+    assert t.schema.names == ["id", "v", "n"]
+    assert [x for x in _rows(t) if x["id"] in (1, 5)] == [{"id": 1, "v": "A", "n": 10}, {"id": 5, "v": "E", "n": None}]
