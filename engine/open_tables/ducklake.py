@@ -208,7 +208,8 @@ class DuckLakeSource:
             return ()
         deletes = self._delete_files(s)
         inline = self._inlined_deletes(s)
-        stats = _LazyStats(lambda column_id: self._stats(s, column_id))  # a filtered scan loads its columns
+        # a filtered scan loads its columns' statistics, and decodes those of the files it tests
+        stats = _LazyStats(lambda column_id: self._stats(s, column_id), self._column_stats)
         partitions = self._partition_values(s) if self._partitioned() else {}
         mappings = self._mappings({r[9] for r in rows if r[9] is not None})
         out = []
@@ -258,8 +259,10 @@ class DuckLakeSource:
             grouped.setdefault(int(fid), []).append(int(pos))
         return {fid: np.unique(np.asarray(p, np.int64)) for fid, p in grouped.items()}
 
-    def _stats(self, s: int, column_id: int | None) -> dict[int, dict[int, ColumnStats]]:
-        """file id -> field id -> statistics of the files live at ``s`` (of one column, or all)."""
+    def _stats(self, s: int, column_id: int | None) -> dict[int, dict[int, tuple[Any, ...]]]:
+        """file id -> field id -> the catalog's statistics row of the files live at ``s`` (of one column, or
+        all); ``_column_stats`` decodes a row when a file's statistics are asked for (pruning asks only for
+        the files its partition test kept)."""
         one = "" if column_id is None else " AND c.column_id = ?"
         rows = self.db.rows(
             "SELECT c.data_file_id, c.column_id, c.value_count, c.null_count, c.min_value, c.max_value, "
@@ -267,19 +270,23 @@ class DuckLakeSource:
             "ON f.data_file_id = c.data_file_id WHERE c.table_id = ? AND f.table_id = ? AND f.begin_snapshot <= ? "
             "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)" + one,
             (self.table_id, self.table_id, s, s, *(() if column_id is None else (column_id,))))
-        out: dict[int, dict[int, ColumnStats]] = {}
-        for fid, cid, values, nulls, lo, hi, nan, begin in rows:
-            t = self._types_at(int(begin)).get(int(cid))  # the types when the file was written: its stats' types
-            lower = upper = None
-            if t is not None:
-                try:
-                    lower, upper = decode_text(lo, t, hex_blob=True), decode_text(hi, t, hex_blob=True)
-                except (ValueError, ArithmeticError, UnsupportedFormatFeatureError):
-                    lower = upper = None
-            out.setdefault(int(fid), {})[int(cid)] = ColumnStats(
-                None if values is None else int(values), None if nulls is None else int(nulls), lower, upper,
-                None if nan is None else bool(nan), t)
+        out: dict[int, dict[int, tuple[Any, ...]]] = {}
+        for row in rows:
+            out.setdefault(int(row[0]), {})[int(row[1])] = row
         return out
+
+    def _column_stats(self, row: tuple[Any, ...]) -> ColumnStats:
+        """One statistics row of ``_stats`` decoded with the column's type when its file was written."""
+        _fid, cid, values, nulls, lo, hi, nan, begin = row
+        t = self._types_at(int(begin)).get(int(cid))  # the types when the file was written: its stats' types
+        lower = upper = None
+        if t is not None:
+            try:
+                lower, upper = decode_text(lo, t, hex_blob=True), decode_text(hi, t, hex_blob=True)
+            except (ValueError, ArithmeticError, UnsupportedFormatFeatureError):
+                lower = upper = None
+        return ColumnStats(None if values is None else int(values), None if nulls is None else int(nulls), lower,
+                           upper, None if nan is None else bool(nan), t)
 
     def _types_at(self, snapshot_id: int) -> dict[int, pa.DataType]:
         if snapshot_id not in self._types:
@@ -304,11 +311,15 @@ class DuckLakeSource:
             "(f.end_snapshot IS NULL OR f.end_snapshot > ?) ORDER BY v.data_file_id, v.partition_key_index",
             (self.table_id, s, s))
         out: dict[int, list[PartitionValue]] = {}
+        values: dict[tuple[Any, ...], PartitionValue] = {}  # files share few distinct values: decode each once
         for fid, _index, value, cid, transform, begin in rows:
             name = _transform(transform)
             t = self._types_at(int(begin)).get(int(cid)) if name == "identity" else pa.int64()
-            typed = None if value is None or t is None else decode_text(value, t, hex_blob=False)
-            out.setdefault(int(fid), []).append(PartitionValue(int(cid), name, typed))
+            key = (value, int(cid), name, t)
+            if key not in values:
+                typed = None if value is None or t is None else decode_text(value, t, hex_blob=False)
+                values[key] = PartitionValue(int(cid), name, typed)
+            out.setdefault(int(fid), []).append(values[key])
         return {k: tuple(v) for k, v in out.items()}
 
     def _mappings(self, ids: set[Any]) -> dict[Any, NameMapping]:
@@ -368,24 +379,33 @@ class DuckLakeSource:
 
 
 class _LazyStats:
-    """A snapshot's column statistics, read from the catalog per column on first use: an unfiltered scan
-    reads none, a filtered one only its filter's columns."""
+    """A snapshot's column statistics, read from the catalog per column on first use (an unfiltered scan
+    reads none, a filtered one only its filter's columns) and decoded per file on first use."""
 
-    def __init__(self, load: Callable[[int | None], dict[int, dict[int, ColumnStats]]]) -> None:
-        self._load = load
-        self._columns: dict[int, dict[int, ColumnStats]] = {}  # field id -> file id -> statistics
-        self._all: dict[int, dict[int, ColumnStats]] | None = None
+    def __init__(self, load: Callable[[int | None], dict[int, dict[int, tuple[Any, ...]]]],
+                 decode: Callable[[tuple[Any, ...]], ColumnStats]) -> None:
+        self._load, self._decode = load, decode
+        self._columns: dict[int, dict[int, tuple[Any, ...]]] = {}  # field id -> file id -> catalog row
+        self._all: dict[int, dict[int, tuple[Any, ...]]] | None = None
+        self._decoded: dict[tuple[int, int], ColumnStats] = {}  # (file id, field id) -> statistics
+
+    def _stats(self, file_id: int, field_id: int, row: tuple[Any, ...]) -> ColumnStats:
+        key = (file_id, field_id)
+        if key not in self._decoded:
+            self._decoded[key] = self._decode(row)
+        return self._decoded[key]
 
     def of(self, file_id: int, field_id: int) -> ColumnStats | None:
         if field_id not in self._columns:
             by_file = self._load(field_id)
-            self._columns[field_id] = {fid: stats[field_id] for fid, stats in by_file.items()}
-        return self._columns[field_id].get(file_id)
+            self._columns[field_id] = {fid: rows[field_id] for fid, rows in by_file.items()}
+        row = self._columns[field_id].get(file_id)
+        return None if row is None else self._stats(file_id, field_id, row)
 
     def every(self, file_id: int) -> dict[int, ColumnStats]:
         if self._all is None:
             self._all = self._load(None)
-        return self._all.get(file_id, {})
+        return {cid: self._stats(file_id, cid, row) for cid, row in self._all.get(file_id, {}).items()}
 
 
 class _FileStats(Mapping[int, ColumnStats]):

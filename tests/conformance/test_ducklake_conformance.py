@@ -235,6 +235,36 @@ def test_filters_prune_by_column_statistics_and_match_duckdb(tmp_path: Path) -> 
         assert _rows(unpruned.to_arrow()) == _rows(expected["v"])
 
 
+def test_plans_of_a_partitioned_table_list_the_files_duckdb_reads(tmp_path: Path) -> None:
+    """Partition values shared by many files (decoded once each) and statistics decoded only for the files
+    a filter tests give the plans DuckDB's own scans read, and each file the values in its Hive path."""
+    conn = duckdb_connection()
+    _attach(conn, str(tmp_path / "meta.ducklake"), tmp_path / "data", ", DATA_INLINING_ROW_LIMIT 0")
+    conn.execute("CREATE TABLE lake.t (id INTEGER, p VARCHAR, d DATE)")
+    conn.execute("ALTER TABLE lake.t SET PARTITIONED BY (p, year(d))")
+    for k in range(4):
+        conn.execute(f"INSERT INTO lake.t SELECT {k * 100} + i, 'k' || (i % 3), DATE '2023-12-30' + (i % 4)::INTEGER "
+                     f"FROM range(100) r(i)")
+        if k == 1:
+            conn.execute("ALTER TABLE lake.t ALTER id SET TYPE BIGINT")  # older files' statistics are int32
+    filters = {("p", "==", "k1"): "p = 'k1'", ("d", ">=", dt.date(2024, 1, 1)): "d >= DATE '2024-01-01'",
+               ("id", ">=", 350): "id >= 350", ("p", "!=", "k0"): "p <> 'k0'"}
+    expected = {f: {r[0] for r in conn.execute(f"SELECT DISTINCT filename FROM lake.t WHERE {sql}").fetchall()}
+                for f, sql in filters.items()}
+    conn.execute("DETACH lake")
+    with fs.open_table(tmp_path / "meta.ducklake", name="t") as table:
+        for f, files in expected.items():
+            assert {e.path for e in table.scan(filter=f).files()} == files, f
+        entries = table.scan().content.files
+        assert len(entries) == 4 * 3 * 2
+        for e in entries:  # DuckDB's Hive-style directories name each file's partition values
+            hive = dict(part.split("=", 1) for part in Path(e.path).parent.parts if "=" in part)
+            assert {str(v.value) for v in e.partition} == {hive["p"], hive["year"]}, e.path
+            by_field = dict(e.stats)  # every column's statistics at once, and one column's alone, agree
+            assert by_field[1] == e.stats[1] and by_field[3] == e.stats[3]
+            assert by_field[1].lower <= by_field[1].upper
+
+
 def test_deletion_vectors_duckdb_writes_when_configured(tmp_path: Path) -> None:
     conn = duckdb_connection()
     _attach(conn, str(tmp_path / "meta.ducklake"), tmp_path / "data", ", WRITE_DELETION_VECTORS true")
