@@ -280,7 +280,7 @@ class ModelTable:
                 counts[2] += 1
             elif m and update:
                 counts[1] += 1
-                new_rows.append({c.id: _stored(c, source[m[0]][c.name] if c.name in source[m[0]] else row[c.name])
+                new_rows.append({c.id: _stored(source[m[0]][c.name] if c.name in source[m[0]] else row[c.name], c)
                                  for c in schema})
             elif not m and by_source is not None and (not by_source or row[by_source[0]] is not None):
                 counts[2] += 1
@@ -289,7 +289,7 @@ class ModelTable:
         for i, s in enumerate(source):
             if insert and i not in matched_sources:
                 counts[0] += 1
-                new_rows.append({c.id: _stored(c, s[c.name]) if c.name in s else
+                new_rows.append({c.id: _stored(s[c.name], c) if c.name in s else
                                  (c.default if c.kind != "struct" else None) for c in schema})
         if any(counts):
             sid = self.schema_id
@@ -419,13 +419,6 @@ class ModelTable:
             if spec is None or keeps(spec, lambda path, row=row: _path_value(row, path)):
                 out.append({n: row[n] for n in names})
         return out
-
-
-def _stored(c: Col, value: Any) -> Any:
-    """A value read as column ``c`` (structs as dicts by name), as the model stores it (by field id)."""
-    if c.kind != "struct" or value is None:
-        return value
-    return {x.id: _stored(x, value.get(x.name)) for x in c.children}
 
 
 def _incoming(incoming: dict[str, tuple[Any, list[Any]]], name: str, r: int) -> tuple[Any, Any, bool]:
