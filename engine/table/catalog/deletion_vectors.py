@@ -15,13 +15,13 @@ older fieldshift, a commit that lost a race) have no row: their groups merge on 
 Concurrency: a commit that records vectors or resolves files conflicts (``on_conflict="raise"``) if any
 other commit added or removed a file in one of its buckets after its base snapshot, and then recomputes
 on the new head; a compaction (``on_conflict="skip"``) instead commits its files unresolved.
-Unkeyed tables (``write/row_changes``: ``delete(filter=...)``, ``update``) record vectors too, file by file:
+Unkeyed tables (``write/row_changes``: ``delete(filter=...)``, ``update``, ``merge``) record vectors too, file by file:
 there a vector only removes rows (no merge by key to resolve). Such a commit names the files it read
 (``VectorCommit.files_read``) and follows Iceberg's serializable validation instead of the bucket rule: it
 conflicts when another commit after its base ended one of those files, changed one of their vectors, or
 (``refuse_added``) added a data file still live at the head that could hold rows its filter matches (the
 writer's ``added_may_match``: its filter through the scan's partition and statistics pruning at the head;
-without it, any added data file conflicts).
+without it, any added data file conflicts; ``added_any_content``: a keyed merge's rule, any added file).
 Positions are stored as a delta-coded uint32 array or, when smaller, a bitmap; zlib-compressed, as base64
 text (portable SQL).
 """
@@ -114,6 +114,9 @@ class VectorCommit:
     added_may_match: Callable[[int, list[int]], bool] | None = None
     """... unless this says none of them can hold a matching row: called with the head's snapshot id and the
     added data files' ids (the writer's filter through the scan's pruning, at that head)."""
+    added_any_content: bool = False
+    """With ``refuse_added``: a keyed table's delete files added after the base conflict too (a keyed merge:
+    they may remove a row it matched)."""
 
 
 def _changed_buckets(conn: Connection, table_id: int, buckets: Iterable[int], base: int, head: int) -> list[int]:
@@ -176,12 +179,13 @@ def _check_files_unchanged(conn: Connection, table_id: int, base: int, new_id: i
             raise CommitConflictError(f"another writer removed or changed rows of data file {ended[0]} after snapshot "
                                       f"{base}, which this commit read to find its rows; reload and retry")
     if commit.refuse_added:
+        content = "" if commit.added_any_content else "content = 'data' AND "
         added = conn.execute(
-            "SELECT file_id, begin_snapshot FROM fs_data_file WHERE table_id = ? AND begin_snapshot > ? AND "
-            "begin_snapshot < ? AND content = 'data' AND (end_snapshot IS NULL OR end_snapshot > ?)",
+            "SELECT file_id, begin_snapshot, content FROM fs_data_file WHERE table_id = ? AND begin_snapshot > ? AND "
+            f"begin_snapshot < ? AND {content}(end_snapshot IS NULL OR end_snapshot > ?)",
             (table_id, base, new_id, new_id - 1)).fetchall()
-        if added and (commit.added_may_match is None or commit.added_may_match(new_id - 1,
-                                                                                [int(r[0]) for r in added])):
+        if any(r[2] != "data" for r in added) or (added and (
+                commit.added_may_match is None or commit.added_may_match(new_id - 1, [int(r[0]) for r in added]))):
             raise CommitConflictError(f"snapshot {added[0][1]} added data files after snapshot {base}, which may hold "
                                       "rows this commit's filter matches; reload and retry")
 

@@ -8,35 +8,34 @@ commit. An update may not lower a row's precombine value (:class:`PrecombineLowe
 version would win the merge on read.
 
 Unkeyed tables: ``on`` is any columns. The ``on`` columns of every live file are read with each row's
-file and position (``find_rows``); matched target rows go away by position (``remove_rows``: today the
-files holding them are rewritten without them, copy-on-write) and their new versions are appended, in
-the same commit.
+file and position (``row_changes.find_rows``, the finder of delete and update too); matched target rows go
+away by position as a delete's do (``plan_removal``: deletion vectors, or a rewrite of a file that would
+keep fewer than ``REWRITE_FRACTION`` of its rows) and their new versions are appended, in the same commit
+(``commit_row_changes``).
 
-Concurrency: the decision depends on every row read, so a merge conflicts with a concurrent commit that
-added or ended a file or recorded a deletion vector (``NoRowsChanged``; a schema, policy or spec change
-does not conflict) and ``with_retries`` runs it again on the new head (else ``CommitConflictError``);
-files written for a lost attempt are removed.
+Concurrency: delete's, update's and merge's one rule (``row_changes.row_change_rule``). A merge reads every
+live row it could match (no filter), so it conflicts with a concurrent commit that ended or changed a
+file it read or added a data file (on a keyed table: any file); a schema, policy or spec change does not
+conflict. ``with_retries`` runs it again on the new head (else ``CommitConflictError``); files written for
+a lost attempt are removed.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.errors import CommitConflictError, CommitOutcomeUnknownError, InvalidOptionError, PrecombineLoweredError
+from fieldshift.errors import CommitOutcomeUnknownError, FieldshiftError, InvalidOptionError, PrecombineLoweredError
 from fieldshift.schema.model import Schema
-from fieldshift.table.catalog.changed_rows import rows_changed_since
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.commits import Attempt, expired_is_conflict, with_retries
 from fieldshift.table.evolution.on_write import prepare_append
-from fieldshift.table.files.data_files import iter_file_batches, remove_files, write_data_file
+from fieldshift.table.files.data_files import remove_files
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.key_lookup import KeyedPlan, candidates, plan_vectors
 from fieldshift.table.keyed.keyed_write import check_unique
@@ -48,19 +47,24 @@ from fieldshift.table.records import DataFile
 from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.updates import (
     AddFiles,
-    CommitState,
     DeletionVectors,
     FilesPresent,
-    RemoveFiles,
     SetSchema,
     TableRequirement,
     TableUpdate,
 )
 from fieldshift.table.write.merge_builder import MergeOutcome, MergeResult, MergeSpec, match_rows, plan_merge
+from fieldshift.table.write.row_changes import (
+    POSITION_COLUMN,
+    MatchedRows,
+    commit_row_changes,
+    find_rows,
+    plan_removal,
+    row_change_rule,
+)
 from fieldshift.table.write.write_commit import check_evolution
 
-__all__ = ["FoundRows", "MergePart", "NoRowsChanged", "commit_parts", "fill_partial", "find_rows", "keyed_live_rows",
-           "merge_part", "merge_vectors", "remove_rows", "run_merge"]
+__all__ = ["MergePart", "commit_parts", "fill_partial", "keyed_live_rows", "merge_part", "merge_vectors", "run_merge"]
 
 
 @dataclass(frozen=True)
@@ -220,7 +224,7 @@ def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
             if gone.num_rows else []
         forget_key_hash()
         vectors = merge_vectors((plan_u, files), (plan_d, deletes))
-        snap = _commit(io, metadata, schema, fitted.evolved, [*files, *deletes], (), vectors, result)
+        snap = _commit(io, metadata, schema, fitted.evolved, [*files, *deletes], vectors, result)
     except CommitOutcomeUnknownError:
         raise
     except BaseException:
@@ -229,173 +233,112 @@ def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
     return MergeResult(*result, snap, fitted.evolved)
 
 
-@dataclass(frozen=True)
-class NoRowsChanged:
-    """The merge's conflict rule: it decided on every live row it could match at its base, so a concurrent
-    commit that added or ended a file, or recorded a deletion vector, may have added a matching row or
-    changed one it read (Iceberg's serializable validation, at file grain): conflict, and the merge runs
-    again on the new head. Commits that change no rows (schema, policy, spec, properties) let it commit."""
-
-    CHECK_ORDER: ClassVar[int] = 2
-
-    def check(self, state: CommitState) -> None:
-        if not state.moved:
-            return
-        base = state.base_snapshot_id
-        if rows_changed_since(state.conn, state.table_id, base):
-            raise CommitConflictError(f"another writer changed the table's rows after snapshot {base}, which this "
-                                      "merge read to match its source; reload the table and retry")
-
-
 def _commit(io: TableIO, metadata: TableMetadata, schema: Schema, evolved: bool, files: Sequence[DataFile],
-            removed: Sequence[int], vectors: VectorCommit | None, counts: tuple[int, int, int],
-            rewritten: Sequence[DataFile] = ()) -> int:
-    """Commit a merge's files (and ``rewritten``: files replacing ``removed`` ones, in their own schemas)."""
-    paths = tuple(f.path for f in (*files, *rewritten))
-    requirements: list[TableRequirement] = [FilesPresent(io.storage, paths), NoRowsChanged()]
+            vectors: VectorCommit | None, counts: tuple[int, int, int]) -> int:
+    """Commit a keyed merge's files, under the row-change rule over every file live at its base."""
+    requirements: list[TableRequirement] = [FilesPresent(io.storage, tuple(f.path for f in files))]
     updates: list[TableUpdate] = [AddFiles(tuple(files), schema.schema_id)]
-    if rewritten:
-        updates.append(AddFiles(tuple(rewritten)))
     if evolved:
         updates.append(SetSchema(schema))
-    if removed:
-        updates.append(RemoveFiles(tuple(removed)))
     if vectors is not None:
         updates.append(DeletionVectors(vectors))
-    summary = {"rows": sum(f.record_count for f in files if f.content == "data"), "rows_inserted": counts[0],
-               "rows_updated": counts[1], "rows_deleted": counts[2]}
+    scan = Scan(io, metadata)
+    updates.append(row_change_rule(io, scan, scan.live_files(), any_content=True))
     snap = io.catalog.commit(io.table_id, metadata.head.snapshot_id, requirements, updates, operation="merge",
-                             summary=summary)
+                             summary=_summary(files, counts))
     return snap.snapshot_id
 
 
+def _summary(files: Sequence[DataFile], counts: tuple[int, int, int]) -> dict[str, int]:
+    return {"rows": sum(f.record_count for f in files if f.content == "data"), "rows_inserted": counts[0],
+            "rows_updated": counts[1], "rows_deleted": counts[2]}
+
+
 # -- unkeyed ----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class FoundRows:
-    """Live target rows (some columns) with the file id and row position each came from."""
-
-    rows: pa.Table
-    file_ids: np.ndarray
-    positions: np.ndarray
-    by_file: dict[int, tuple[pa.Table, np.ndarray]] = field(default_factory=dict)
-    """Each file's part (rows, positions): a later step reuses whole rows instead of reading them again."""
+def _positions(found: MatchedRows) -> np.ndarray:
+    assert found.rows is not None
+    return found.rows.column(POSITION_COLUMN).to_numpy()
 
 
-def _pool_size(n: int) -> int:
-    return max(1, min(os.cpu_count() or 1, n))
+def _check_on_columns(spec: MergeSpec, metadata: TableMetadata) -> None:
+    names = metadata.current_schema.names
+    missing = [n for n in spec.on if n not in names]
+    if missing:
+        raise InvalidOptionError(f"merge on {list(spec.on)}: table {metadata.name!r} has no column(s) {missing} "
+                                 f"(columns: {names})")
 
 
-def find_rows(scan: Scan, files: Sequence[DataFile]) -> FoundRows:
-    """The live rows of ``files`` in ``scan``'s read schema, with their file ids and positions (a file's
-    deletion vector applied), files read in parallel. The position-finding step of unkeyed merges
-    (rowdel34's delete-by-filter has its own; they are to become one)."""
-    vectors = scan.deletion_vectors()
-    expected = scan.read_schema.to_arrow()
+def _plan_unkeyed(io: TableIO, metadata: TableMetadata, spec: MergeSpec,
+                  fitted: _Fitted) -> tuple[MergeOutcome, MatchedRows]:
+    """Decide an unkeyed merge at ``metadata``'s snapshot: the outcome, and the target rows it removes (every
+    live file read, with the positions of the rows deleted or replaced)."""
+    _check_on_columns(spec, metadata)
+    narrow = not _reads_target(spec)
+    found = find_rows(io, metadata, None, with_rows=True, columns=list(spec.on) if narrow else None)
+    assert found.rows is not None and found.file_ids is not None
+    if narrow:  # only the on columns: enough to match
+        decided, file_ids, positions = _narrow_plan(io, metadata, spec, fitted, found)
+    else:
+        target = _conform(found.rows.drop_columns([POSITION_COLUMN]), fitted.schema, metadata)
+        decided = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow())
+        file_ids, positions = found.file_ids, _positions(found)
+    gone = decided.replaced_index
+    gf, gp = file_ids[gone], positions[gone]
+    doomed = MatchedRows(_conflict_scan(io, metadata, spec, fitted.view) or found.scan, found.read)
+    for fid in np.unique(gf):
+        doomed.positions[int(fid)] = np.sort(gp[gf == fid])
+    return decided, doomed
 
-    def read(f: DataFile) -> tuple[pa.Table, np.ndarray]:
-        v = vectors.get(f.file_id) if f.file_id is not None else None
-        keep = v.keep_mask(f.record_count) if v is not None else None
-        pos = np.arange(f.record_count, dtype=np.int64) if keep is None else np.flatnonzero(keep)
-        return pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=expected), pos
 
-    with ThreadPoolExecutor(max_workers=_pool_size(len(files))) as pool:
-        parts = list(pool.map(read, files))
-    by_file = {int(f.file_id): part for f, part in zip(files, parts, strict=True) if f.file_id is not None}
-    return FoundRows(pa.concat_tables([expected.empty_table(), *(t for t, _ in parts)]),
-                     np.concatenate([np.zeros(0, np.int64), *(np.full(len(p), f.file_id, dtype=np.int64)
-                                                              for f, (_, p) in zip(files, parts, strict=True))]),
-                     np.concatenate([np.zeros(0, np.int64), *(p for _, p in parts)]), by_file)
+_RANGED = (pa.types.is_integer, pa.types.is_string, pa.types.is_large_string, pa.types.is_date)
 
 
-def remove_rows(io: TableIO, metadata: TableMetadata, doomed: dict[int, np.ndarray], written: list[str],
-                read: dict[int, tuple[pa.Table, np.ndarray]] | None = None) -> tuple[list[int], list[DataFile]]:
-    """Make the rows at ``doomed`` (file id -> positions) go away in the commit being built: today every
-    file holding one is rewritten without them (copy-on-write) in its own schema, spec and partition, so
-    every other row reads exactly as before, time travel by schema id included. Returns the file ids to
-    end and the files that replace them. ``read``: files' live rows already read in the head schema (reused
-    for files of that schema). (rowdel34's deletion vectors of positions are to take this over.)"""
-    if not doomed:
-        return [], []
-    scan = Scan(io, metadata)
-    vectors = scan.deletion_vectors()
-    schemas = dict(metadata.schemas)
-    head_id = metadata.current_schema.schema_id
-    files = [f for f in scan.live_files() if f.file_id in doomed]
-
-    def rewrite(f: DataFile) -> DataFile | None:
-        schema = schemas[f.schema_id]
-        expected = schema.to_arrow()
-        cached = (read or {}).get(f.file_id) if f.schema_id == head_id else None
-        if cached is not None:
-            rows, positions = cached
-            rows = rows.filter(pa.array(~np.isin(positions, doomed[f.file_id])))
-        else:
-            v = vectors.get(f.file_id)
-            keep = v.keep_mask(f.record_count) if v is not None else None
-            keep = np.ones(f.record_count, dtype=bool) if keep is None else keep.copy()
-            keep[doomed[f.file_id]] = False
-            if not keep.any():
-                return None
-            rows = pa.Table.from_batches(list(iter_file_batches(io.storage, f.path, expected, 1 << 20)),
-                                         schema=expected).filter(pa.array(keep))
-        if not rows.num_rows:
+def _conflict_scan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, view: pa.Table) -> Scan | None:
+    """The filter an unkeyed merge's conflict rule prunes added files with: each ``on`` column within the
+    source's range of it (a file another commit added that holds no row in that range cannot change what
+    matched). None — any added data file conflicts — when a by-source clause reads every target row, or an
+    ``on`` column is of a type without an exact range here (floats, timestamps, nested) or wholly null."""
+    if spec.of("delete_by_source"):
+        return None
+    predicates: list[tuple[str, str, object]] = []
+    for name in spec.on:
+        column = view.column(name)
+        if not any(test(column.type) for test in _RANGED) or column.null_count == len(column):
             return None
-        directory = f.path.rsplit("/", 1)[0] if "/" in f.path else "data"
-        done = write_data_file(io.storage, schema, rows.cast(expected), spec_id=f.spec_id, partition=f.partition,
-                               directory=directory)
-        written.append(done.path)
-        return done
-
-    with ThreadPoolExecutor(max_workers=_pool_size(len(files))) as pool:
-        out = [d for d in pool.map(rewrite, files) if d is not None]
-    return [f.file_id for f in files if f.file_id is not None], out
+        bounds = pc.min_max(column)
+        predicates += [(name, ">=", bounds["min"].as_py()), (name, "<=", bounds["max"].as_py())]
+    try:
+        return Scan(io, metadata, list(spec.on), predicates)
+    except (FieldshiftError, pa.ArrowException, TypeError, ValueError):  # the range does not bind: no filter
+        return None
 
 
 def _unkeyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted) -> MergeResult:
     schema = fitted.schema
     with expired_is_conflict("the snapshot this merge read was expired meanwhile"):
-        by_source = bool(spec.of("delete_by_source"))
-        head_names = metadata.current_schema.names
-        missing = [n for n in spec.on if n not in head_names]
-        if missing:
-            raise InvalidOptionError(f"merge on {list(spec.on)}: table {metadata.name!r} has no column(s) {missing} "
-                                     f"(columns: {head_names})")
-        narrow = Scan(io, metadata, None if by_source or _reads_target(spec) else list(spec.on))
-        files = [f for f in narrow.live_files() if f.content == "data"]
-        found = find_rows(narrow, files)
-        target = found.rows
-        read: dict[int, tuple[pa.Table, np.ndarray]] = {}
-        if narrow.read_schema.names != head_names:  # only the on columns: enough to match and delete
-            decided, target, found, read = _narrow_plan(io, metadata, spec, fitted, found)
-        else:
-            read = found.by_file
-            target = _conform(target, schema, metadata)
-            decided = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow())
+        decided, doomed = _plan_unkeyed(io, metadata, spec, fitted)
     rows = decided.rows
-    gone = decided.replaced_index
-    if not rows.num_rows and not len(gone):
+    if not rows.num_rows and not doomed.count:
         return MergeResult(0, 0, 0, None)
     if fitted.evolved:
         check_evolution(io, metadata, schema, "a merge")
-    doomed: dict[int, np.ndarray] = {}
-    gf, gp = found.file_ids[gone], found.positions[gone]
-    for fid in np.unique(gf):
-        doomed[int(fid)] = gp[gf == fid]
     counts = (decided.inserted.num_rows, decided.updated.num_rows, len(decided.deleted_index))
     written: list[str] = []
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:  # the new rows are written while files are rewritten
             new_files = pool.submit(write_partitioned, io.storage, schema, metadata.spec, rows, written,
                                     MAX_FILE_ROWS) if rows.num_rows else None
-            removed, rewritten = remove_rows(io, metadata, doomed, written, read)
+            with expired_is_conflict("the snapshot this merge read was expired meanwhile"):
+                removal = plan_removal(io, metadata, doomed, written)
             files_out = new_files.result() if new_files is not None else []
-        snap = _commit(io, metadata, schema, fitted.evolved, files_out, removed, None, counts, rewritten)
+        snap = commit_row_changes(io, metadata, doomed, removal, files_out, operation="merge",
+                                  summary=_summary(files_out, counts), schema=schema)
     except CommitOutcomeUnknownError:
         raise
     except BaseException:
         remove_files(io.storage, written)
         raise
-    return MergeResult(*counts, snap, fitted.evolved)
+    return MergeResult(*counts, snap.snapshot_id, fitted.evolved)
 
 
 def _reads_target(spec: MergeSpec) -> bool:
@@ -409,27 +352,23 @@ def _reads_target(spec: MergeSpec) -> bool:
 
 
 def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted,
-                 found: FoundRows) -> tuple[MergeOutcome, pa.Table, FoundRows, dict[int, tuple[pa.Table, np.ndarray]]]:
+                 found: MatchedRows) -> tuple[MergeOutcome, np.ndarray, np.ndarray]:
     """The common case (clauses without conditions, updates by ``"*"``): match on the ``on`` columns alone,
-    then read whole rows only of the matched target rows (their unset columns are kept)."""
+    then read whole rows only of the files holding matched target rows (their unset columns are kept).
+    Returns the outcome and, per row of its target, the file id and position it came from."""
+    assert found.rows is not None and found.file_ids is not None
     _, t_idx = match_rows(fitted.view, found.rows, spec.on)
     t_idx = np.unique(t_idx)
-    matched_files = np.unique(found.file_ids[t_idx])
-    full = Scan(io, metadata)
-    files = [f for f in full.live_files() if f.file_id in set(matched_files.tolist())]
-    whole = find_rows(full, files)
-    # the matched rows, found again among their files' whole rows (same order as file then position)
-    pick = np.zeros(len(t_idx), dtype=np.int64)
-    offset = 0
-    for f in files:  # per file, its positions ascend: each matched row's place among the file's whole rows
-        positions = whole.by_file[int(f.file_id)][1] if f.file_id is not None else np.zeros(0, np.int64)
-        mine = np.flatnonzero(found.file_ids[t_idx] == f.file_id)
-        pick[mine] = offset + np.searchsorted(positions, found.positions[t_idx[mine]])
-        offset += len(positions)
-    target = _conform(whole.rows.take(pa.array(pick)), fitted.schema, metadata)
-    sub = FoundRows(target, whole.file_ids[pick], whole.positions[pick])
+    file_ids, positions = found.file_ids[t_idx], _positions(found)[t_idx]
+    whole = find_rows(io, metadata, None, with_rows=True, only=set(np.unique(file_ids).tolist()))
+    assert whole.rows is not None and whole.file_ids is not None
+    # each matched row's place among the whole rows read: by (file id, position)
+    have = (whole.file_ids << 32) | _positions(whole)
+    order = np.argsort(have, kind="stable")
+    pick = order[np.searchsorted(have[order], (file_ids << 32) | positions)]
+    target = _conform(whole.rows.take(pa.array(pick)).drop_columns([POSITION_COLUMN]), fitted.schema, metadata)
     outcome = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow())
-    return outcome, target, sub, whole.by_file
+    return outcome, file_ids, positions
 
 
 # -- partial upserts --------------------------------------------------------------------------------
@@ -492,21 +431,12 @@ def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePa
                                        content="deletes") if gone.num_rows else []
             forget_key_hash()
             return MergePart(tuple(files), {}, (outcome.inserted.num_rows, outcome.updated.num_rows, gone.num_rows))
-        narrow = Scan(io, metadata, None if _reads_target(spec) else list(spec.on))
-        found = find_rows(narrow, [f for f in narrow.live_files() if f.content == "data"])
-        if narrow.read_schema.names != metadata.current_schema.names:
-            decided, _, found, _ = _narrow_plan(io, metadata, spec, fitted, found)
-        else:
-            decided = plan_merge(spec, fitted.view, fitted.rows, _conform(found.rows, schema, metadata),
-                                 schema.to_arrow())
-        gone = decided.replaced_index
-        doomed = {int(fid): found.positions[gone][found.file_ids[gone] == fid]
-                  for fid in np.unique(found.file_ids[gone])}
+        decided, doomed = _plan_unkeyed(io, metadata, spec, fitted)
         rows = decided.rows
         files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS) \
             if rows.num_rows else []
-        return MergePart(tuple(files), doomed, (decided.inserted.num_rows, decided.updated.num_rows,
-                                                len(decided.deleted_index)))
+        counts = (decided.inserted.num_rows, decided.updated.num_rows, len(decided.deleted_index))
+        return MergePart(tuple(files), doomed.positions, counts)
     except BaseException:
         remove_files(io.storage, written)
         raise
@@ -515,7 +445,7 @@ def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePa
 def commit_parts(io: TableIO, metadata: TableMetadata, spec: MergeSpec, parts: Sequence[MergePart]) -> MergeResult:
     """Commit the workers' parts once, on the snapshot they read (``spec``'s source: any rows of the source's
     schema; it decides the schema). A keyed table's files commit unresolved (they merge on read); an unkeyed
-    table's removed rows go as ``remove_rows`` removes them. A concurrent commit fails the merge
+    table's removed rows go as a delete's do (``plan_removal``). A concurrent commit fails the merge
     (``CommitConflictError``: run it again); every written file is removed then."""
     fitted = _fit(spec, metadata)
     files = [f for p in parts for f in p.files]
@@ -527,13 +457,19 @@ def commit_parts(io: TableIO, metadata: TableMetadata, spec: MergeSpec, parts: S
             return MergeResult(0, 0, 0, None)
         if fitted.evolved:
             check_evolution(io, metadata, fitted.schema, "a merge")
-        doomed: dict[int, np.ndarray] = {}
-        for p in parts:
-            for fid, positions in p.doomed.items():
-                doomed[fid] = np.union1d(doomed[fid], positions) if fid in doomed else positions
-        removed, rewritten = remove_rows(io, metadata, doomed, written)
-        snap = _commit(io, metadata, fitted.schema, fitted.evolved, files, removed, None,
-                       (int(counts[0]), int(counts[1]), int(counts[2])), rewritten)
+        triple = (int(counts[0]), int(counts[1]), int(counts[2]))
+        if metadata.keys is not None:
+            snap = _commit(io, metadata, fitted.schema, fitted.evolved, files, None, triple)
+        else:
+            scan = Scan(io, metadata)
+            doomed = MatchedRows(scan, [f for f in scan.live_files() if f.content == "data"])
+            for p in parts:
+                for fid, positions in p.doomed.items():
+                    doomed.positions[fid] = np.union1d(doomed.positions[fid], positions) \
+                        if fid in doomed.positions else positions
+            removal = plan_removal(io, metadata, doomed, written)
+            snap = commit_row_changes(io, metadata, doomed, removal, files, operation="merge",
+                                      summary=_summary(files, triple), schema=fitted.schema).snapshot_id
     except CommitOutcomeUnknownError:
         raise
     except BaseException:

@@ -1,7 +1,8 @@
 """Row-level changes of unkeyed tables: find the rows a filter matches, remove them, append new versions, commit once.
 
-``Table.delete(filter=...)`` and ``Table.update(...)`` on a table without a primary key (and, later, ``merge``)
-are built from four steps, each a function here:
+``Table.delete(filter=...)``, ``Table.update(...)`` and ``Table.merge`` on a table without a primary key are
+built from four steps, each a function here (the last one's conflict rule, :func:`row_change_rule`, serves
+keyed merges too):
 
 1. :func:`find_rows` — the rows of the current snapshot a filter matches, as per-file row positions. Only the
    files the scan pipeline's pruning keeps (partition values, then statistics) are read; a file whose
@@ -22,7 +23,7 @@ Files written here are the caller's to remove when the commit does not land (``w
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.deletion_vectors import DeletionVector, VectorCommit
 from fieldshift.table.expressions.filters import bind_filter, parse_filter
 from fieldshift.table.expressions.visitors import filter_columns
@@ -43,12 +45,13 @@ from fieldshift.table.updates import (
     DeletionVectors,
     FilesPresent,
     RemoveFiles,
+    SetSchema,
     TableRequirement,
     TableUpdate,
 )
 
 __all__ = ["POSITION_COLUMN", "REWRITE_FRACTION", "MatchedRows", "RowRemoval", "commit_row_changes", "find_rows",
-           "plan_removal"]
+           "plan_removal", "row_change_rule"]
 
 REWRITE_FRACTION = 0.5
 """A file whose deletes would leave it fewer than this share of its rows is rewritten without them instead of
@@ -88,16 +91,24 @@ def _live_positions(f: DataFile, v: DeletionVector | None) -> tuple[np.ndarray |
     return keep, live
 
 
-def find_rows(io: TableIO, metadata: TableMetadata, filter: Any, *, with_rows: bool = False) -> MatchedRows:
-    """The live rows of ``metadata``'s snapshot that ``filter`` matches (see the module docstring).
+def find_rows(io: TableIO, metadata: TableMetadata, filter: Any, *, with_rows: bool = False,
+              columns: Sequence[str] | None = None, only: Collection[int] | None = None) -> MatchedRows:
+    """The live rows of ``metadata``'s snapshot that ``filter`` matches (None: every row; see the module docstring).
 
-    ``with_rows``: also return the matched rows (every column of the current schema), for an update or a merge.
+    ``with_rows``: also return the matched rows (every column of the current schema, or ``columns``), for an
+    update or a merge. ``only``: consider just these file ids (a merge reading whole rows of the files it matched).
     Raises what ``Table.scan`` raises for a bad filter (``InvalidFilterError``), before anything is read."""
     schema = metadata.current_schema
     bound = bind_filter(parse_filter(filter), schema)
-    columns = None if with_rows else (filter_columns(bound) or schema.names[:1])
-    scan = Scan(io, metadata, columns, filter)
-    candidates = [f for f in scan.files() if f.content == "data"]
+    wanted = list(columns) if with_rows and columns is not None else None
+    if not with_rows:
+        read_columns: list[str] | None = filter_columns(bound) or schema.names[:1]
+    elif wanted is not None:
+        read_columns = [*wanted, *(n for n in filter_columns(bound) if n not in wanted)]
+    else:
+        read_columns = None
+    scan = Scan(io, metadata, read_columns, filter)
+    candidates = [f for f in scan.files() if f.content == "data" and (only is None or f.file_id in only)]
     vectors = scan.deletion_vectors()
     pruner = scan.partition_pruner() if scan.filtered else None
     pipeline = scan.pipeline()
@@ -112,6 +123,8 @@ def find_rows(io: TableIO, metadata: TableMetadata, filter: Any, *, with_rows: b
         table = table.append_column(POSITION_COLUMN, pa.array(live, pa.int64()))
         hit = pa.Table.from_batches([pipeline.filter.apply(b) for b in table.to_batches()],
                                     schema=table.schema) if scan.filtered else table
+        if with_rows and wanted is not None and len(wanted) + 1 != hit.num_columns:
+            hit = hit.select([*wanted, POSITION_COLUMN])
         return hit.column(POSITION_COLUMN).to_numpy(), (hit if with_rows else None)
 
     if candidates:
@@ -130,6 +143,8 @@ def find_rows(io: TableIO, metadata: TableMetadata, filter: Any, *, with_rows: b
                 ids.append(np.full(rows.num_rows, f.file_id, dtype=np.int64))
     if with_rows:
         empty = arrow.append(pa.field(POSITION_COLUMN, pa.int64())).empty_table()
+        if wanted is not None:
+            empty = empty.select([*wanted, POSITION_COLUMN])
         found.rows = pa.concat_tables([empty, *parts]) if parts else empty
         found.file_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     return found
@@ -201,20 +216,36 @@ def _may_match(io: TableIO, scan: Scan) -> Callable[[int, list[int]], bool]:
     return may_match
 
 
+def row_change_rule(io: TableIO, scan: Scan, read: Sequence[DataFile], vectors: Mapping[int, np.ndarray] | None = None,
+                    *, any_content: bool = False) -> DeletionVectors:
+    """The conflict rule of every delete, update and merge (module docstring), with the vectors it records:
+    the files ``read`` must be unchanged at commit, and no data file (``any_content``: no file at all, a keyed
+    table's delete files too) may have been added that ``scan``'s filter could match (no filter: any)."""
+    ids = frozenset(f.file_id for f in read if f.file_id is not None)
+    return DeletionVectors(VectorCommit(frozenset(), dict(vectors or {}), files_read=ids,
+                                        added_may_match=_may_match(io, scan), added_any_content=any_content))
+
+
 def commit_row_changes(io: TableIO, metadata: TableMetadata, matched: MatchedRows, removal: RowRemoval,
                        new_files: Sequence[DataFile] = (), *, operation: str,
-                       summary: Mapping[str, Any] | None = None) -> Snapshot:
+                       summary: Mapping[str, Any] | None = None, schema: Schema | None = None) -> Snapshot:
     """One commit on ``metadata``'s head: the removal's vectors and ended files, its rewritten files and
-    ``new_files`` (written in the current schema). Conflicts as the module docstring says."""
+    ``new_files`` (written in ``schema``, by default the current one; a new schema is committed with them).
+    Conflicts as the module docstring says."""
+    head = metadata.current_schema
+    schema = schema or head
     added = (*removal.added, *new_files)
     requirements: list[TableRequirement] = [FilesPresent(io.storage, tuple(f.path for f in added))]
-    updates: list[TableUpdate] = [AddFiles(added, metadata.current_schema.schema_id)]
+    if schema.schema_id == head.schema_id:
+        updates: list[TableUpdate] = [AddFiles(added, head.schema_id)]
+    else:
+        updates = [AddFiles(tuple(new_files), schema.schema_id), SetSchema(schema)]
+        if removal.added:
+            updates.append(AddFiles(tuple(removal.added), head.schema_id))
     ended = tuple(f.file_id for f in removal.rewritten if f.file_id is not None)
     if ended:
         updates.append(RemoveFiles(ended))
-    read = frozenset(f.file_id for f in matched.read if f.file_id is not None)
-    updates.append(DeletionVectors(VectorCommit(frozenset(), removal.vectors, files_read=read,
-                                                added_may_match=_may_match(io, matched.scan))))
+    updates.append(row_change_rule(io, matched.scan, matched.read, removal.vectors))
     return io.catalog.commit(io.table_id, metadata.head.snapshot_id, requirements, updates, operation=operation,
                              summary={"rows_removed": removal.rows_removed, "files_rewritten": len(ended),
                                       **(summary or {})})

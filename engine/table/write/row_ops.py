@@ -41,10 +41,13 @@ __all__ = ["UpdateResult", "apply_set", "delete_where", "update_where"]
 @dataclass(frozen=True)
 class UpdateResult:
     """What one update did: how many rows got a new version (0: nothing matched, nothing committed: the
-    head's id)."""
+    head's id). ``rows_inserted`` and ``rows_deleted`` are always 0 (an old version a new one replaces counts
+    as updated, as in a merge): the counts every row change reports under the same names."""
 
     rows_updated: int
     snapshot_id: int
+    rows_inserted: int = 0
+    rows_deleted: int = 0
 
 
 def delete_where(io: TableIO, metadata: TableMetadata, filter: Any) -> DeleteResult:

@@ -70,11 +70,15 @@ class Written:
 class DeleteResult:
     """What one delete did: the rows it removed (``rows_deleted``; None where a keyed delete by keys could not
     know cheaply: keys in buckets whose rows merge on read) and, on a keyed table, how many keys its delete
-    files hold (an unkeyed table: 0). Nothing matched: both 0 and nothing committed (the head's id)."""
+    files hold (``keys_deleted``, kept for its users; an unkeyed table: 0). Nothing matched: both 0 and nothing
+    committed (the head's id). ``rows_inserted`` and ``rows_updated`` are always 0: the counts every row change
+    (delete, update, merge, upsert) reports under the same names."""
 
     keys_deleted: int
     snapshot_id: int
     rows_deleted: int | None = None
+    rows_inserted: int = 0
+    rows_updated: int = 0
 
 
 @dataclass(frozen=True)

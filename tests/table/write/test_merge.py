@@ -146,7 +146,7 @@ def test_a_concurrent_commit_makes_the_merge_retry(tmp_path: Path, kind: str,
     def racing(*args: Any, **kw: Any) -> Any:
         calls.append(1)
         if len(calls) == 1:  # another writer commits a row the merge could match, after it read
-            fs.Table.open(t.location).append({"id": [100 if racers else 8], "v": ["other"], "n": [80]})
+            fs.Table.open(t.location).append({"id": [9 if racers else 8], "v": ["other"], "n": [80]})
             racers.append(1)
         return real(*args, **kw)
 
@@ -159,8 +159,53 @@ def test_a_concurrent_commit_makes_the_merge_retry(tmp_path: Path, kind: str,
     monkeypatch.setenv("FIELDSHIFT_COMMIT_RETRIES", "1")
     with pytest.raises(fs.CommitConflictError):
         t.merge({"id": [9], "v": ["x"]}, on="id").when_not_matched_insert().execute()
-    assert not any(r["id"] == 9 for r in t.to_arrow().to_pylist())
+    assert [r["v"] for r in t.to_arrow().to_pylist() if r["id"] == 9] == ["other"]  # only the racer's row
     assert not t.vacuum(older_than=0)  # the lost attempt's files were removed
+
+
+@pytest.mark.parametrize("by_source", [False, True])
+def test_an_added_file_outside_the_on_range_does_not_conflict(tmp_path: Path, by_source: bool,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Delete's and update's conflict rule: an added file whose statistics exclude every ``on`` value of the
+    source cannot change what matched (a by-source clause reads every row: then any added file conflicts)."""
+    t = _plain(tmp_path)
+    real = merge_commit.plan_merge
+    calls: list[int] = []
+
+    def racing(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            fs.Table.open(t.location).append({"id": [100], "v": ["far"], "n": [1]})
+        return real(*args, **kw)
+
+    monkeypatch.setattr(merge_commit, "plan_merge", racing)
+    builder = t.merge({"id": [2, 3], "v": ["B", "C"]}, on="id").when_matched_update(set={"v": "source.v"})
+    if by_source:
+        builder = builder.when_not_matched_by_source_delete(condition="target.n = 1")
+    r = builder.execute()
+    assert len(calls) == (2 if by_source else 1) and r.rows_updated == 2
+    assert r.rows_deleted == (1 if by_source else 0)  # the retry saw the added row
+    assert {x["id"]: x["v"] for x in t.to_arrow().to_pylist()}.get(100) == (None if by_source else "far")
+
+
+def test_unkeyed_merge_removes_rows_as_a_delete_does(tmp_path: Path) -> None:
+    """Matched rows go to deletion vectors; a file that would keep fewer than REWRITE_FRACTION of its rows is
+    rewritten without them (the rule of delete and update)."""
+    t = fs.Table.create(tmp_path / "u", PLAIN)
+    t.append({"id": list(range(10)), "v": ["a"] * 10, "n": list(range(10))})
+    t.append({"id": list(range(10, 20)), "v": ["b"] * 10, "n": list(range(10))})
+    before = {f.file_id for f in t.scan().live_files()}
+    r = t.merge({"id": [1, 2]}, on="id").when_matched_delete().execute()
+    assert r.rows_deleted == 2 and {f.file_id for f in t.scan().live_files()} == before
+    assert sorted(v.cardinality for v in t.scan().deletion_vectors().values()) == [2]
+    r = t.merge({"id": [10, 11, 12, 13, 14, 15], "v": ["B"] * 6}, on="id") \
+        .when_matched_update(set={"v": "source.v"}).execute()
+    assert r.rows_updated == 6
+    live = {f.file_id for f in t.scan().live_files()}
+    assert min(before) in live and max(before) not in live  # the second file kept 4 of 10: rewritten
+    assert sorted(x["id"] for x in t.to_arrow().to_pylist()) == [i for i in range(20) if i not in (1, 2)]
+    assert sorted((x["id"], x["v"]) for x in t.to_arrow().to_pylist() if x["id"] >= 10) == \
+        [(i, "B" if i < 16 else "b") for i in range(10, 20)]
 
 
 @pytest.mark.parametrize("kind", ["keyed", "plain"])
@@ -262,3 +307,20 @@ def test_star_without_evolution_writes_the_columns_the_table_has(tmp_path: Path)
     assert (r.rows_updated, r.rows_inserted, r.schema_evolved) == (1, 1, False)
     assert t.schema.names == ["id", "v", "n"]
     assert [x for x in _rows(t) if x["id"] in (1, 5)] == [{"id": 1, "v": "A", "n": 10}, {"id": 5, "v": "E", "n": None}]
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_every_row_change_reports_the_same_counts(tmp_path: Path, kind: str) -> None:
+    """delete, update, merge and upsert/append results all carry rows_inserted, rows_updated and rows_deleted;
+    a delete keeps keys_deleted."""
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    u = t.update({"v": "U"}, where="id = 1")
+    assert (u.rows_inserted, u.rows_updated, u.rows_deleted) == (0, 1, 0)
+    d = t.delete(filter="id = 2")
+    assert (d.rows_inserted, d.rows_updated, d.rows_deleted) == (0, 0, 1)
+    assert d.keys_deleted == (1 if kind == "keyed" else 0)  # the old name still works
+    m = t.merge({"id": [3, 7], "v": ["M", "N"]}, on="id").when_matched_update(set={"v": "source.v"}) \
+        .when_not_matched_insert(values={"id": "source.id", "v": "source.v"}).execute()
+    assert (m.rows_inserted, m.rows_updated, m.rows_deleted) == (1, 1, 0)
+    a = t.append({"id": [8], "v": ["w"], "n": [4]})
+    assert (a.rows_inserted, a.rows_updated, a.rows_deleted) == (1, 0, 0)
