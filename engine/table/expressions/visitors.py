@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pyarrow.compute as pc
 
 from fieldshift.errors import InvalidFilterError
 from fieldshift.table.expressions.bind import BoundPredicate
 from fieldshift.table.expressions.tree import Expression, ExpressionVisitor, visit
 
-__all__ = ["Test", "all_of", "any_of", "arrow_expression", "compile_test", "filter_columns"]
+__all__ = ["RuledOutMask", "Test", "all_of", "any_of", "arrow_expression", "compile_test", "filter_columns"]
 
 Test = Callable[[Any], bool]
 """A test of one thing a filter is checked against (a file's statistics, its partition values, ...)."""
@@ -166,3 +167,31 @@ def compile_test(bound: Expression, leaf: Callable[[BoundPredicate], Test | bool
     if isinstance(test, bool):
         return (lambda x: True) if test else (lambda x: False)
     return test
+
+
+class RuledOutMask(ExpressionVisitor["np.ndarray | None"]):
+    """A mask over many files of those a NOT-free bound filter rules out (True: no row of the file can match);
+    None: nothing ruled out. ``And`` rules a file out when one child does, ``Or`` when every child does, so a
+    mask only ever holds files the per-file test would rule out too. Subclasses set ``size`` (the number of
+    files) and ``tested`` (what the leaves test, for the error) and give ``visit_leaf``."""
+
+    size: int
+    tested = "values"
+
+    def visit_true(self) -> np.ndarray | None:
+        return None
+
+    def visit_false(self) -> np.ndarray | None:
+        return np.ones(self.size, dtype=bool)
+
+    def visit_and(self, results: list[np.ndarray | None]) -> np.ndarray | None:
+        masks = [r for r in results if r is not None]
+        return np.logical_or.reduce(masks) if masks else None
+
+    def visit_or(self, results: list[np.ndarray | None]) -> np.ndarray | None:
+        if any(r is None for r in results):
+            return None
+        return np.logical_and.reduce(results)
+
+    def visit_not(self, result: np.ndarray | None) -> np.ndarray | None:
+        raise InvalidFilterError(f"{self.tested} are tested against a filter without NOT (bind.rewrite_not)")

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from fieldshift.errors import InvalidFilterError
 from fieldshift.table.expressions.bind import BoundPredicate
-from fieldshift.table.expressions.tree import Expression, ExpressionVisitor, visit
+from fieldshift.table.expressions.tree import Expression, visit
+from fieldshift.table.expressions.visitors import RuledOutMask
 from fieldshift.table.partitions.partition_prune import vector_form
 
 __all__ = ["Checks", "partition_ruled_out"]
@@ -36,28 +36,12 @@ def partition_ruled_out(bound: Expression, checks: Checks, ints: Sequence[np.nda
     return visit(bound, _RuledOut(checks, ints, is_int))
 
 
-class _RuledOut(ExpressionVisitor[np.ndarray | None]):
+class _RuledOut(RuledOutMask):
+    tested = "partition values"
+
     def __init__(self, checks: Checks, ints: Sequence[np.ndarray], is_int: Sequence[np.ndarray]) -> None:
         self.checks, self.ints, self.is_int = checks, ints, is_int
-        self.n = len(ints[0]) if ints else 0
-
-    def visit_true(self) -> np.ndarray | None:
-        return None
-
-    def visit_false(self) -> np.ndarray | None:
-        return np.ones(self.n, dtype=bool)
-
-    def visit_and(self, results: list[np.ndarray | None]) -> np.ndarray | None:
-        masks = [r for r in results if r is not None]
-        return np.logical_or.reduce(masks) if masks else None
-
-    def visit_or(self, results: list[np.ndarray | None]) -> np.ndarray | None:
-        if any(r is None for r in results):
-            return None
-        return np.logical_and.reduce(results)
-
-    def visit_not(self, result: np.ndarray | None) -> np.ndarray | None:
-        raise InvalidFilterError("partition values are tested against a filter without NOT (filter_bind.rewrite_not)")
+        self.size = len(ints[0]) if ints else 0
 
     def visit_leaf(self, leaf: Expression) -> np.ndarray | None:
         assert isinstance(leaf, BoundPredicate)

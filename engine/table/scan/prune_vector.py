@@ -23,7 +23,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.errors import InvalidFilterError
 from fieldshift.gc_pause import paused_gc
 from fieldshift.planner import EvolutionPlan
 from fieldshift.planner.nodes import Take
@@ -32,7 +31,8 @@ from fieldshift.schema.types import int_range
 from fieldshift.table.catalog.files import column_bounds
 from fieldshift.table.catalog.sqlite import DataFile
 from fieldshift.table.expressions.bind import BoundPredicate
-from fieldshift.table.expressions.tree import Expression, ExpressionVisitor, visit
+from fieldshift.table.expressions.tree import Expression, visit
+from fieldshift.table.expressions.visitors import RuledOutMask
 from fieldshift.table.files.file_cache import Bounds, SnapshotFiles
 from fieldshift.table.files.stats import NULL_REJECTING, leaf_node
 
@@ -103,35 +103,17 @@ def integer_ruled_out(view: PruneView, schema_ids: np.ndarray, at: np.ndarray,
     return visit(view.bound, _RuledOut(view, schema_ids, at, column))
 
 
-class _RuledOut(ExpressionVisitor[np.ndarray | None]):
-    """A mask over the files: True where statistics prove the (sub)filter false; None: nothing ruled out.
+class _RuledOut(RuledOutMask):
+    """A mask over the files: True where integer statistics prove the (sub)filter false (the per-file
+    ``stats_test`` would rule them out too)."""
 
-    ``And`` rules out a file when one child does, ``Or`` when every child does (the filter has no NOT),
-    so the mask only ever holds files the per-file ``stats_test`` would rule out too.
-    """
+    tested = "statistics"
 
     def __init__(self, view: PruneView, schema_ids: np.ndarray, at: np.ndarray,
                  column: Callable[[int], Bounds]) -> None:
         self.view, self.schema_ids, self.at, self.column = view, schema_ids, at, column
         self.distinct = {int(s) for s in np.unique(schema_ids)}
-
-    def visit_true(self) -> np.ndarray | None:
-        return None
-
-    def visit_false(self) -> np.ndarray | None:
-        return np.ones(len(self.at), dtype=bool)
-
-    def visit_and(self, results: list[np.ndarray | None]) -> np.ndarray | None:
-        masks = [r for r in results if r is not None]
-        return np.logical_or.reduce(masks) if masks else None
-
-    def visit_or(self, results: list[np.ndarray | None]) -> np.ndarray | None:
-        if any(r is None for r in results):
-            return None
-        return np.logical_and.reduce(results)
-
-    def visit_not(self, result: np.ndarray | None) -> np.ndarray | None:
-        raise InvalidFilterError("statistics are evaluated on a filter without NOT (filter_bind.rewrite_not)")
+        self.size = len(at)
 
     def visit_leaf(self, leaf: Expression) -> np.ndarray | None:
         view = self.view
