@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from workloads import timed
 
 import fieldshift as fs
 
@@ -76,14 +77,6 @@ def test_full_scan_of_three_schema_versions(benchmark: Any, table: str, reader: 
     assert out.num_rows == ROWS // 3 * 3
 
 
-def _timed(fn: Callable[[str], Any], arg: str, rounds: int) -> tuple[float, float]:
-    times = []
-    for _ in range(rounds):
-        began = time.perf_counter()
-        fn(arg)
-        times.append(time.perf_counter() - began)
-    return statistics.median(times), min(times)
-
 
 def main() -> None:
     """Build the table, time each reader alternately, write ``benchmarks/delta.md``."""
@@ -96,8 +89,8 @@ def main() -> None:
         files = len(list(Path(path).glob("*.parquet")))
         runs: dict[str, list[tuple[float, float]]] = {"fieldshift": [], "delta-rs": []}
         for _ in range(3):  # alternate, so both sides see the same load
-            runs["fieldshift"].append(_timed(fieldshift_scan, path, 3))
-            runs["delta-rs"].append(_timed(delta_rs_scan, path, 3))
+            runs["fieldshift"].append(timed(fieldshift_scan, path, 3))
+            runs["delta-rs"].append(timed(delta_rs_scan, path, 3))
     load = os.getloadavg()[0]
 
     def med(r: list[tuple[float, float]]) -> tuple[float, float]:

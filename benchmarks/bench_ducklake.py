@@ -39,6 +39,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from workloads import timed
 
 import fieldshift as fs
 
@@ -216,14 +217,6 @@ def _fresh_count(catalog: Path) -> float:
         conn.close()
 
 
-def _timed(fn: Callable[[Any], Any], arg: Any, rounds: int) -> tuple[float, float]:
-    times = []
-    for _ in range(rounds):
-        began = time.perf_counter()
-        fn(arg)
-        times.append(time.perf_counter() - began)
-    return statistics.median(times), min(times)
-
 
 def main() -> None:
     """Build both tables, time each reader alternately, write ``benchmarks/ducklake.md``."""
@@ -241,16 +234,16 @@ def main() -> None:
         runs: dict[str, list[tuple[float, float]]] = {"fieldshift": [], "duckdb": [], "duckdb cold": []}
         plan: dict[str, list[tuple[float, float]]] = {"fieldshift": [], "duckdb": [], "duckdb cold": []}
         for _ in range(3):  # alternate, so every reader sees the same load
-            runs["fieldshift"].append(_timed(fieldshift_scan, catalog, 3))
+            runs["fieldshift"].append(timed(fieldshift_scan, catalog, 3))
             conn = _duckdb(catalog)
             duckdb_query(conn)  # the connection's first read, untimed
-            runs["duckdb"].append(_timed(duckdb_query, conn, 3))
+            runs["duckdb"].append(timed(duckdb_query, conn, 3))
             conn.close()  # DuckDB holds the file: fieldshift cannot open it while attached here
-            runs["duckdb cold"].append(_timed(duckdb_scan, catalog, 3))
-            plan["fieldshift"].append(_timed(fieldshift_plan, many, 5))
+            runs["duckdb cold"].append(timed(duckdb_scan, catalog, 3))
+            plan["fieldshift"].append(timed(fieldshift_plan, many, 5))
             counts = [_fresh_count(many) for _ in range(5)]
             plan["duckdb"].append((statistics.median(counts), min(counts)))
-            plan["duckdb cold"].append(_timed(duckdb_plan, many, 5))
+            plan["duckdb cold"].append(timed(duckdb_plan, many, 5))
     load = os.getloadavg()[0]
 
     def med(r: list[tuple[float, float]]) -> tuple[float, float]:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from workloads import timed
 
 import fieldshift as fs
 
@@ -144,14 +145,6 @@ def test_cold_plan_of_one_partition(benchmark: Any, tables: tuple[str, str], pla
     assert benchmark.pedantic(planner, args=(tables[1],), rounds=5, iterations=1, warmup_rounds=1) == 1
 
 
-def _timed(fn: Callable[[str], Any], arg: str, rounds: int) -> tuple[float, float]:
-    times = []
-    for _ in range(rounds):
-        began = time.perf_counter()
-        fn(arg)
-        times.append(time.perf_counter() - began)
-    return statistics.median(times), min(times)
-
 
 def main() -> None:
     """Build both tables, time each reader alternately, write ``benchmarks/iceberg.md``."""
@@ -165,10 +158,10 @@ def main() -> None:
         scan: dict[str, list[tuple[float, float]]] = {"fieldshift": [], "pyiceberg": []}
         plan: dict[str, list[tuple[float, float]]] = {"fieldshift": [], "pyiceberg": []}
         for _ in range(3):  # alternate, so both sides see the same load
-            scan["fieldshift"].append(_timed(fieldshift_scan, versions, 3))
-            scan["pyiceberg"].append(_timed(pyiceberg_scan, versions, 3))
-            plan["fieldshift"].append(_timed(fieldshift_plan, files, 3))
-            plan["pyiceberg"].append(_timed(pyiceberg_plan, files, 3))
+            scan["fieldshift"].append(timed(fieldshift_scan, versions, 3))
+            scan["pyiceberg"].append(timed(pyiceberg_scan, versions, 3))
+            plan["fieldshift"].append(timed(fieldshift_plan, files, 3))
+            plan["pyiceberg"].append(timed(pyiceberg_plan, files, 3))
     load = os.getloadavg()[0]
 
     def med(runs: list[tuple[float, float]]) -> tuple[float, float]:

@@ -10,6 +10,8 @@ whole suite can be smoke-run in a minute; anything else (default ``full``) is th
 from __future__ import annotations
 
 import os
+import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -583,3 +585,14 @@ def duckdb_w1_sql(path: str) -> str:
             sql_type = {I64: "BIGINT", I32: "INTEGER", F64: "DOUBLE", F32: "FLOAT", STR: "VARCHAR"}[f.type]
             cols.append(f"{name}::{sql_type} AS {name}")
     return f"SELECT {', '.join(cols)} FROM read_parquet('{path}')"
+
+
+def timed(fn: Callable[[Any], Any], arg: Any, rounds: int) -> tuple[float, float]:
+    """``fn(arg)`` run ``rounds`` times by hand (the peers' scripts alternate readers round by round): the
+    median and the fastest wall time."""
+    times = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        fn(arg)
+        times.append(time.perf_counter() - began)
+    return statistics.median(times), min(times)
