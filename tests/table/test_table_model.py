@@ -316,7 +316,10 @@ class TableMachine(RuleBasedStateMachine):
             if by_source is not None:
                 b.when_not_matched_by_source_delete(
                     condition=(["target", by_source[0]], "not_null") if by_source else None)
-            return b.execute()
+            # as for delete and update: a file rewritten without its matched rows moves its other rows into the
+            # current schema, which the model does not follow (the rewrite rule has its own tests)
+            with mock.patch.object(row_changes, "REWRITE_FRACTION", 0.0):
+                return b.execute()
 
         try:
             counts = m.merge(on.name, source, update, delete, insert, by_source)
