@@ -24,11 +24,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.errors import CommitOutcomeUnknownError
 from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
 from fieldshift.table.catalog.deletion_vectors import decode_positions, encode_positions
 from fieldshift.table.commits import Attempt, with_retries
-from fieldshift.table.files.data_files import remove_files
+from fieldshift.table.files.data_files import removed_unless_committed
 from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
 from fieldshift.table.records import DataFile
 from fieldshift.table.scan.table_scan import Scan
@@ -77,15 +76,10 @@ def _attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, now: Att
     ids = spark.range(0, len(tasks), 1, numPartitions=len(tasks))
     files = [f for row in ids.mapInArrow(writer, "files binary").collect() for f in pickle.loads(row.files)]
     written = [f.path for f in files]
-    try:
+    with removed_unless_committed(table.storage, written):
         removal = plan_removal(table.io, metadata, matched, written)
         snap = commit_row_changes(table.io, metadata, matched, removal, files, operation="update",
                                   summary={"rows": matched.count})
-    except CommitOutcomeUnknownError:
-        raise
-    except BaseException:
-        remove_files(table.storage, written)
-        raise
     return UpdateResult(matched.count, snap.snapshot_id)
 
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fieldshift.errors import CommitConflictError, DataFileError, SchemaEvolutionError
+from fieldshift.errors import CommitConflictError, CommitOutcomeUnknownError, DataFileError, SchemaEvolutionError
 from fieldshift.schema.model import Schema
 from fieldshift.table.files.parquet_layouts import for_parquet, restore_types
 from fieldshift.table.files.stats import compute_stats
@@ -21,7 +21,8 @@ from fieldshift.table.files.write_layout import DEFAULT_LAYOUT, SMALL_CHUNK_BYTE
 from fieldshift.table.records import DataFile
 
 __all__ = ["TMP_SUFFIX", "check_file_columns", "check_present", "data_file_errors", "iter_file_batches",
-           "name_data_file", "parquet_codec", "read_columns", "remove_files", "write_data_file", "write_side_file"]
+           "name_data_file", "parquet_codec", "read_columns", "remove_files", "removed_unless_committed",
+           "write_data_file", "write_side_file"]
 
 def parquet_codec(table: pa.Table) -> str:
     """The codec the default layout writes ``table`` (one file's rows) with (see ``WriteLayout.codec_for``)."""
@@ -218,6 +219,20 @@ def remove_files(location: TableStorage | Path | str, paths: Iterable[str]) -> N
     storage = open_storage(location)
     for p in paths:
         storage.delete(p)
+
+
+@contextlib.contextmanager
+def removed_unless_committed(location: TableStorage | Path | str, written: list[str]) -> Iterator[list[str]]:
+    """The files a writer lists in ``written`` inside the block are deleted when the block fails before its
+    commit landed; when the commit's outcome is unknown they stay (it may have landed: a retry finds it, or
+    vacuum removes them)."""
+    try:
+        yield written
+    except CommitOutcomeUnknownError:
+        raise
+    except BaseException:
+        remove_files(location, written)
+        raise
 
 
 def check_present(location: TableStorage | Path | str, paths: Iterable[str]) -> None:

@@ -30,12 +30,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.errors import CommitOutcomeUnknownError, FieldshiftError, InvalidOptionError, PrecombineLoweredError
+from fieldshift.errors import FieldshiftError, InvalidOptionError, PrecombineLoweredError
 from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.commits import Attempt, expired_is_conflict, with_retries
 from fieldshift.table.evolution.on_write import prepare_append
-from fieldshift.table.files.data_files import remove_files
+from fieldshift.table.files.data_files import remove_files, removed_unless_committed
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.key_lookup import KeyedPlan, candidates, plan_vectors
 from fieldshift.table.keyed.keyed_write import check_unique
@@ -217,7 +217,7 @@ def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
         check_evolution(io, metadata, schema, "a merge")
     result = (outcome.inserted.num_rows, outcome.updated.num_rows, gone.num_rows)
     written: list[str] = []
-    try:
+    with removed_unless_committed(io.storage, written):
         files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS, keys=keys) \
             if rows.num_rows else []
         deletes = write_partitioned(io.storage, schema, metadata.spec, gone, written, keys=keys, content="deletes") \
@@ -225,11 +225,6 @@ def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
         forget_key_hash()
         vectors = merge_vectors((plan_u, files), (plan_d, deletes))
         snap = _commit(io, metadata, schema, fitted.evolved, [*files, *deletes], vectors, result)
-    except CommitOutcomeUnknownError:
-        raise
-    except BaseException:
-        remove_files(io.storage, written)
-        raise
     return MergeResult(*result, snap, fitted.evolved)
 
 
@@ -324,7 +319,7 @@ def _unkeyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted
         check_evolution(io, metadata, schema, "a merge")
     counts = (decided.inserted.num_rows, decided.updated.num_rows, len(decided.deleted_index))
     written: list[str] = []
-    try:
+    with removed_unless_committed(io.storage, written):
         with ThreadPoolExecutor(max_workers=1) as pool:  # the new rows are written while files are rewritten
             new_files = pool.submit(write_partitioned, io.storage, schema, metadata.spec, rows, written,
                                     MAX_FILE_ROWS) if rows.num_rows else None
@@ -333,11 +328,6 @@ def _unkeyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted
             files_out = new_files.result() if new_files is not None else []
         snap = commit_row_changes(io, metadata, doomed, removal, files_out, operation="merge",
                                   summary=_summary(files_out, counts), schema=schema)
-    except CommitOutcomeUnknownError:
-        raise
-    except BaseException:
-        remove_files(io.storage, written)
-        raise
     return MergeResult(*counts, snap.snapshot_id, fitted.evolved)
 
 
@@ -451,7 +441,7 @@ def commit_parts(io: TableIO, metadata: TableMetadata, spec: MergeSpec, parts: S
     files = [f for p in parts for f in p.files]
     counts = tuple(sum(p.counts[i] for p in parts) for i in range(3))
     written = [f.path for f in files]
-    try:
+    with removed_unless_committed(io.storage, written):
         if not any(counts):
             remove_files(io.storage, written)
             return MergeResult(0, 0, 0, None)
@@ -470,9 +460,4 @@ def commit_parts(io: TableIO, metadata: TableMetadata, spec: MergeSpec, parts: S
             removal = plan_removal(io, metadata, doomed, written)
             snap = commit_row_changes(io, metadata, doomed, removal, files, operation="merge",
                                       summary=_summary(files, triple), schema=fitted.schema).snapshot_id
-    except CommitOutcomeUnknownError:
-        raise
-    except BaseException:
-        remove_files(io.storage, written)
-        raise
     return MergeResult(int(counts[0]), int(counts[1]), int(counts[2]), snap, fitted.evolved)

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.errors import CastValueError, CommitOutcomeUnknownError, PrecombineLoweredError, RowChangeError
+from fieldshift.errors import CastValueError, PrecombineLoweredError, RowChangeError
 from fieldshift.schema.model import Schema
 from fieldshift.table.commits import expired_is_conflict
 from fieldshift.table.expressions.references import Reference
-from fieldshift.table.files.data_files import remove_files
+from fieldshift.table.files.data_files import removed_unless_committed
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.keys import KeySpec
 from fieldshift.table.metadata import TableMetadata
@@ -57,14 +57,9 @@ def delete_where(io: TableIO, metadata: TableMetadata, filter: Any) -> DeleteRes
     if not matched.count:
         return DeleteResult(0, metadata.head.snapshot_id, 0)
     written: list[str] = []
-    try:
+    with removed_unless_committed(io.storage, written):
         removal = plan_removal(io, metadata, matched, written)
         snap = commit_row_changes(io, metadata, matched, removal, operation="delete")
-    except CommitOutcomeUnknownError:
-        raise
-    except BaseException:
-        remove_files(io.storage, written)
-        raise
     return DeleteResult(0, snap.snapshot_id, removal.rows_removed)
 
 
@@ -83,16 +78,11 @@ def update_where(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], w
     assert matched.rows is not None
     rows = apply_set(matched.rows.drop_columns([POSITION_COLUMN]), schema, set)
     written: list[str] = []
-    try:
+    with removed_unless_committed(io.storage, written):
         removal = plan_removal(io, metadata, matched, written)
         files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS)
         snap = commit_row_changes(io, metadata, matched, removal, files, operation="update",
                                   summary={"rows": rows.num_rows})
-    except CommitOutcomeUnknownError:
-        raise
-    except BaseException:
-        remove_files(io.storage, written)
-        raise
     return UpdateResult(rows.num_rows, snap.snapshot_id)
 
 

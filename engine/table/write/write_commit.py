@@ -18,14 +18,14 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from fieldshift.errors import CommitOutcomeUnknownError, DuplicateKeyError, NotKeyedError, SnapshotExpiredError
+from fieldshift.errors import DuplicateKeyError, NotKeyedError, SnapshotExpiredError
 from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.catalog.stream_marks import StreamMark, check_unrecorded
 from fieldshift.table.commits import expired_is_conflict
 from fieldshift.table.evolution.partition_evolution import check_schema_change
 from fieldshift.table.evolution.value_check import check_values
-from fieldshift.table.files.data_files import remove_files, write_side_file
+from fieldshift.table.files.data_files import remove_files, removed_unless_committed, write_side_file
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.key_lookup import KeyedPlan, append_lookup, plan_vectors
 from fieldshift.table.keyed.keyed_write import check_unique, key_rows, new_keys_only
@@ -241,7 +241,7 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
     if request.evolved:  # before writing anything
         check_evolution(io, metadata, schema, f"an {operation}")
     written: list[str] = []
-    try:
+    with removed_unless_committed(io.storage, written):
         layout = metadata.layout
         files = write_partitioned(io.storage, schema, metadata.spec, data, written, layout.file_rows, keys=keys,
                                   layout=layout)
@@ -255,11 +255,6 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
         snap = commit_files(io, metadata, FilesCommit(
             schema, request.evolved, files, quarantine, operation, mark, request.summary,
             plan.commit(files) if plan is not None else None, request.exclusive))
-    except CommitOutcomeUnknownError:
-        raise  # the commit may have landed: its files stay (a retry finds the mark recorded, or vacuum)
-    except BaseException:
-        remove_files(io.storage, written)
-        raise
     replaced = 0 if operation == "append" else plan.replaced if plan is not None and operation == "upsert" else None
     return Written(snap, data.num_rows, sum(n for _, n in quarantine), replaced)
 
