@@ -22,7 +22,7 @@ from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.sqlite import DataFile
 from fieldshift.table.files.data_files import write_data_file
 from fieldshift.table.files.write_layout import DEFAULT_LAYOUT, WriteLayout
-from fieldshift.table.keyed.keys import KeySpec, bucket_of, key_hash
+from fieldshift.table.keyed.keys import KeySpec, bucket_order, key_hash
 
 __all__ = ["Placement", "check_unique", "check_unique_exact", "key_rows", "new_keys_only", "write_bucketed"]
 
@@ -48,8 +48,7 @@ def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec,
     files = []
     if not data.num_rows:
         return files
-    buckets = bucket_of(data, spec)
-    order = np.argsort(buckets.astype(np.int16), kind="stable")  # < MAX_BUCKETS: numpy's radix sort
+    buckets, order = bucket_order(data, spec)
     sorted_buckets = buckets[order]
     starts = np.flatnonzero(np.r_[True, sorted_buckets[1:] != sorted_buckets[:-1]])
     ends = np.r_[starts[1:], len(order)]
