@@ -236,9 +236,12 @@ class _NoMemory(list):  # type: ignore[type-arg]
         return None
 
 
+@pytest.mark.parametrize("over_cores", [0, 1, 3])
 def test_parallel_bucket_writes_land_in_bucket_order_and_a_failure_leaves_no_file(tmp_path: Path,
-                                                                                   monkeypatch: pytest.MonkeyPatch
-                                                                                   ) -> None:
+                                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                                   over_cores: int) -> None:
+    monkeypatch.setattr(threads_module, "_threads", 2)
+    monkeypatch.setattr(keyed_write, "WRITE_THREADS_OVER_CORES", over_cores)
     t = fs.Table.create(tmp_path / "t", SCHEMA, identifier_fields=["k"], buckets=8)
     data = rows(4000)
     schema = t.schema
