@@ -12,8 +12,9 @@
   ``write_deltalake`` of the same rows (target <= 1.3x), the same append without the issue's fast paths
   (exact group-by uniqueness, no remembered key hash, bucket files one after another), the same append in
   the layout before issue 35 (zstd, 131,072-row groups, a dictionary tried on every column), and the floor:
-  pyarrow writing the same four bucket files in fieldshift's layout (``write_layout``) on two threads. Runs
-  interleaved, medians of 5.
+  pyarrow writing the same four bucket files in fieldshift's layout (``write_layout``) on two threads, and the
+  append without the second round's fast paths (footer statistics, hashing on threads, one bucket order, a
+  writer thread over the cores). Runs interleaved, medians of ``FIELDSHIFT_LOAD_RUNS`` (default 5).
 
 Results go to ``extra_info`` and are printed; ``speed.md`` holds the measured notes (report.py appends it).
 """
@@ -46,6 +47,7 @@ pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
 RUNS = int(os.environ.get("FIELDSHIFT_SPEED_RUNS", 20))
 LOAD_ROWS = int(os.environ.get("FIELDSHIFT_LOAD_ROWS", 200_000 if w.SMALL else 2_000_000))
+LOAD_RUNS = int(os.environ.get("FIELDSHIFT_LOAD_RUNS", 5))
 PY = sys.executable
 CLI = str(Path(PY).parent / "fieldshift")
 
@@ -142,6 +144,7 @@ def _load_rows(n: int) -> pa.Table:
 
 def test_keyed_bulk_load_vs_write_deltalake(benchmark: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     deltalake = pytest.importorskip("deltalake")
+    from fieldshift.table.files import data_files
     from fieldshift.table.files.write_layout import DEFAULT_LAYOUT
     from fieldshift.table.keyed import keyed_write, keys
     from fieldshift.table.keyed.keys import bucket_of
@@ -161,13 +164,24 @@ def test_keyed_bulk_load_vs_write_deltalake(benchmark: Any, tmp_path_factory: py
     def old_layout() -> None:
         fieldshift_append(OLD_LAYOUT_PROPERTIES)
 
+    def without_round_two() -> None:
+        """Without the second round's fast paths (footer statistics, hashing on threads, one bucket order
+        per write, a writer thread over the cores)."""
+        saved = (data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER, keyed_write.WRITE_THREADS_OVER_CORES)
+        data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER = False, 1 << 62, _Forgetful()
+        keyed_write.WRITE_THREADS_OVER_CORES = 0
+        try:
+            fieldshift_append()
+        finally:
+            data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER, keyed_write.WRITE_THREADS_OVER_CORES = saved
+
     def without_fast_paths() -> None:
         saved = (write_commit.check_unique, partition_write.write_bucketed, keys._LAST_HASH)
         write_commit.check_unique = keyed_write.check_unique_exact
         partition_write.write_bucketed = functools.partial(keyed_write.write_bucketed, parallel=False)
         keys._LAST_HASH = _Forgetful()
         try:
-            fieldshift_append()
+            without_round_two()
         finally:
             write_commit.check_unique, partition_write.write_bucketed, keys._LAST_HASH = saved
 
@@ -191,25 +205,27 @@ def test_keyed_bulk_load_vs_write_deltalake(benchmark: Any, tmp_path_factory: py
         shutil.rmtree(dest)
 
     fieldshift_append(), delta()  # warm (numba's hash kernel, deltalake's runtime)
-    cpu: list[list[float]] = [[] for _ in range(5)]
-    t_fs, t_dl, t_slow, t_floor, t_old = _interleaved([fieldshift_append, delta, without_fast_paths, floor, old_layout],
-                                                      5, cpu)
+    cpu: list[list[float]] = [[] for _ in range(6)]
+    t_fs, t_dl, t_slow, t_floor, t_old, t_two = _interleaved(
+        [fieldshift_append, delta, without_fast_paths, floor, old_layout, without_round_two], LOAD_RUNS, cpu)
     benchmark.pedantic(fieldshift_append, rounds=1, iterations=1)
     m = {k: statistics.median(v) for k, v in
          {"fieldshift": t_fs, "deltalake": t_dl, "without_fast_paths": t_slow, "pyarrow_floor": t_floor,
-          "old_layout": t_old}.items()}
+          "old_layout": t_old, "without_round_two": t_two}.items()}
     c = {k: statistics.median(v) for k, v in zip(m, cpu, strict=True)}
     benchmark.extra_info.update({f"{k}_median_s": v for k, v in m.items()} | {
         "rows": LOAD_ROWS, "ratio": m["fieldshift"] / m["deltalake"], "target": 1.3,
         "ratio_without_fast_paths": m["without_fast_paths"] / m["deltalake"],
         "floor_ratio": m["pyarrow_floor"] / m["deltalake"], "old_layout_ratio": m["old_layout"] / m["deltalake"],
+        "without_round_two_ratio": m["without_round_two"] / m["deltalake"],
         **{f"{k}_cpu_s": v for k, v in c.items()}, "cpu_ratio": c["fieldshift"] / c["deltalake"],
         "load_1min": os.getloadavg()[0]})
     print(f"\nkeyed append of {LOAD_ROWS:,} rows: fieldshift {m['fieldshift']:.3f}s, deltalake "
           f"{m['deltalake']:.3f}s ({m['fieldshift'] / m['deltalake']:.2f}x), without the fast paths "
           f"{m['without_fast_paths']:.3f}s ({m['without_fast_paths'] / m['deltalake']:.2f}x), pyarrow writing "
           f"the same bucket files {m['pyarrow_floor']:.3f}s ({m['pyarrow_floor'] / m['deltalake']:.2f}x), the layout "
-          f"before issue 35 {m['old_layout']:.3f}s ({m['old_layout'] / m['deltalake']:.2f}x); CPU "
+          f"before issue 35 {m['old_layout']:.3f}s ({m['old_layout'] / m['deltalake']:.2f}x), without the second "
+          f"round's fast paths {m['without_round_two']:.3f}s ({m['without_round_two'] / m['deltalake']:.2f}x); CPU "
           + ", ".join(f"{k} {v:.3f}s" for k, v in c.items()) + f"; 1-minute load {os.getloadavg()[0]:.1f}")
 
 

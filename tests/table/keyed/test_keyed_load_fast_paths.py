@@ -208,7 +208,10 @@ def test_keyed_loads_with_and_without_the_fast_paths_are_the_same(tmp_path: Path
     batches = [rows(5000), pa.concat_tables([rows(300, 10_000), extra]), rows(10, 10_000),  # already there
                pa.concat_tables([rows(40, 20_000), rows(40, 20_000).slice(7, 1)]),  # twice in the batch
                pa.concat_tables([extra, extra.slice(1, 1)]), rows(3000, 30_000)]
+    monkeypatch.setattr(threads_module, "_threads", 2)
+    monkeypatch.setattr(write_commit, "_OVERLAP_ROWS", 1)  # key checks while the files are written, every batch
     fast, fast_errors = load(tmp_path / "fast", batches)
+    monkeypatch.setattr(write_commit, "OVERLAP_KEY_CHECKS", False)
     monkeypatch.setattr(write_commit, "check_unique", keyed_write.check_unique_exact)
     monkeypatch.setattr(partition_write, "write_bucketed", functools.partial(keyed_write.write_bucketed,
                                                                               parallel=False))
@@ -266,3 +269,34 @@ def test_parallel_bucket_writes_land_in_bucket_order_and_a_failure_leaves_no_fil
     with pytest.raises(OSError, match="disk full"):
         partition_write.write_partitioned(t.storage, schema, t.spec, data, [], 300, keys=spec)
     assert sorted(p.name for p in (tmp_path / "t").rglob("*.parquet")) == before
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_a_refused_append_leaves_the_table_and_its_files_as_they_were(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      overlap: bool) -> None:
+    monkeypatch.setattr(threads_module, "_threads", 2)
+    monkeypatch.setattr(write_commit, "_OVERLAP_ROWS", 100)
+    monkeypatch.setattr(write_commit, "OVERLAP_KEY_CHECKS", overlap)
+    calls: list[int] = []
+    real = write_commit.write_partitioned
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(write_commit, "write_partitioned", counted)
+    t, errors = load(tmp_path / "t", [rows(3000)])
+    assert errors == [None] and len(calls) == 1
+    before = sorted(p.name for p in (tmp_path / "t").rglob("*.parquet"))
+    head = t.current_snapshot.snapshot_id
+    again = rows(500, 2990)  # keys 2990..2999 are in the table
+    twice = pa.concat_tables([rows(500, 5000), rows(500, 5000).slice(3, 1)])
+    for bad, message in ((again, "already in the table"), (twice, "more than once")):
+        with pytest.raises(DuplicateKeyError, match=message):
+            t.append(bad)
+    # with the overlap the refused appends wrote their files (then removed them); without, they wrote nothing
+    assert len(calls) == (3 if overlap else 1)
+    assert sorted(p.name for p in (tmp_path / "t").rglob("*.parquet")) == before
+    assert t.current_snapshot.snapshot_id == head
+    assert t.scan().to_arrow().num_rows == 3000
+    forget_key_hash()
