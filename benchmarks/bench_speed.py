@@ -14,7 +14,8 @@
   the layout before issue 35 (zstd, 131,072-row groups, a dictionary tried on every column), and the floor:
   pyarrow writing the same four bucket files in fieldshift's layout (``write_layout``) on two threads, and the
   append without the second round's fast paths (footer statistics, hashing on threads, one bucket order, a
-  writer thread over the cores). Runs interleaved, medians of ``FIELDSHIFT_LOAD_RUNS`` (default 5).
+  writer thread over the cores, key checks while the files are written). Runs interleaved, medians of
+  ``FIELDSHIFT_LOAD_RUNS`` (default 5).
 
 Results go to ``extra_info`` and are printed; ``speed.md`` holds the measured notes (report.py appends it).
 """
@@ -166,14 +167,16 @@ def test_keyed_bulk_load_vs_write_deltalake(benchmark: Any, tmp_path_factory: py
 
     def without_round_two() -> None:
         """Without the second round's fast paths (footer statistics, hashing on threads, one bucket order
-        per write, a writer thread over the cores)."""
-        saved = (data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER, keyed_write.WRITE_THREADS_OVER_CORES)
+        per write, a writer thread over the cores, key checks while the files are written)."""
+        saved = (data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER, keyed_write.WRITE_THREADS_OVER_CORES,
+                 write_commit.OVERLAP_KEY_CHECKS)
         data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER = False, 1 << 62, _Forgetful()
-        keyed_write.WRITE_THREADS_OVER_CORES = 0
+        keyed_write.WRITE_THREADS_OVER_CORES, write_commit.OVERLAP_KEY_CHECKS = 0, False
         try:
             fieldshift_append()
         finally:
-            data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER, keyed_write.WRITE_THREADS_OVER_CORES = saved
+            (data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER, keyed_write.WRITE_THREADS_OVER_CORES,
+             write_commit.OVERLAP_KEY_CHECKS) = saved
 
     def without_fast_paths() -> None:
         saved = (write_commit.check_unique, partition_write.write_bucketed, keys._LAST_HASH)
