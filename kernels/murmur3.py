@@ -108,6 +108,9 @@ def _hash_var(arr: pa.Array) -> np.ndarray:
     return out
 
 
+_GATHER_INDICES = 1 << 20
+
+
 def hash_var_numpy(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     """Murmur3 of each ``data[offsets[i]:offsets[i+1]]`` with numpy only, one pass per distinct length: the
     bytes of the values of one length as rows of a zero-padded matrix read as little-endian words (the
@@ -122,7 +125,10 @@ def hash_var_numpy(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
         if length and len(distinct) == 1:  # one length: the values lie back to back
             padded[:, :length] = data[offsets[0]:offsets[-1]].reshape(len(rows), length)
         elif length:
-            padded[:, :length] = data[offsets[rows][:, None] + np.arange(length)]
+            step = max(1, _GATHER_INDICES // length)  # the gather's index matrix stays under 8 MiB
+            span = np.arange(length)
+            for lo in range(0, len(rows), step):
+                padded[lo:lo + step, :length] = data[offsets[rows[lo:lo + step]][:, None] + span]
         words = padded.view("<u4")
         h = np.zeros(len(rows), dtype=np.uint32)
         with np.errstate(over="ignore"):

@@ -175,9 +175,13 @@ def test_strings_hashed_with_numpy_before_numba_is_loaded(values: list, offset: 
         assert bucket(pa.array(raw, pa.binary()), N).to_pylist() == _peer(raw, BinaryType())
 
 
+@pytest.mark.parametrize("gather", [1 << 20, 50])
 @pytest.mark.parametrize("lengths", [[0], [10], [1, 2, 3, 4, 5, 8, 9], list(range(65)), [64, 0, 7]])
-def test_numpy_hash_is_the_kernels_hash(lengths: list[int]) -> None:
+def test_numpy_hash_is_the_kernels_hash(lengths: list[int], gather: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fieldshift.kernels import murmur3
     from fieldshift.kernels._nb_murmur3 import hash_var_values
+
+    monkeypatch.setattr(murmur3, "_GATHER_INDICES", gather)  # 50: gathers of a few rows at a time
 
     rng = np.random.default_rng(len(lengths))
     values = [bytes(rng.integers(0, 256, lengths[i % len(lengths)], dtype=np.uint8)) for i in range(3000)]
