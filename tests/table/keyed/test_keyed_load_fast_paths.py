@@ -169,6 +169,15 @@ def test_bucket_order_is_remembered_per_columns_and_bucket_count() -> None:
     assert not keys._LAST_ORDER and not keys._LAST_HASH
 
 
+def test_bucket_numbers_of_a_power_of_two_count_are_the_modulo() -> None:
+    h = np.random.default_rng(3).integers(0, 2**32, 20_000, dtype=np.uint32)
+    h[:4] = [0, 2**31 - 1, 2**31, 2**32 - 1]
+    for buckets in [1, 2, 3, 4, 7, 8, 16, 100, 512, 1023, 1024]:
+        got = keys.bucket_numbers(h, buckets)
+        assert got.dtype == np.int32
+        assert np.array_equal(got, ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)), buckets
+
+
 def test_radix_order_of_buckets_is_the_stable_order() -> None:
     data = pa.table({"k": pa.array(np.arange(50_000))})
     b = bucket_of(data, KeySpec((1,), ("k",), None, None, 1024))
