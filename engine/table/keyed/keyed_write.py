@@ -50,9 +50,11 @@ def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec,
     if not data.num_rows:
         return files
     buckets, order = bucket_order(data, spec)
-    sorted_buckets = buckets[order]
-    starts = np.flatnonzero(np.r_[True, sorted_buckets[1:] != sorted_buckets[:-1]])
-    ends = np.r_[starts[1:], len(order)]
+    counts = np.bincount(buckets, minlength=spec.buckets)  # the order holds each bucket's rows in one run
+    hit = np.flatnonzero(counts)
+    ends = np.cumsum(counts)[hit]
+    starts = ends - counts[hit]
+    bucket_at = dict(zip(starts.tolist(), hit.tolist(), strict=True))
     file_schema = schema.select(data.column_names)
 
     def write_bucket(start: int, end: int) -> list[DataFile]:
@@ -62,7 +64,7 @@ def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec,
             f = write_data_file(location, file_schema, part.slice(offset, max_rows), spec_id=where.spec_id,
                                 partition=where.partition, directory=where.directory, layout=layout)
             written.append(f.path)  # as it lands: a failure elsewhere removes it (list.append is atomic)
-            out.append(replace(f, content=where.content, bucket=int(sorted_buckets[start])))
+            out.append(replace(f, content=where.content, bucket=bucket_at[start]))
         return out
 
     jobs = sorted(zip(starts.tolist(), ends.tolist(), strict=True), key=lambda se: se[0] - se[1])  # largest first

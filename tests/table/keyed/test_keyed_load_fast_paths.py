@@ -263,6 +263,10 @@ def test_parallel_bucket_writes_land_in_bucket_order_and_a_failure_leaves_no_fil
     par = keyed_write.write_bucketed(t.storage, schema, data, spec, written, max_rows=300)
     seq = keyed_write.write_bucketed(t.storage, schema, data, spec, [], max_rows=300, parallel=False)
     assert [(f.bucket, f.record_count) for f in par] == [(f.bucket, f.record_count) for f in seq]
+    for f in par:  # every file holds rows of the bucket it is recorded in, none twice, none missing
+        keys_in = pq.read_table(t.storage.display(f.path), columns=["k"])
+        assert set(bucket_of(keys_in, spec).tolist()) == {f.bucket}
+    assert sum(f.record_count for f in par) == data.num_rows and len({f.bucket for f in par}) == 8
     assert sorted(written) == sorted(f.path for f in par)
     calls = []
     real = keyed_write.write_data_file
