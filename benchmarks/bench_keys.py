@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -103,6 +104,84 @@ def test_merged_read_vs_compacted_and_unkeyed(benchmark: Any, tables: dict[str, 
     print(f"\nread {ROWS:,} rows: merged {t_merged:.3f}s, compacted {t_compacted:.3f}s, unkeyed {t_plain:.3f}s "
           f"-> {t_merged / t_compacted:.2f}x, {t_compacted / t_plain:.2f}x; CPU {cpu[0]:.3f}s, {cpu[1]:.3f}s, "
           f"{cpu[2]:.3f}s -> {cpu[0] / cpu[1]:.2f}x, {cpu[1] / cpu[2]:.2f}x")
+
+
+MOR_ROUNDS = int(os.environ.get("FIELDSHIFT_MOR_RUNS", 15))
+
+
+def _medians(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, tuple[float, float]]:
+    """Per reader, (median wall, median process CPU over all threads) of ``rounds`` runs interleaved round by
+    round, after one warm-up run each (a shared machine's load then weighs on every reader alike)."""
+    for fn in fns.values():
+        fn()
+    wall: dict[str, list[float]] = {k: [] for k in fns}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            fn()
+            wall[k].append(time.perf_counter() - start)
+            cpu[k].append(time.process_time() - start_cpu)
+    return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in fns}
+
+
+def _without_fast_deletes(table: fs.Table) -> Callable[[], pa.Table]:
+    def read() -> pa.Table:
+        scan = table.scan()
+        scan.pipeline().fast_deletes = False  # one filter per batch, every row group decoded
+        return scan.to_arrow()
+    return read
+
+
+def _mor_tables(root: Any, clustered: bool) -> tuple[fs.Table, fs.Table]:
+    """bench_keys' read table (10% of the keys upserted in 5 commits under 2 newer schemas): the keys chosen at
+    random, or (``clustered``) one range of keys (recent rows updated), and the same table compacted."""
+    merged = fs.Table.create(root / "merged", SCHEMA, identifier_fields=["id"], precombine="pre", buckets=BUCKETS)
+    for start in range(0, ROWS, 1_000_000):
+        merged.upsert(_rows(np.arange(start, min(ROWS, start + 1_000_000)), 0))
+    rng = np.random.default_rng(w.SEED)
+    updated = np.arange(ROWS - ROWS // 10, ROWS) if clustered else rng.choice(ROWS, ROWS // 10, replace=False)
+    for i, part in enumerate(np.array_split(updated, 5)):
+        merged.upsert(_rows(np.sort(part), i + 1, wide=i >= 2, extra=i >= 4))
+    shutil.copytree(root / "merged", root / "compacted")
+    compacted = fs.Table.open(root / "compacted")
+    compacted.compact()
+    return merged, compacted
+
+
+@pytest.mark.parametrize("updates", ["random", "clustered"])
+def test_merge_on_read_vs_compacted_and_delta_rs(benchmark: Any, updates: str,
+                                                tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Issue 35: a scan right after the upserts (merge-on-read: deletion vectors, the update files) against the
+    same rows compacted and delta-rs reading them from one Delta table; ``fast_deletes`` off is the same scan
+    with one filter per batch."""
+    deltalake = pytest.importorskip("deltalake")
+    root = tmp_path_factory.mktemp(f"mor-{updates}")
+    merged, compacted = _mor_tables(root, updates == "clustered")
+    expected = compacted.to_arrow().sort_by("id")
+    assert merged.to_arrow().sort_by("id").equals(expected)
+    deltalake.write_deltalake(str(root / "delta"), expected)
+    delta = deltalake.DeltaTable(str(root / "delta"))
+    result = benchmark.pedantic(merged.to_arrow, rounds=3, iterations=1)
+    assert result.num_rows == ROWS
+    timed = _medians({"mor": merged.to_arrow, "mor_one_filter": _without_fast_deletes(merged),
+                      "compacted": compacted.to_arrow, "delta_rs": delta.to_pyarrow_table}, MOR_ROUNDS)
+    physical = sum(f.record_count for f in merged.scan().live_files())
+    info: dict[str, Any] = {"rows": ROWS, "updates": updates, "physical_rows": physical,
+                            "load_1m": os.getloadavg()[0]}
+    for k, (wall_s, cpu_s) in timed.items():
+        info[f"{k}_s"], info[f"{k}_cpu_s"] = wall_s, cpu_s
+    for k in ("mor", "mor_one_filter", "delta_rs"):
+        info[f"{k}_over_compacted"] = timed[k][0] / timed["compacted"][0]
+        info[f"cpu_{k}_over_compacted"] = timed[k][1] / timed["compacted"][1]
+    info["mor_over_delta_rs"] = timed["mor"][0] / timed["delta_rs"][0]
+    info["cpu_mor_over_delta_rs"] = timed["mor"][1] / timed["delta_rs"][1]
+    benchmark.extra_info.update(info)
+    print(f"\nmerge-on-read, {updates} updates, {ROWS:,} rows ({physical:,} physical), medians of {MOR_ROUNDS}, "
+          f"load {info['load_1m']:.1f}:")
+    for k, (wall_s, cpu_s) in timed.items():
+        print(f"  {k:15s} wall {wall_s * 1e3:7.1f} ms ({wall_s / timed['compacted'][0]:.2f}x)  "
+              f"CPU {cpu_s * 1e3:7.1f} ms ({cpu_s / timed['compacted'][1]:.2f}x)")
 
 
 def test_upsert_vs_deltalake_merge(benchmark: Any, tables: dict[str, fs.Table],

@@ -52,14 +52,15 @@ def live_parts(batch: pa.RecordBatch, removed: np.ndarray, slices: bool = True) 
         return [batch]
     if len(removed) == n:
         return []
-    if slices:
-        gaps = np.flatnonzero(np.diff(removed) != 1)  # removed runs end at removed[gaps], the next starts after
+    # removed runs end at removed[gaps], the next starts after; live runs number at least the removed ones - 1
+    gaps = np.flatnonzero(np.diff(removed) != 1) if slices else None
+    if gaps is not None and len(gaps) * MIN_SLICE_ROWS <= n - len(removed):
         run_starts = np.concatenate(([removed[0]], removed[gaps + 1]))
         run_ends = np.concatenate((removed[gaps], [removed[-1]])) + 1
         live_starts, live_ends = np.concatenate(([0], run_ends)), np.concatenate((run_starts, [n]))
         nonempty = live_ends > live_starts
         if int(nonempty.sum()) * MIN_SLICE_ROWS <= n - len(removed):
-            return [batch.slice(int(s), int(e - s)) for s, e in
+            return [batch.slice(s, e - s) for s, e in
                     zip(live_starts[nonempty].tolist(), live_ends[nonempty].tolist(), strict=True)]
     keep = np.ones(n, dtype=bool)
     keep[removed] = False
