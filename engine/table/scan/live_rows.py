@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["MIN_SLICE_ROWS", "live_parts", "live_row_groups"]
+__all__ = ["MIN_SLICE_ROWS", "live_batch_size", "live_extent", "live_parts", "live_row_groups"]
 
 MIN_SLICE_ROWS = 4096
 """Slices are used when the live runs of a batch average at least this many rows (else one filter)."""
@@ -27,7 +27,7 @@ def live_row_groups(group_rows: Sequence[int], deleted: np.ndarray | None
     """(the row groups holding a live row, ``deleted`` renumbered to the rows of those groups read one after
     another); (None, ``deleted``) when every group has one. ``deleted``: sorted distinct row positions of
     the file."""
-    if deleted is None or not len(deleted) or len(group_rows) < 2:
+    if deleted is None or not len(deleted) or not len(group_rows):
         return None, deleted
     ends = np.cumsum(np.asarray(group_rows, np.int64))
     starts = ends - np.asarray(group_rows, np.int64)
@@ -65,3 +65,21 @@ def live_parts(batch: pa.RecordBatch, removed: np.ndarray, slices: bool = True) 
     keep = np.ones(n, dtype=bool)
     keep[removed] = False
     return [batch.filter(pa.array(keep))]
+
+
+def live_extent(rows: int, deleted: np.ndarray | None) -> int:
+    """How many of ``rows`` come before the run of deleted positions that ends the file (all of them when the
+    last row is live): no row after it needs decoding."""
+    if deleted is None or not len(deleted) or int(deleted[-1]) != rows - 1:
+        return rows
+    gaps = np.flatnonzero(np.diff(deleted) != 1)
+    return int(deleted[gaps[-1] + 1]) if len(gaps) else int(deleted[0])
+
+
+def live_batch_size(extent: int, batch_size: int) -> int:
+    """A batch size of at most ``batch_size`` rows whose batches end at ``extent`` or a few rows after it (fewer
+    than the batches it takes to get there), so a read can stop there."""
+    if extent <= 0:
+        return batch_size
+    count = -(-extent // batch_size)
+    return -(-extent // count)

@@ -60,7 +60,7 @@ from fieldshift.table.keyed.merge import merge_rows
 from fieldshift.table.partitions.partition_prune import project, project_range, project_strict
 from fieldshift.table.partitions.transforms import Transform, parse_transform
 from fieldshift.table.scan.equality_deletes import EqualityMatcher, with_equality_fields
-from fieldshift.table.scan.live_rows import live_parts, live_row_groups
+from fieldshift.table.scan.live_rows import live_batch_size, live_extent, live_parts, live_row_groups
 from fieldshift.table.scan.open_merge import merge_versions
 from fieldshift.table.scan.partition_vector import partition_ruled_out
 from fieldshift.table.scan.prune_vector import MIN_FILES, PruneView, integer_ruled_out
@@ -816,14 +816,17 @@ class OpenScan:
             pf = opener(f.path) if opener is not None else pq.ParquetFile(self._open(f.path))
             found = pf.schema_arrow
             check_file_columns(f.path, found, expected)
-            groups = None
-            if deleted is not None and self.fast_deletes:  # row groups without a live row are not decoded
-                md = pf.metadata
-                groups, deleted = live_row_groups([md.row_group(i).num_rows for i in range(md.num_row_groups)],
-                                                  deleted)
+            groups, stop, batch_size = None, None, self.batch_size
+            if deleted is not None and self.fast_deletes:  # rows after the last live one, and row groups without
+                md = pf.metadata                            # a live row, are not decoded (live_rows)
+                rows = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+                groups, deleted = live_row_groups(rows, deleted)
                 if groups is not None and not groups:
                     return
-            for whole in read_columns(pf, expected.names, self.batch_size, groups, restore=expected,
+                total = sum(rows) if groups is None else sum(rows[i] for i in groups)
+                stop = live_extent(total, deleted)
+                stop, batch_size = (stop, live_batch_size(stop, batch_size)) if stop < total else (None, batch_size)
+            for whole in read_columns(pf, expected.names, batch_size, groups, restore=expected,
                                       file_schema=found):
                 n = whole.num_rows
                 parts = [whole]
@@ -844,6 +847,8 @@ class OpenScan:
                         if gone is not None and gone.any():
                             out = out.filter(pa.array(~gone))
                     yield out
+                if stop is not None and offset >= stop:
+                    return  # the rest is deleted: never decoded
 
     @staticmethod
     def _keep(batch: pa.RecordBatch, offset: int, deleted: np.ndarray | None, f: DataFileEntry) -> np.ndarray | None:

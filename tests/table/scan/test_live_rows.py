@@ -11,7 +11,7 @@ import pytest
 
 import fieldshift as fs
 from fieldshift.table.files import data_files
-from fieldshift.table.scan.live_rows import MIN_SLICE_ROWS, live_parts, live_row_groups
+from fieldshift.table.scan.live_rows import MIN_SLICE_ROWS, live_batch_size, live_extent, live_parts, live_row_groups
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.int32()), ("v", pa.string()),
                     ("x", pa.float64())])
@@ -76,7 +76,20 @@ def test_live_row_groups_skip_only_groups_without_a_live_row() -> None:
     assert renumbered.tolist() == [*range(10), *range(150, 160)]  # group 2's rows follow group 0's
     assert live_row_groups(rows, np.arange(5, dtype=np.int64))[0] is None  # every group has a live row
     assert live_row_groups(rows, np.arange(350, dtype=np.int64))[0] == []
-    assert live_row_groups([100], np.arange(100, dtype=np.int64))[0] is None  # one group: read (and filtered)
+    assert live_row_groups([100], np.arange(100, dtype=np.int64))[0] == []
+    assert live_row_groups([100], np.arange(99, dtype=np.int64))[0] is None
+
+
+def test_live_extent_and_a_batch_size_that_stops_there() -> None:
+    assert live_extent(100, None) == 100
+    assert live_extent(100, np.array([3, 50, 98], np.int64)) == 100  # the last row is live
+    assert live_extent(100, np.array([3, 50, 97, 98, 99], np.int64)) == 97
+    assert live_extent(100, np.arange(100, dtype=np.int64)) == 0
+    assert live_extent(100, np.array([5, 6, 99], np.int64)) == 99
+    for extent, size in [(225_000, 1 << 20), (225_001, 65_536), (7, 65_536), (3_000_001, 1 << 20)]:
+        bs = live_batch_size(extent, size)
+        batches = -(-extent // bs)
+        assert bs <= size and extent <= batches * bs < extent + batches  # ends at the extent or a few rows on
 
 
 def _compare(table: fs.Table) -> pa.Table:
@@ -130,3 +143,27 @@ def test_unkeyed_delete_of_whole_row_groups_skips_them_and_reads_alike(tmp_path:
     assert result.num_rows == 20_000 - 8_000 - 10
     assert result.column("id").to_pylist() == [*range(4000), *range(12_000, 14_000), *range(14_010, 20_000)]
     assert [0, 3, 4] in seen and None in seen  # the fast scan skipped the dead groups; the slow one read all
+
+
+def test_newest_rows_superseded_are_never_decoded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    table = fs.Table.create(tmp_path / "n", SCHEMA, identifier_fields=["id"], precombine="pre", buckets=2)
+    table.upsert(_rows(np.arange(40_000), 0))
+    table.upsert(_rows(np.arange(30_000, 40_000), 1))  # the newest quarter of every base file
+    table.upsert(_rows(np.arange(39_990, 40_000), 2))  # the tail of the first update files
+    decoded: list[int] = []
+    read = data_files.read_columns
+
+    def counting(*args: object, **kw: object) -> object:
+        for batch in read(*args, **kw):  # type: ignore[arg-type]
+            decoded.append(batch.num_rows)
+            yield batch
+
+    monkeypatch.setattr("fieldshift.table.scan.open_scan.read_columns", counting)
+    fast, slow = table.scan(), table.scan()
+    slow.pipeline().fast_deletes = False
+    got = fast.to_arrow()
+    fast_rows, decoded[:] = sum(decoded), []
+    assert got.equals(slow.to_arrow())
+    assert sum(decoded) == 40_000 + 10_000 + 10  # every physical row
+    assert fast_rows == 30_000 + 9_990 + 10  # the superseded tails of the base and first update files: not decoded
+    assert got.num_rows == 40_000
