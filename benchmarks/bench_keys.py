@@ -29,6 +29,7 @@ import pytest
 import workloads as w
 
 import fieldshift as fs
+from fieldshift.table.scan.live_rows import live_parts
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
@@ -176,12 +177,62 @@ def test_merge_on_read_vs_compacted_and_delta_rs(benchmark: Any, updates: str,
         info[f"cpu_{k}_over_compacted"] = timed[k][1] / timed["compacted"][1]
     info["mor_over_delta_rs"] = timed["mor"][0] / timed["delta_rs"][0]
     info["cpu_mor_over_delta_rs"] = timed["mor"][1] / timed["delta_rs"][1]
+    info.update(_task_costs(merged, compacted))
     benchmark.extra_info.update(info)
     print(f"\nmerge-on-read, {updates} updates, {ROWS:,} rows ({physical:,} physical), medians of {MOR_ROUNDS}, "
           f"load {info['load_1m']:.1f}:")
     for k, (wall_s, cpu_s) in timed.items():
         print(f"  {k:15s} wall {wall_s * 1e3:7.1f} ms ({wall_s / timed['compacted'][0]:.2f}x)  "
               f"CPU {cpu_s * 1e3:7.1f} ms ({cpu_s / timed['compacted'][1]:.2f}x)")
+    print("  one thread, task by task (median CPU): " + ", ".join(
+        f"{k} {v * 1e3:.1f} ms" for k, v in info.items() if k.startswith("task_")))
+
+
+def _task_costs(merged: fs.Table, compacted: fs.Table, rounds: int = 7) -> dict[str, float]:
+    """Where the merge-on-read's time goes, read task by task on one thread (median process CPU of ``rounds``):
+    its base files (deletion vectors applied), the same files decoded whole, the deleted rows' removal alone
+    (the filter or slices of the decoded batches), its update files, and the compacted table's files."""
+    def sides(table: fs.Table) -> tuple[Any, list[Any], list[Any]]:
+        pipe = table.scan().pipeline()
+        reader = object.__new__(type(pipe))
+        reader.__dict__.update(pipe.__dict__, batch_size=1 << 20)  # as to_arrow reads
+        tasks = reader.tasks()
+        return reader, [t for t in tasks if t.files[0].positions is not None], \
+            [t for t in tasks if t.files[0].positions is None]
+
+    reader, base, updates = sides(merged)
+    compact_reader, _, compact_tasks = sides(compacted)
+    whole = [list(pq.ParquetFile(t.files[0].path).iter_batches(1 << 20)) for t in base]
+    positions = [np.asarray(t.files[0].positions, np.int64) for t in base]
+
+    def run(r: Any, tasks: list[Any]) -> Callable[[], None]:
+        def read() -> None:
+            for t in tasks:
+                for b in r.task_batches(t):
+                    r.finish(b)
+        return read
+
+    def remove() -> None:
+        for batches, gone in zip(whole, positions, strict=True):
+            offset = 0
+            for b in batches:
+                lo, hi = np.searchsorted(gone, [offset, offset + b.num_rows])
+                live_parts(b, gone[lo:hi] - offset)
+                offset += b.num_rows
+
+    def decode() -> None:
+        for t in base:
+            pq.ParquetFile(t.files[0].path).read(use_threads=False)
+
+    fns = {"task_mor_base": run(reader, base), "task_base_decode_only": decode, "task_remove_deleted": remove,
+           "task_mor_updates": run(reader, updates), "task_compacted": run(compact_reader, compact_tasks)}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            start = time.process_time()
+            fn()
+            cpu[k].append(time.process_time() - start)
+    return {k: statistics.median(v) for k, v in cpu.items()}
 
 
 def test_upsert_vs_deltalake_merge(benchmark: Any, tables: dict[str, fs.Table],
