@@ -72,6 +72,10 @@ class CatalogSource:
         """A Parquet reader of a data file of the table (``TableStorage.parquet_file``: a local file by its path)."""
         return self.io.storage.parquet_file(self._relative(path))
 
+    def file_bytes(self, path: str) -> bytes:
+        """A data file's bytes, read in one request (the scan reads small files whole: ``WHOLE_FILE_BYTES``)."""
+        return self.io.storage.read_bytes(self._relative(path))
+
     def _relative(self, path: str) -> str:
         base = self.io.storage.display()
         return path[len(base) + 1:] if path.startswith(base + "/") else path
