@@ -126,10 +126,12 @@ def _medians(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, tuple[
     return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in fns}
 
 
-def _without_fast_deletes(table: fs.Table) -> Callable[[], pa.Table]:
+def _without_fast_paths(table: fs.Table) -> Callable[[], pa.Table]:
+    """The scan as it read before issue 35's merge-on-read work: one filter per batch for the deleted rows, every
+    row group decoded, small files opened and read chunk by chunk."""
     def read() -> pa.Table:
-        scan = table.scan()
-        scan.pipeline().fast_deletes = False  # one filter per batch, every row group decoded
+        pipeline = (scan := table.scan()).pipeline()
+        pipeline.fast_deletes = pipeline.whole_small_files = False
         return scan.to_arrow()
     return read
 
@@ -154,8 +156,8 @@ def _mor_tables(root: Any, clustered: bool) -> tuple[fs.Table, fs.Table]:
 def test_merge_on_read_vs_compacted_and_delta_rs(benchmark: Any, updates: str,
                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
     """Issue 35: a scan right after the upserts (merge-on-read: deletion vectors, the update files) against the
-    same rows compacted and delta-rs reading them from one Delta table; ``fast_deletes`` off is the same scan
-    with one filter per batch."""
+    same rows compacted and delta-rs reading them from one Delta table; ``mor_before`` is the same scan without
+    the fast paths (``_without_fast_paths``)."""
     deltalake = pytest.importorskip("deltalake")
     root = tmp_path_factory.mktemp(f"mor-{updates}")
     merged, compacted = _mor_tables(root, updates == "clustered")
@@ -165,14 +167,14 @@ def test_merge_on_read_vs_compacted_and_delta_rs(benchmark: Any, updates: str,
     delta = deltalake.DeltaTable(str(root / "delta"))
     result = benchmark.pedantic(merged.to_arrow, rounds=3, iterations=1)
     assert result.num_rows == ROWS
-    timed = _medians({"mor": merged.to_arrow, "mor_one_filter": _without_fast_deletes(merged),
+    timed = _medians({"mor": merged.to_arrow, "mor_before": _without_fast_paths(merged),
                       "compacted": compacted.to_arrow, "delta_rs": delta.to_pyarrow_table}, MOR_ROUNDS)
     physical = sum(f.record_count for f in merged.scan().live_files())
     info: dict[str, Any] = {"rows": ROWS, "updates": updates, "physical_rows": physical,
                             "load_1m": os.getloadavg()[0]}
     for k, (wall_s, cpu_s) in timed.items():
         info[f"{k}_s"], info[f"{k}_cpu_s"] = wall_s, cpu_s
-    for k in ("mor", "mor_one_filter", "delta_rs"):
+    for k in ("mor", "mor_before", "delta_rs"):
         info[f"{k}_over_compacted"] = timed[k][0] / timed["compacted"][0]
         info[f"cpu_{k}_over_compacted"] = timed[k][1] / timed["compacted"][1]
     info["mor_over_delta_rs"] = timed["mor"][0] / timed["delta_rs"][0]
@@ -191,7 +193,8 @@ def test_merge_on_read_vs_compacted_and_delta_rs(benchmark: Any, updates: str,
 def _task_costs(merged: fs.Table, compacted: fs.Table, rounds: int = 7) -> dict[str, float]:
     """Where the merge-on-read's time goes, read task by task on one thread (median process CPU of ``rounds``):
     its base files (deletion vectors applied), the same files decoded whole, the deleted rows' removal alone
-    (the filter or slices of the decoded batches), its update files, and the compacted table's files."""
+    (the filter or slices of the decoded batches), its update files, and the compacted table's files; ``_before``:
+    without the fast paths."""
     def sides(table: fs.Table) -> tuple[Any, list[Any], list[Any]]:
         pipe = table.scan().pipeline()
         reader = object.__new__(type(pipe))
@@ -201,6 +204,8 @@ def _task_costs(merged: fs.Table, compacted: fs.Table, rounds: int = 7) -> dict[
             [t for t in tasks if t.files[0].positions is None]
 
     reader, base, updates = sides(merged)
+    before = object.__new__(type(reader))
+    before.__dict__.update(reader.__dict__, fast_deletes=False, whole_small_files=False)
     compact_reader, _, compact_tasks = sides(compacted)
     whole = [list(pq.ParquetFile(t.files[0].path).iter_batches(1 << 20)) for t in base]
     positions = [np.asarray(t.files[0].positions, np.int64) for t in base]
@@ -224,8 +229,9 @@ def _task_costs(merged: fs.Table, compacted: fs.Table, rounds: int = 7) -> dict[
         for t in base:
             pq.ParquetFile(t.files[0].path).read(use_threads=False)
 
-    fns = {"task_mor_base": run(reader, base), "task_base_decode_only": decode, "task_remove_deleted": remove,
-           "task_mor_updates": run(reader, updates), "task_compacted": run(compact_reader, compact_tasks)}
+    fns = {"task_mor_base": run(reader, base), "task_mor_base_before": run(before, base),
+           "task_base_decode_only": decode, "task_remove_deleted": remove, "task_mor_updates": run(reader, updates),
+           "task_mor_updates_before": run(before, updates), "task_compacted": run(compact_reader, compact_tasks)}
     cpu: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(rounds):
         for k, fn in fns.items():
