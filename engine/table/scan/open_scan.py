@@ -817,10 +817,11 @@ class OpenScan:
         expected, p = self._exact_plan(f.schema_id)
         offset = 0
         with data_file_errors(f.path):
-            pf = self._whole_file(f)
-            if pf is None:
-                opener = getattr(self.source, "parquet_file", None)  # the source's own reader of its files
-                pf = opener(f.path) if opener is not None else pq.ParquetFile(self._open(f.path))
+            opener = getattr(self.source, "parquet_file", None)  # the source's own reader of its files
+            if opener is None:
+                pf = pq.ParquetFile(self._open(f.path))
+            else:
+                pf = opener(f.path, whole=True) if self._read_whole(f) else opener(f.path)
             found = pf.schema_arrow
             check_file_columns(f.path, found, expected)
             groups, stop, batch_size = None, None, self.batch_size
@@ -857,13 +858,11 @@ class OpenScan:
                 if stop is not None and offset >= stop:
                     return  # the rest is deleted: never decoded
 
-    def _whole_file(self, f: DataFileEntry) -> pq.ParquetFile | None:
-        """A small file (``WHOLE_FILE_BYTES``) read in one request and parsed from memory, when the source reads
-        whole files (``file_bytes``); None: open it as usual."""
-        read = getattr(self.source, "file_bytes", None)
-        if read is None or not self.whole_small_files or f.file_size is None or f.file_size > WHOLE_FILE_BYTES:
-            return None
-        return pq.ParquetFile(pa.BufferReader(read(f.path)))
+    def _read_whole(self, f: DataFileEntry) -> bool:
+        """Whether to read ``f`` in one request and decode it from memory: a small file (``WHOLE_FILE_BYTES``) of a
+        source whose ``parquet_file`` can (``whole_files``)."""
+        return self.whole_small_files and getattr(self.source, "whole_files", False) and f.file_size is not None \
+            and f.file_size <= WHOLE_FILE_BYTES
 
     @staticmethod
     def _keep(batch: pa.RecordBatch, offset: int, deleted: np.ndarray | None, f: DataFileEntry) -> np.ndarray | None:

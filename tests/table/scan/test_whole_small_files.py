@@ -11,8 +11,8 @@ import pytest
 
 import fieldshift as fs
 from fieldshift.errors import DataFileError
+from fieldshift.table.files.storage import TableStorage
 from fieldshift.table.scan import open_scan
-from fieldshift.table.scan.catalog_source import CatalogSource
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.int32()), ("v", pa.string())])
 
@@ -35,13 +35,14 @@ def _table(tmp_path: Path) -> fs.Table:
 def test_small_files_read_whole_give_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     table = _table(tmp_path)
     calls: list[str] = []
-    read = CatalogSource.file_bytes
+    original = TableStorage.parquet_file
 
-    def counted(self: CatalogSource, path: str) -> bytes:
-        calls.append(path)
-        return read(self, path)
+    def counted(self: TableStorage, rel: str, *, whole: bool = False, **options: object) -> object:
+        if whole:
+            calls.append(rel)
+        return original(self, rel, whole=whole, **options)
 
-    monkeypatch.setattr(CatalogSource, "file_bytes", counted)
+    monkeypatch.setattr(TableStorage, "parquet_file", counted)
     fast, slow = table.scan(), table.scan()
     slow.pipeline().whole_small_files = False
     got = fast.to_arrow()
