@@ -112,15 +112,19 @@ MOR_ROUNDS = int(os.environ.get("FIELDSHIFT_MOR_RUNS", 15))
 
 def _medians(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, tuple[float, float]]:
     """Per reader, (median wall, median process CPU over all threads) of ``rounds`` runs interleaved round by
-    round, after one warm-up run each (a shared machine's load then weighs on every reader alike)."""
+    round, after one warm-up run each (a shared machine's load then weighs on every reader alike). The order
+    turns each round and each run starts after a pause: delta-rs' worker threads stay busy for a moment after
+    it returns, which would otherwise land on the next reader's time, in wall and in process CPU."""
     for fn in fns.values():
         fn()
     wall: dict[str, list[float]] = {k: [] for k in fns}
     cpu: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, fn in fns.items():
+    names = list(fns)
+    for r in range(rounds):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            time.sleep(0.05)
             start, start_cpu = time.perf_counter(), time.process_time()
-            fn()
+            fns[k]()
             wall[k].append(time.perf_counter() - start)
             cpu[k].append(time.process_time() - start_cpu)
     return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in fns}
