@@ -825,8 +825,9 @@ class OpenScan:
             found = pf.schema_arrow
             check_file_columns(f.path, found, expected)
             groups, stop, batch_size = None, None, self.batch_size
-            if deleted is not None and self.fast_deletes:  # rows after the last live one, and row groups without
-                md = pf.metadata                            # a live row, are not decoded (live_rows)
+            # row groups without a live row, and the rows after the last live one, are not decoded (live_rows)
+            if deleted is not None and self.fast_deletes:
+                md = pf.metadata
                 rows = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
                 groups, deleted = live_row_groups(rows, deleted)
                 if groups is not None and not groups:

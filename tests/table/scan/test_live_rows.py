@@ -167,3 +167,21 @@ def test_newest_rows_superseded_are_never_decoded(tmp_path: Path, monkeypatch: p
     assert sum(decoded) == 40_000 + 10_000 + 10  # every physical row
     assert fast_rows == 30_000 + 9_990 + 10  # the superseded tails of the base and first update files: not decoded
     assert got.num_rows == 40_000
+
+
+def test_scan_evolved_batches_with_a_clustered_vector_read_alike(tmp_path: Path) -> None:
+    """``Scan.evolved_batches`` (compaction and the key lookups read groups through it) with a keep mask."""
+    table = fs.Table.create(tmp_path / "e", SCHEMA, identifier_fields=["id"], precombine="pre", buckets=1)
+    table.upsert(_rows(np.arange(30_000), 0))
+    table.upsert(_rows(np.arange(5_000, 20_000), 1))
+    scan = table.scan()
+    vectors = scan.deletion_vectors()
+    (base,) = [f for f in scan.live_files() if f.file_id in vectors and vectors[f.file_id].cardinality]
+    keep = vectors[base.file_id].keep_mask(base.record_count)
+    fast = list(scan.evolved_batches(base, keep))
+    scan.pipeline().fast_deletes = False
+    slow = list(scan.evolved_batches(base, keep))
+    schema = fast[0].schema
+    assert len(fast) == 2 and len(slow) == 1  # the two live runs as slices; one filtered copy
+    assert pa.Table.from_batches(fast, schema=schema).equals(pa.Table.from_batches(slow, schema=schema))
+    assert sum(b.num_rows for b in fast) == 15_000
