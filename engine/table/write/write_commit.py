@@ -263,20 +263,22 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
                                  layout=layout)
 
     with removed_unless_committed(io.storage, written):
-        if keys is not None and _overlapped(metadata, request, resolve):
-            bucket_order(data, keys)  # the key hash and bucket order both threads use, computed once
-            with ThreadPoolExecutor(1, thread_name_prefix="fieldshift-write") as pool:  # exit waits for the files
-                pending = pool.submit(write, data)
-                data, plan = checked()  # a refused append raises here: its files are removed once written
-            files = pending.result()
-        else:
-            data, plan = checked()
-            if plan is not None:
-                data = plan.rows
-            if request.evolved:  # before writing anything
-                check_evolution(io, metadata, schema, f"an {operation}")
-            files = write(data)
-        forget_key_hash()  # the last use of this write's key hash: let go of the key columns it holds
+        try:
+            if keys is not None and _overlapped(metadata, request, resolve):
+                bucket_order(data, keys)  # the key hash and bucket order both threads use, computed once
+                with ThreadPoolExecutor(1, thread_name_prefix="fieldshift-write") as pool:  # exit waits for the files
+                    pending = pool.submit(write, data)
+                    data, plan = checked()  # a refused append raises here: its files are removed once written
+                files = pending.result()
+            else:
+                data, plan = checked()
+                if plan is not None:
+                    data = plan.rows
+                if request.evolved:  # before writing anything
+                    check_evolution(io, metadata, schema, f"an {operation}")
+                files = write(data)
+        finally:  # the last use of this write's key hash, refused or not: let go of the key columns it holds
+            forget_key_hash()
         quarantine = []
         for q in request.quarantined:
             if q.num_rows:

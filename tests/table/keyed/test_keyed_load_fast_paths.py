@@ -307,6 +307,7 @@ def test_a_refused_append_leaves_the_table_and_its_files_as_they_were(tmp_path: 
     for bad, message in ((again, "already in the table"), (twice, "more than once")):
         with pytest.raises(DuplicateKeyError, match=message):
             t.append(bad)
+        assert not keys._LAST_HASH and not keys._LAST_ORDER  # a refused append holds no key columns either
     # with the overlap the refused appends wrote their files (then removed them); without, they wrote nothing
     assert len(calls) == (3 if overlap else 1)
     assert sorted(p.name for p in (tmp_path / "t").rglob("*.parquet")) == before
