@@ -6,7 +6,10 @@ time, base and delta manifest lists, the index manifest), ``manifest/`` (Avro ma
 manifests; ``paimon_files``) and the data files under ``<partition dirs>/bucket-N/``. Each manifest entry
 adds or deletes one data file and records the schema id the file was written with: its columns (no field
 ids in pypaimon's Parquet files) find their fields through that schema by name, and the scan evolves them
-to the read schema under the FLIP's rules (``CastPolicy.explicit()``).
+to the read schema under the FLIP's rules (``CastPolicy.explicit()``). Java Paimon's files carry the ROW
+fields' ids (the schema's own), ids of Paimon's ``SpecialFields`` scheme on array elements and map keys and
+values (matched by position, as every list element is) and on ``_KEY_`` and system columns (no field of
+the table has those ids at the top level).
 
 A primary-key table's files are sorted runs of versions of rows: each file holds the key, a sequence
 number (``_SEQUENCE_NUMBER``) and a row kind (``_VALUE_KIND``: +I, -U, +U, -D) beside the values. Versions
