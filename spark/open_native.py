@@ -123,12 +123,12 @@ def _footer_reason(scan: OpenScan, f: DataFileEntry, read_schema: Schema) -> tup
     pf = pq.ParquetFile(_local(f.path), arrow_extensions_enabled=False)
     found = pf.schema_arrow
     by_name = False
-    if not f.ids_in_file:
-        if has_field_ids(found):
-            return None, "columns resolved by name (the file's field ids are not the table's)", False
-        if f.name_mapping is None:
-            return None, "columns without field ids and no name mapping", False
-        by_name = True
+    if not f.ids_in_file and has_field_ids(found):
+        return None, "columns resolved by name (the file's field ids are not the table's)", False
+    if not has_field_ids(found) and f.name_mapping is not None:
+        by_name = True  # resolved through the name mapping, as Spark resolves names
+    elif not f.ids_in_file:
+        return None, "columns without field ids and no name mapping", False
     elif not _all_ids(found):
         return None, "columns without field ids (resolved by name or name mapping)", False
     for i in range(len(pf.schema)):

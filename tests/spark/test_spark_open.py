@@ -284,3 +284,34 @@ def test_files_whose_column_names_differ_from_the_read_names_stay_on_the_executo
     plan = fss.plan_open_read(tmp_path, format="delta")
     assert not plan.native and "the file names it 'col-1'" in plan.explain(), plan.explain()
     _same(fss.read(spark, tmp_path, format="delta"), t)
+
+
+def test_a_paimon_tag_and_branch_through_spark(spark: Any, tmp_path: Path) -> None:
+    """An append table's id-less files read natively by name; a tag whose snapshot expired reads on the
+    executors by the tagged id; a branch reads by its ``$branch_`` name."""
+    pytest.importorskip("fastavro", reason="Paimon manifests need fastavro (the dev and paimon extras)")
+    import shutil
+
+    from tests.open_tables.paimon_tables import DataFile, PaimonBuilder
+
+    b = PaimonBuilder(tmp_path, "db.t")
+    b.schema([{"id": 0, "name": "id", "type": "INT NOT NULL"}, {"id": 1, "name": "v", "type": "STRING"}])
+    s = pa.schema([("id", pa.int32()), ("v", pa.string())])
+    b.commit([DataFile(pa.Table.from_pylist([{"id": 1, "v": "a"}], s))])
+    b.commit([DataFile(pa.Table.from_pylist([{"id": 2, "v": "b"}], s))])
+    (b.root / "tag").mkdir()
+    (b.root / "tag" / "tag-first").write_text((b.root / "snapshot" / "snapshot-1").read_text())
+    branch = b.root / "branch" / "branch-dev"
+    branch.mkdir(parents=True)
+    shutil.copytree(b.root / "schema", branch / "schema")
+    shutil.copytree(b.root / "tag", branch / "snapshot")
+    (branch / "snapshot" / "tag-first").rename(branch / "snapshot" / "snapshot-1")
+    (b.root / "snapshot" / "snapshot-1").unlink()
+    t = fs.open_table(tmp_path, format="paimon", name="db.t")
+    plan = fss.plan_open_read(tmp_path, format="paimon", name="db.t")
+    assert len(plan.native) == 2 and "by name" in plan.explain(), plan.explain()
+    _same(fss.read(spark, tmp_path, format="paimon", name="db.t"), t)
+    tagged = fss.read(spark, tmp_path, format="paimon", name="db.t", snapshot_id="first", route="arrow")
+    assert [(r.id, r.v) for r in tagged.collect()] == [(1, "a")]
+    dev = fss.read(spark, tmp_path, format="paimon", name="db.t$branch_dev", route="arrow")
+    assert [(r.id, r.v) for r in dev.collect()] == [(1, "a")]
