@@ -40,6 +40,7 @@ from fieldshift.errors import (
 )
 from fieldshift.schema.model import Schema
 from fieldshift.table.expressions.filters import bind_filter, parse_filter, row_filter
+from fieldshift.table.write.set_values import check_key_kinds, fit_column, fit_literal
 
 __all__ = ["ClauseKind", "MergeBuilder", "MergeClause", "MergeOutcome", "MergeResult", "MergeSpec", "match_rows",
            "plan_merge", "struct_of"]
@@ -180,6 +181,9 @@ def match_rows(source: pa.Table, target: pa.Table, on: Sequence[str]) -> tuple[n
     casted = []
     for name in names:
         column, want = left.column(name), right.schema.field(name).type
+        clash = check_key_kinds(column.type, want)
+        if clash is not None:
+            raise InvalidOptionError(f"merge on {name!r}: {clash}; cast the source column")
         if column.type != want:
             try:
                 column = column.cast(want)
@@ -272,7 +276,8 @@ class _Views:
         if isinstance(value, str) and value.split(".", 1)[0] in _SIDES and "." in value:
             side, path = value.split(".", 1)
             arr: Any = view.column(side).combine_chunks()
-            for part in path.split("."):
+            whole = arr.type.get_field_index(path) >= 0  # a top-level column whose name holds dots
+            for part in [path] if whole else path.split("."):
                 if not pa.types.is_struct(arr.type) or arr.type.get_field_index(part) < 0:
                     raise InvalidOptionError(f"merge value {value!r} for column {column!r}: the {side} has no "
                                              f"column {path!r}")
@@ -281,15 +286,11 @@ class _Views:
             import pyarrow.dataset as ds
 
             arr = ds.dataset(view).to_table(columns={"v": value}).column("v").combine_chunks()
+        elif isinstance(value, pa.Scalar):  # an explicit Arrow scalar: cast as Arrow casts (a quoted CLI text)
+            return _cast(pa.repeat(value, n), column, want)
         else:
-            scalar = value if isinstance(value, pa.Scalar) else None
-            try:
-                scalar = scalar if scalar is not None else pa.scalar(value, type=want)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
-                raise CastValueError(column, 0, value, type(value).__name__, str(want),
-                                     f"The value does not fit column {column!r} ({e}); nothing was written.") from None
-            arr = pa.repeat(scalar, n)
-        return _cast(arr, column, want)
+            return pa.repeat(fit_literal(value, want, column, "merge"), n)
+        return fit_column(arr, want, column, repr(value) if isinstance(value, str) else "the expression")
 
 
 def _bare(f: pa.Field) -> pa.Field:

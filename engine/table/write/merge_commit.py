@@ -62,6 +62,7 @@ from fieldshift.table.write.row_changes import (
     plan_removal,
     row_change_rule,
 )
+from fieldshift.table.write.set_values import check_key_kinds
 from fieldshift.table.write.write_commit import check_evolution
 
 __all__ = ["MergePart", "commit_parts", "fill_partial", "keyed_live_rows", "merge_part", "merge_vectors", "run_merge"]
@@ -149,8 +150,13 @@ def _source_keys(view: pa.Table, spec: KeySpec, schema: Schema) -> pa.Table:
         valid = v if valid is None else pc.and_(valid, v)
     if valid is not None and keys.num_rows and not pc.all(valid).as_py():
         keys = keys.filter(valid)
+    want = schema.select(names).to_arrow()
+    for n in names:
+        clash = check_key_kinds(keys.schema.field(n).type, want.field(n).type)
+        if clash is not None:
+            raise InvalidOptionError(f"merge on {n!r}: {clash}; cast the source column")
     try:
-        return keys.cast(schema.select(names).to_arrow())
+        return keys.cast(want)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise InvalidOptionError(f"merge on {names}: the source's key values do not fit the table's key types "
                                  f"({e}); cast the source columns") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,30 @@ def test_bad_values_are_named_and_write_nothing(tmp_path: Path) -> None:
         t.merge({"id": [1]}, on="id").execute()
     assert t.current_snapshot.snapshot_id == snapshot
     assert _rows(t) == [{"id": 1, "v": "a", "n": 10}, {"id": 2, "v": "b", "n": 20}, {"id": 3, "v": "c", "n": 30}]
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_values_and_keys_that_would_change_on_the_way_in_are_refused(tmp_path: Path, kind: str) -> None:
+    """Found by adv34: a merge wrote 1.5 into a long column as 1, parsed "20" of a text column into 20, and
+    matched the text key "02" with the row of id 2."""
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    head, before = t.current_snapshot.snapshot_id, _rows(t)
+    for value in (1.5, decimal.Decimal("2.5"), "source.text", "source.flag"):
+        source = {"id": [1], "text": ["20"], "flag": [True]}
+        with pytest.raises(fs.CastValueError, match=r"'n'.*nothing was written"):
+            t.merge(source, on="id").when_matched_update(set={"n": value}).execute()
+    with pytest.raises(fs.InvalidOptionError, match="text is not parsed"):
+        t.merge({"id": ["02"], "v": ["x"]}, on="id").when_matched_update(set={"v": "source.v"}).execute()
+    assert t.current_snapshot.snapshot_id == head and _rows(t) == before
+    t.merge({"id": [1]}, on="id").when_matched_update(set={"n": 7.0}).execute()  # a whole number fits
+    assert next(r["n"] for r in _rows(t) if r["id"] == 1) == 7
+
+
+def test_a_source_column_whose_name_holds_a_dot(tmp_path: Path) -> None:
+    """Found by adv34: "source.a.b" looked for a nested field b of a column a, so a top-level "a.b" was unreachable."""
+    t = _plain(tmp_path)
+    r = t.merge({"id": [1], "a.b": [99]}, on="id").when_matched_update(set={"n": "source.a.b"}).execute()
+    assert r.rows_updated == 1 and next(x["n"] for x in _rows(t) if x["id"] == 1) == 99
 
 
 def test_nothing_to_do_commits_nothing(tmp_path: Path) -> None:
