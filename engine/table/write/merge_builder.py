@@ -181,6 +181,9 @@ def match_rows(source: pa.Table, target: pa.Table, on: Sequence[str]) -> tuple[n
     casted = []
     for name in names:
         column, want = left.column(name), right.schema.field(name).type
+        if pa.types.is_nested(want) or pa.types.is_nested(column.type):
+            raise InvalidOptionError(f"merge on {name!r}: a {want} column cannot be matched on (structs, lists "
+                                     "and maps are no keys); merge on top-level columns of simple types")
         clash = check_key_kinds(column.type, want)
         if clash is not None:
             raise InvalidOptionError(f"merge on {name!r}: {clash}; cast the source column")

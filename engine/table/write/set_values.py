@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -52,9 +53,21 @@ def literal_kind_fits(value: Any, t: pa.DataType) -> bool:
 
 
 def _inexact(value: Any, back: Any, t: pa.DataType) -> str | None:
-    """Why ``back`` (the value as the column holds it) is not ``value``; None when it is."""
-    if isinstance(value, bool) or value is None:
+    """Why ``back`` (the value as the column holds it) is not ``value``; None when it is (nested values are
+    checked leaf by leaf: ``[1, 2.5]`` is no list of longs)."""
+    if isinstance(value, bool) or value is None or back is None:
         return None
+    if _T.is_struct(t) and isinstance(value, Mapping) and isinstance(back, Mapping):
+        fields = {t.field(i).name: t.field(i).type for i in range(t.num_fields)}
+        return next((why for k, v in value.items() if k in fields
+                     for why in [_inexact(v, back.get(k), fields[k])] if why), None)
+    if _T.is_map(t) and isinstance(back, list):
+        pairs = list(value.items()) if isinstance(value, Mapping) else list(value)
+        return next((why for (k, v), (bk, bv) in zip(pairs, back, strict=False)
+                     for why in [_inexact(k, bk, t.key_type), _inexact(v, bv, t.item_type)] if why), None)
+    if (_T.is_list(t) or _T.is_large_list(t) or _T.is_fixed_size_list(t)) and isinstance(back, list):
+        return next((why for v, b in zip(value, back, strict=False) for why in [_inexact(v, b, t.value_type)] if why),
+                    None)
     if _T.is_integer(t) and isinstance(value, (float, decimal.Decimal)):
         if (isinstance(value, float) and not math.isfinite(value)) or back != value:
             return f"{value!r} is not a whole number"

@@ -152,6 +152,25 @@ def test_a_source_column_whose_name_holds_a_dot(tmp_path: Path) -> None:
     assert r.rows_updated == 1 and next(x["n"] for x in _rows(t) if x["id"] == 1) == 99
 
 
+def test_on_a_struct_column_and_nested_values_are_named(tmp_path: Path) -> None:
+    """Found by adv34: merge on a struct column failed with Arrow's "not supported in join key field", and a
+    list literal [1, 2.5] went into a list of longs as [1, 2]."""
+    schema = pa.schema([("id", pa.int64()), ("s", pa.struct([("a", pa.int64())])), ("l", pa.list_(pa.int64()))])
+    t = fs.Table.create(tmp_path / "n", schema)
+    t.append(pa.table({"id": [1], "s": [{"a": 1}], "l": [[1]]}, schema=schema))
+    head = t.current_snapshot.snapshot_id
+    with pytest.raises(fs.InvalidOptionError, match="cannot be matched on"):
+        t.merge(pa.table({"s": [{"a": 1}]}), on="s").when_matched_delete().execute()
+    for set_ in ({"l": [1, 2.5]}, {"s": {"a": 1.5}}):
+        with pytest.raises(fs.CastValueError, match="not a whole number"):
+            t.merge({"id": [1]}, on="id").when_matched_update(set=set_).execute()
+        with pytest.raises(fs.CastValueError, match="not a whole number"):
+            t.update(set_, where="id = 1")
+    assert t.current_snapshot.snapshot_id == head
+    t.update({"l": [1, 2.0], "s": {"a": 3}}, where="id = 1")
+    assert t.to_arrow().to_pylist() == [{"id": 1, "s": {"a": 3}, "l": [1, 2]}]
+
+
 def test_nothing_to_do_commits_nothing(tmp_path: Path) -> None:
     t = _plain(tmp_path)
     snapshot = t.current_snapshot.snapshot_id
