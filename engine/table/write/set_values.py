@@ -103,7 +103,13 @@ def fit_literal(value: Any, t: pa.DataType, column: str, what: str) -> pa.Scalar
     return scalar
 
 
+def _plain(t: pa.DataType) -> pa.DataType:
+    """A dictionary-encoded type's value type (a categorical of text is text)."""
+    return t.value_type if _T.is_dictionary(t) else t
+
+
 def _kinds_clash(source: pa.DataType, t: pa.DataType) -> str | None:
+    source = _plain(source)
     if source == t or _T.is_null(source):
         return None
     if (_is_text(source) or _is_bytes(source)) and not (_is_text(t) or _is_bytes(t)):
@@ -153,6 +159,7 @@ def fit_column(arr: pa.Array, t: pa.DataType, column: str, source: str) -> pa.Ar
 
 def check_key_kinds(source: pa.DataType, t: pa.DataType) -> str | None:
     """Why source values of type ``source`` cannot be matched against a column of ``t`` (None: they can)."""
+    source = _plain(source)
     if source == t or _T.is_null(source):
         return None
     if (_is_text(source) or _is_bytes(source)) != (_is_text(t) or _is_bytes(t)):

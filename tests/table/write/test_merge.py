@@ -145,6 +145,19 @@ def test_values_and_keys_that_would_change_on_the_way_in_are_refused(tmp_path: P
     assert next(r["n"] for r in _rows(t) if r["id"] == 1) == 7
 
 
+def test_a_dictionary_encoded_text_source_is_text(tmp_path: Path) -> None:
+    """A categorical of text matches and writes text columns (and is refused for a long column, as text is)."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.string()), ("n", pa.int64()), ("v", pa.string())]))
+    t.append({"id": ["a", "b"], "n": [1, 2], "v": ["x", "y"]})
+    source = pa.table({"id": pa.array(["a", "c"]).dictionary_encode(), "v": pa.array(["X", "Z"]).dictionary_encode(),
+                       "n": pa.array(["5", "6"]).dictionary_encode()})
+    assert t.merge(source, on="id").when_matched_update(set={"v": "source.v"}).execute().rows_updated == 1
+    with pytest.raises(fs.CastValueError, match="text is not parsed"):
+        t.merge(source, on="id").when_matched_update(set={"n": "source.n"}).execute()
+    assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == [{"id": "a", "n": 1, "v": "X"},
+                                                                      {"id": "b", "n": 2, "v": "y"}]
+
+
 def test_a_source_column_whose_name_holds_a_dot(tmp_path: Path) -> None:
     """Found by adv34: "source.a.b" looked for a nested field b of a column a, so a top-level "a.b" was unreachable."""
     t = _plain(tmp_path)
