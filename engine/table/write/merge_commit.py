@@ -353,7 +353,10 @@ def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
     then read whole rows only of the files holding matched target rows (their unset columns are kept).
     Returns the outcome and, per row of its target, the file id and position it came from."""
     assert found.rows is not None and found.file_ids is not None
-    _, t_idx = match_rows(fitted.view, found.rows, spec.on)
+    on = found.rows.select(list(spec.on))
+    if not on.schema.equals(fitted.schema.select(list(spec.on)).to_arrow()):  # the merge widens an on column
+        on = _conform(on, fitted.schema, metadata).select(list(spec.on))
+    _, t_idx = match_rows(fitted.view, on, spec.on)
     t_idx = np.unique(t_idx)
     file_ids, positions = found.file_ids[t_idx], _positions(found)[t_idx]
     whole = find_rows(io, metadata, None, with_rows=True, only=set(np.unique(file_ids).tolist()))

@@ -158,6 +158,20 @@ def test_a_dictionary_encoded_text_source_is_text(tmp_path: Path) -> None:
                                                                       {"id": "b", "n": 2, "v": "y"}]
 
 
+@pytest.mark.parametrize("condition", [None, "target.v != 'zz'"])
+def test_a_source_widening_the_on_column_matches_and_inserts(tmp_path: Path, condition: str | None) -> None:
+    """Found by adv34: an upsert-shaped merge (no conditions: the target's on columns alone are read) whose
+    source widens the on column int -> long refused the source ("do not fit the table's int32"), while the same
+    merge with a condition widened the column and inserted the row."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int32()), ("v", pa.string())]))
+    t.append({"id": pa.array([1, 2], pa.int32()), "v": ["a", "b"]})
+    source = pa.table({"id": pa.array([2, 2**40], pa.int64()), "v": ["B", "BIG"]})
+    r = t.merge(source, on="id").when_matched_update(condition=condition).when_not_matched_insert().execute()
+    assert (r.rows_updated, r.rows_inserted, r.schema_evolved) == (1, 1, True)
+    assert sorted(t.to_arrow().to_pylist(), key=lambda x: x["id"]) == [
+        {"id": 1, "v": "a"}, {"id": 2, "v": "B"}, {"id": 2**40, "v": "BIG"}]
+
+
 def test_a_source_column_whose_name_holds_a_dot(tmp_path: Path) -> None:
     """Found by adv34: "source.a.b" looked for a nested field b of a column a, so a top-level "a.b" was unreachable."""
     t = _plain(tmp_path)
