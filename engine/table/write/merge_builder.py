@@ -261,7 +261,10 @@ class _Views:
         expr = condition if isinstance(condition, pc.Expression) else self._expression(view, condition)
         if expr is None:
             return np.ones(n, dtype=bool)
-        kept = view.append_column("__fs_i", pa.array(np.arange(n, dtype=np.int64))).filter(expr)
+        try:
+            kept = view.append_column("__fs_i", pa.array(np.arange(n, dtype=np.int64))).filter(expr)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+            raise _bad_expression("condition", condition, view, e) from None
         out = np.zeros(n, dtype=bool)
         out[kept.column("__fs_i").to_numpy()] = True
         return out
@@ -288,12 +291,23 @@ class _Views:
         elif isinstance(value, pc.Expression):
             import pyarrow.dataset as ds
 
-            arr = ds.dataset(view).to_table(columns={"v": value}).column("v").combine_chunks()
+            try:
+                arr = ds.dataset(view).to_table(columns={"v": value}).column("v").combine_chunks()
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+                raise _bad_expression(f"value for column {column!r}", value, view, e) from None
         elif isinstance(value, pa.Scalar):  # an explicit Arrow scalar: cast as Arrow casts (a quoted CLI text)
             return _cast(pa.repeat(value, n), column, want)
         else:
             return pa.repeat(fit_literal(value, want, column, "merge"), n)
         return fit_column(arr, want, column, repr(value) if isinstance(value, str) else "the expression")
+
+
+def _bad_expression(what: str, expr: Any, view: pa.Table, e: Exception) -> InvalidOptionError:
+    """A ``pyarrow.compute.Expression`` that does not evaluate on the view, named with what it can see."""
+    sides = "; ".join(f"{side}: {[f.name for f in view.schema.field(side).type]}" for side in _SIDES)
+    reason = str(e).splitlines()[0]
+    return InvalidOptionError(f"merge {what} {expr} does not evaluate ({reason}); it sees struct columns "
+                              f"'source' and 'target' ({sides}); nothing was written")
 
 
 def _bare(f: pa.Field) -> pa.Field:

@@ -172,6 +172,18 @@ def test_a_source_widening_the_on_column_matches_and_inserts(tmp_path: Path, con
         {"id": 1, "v": "a"}, {"id": 2, "v": "B"}, {"id": 2**40, "v": "BIG"}]
 
 
+def test_an_arrow_expression_naming_no_column_is_named(tmp_path: Path) -> None:
+    """Found by adv34: a pyarrow.compute expression over a missing column raised Arrow's raw ArrowInvalid
+    (mentioning the merge's internal index column)."""
+    t = _plain(tmp_path)
+    head = t.current_snapshot.snapshot_id
+    with pytest.raises(fs.InvalidOptionError, match=r"condition .*'source' and 'target'.*nothing was written"):
+        t.merge({"id": [1]}, on="id").when_matched_delete(condition=pc.field("source", "nope") > 1).execute()
+    with pytest.raises(fs.InvalidOptionError, match=r"value for column 'v'.*source: \['id'\]"):
+        t.merge({"id": [1]}, on="id").when_matched_update(set={"v": pc.field("source", "nope")}).execute()
+    assert t.current_snapshot.snapshot_id == head
+
+
 def test_a_source_column_whose_name_holds_a_dot(tmp_path: Path) -> None:
     """Found by adv34: "source.a.b" looked for a nested field b of a column a, so a top-level "a.b" was unreachable."""
     t = _plain(tmp_path)
