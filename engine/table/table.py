@@ -396,7 +396,8 @@ class Table:
         read, e.g. after a Spark write, and the count would need reading it). ``mark``: as ``append``'s.
 
         ``partial=True``: a partial-column upsert (Paimon's ``partial-update``): the columns the data does not
-        carry keep the current row's values (null for a new key); a null in a carried column writes null.
+        carry keep the current row's values (a new key: the column's write default, else null); a null in a
+        carried column writes null.
         """
         return self._write(_as_table(data), evolve, on_incompatible, policy, "upsert", mark, partial=partial)
 

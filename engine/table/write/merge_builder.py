@@ -151,7 +151,7 @@ class MergeBuilder:
     def when_not_matched_insert(self, values: Mapping[str, Any] | Literal["*"] = ALL,
                                 condition: Any = None) -> MergeBuilder:
         """Insert source rows that match no target row (``"*"``: the source row; a dict: those columns, the
-        others null)."""
+        others their write default, else null)."""
         return self._add(MergeClause("insert", condition, values))
 
     def when_not_matched_by_source_delete(self, condition: Any = None) -> MergeBuilder:
@@ -376,11 +376,14 @@ def _assign(views: _Views, view: pa.Table, base: pa.Table, clause: MergeClause, 
 
 
 def plan_merge(spec: MergeSpec, source: pa.Table, fitted: pa.Table | None, target: pa.Table, out: pa.Schema,
-               *, frozen: Sequence[str] = ()) -> MergeOutcome:
+               *, frozen: Sequence[str] = (), defaults: Mapping[str, pa.Scalar] | None = None) -> MergeOutcome:
     """What the clauses do to ``target`` (rows in ``out``, the table's schema after this merge).
 
     ``source``: the rows conditions see; ``fitted``: the same rows in ``out`` (``"*"`` clauses write them;
-    None when no clause does). ``frozen``: columns an update may not set (a keyed table's key)."""
+    None when no clause does). ``frozen``: columns an update may not set (a keyed table's key). ``defaults``:
+    top-level columns' write defaults, which an insert by a dict gives the columns it does not name (SQL's
+    INSERT with a column list; an append fills them the same way)."""
+    defaults = defaults or {}
     views = _Views()
     s_idx, t_idx = match_rows(source, target, spec.on)
     matched_clauses = spec.of("update", "delete")
@@ -427,8 +430,8 @@ def plan_merge(spec: MergeSpec, source: pa.Table, fitted: pa.Table | None, targe
                 if clause.whole_rows and fitted is not None:
                     inserted_parts.append(fitted.take(pa.array(rows[mine])))
                     continue
-                empty = out.empty_table()
-                base = pa.table([pa.nulls(len(mine), f.type) for f in out], schema=out) if len(mine) else empty
+                base = pa.table([pa.repeat(defaults[f.name], len(mine)).cast(f.type) if f.name in defaults
+                                  else pa.nulls(len(mine), f.type) for f in out], schema=out)
                 inserted_parts.append(_assign(views, view.take(pa.array(mine)), base, clause,
                                               source.take(pa.array(rows[mine])), out, ()))
     by_source = spec.of("delete_by_source")

@@ -184,6 +184,25 @@ def test_an_arrow_expression_naming_no_column_is_named(tmp_path: Path) -> None:
     assert t.current_snapshot.snapshot_id == head
 
 
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_inserts_naming_some_columns_take_write_defaults(tmp_path: Path, kind: str) -> None:
+    """Found by adv34: on a table with a required column with a write default, a partial upsert of a new key
+    failed with Arrow's raw "declared non-nullable but contains nulls", and a merge insert by a dict with a
+    NullInRequiredFieldError; an append fills the column with its default, and so do they now."""
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    t.update_schema().add_column("status", pa.string(), nullable=False, default="new", write_default="new").commit()
+    t.update_schema().add_column("note", pa.string(), write_default="-").commit()
+    r = t.merge({"id": [8], "v": ["h"]}, on="id").when_not_matched_insert(values={"id": "source.id"}).execute()
+    assert r.rows_inserted == 1
+    rows = {x["id"]: x for x in t.to_arrow().to_pylist()}
+    assert rows[8] == {"id": 8, "v": None, "n": None, "status": "new", "note": "-"}
+    if kind == "keyed":
+        t.upsert({"id": [9, 1], "v": ["i", "A"]}, partial=True)
+        rows = {x["id"]: x for x in t.to_arrow().to_pylist()}
+        assert rows[9] == {"id": 9, "v": "i", "n": None, "status": "new", "note": "-"}  # a new key: defaults
+        assert rows[1] == {"id": 1, "v": "A", "n": 10, "status": "new", "note": None}  # the live row's values
+
+
 def test_a_source_column_whose_name_holds_a_dot(tmp_path: Path) -> None:
     """Found by adv34: "source.a.b" looked for a nested field b of a column a, so a top-level "a.b" was unreachable."""
     t = _plain(tmp_path)
