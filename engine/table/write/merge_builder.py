@@ -194,19 +194,19 @@ def match_rows(source: pa.Table, target: pa.Table, on: Sequence[str]) -> tuple[n
                 raise InvalidOptionError(f"merge on {name!r}: the source's {column.type} values do not fit the "
                                          f"table's {want} ({e}); cast the source column") from None
         casted.append(column)
-    left = pa.table(dict(zip(names, casted, strict=True)))
     if len(names) == 1 and pa.types.is_integer(right.schema.field(names[0]).type):
-        return _match_ints(left.column(0), right.column(0))
-    left = left.append_column("__fs_s", pa.array(np.arange(left.num_rows, dtype=np.int64)))
-    right = right.append_column("__fs_t", pa.array(np.arange(right.num_rows, dtype=np.int64)))
-    valid = [pc.is_valid(left.column(n)) for n in names]
+        return _match_ints(casted[0], right.column(0))
+    keys = [f"k{i}" for i in range(len(names))]  # the join's own names: a column may be called anything
+    left = pa.table([*casted, pa.array(np.arange(left.num_rows, dtype=np.int64))], names=[*keys, "s"])
+    right = pa.table([*right.columns, pa.array(np.arange(right.num_rows, dtype=np.int64))], names=[*keys, "t"])
+    valid = [pc.is_valid(left.column(k)) for k in keys]
     if any(v.null_count or not pc.all(v).as_py() for v in valid):
         mask = valid[0]
         for v in valid[1:]:
             mask = pc.and_(mask, v)
         left = left.filter(mask)
-    joined = left.join(right, names, join_type="inner", use_threads=True)
-    return joined.column("__fs_s").to_numpy(), joined.column("__fs_t").to_numpy()
+    joined = left.join(right, keys, join_type="inner", use_threads=True)
+    return joined.column("s").to_numpy(), joined.column("t").to_numpy()
 
 
 def _match_ints(source: pa.ChunkedArray, target: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:

@@ -203,6 +203,20 @@ def test_inserts_naming_some_columns_take_write_defaults(tmp_path: Path, kind: s
         assert rows[1] == {"id": 1, "v": "A", "n": 10, "status": "new", "note": None}  # the live row's values
 
 
+@pytest.mark.parametrize("name", ["__fs_s", "__fs_t"])
+def test_on_columns_named_like_the_joins_own(tmp_path: Path, name: str) -> None:
+    """Found by adv34: an on column named "__fs_s" or "__fs_t" (the names match_rows gave its row indices)
+    failed with a raw KeyError / ArrowInvalid."""
+    schema = pa.schema([(name, pa.string()), ("w", pa.string())])
+    t = fs.Table.create(tmp_path / "t", schema)
+    t.append(pa.table({name: ["a", "b"], "w": ["1", "2"]}, schema=schema))
+    r = t.merge({name: ["a", "c"], "w": ["X", "Y"]}, on=name).when_matched_update(condition="target.w = '1'") \
+        .when_not_matched_insert().execute()
+    assert (r.rows_updated, r.rows_inserted) == (1, 1)
+    assert sorted(t.to_arrow().to_pylist(), key=lambda x: x[name]) == [
+        {name: "a", "w": "X"}, {name: "b", "w": "2"}, {name: "c", "w": "Y"}]
+
+
 def test_a_source_column_whose_name_holds_a_dot(tmp_path: Path) -> None:
     """Found by adv34: "source.a.b" looked for a nested field b of a column a, so a top-level "a.b" was unreachable."""
     t = _plain(tmp_path)
