@@ -483,7 +483,8 @@ class Table:
             done = write_rows(self.io, metadata, WriteRequest(
                 prepared.schema, prepared.evolved, rows,
                 [q for q in (prepared.quarantined,) if q is not None], operation, mark,
-                {"changes": list(prepared.changes), **stream}), resolve=not now.last)
+                {"changes": list(prepared.changes), **stream},
+                exclusive=partial), resolve=not now.last)  # partial: it read the columns it keeps
             replaced = done.replaced
             inserted = None if replaced is None else done.rows - replaced
             return AppendResult(done.rows, done.quarantined, prepared.schema.schema_id, prepared.evolved,

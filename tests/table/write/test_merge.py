@@ -356,6 +356,33 @@ def test_partial_upsert_keeps_what_the_data_does_not_carry(tmp_path: Path) -> No
     assert r.schema_evolved and _rows(t)[2] == {"id": 3, "v": "C", "n": 30, "new": 1.5}
 
 
+def test_a_partial_upsert_never_writes_back_a_stale_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by adv34: a partial upsert reads the columns it keeps, then writes them back; on its last attempt
+    (committed without a lookup) it overwrote a concurrent upsert's change to such a column (a lost update).
+    It now conflicts with any concurrent commit, as a keyed update does, and re-reads on the retry."""
+    from fieldshift.table import table as table_module
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.string()), ("b", pa.string())])
+    t = fs.Table.create(tmp_path / "k", schema, identifier_fields=["id"])
+    t.append({"id": [1], "a": ["a1"], "b": ["b1"]})
+    real, races = table_module.fill_partial, ["b2", "b3"]
+
+    def racing(*args: Any, **kw: Any) -> Any:
+        out = real(*args, **kw)
+        if races:  # another writer changes b after this upsert read it
+            fs.Table.open(t.location).upsert({"id": [1], "a": ["a1"], "b": [races.pop(0)]})
+        return out
+
+    monkeypatch.setattr(table_module, "fill_partial", racing)
+    monkeypatch.setenv("FIELDSHIFT_COMMIT_RETRIES", "1")
+    with pytest.raises(fs.CommitConflictError):
+        t.upsert({"id": [1], "a": ["A"]}, partial=True)
+    assert t.to_arrow().to_pylist() == [{"id": 1, "a": "a1", "b": "b2"}]
+    monkeypatch.setenv("FIELDSHIFT_COMMIT_RETRIES", "3")
+    t.upsert({"id": [1], "a": ["A"]}, partial=True)  # races once more: the retry reads b3 and keeps it
+    assert not races and t.to_arrow().to_pylist() == [{"id": 1, "a": "A", "b": "b3"}]
+
+
 def test_partial_upsert_precombine_still_decides(tmp_path: Path) -> None:
     t = _keyed(tmp_path, precombine="n")
     r = t.upsert({"id": [1, 2], "n": [5, 25]}, partial=True)  # id 1 loses: its n is lower
