@@ -396,7 +396,8 @@ class Table:
         read, e.g. after a Spark write, and the count would need reading it). ``mark``: as ``append``'s.
 
         ``partial=True``: a partial-column upsert (Paimon's ``partial-update``): the columns the data does not
-        carry keep the current row's values (null for a new key); a null in a carried column writes null.
+        carry keep the current row's values (a new key: the column's write default, else null); a null in a
+        carried column writes null.
         """
         return self._write(_as_table(data), evolve, on_incompatible, policy, "upsert", mark, partial=partial)
 
@@ -482,7 +483,8 @@ class Table:
             done = write_rows(self.io, metadata, WriteRequest(
                 prepared.schema, prepared.evolved, rows,
                 [q for q in (prepared.quarantined,) if q is not None], operation, mark,
-                {"changes": list(prepared.changes), **stream}), resolve=not now.last)
+                {"changes": list(prepared.changes), **stream},
+                exclusive=partial), resolve=not now.last)  # partial: it read the columns it keeps
             replaced = done.replaced
             inserted = None if replaced is None else done.rows - replaced
             return AppendResult(done.rows, done.quarantined, prepared.schema.schema_id, prepared.evolved,

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fieldshift.errors import FieldshiftError, InvalidOptionError, PrecombineLoweredError
+from fieldshift.schema.defaults import default_scalar
 from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.commits import Attempt, expired_is_conflict, with_retries
@@ -62,6 +63,7 @@ from fieldshift.table.write.row_changes import (
     plan_removal,
     row_change_rule,
 )
+from fieldshift.table.write.set_values import check_key_kinds
 from fieldshift.table.write.write_commit import check_evolution
 
 __all__ = ["MergePart", "commit_parts", "fill_partial", "keyed_live_rows", "merge_part", "merge_vectors", "run_merge"]
@@ -99,6 +101,11 @@ def _fit(spec: MergeSpec, metadata: TableMetadata) -> _Fitted:
     for n in extra:
         view = view.append_column(n, spec.source.column(n))
     return _Fitted(view, prepared.data, prepared.schema, prepared.evolved)
+
+
+def _write_defaults(schema: Schema) -> dict[str, pa.Scalar]:
+    """Top-level columns' write defaults (what an insert naming only some columns gives the others)."""
+    return {f.name: default_scalar(f, "write") for f in schema.fields if f.write_default is not None}
 
 
 def _conform(rows: pa.Table, schema: Schema, metadata: TableMetadata) -> pa.Table:
@@ -149,8 +156,13 @@ def _source_keys(view: pa.Table, spec: KeySpec, schema: Schema) -> pa.Table:
         valid = v if valid is None else pc.and_(valid, v)
     if valid is not None and keys.num_rows and not pc.all(valid).as_py():
         keys = keys.filter(valid)
+    want = schema.select(names).to_arrow()
+    for n in names:
+        clash = check_key_kinds(keys.schema.field(n).type, want.field(n).type)
+        if clash is not None:
+            raise InvalidOptionError(f"merge on {n!r}: {clash}; cast the source column")
     try:
-        return keys.cast(schema.select(names).to_arrow())
+        return keys.cast(want)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise InvalidOptionError(f"merge on {names}: the source's key values do not fit the table's key types "
                                  f"({e}); cast the source columns") from None
@@ -204,7 +216,8 @@ def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
         by_source = bool(spec.of("delete_by_source"))
         target = keyed_live_rows(io, metadata, None if by_source else _source_keys(fitted.view, keys, schema))
         target = _conform(target, schema, metadata)
-        outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names)
+        outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names,
+                             defaults=_write_defaults(schema))
         _check_precombine(keys, outcome, target)
         rows = outcome.rows
         check_unique(rows, keys, "merge")
@@ -275,7 +288,8 @@ def _plan_unkeyed(io: TableIO, metadata: TableMetadata, spec: MergeSpec,
         decided, file_ids, positions = _narrow_plan(io, metadata, spec, fitted, found)
     else:
         target = _conform(found.rows.drop_columns([POSITION_COLUMN]), fitted.schema, metadata)
-        decided = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow())
+        decided = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow(),
+                             defaults=_write_defaults(fitted.schema))
         file_ids, positions = found.file_ids, _positions(found)
     gone = decided.replaced_index
     gf, gp = file_ids[gone], positions[gone]
@@ -347,7 +361,10 @@ def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
     then read whole rows only of the files holding matched target rows (their unset columns are kept).
     Returns the outcome and, per row of its target, the file id and position it came from."""
     assert found.rows is not None and found.file_ids is not None
-    _, t_idx = match_rows(fitted.view, found.rows, spec.on)
+    on = found.rows.select(list(spec.on))
+    if not on.schema.equals(fitted.schema.select(list(spec.on)).to_arrow()):  # the merge widens an on column
+        on = _conform(on, fitted.schema, metadata).select(list(spec.on))
+    _, t_idx = match_rows(fitted.view, on, spec.on)
     t_idx = np.unique(t_idx)
     file_ids, positions = found.file_ids[t_idx], _positions(found)[t_idx]
     whole = find_rows(io, metadata, None, with_rows=True, only=set(np.unique(file_ids).tolist()))
@@ -357,7 +374,8 @@ def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
     order = np.argsort(have, kind="stable")
     pick = order[np.searchsorted(have[order], (file_ids << 32) | positions)]
     target = _conform(whole.rows.take(pa.array(pick)).drop_columns([POSITION_COLUMN]), fitted.schema, metadata)
-    outcome = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow())
+    outcome = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow(),
+                             defaults=_write_defaults(fitted.schema))
     return outcome, file_ids, positions
 
 
@@ -365,7 +383,8 @@ def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
 def fill_partial(io: TableIO, metadata: TableMetadata, data: pa.Table, carried: Sequence[str],
                  schema: Schema) -> pa.Table:
     """An upsert's rows (in ``schema``) with the columns the input did not carry taken from the live row of
-    their key (null for a new key): a partial-column upsert. A carried null stays null."""
+    their key (a new key keeps what the write filled in: the column's write default, else null): a
+    partial-column upsert. A carried null stays null."""
     keys = metadata.keys
     assert keys is not None
     data = dedupe_latest(data, keys)
@@ -376,10 +395,12 @@ def fill_partial(io: TableIO, metadata: TableMetadata, data: pa.Table, carried: 
     d_idx, l_idx = match_rows(data, live, keys.key_names)
     index = np.full(data.num_rows, -1, dtype=np.int64)
     index[d_idx] = l_idx
-    take = pa.array(index, mask=index < 0)
+    new_key = index < 0
+    take = pa.array(index, mask=new_key)
     columns = {n: data.column(n) for n in schema.names}
-    for n in others:
-        columns[n] = live.column(n).take(take)
+    for n in others:  # a new key is an insert: its column gets what the write gave it (the write default, or null)
+        kept = live.column(n).take(take)
+        columns[n] = pc.if_else(pa.array(new_key), data.column(n), kept) if new_key.any() else kept
     return pa.table([columns[n] for n in schema.names], schema=data.schema)
 
 
@@ -410,7 +431,8 @@ def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePa
             keys = metadata.keys
             _check_on(spec, keys, metadata.name)
             target = _conform(keyed_live_rows(io, metadata, _source_keys(fitted.view, keys, schema)), schema, metadata)
-            outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names)
+            outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names,
+                             defaults=_write_defaults(schema))
             _check_precombine(keys, outcome, target)
             rows = outcome.rows
             check_unique(rows, keys, "merge")

@@ -13,8 +13,6 @@ value of the same row, cast exactly); there is no arithmetic. Only top-level col
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.errors import CastValueError, PrecombineLoweredError, RowChangeError
+from fieldshift.errors import PrecombineLoweredError, RowChangeError
 from fieldshift.schema.model import Schema
 from fieldshift.table.commits import expired_is_conflict
 from fieldshift.table.expressions.references import Reference
@@ -33,6 +31,7 @@ from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
 from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.write.row_changes import POSITION_COLUMN, commit_row_changes, find_rows, plan_removal
+from fieldshift.table.write.set_values import fit_column, fit_literal
 from fieldshift.table.write.write_commit import DeleteResult, WriteRequest, write_rows
 
 __all__ = ["UpdateResult", "apply_set", "delete_where", "update_where"]
@@ -135,24 +134,6 @@ def _check_set(set: Mapping[str, Any], schema: Schema) -> None:
                              f"columns are {schema.names}); update evolves nothing. Nothing was written")
 
 
-def _kind_fits(value: Any, t: pa.DataType) -> bool:
-    """Whether a Python literal is of the column's kind (no text read as a number, no bool as a number)."""
-    T = pa.types
-    if isinstance(value, bool):
-        return T.is_boolean(t)
-    if isinstance(value, (int, float, decimal.Decimal)):
-        return T.is_integer(t) or T.is_floating(t) or T.is_decimal(t)
-    if isinstance(value, str):
-        return T.is_string(t) or T.is_large_string(t) or T.is_string_view(t)
-    if isinstance(value, (bytes, bytearray)):
-        return T.is_binary(t) or T.is_large_binary(t) or T.is_fixed_size_binary(t) or T.is_binary_view(t)
-    if isinstance(value, (dt.date, dt.datetime)):
-        return T.is_date(t) or T.is_timestamp(t)
-    if isinstance(value, dt.time):
-        return T.is_time(t)
-    return True  # lists, dicts: Arrow's conversion decides
-
-
 def apply_set(rows: pa.Table, schema: Schema, set: Mapping[str, Any]) -> pa.Table:
     """``rows`` (in ``schema``'s columns) with each column of ``set`` replaced: by a literal, or by another
     column of the same row (``col("x")``), each cast exactly to the column's type; a value that does not fit
@@ -167,24 +148,9 @@ def apply_set(rows: pa.Table, schema: Schema, set: Mapping[str, Any]) -> pa.Tabl
             if source not in rows.column_names:
                 raise RowChangeError(f"update sets {name!r} from column {source!r}, which is not a top-level column "
                                      f"of the table ({rows.column_names}); nothing was written")
-            column = rows.column(source)
-            try:
-                new = column.cast(target.type, safe=True) if column.type != target.type else column
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise CastValueError(name, 0, f"col({source!r})", str(column.type), str(target.type),
-                                     f"The values of {source!r} do not fit {name!r} ({e}); nothing was written."
-                                     ) from None
+            new = fit_column(rows.column(source), target.type, name, f"col({source!r})")
         else:
-            if value is not None and not _kind_fits(value, target.type):
-                raise CastValueError(name, 0, value, type(value).__name__, str(target.type),
-                                     "update's value does not fit the column's type; nothing was written.")
-            try:
-                scalar = pa.scalar(value, type=target.type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, TypeError,
-                    ValueError) as e:
-                raise CastValueError(name, 0, value, type(value).__name__, str(target.type),
-                                     f"update's value does not fit the column's type ({e}); nothing was written."
-                                     ) from None
+            scalar = fit_literal(value, target.type, name, "update")
             new = pa.repeat(scalar, rows.num_rows)
         if not target.nullable and new.null_count:
             raise RowChangeError(f"update sets required column {name!r} to null; nothing was written")
