@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,14 +28,17 @@ from fieldshift.table.commits import expired_is_conflict
 from fieldshift.table.expressions.references import Reference
 from fieldshift.table.files.data_files import removed_unless_committed
 from fieldshift.table.handle import TableIO
-from fieldshift.table.keyed.keys import KeySpec
+from fieldshift.table.keyed.keys import KeySpec, forget_key_hash
+from fieldshift.table.keyed.merge import group_files, read_group
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
+from fieldshift.table.records import DataFile
 from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.write.row_changes import POSITION_COLUMN, commit_row_changes, find_rows, plan_removal
 from fieldshift.table.write.write_commit import DeleteResult, WriteRequest, write_rows
 
-__all__ = ["UpdateResult", "apply_set", "delete_where", "update_where"]
+__all__ = ["UpdateResult", "apply_set", "check_keyed_set", "delete_where", "keyed_new_versions", "keyed_update_units",
+           "update_unit", "update_where"]
 
 
 @dataclass(frozen=True)
@@ -86,21 +89,63 @@ def update_where(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], w
     return UpdateResult(rows.num_rows, snap.snapshot_id)
 
 
-def _update_keyed(io: TableIO, metadata: TableMetadata, keys: KeySpec, set: Mapping[str, Any], where: Any,
-                  resolve: bool) -> UpdateResult:
+def check_keyed_set(set: Mapping[str, Any], metadata: TableMetadata) -> None:
+    """What a keyed update refuses before reading a row: a column the table lacks, a key column in ``set``."""
+    keys = metadata.keys
+    assert keys is not None
+    _check_set(set, metadata.current_schema)
     touched = [n for n in set if n in keys.key_names]
     if touched:
         raise RowChangeError(f"update sets key column(s) {touched} of table {metadata.name!r}; a key identifies its "
                              "row and never changes: delete the row and upsert it under the new key. Nothing was "
                              "written")
+
+
+def keyed_new_versions(metadata: TableMetadata, rows: pa.Table, set: Mapping[str, Any]) -> pa.Table:
+    """The new versions of a keyed table's merged ``rows`` (every column of the current schema) under ``set``,
+    refusing a precombine value lowered below a row's own (``PrecombineLoweredError``)."""
+    keys = metadata.keys
+    assert keys is not None
+    new = apply_set(rows, metadata.current_schema, set)
+    if keys.precombine_name is not None and keys.precombine_name in set:
+        _check_precombine(rows, new, keys, metadata.name)
+    return new
+
+
+def keyed_update_units(io: TableIO, metadata: TableMetadata, where: Any) -> list[tuple[str, ...]]:
+    """The merge groups (their files' paths) whose merged rows ``where`` may match: the units of a
+    distributed keyed update (``update_unit``), one group's rows only known merged."""
+    return [tuple(f.path for f in g) for g in group_files(Scan(io, metadata, None, where).files())]
+
+
+def update_unit(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], where: Any, unit: Sequence[str],
+                written: list[str]) -> tuple[list[DataFile], int]:
+    """One merge group's share of a keyed update at ``metadata``'s snapshot: its merged rows ``where`` matches,
+    their new versions written as upsert files (not committed; their paths land in ``written``), and how many."""
+    keys = metadata.keys
+    assert keys is not None
+    scan = Scan(io, metadata, None, where)
+    by_path = {f.path: f for f in scan.live_files()}
+    merged = read_group(scan, [by_path[p] for p in unit])
+    rows = pa.Table.from_batches([scan.finish(b) for b in merged.to_batches()], schema=scan.output_schema)
+    if not rows.num_rows:
+        return [], 0
+    new = keyed_new_versions(metadata, rows, set)
+    files = write_partitioned(io.storage, metadata.current_schema, metadata.spec, new, written, MAX_FILE_ROWS,
+                              keys=keys)
+    forget_key_hash()
+    return files, new.num_rows
+
+
+def _update_keyed(io: TableIO, metadata: TableMetadata, keys: KeySpec, set: Mapping[str, Any], where: Any,
+                  resolve: bool) -> UpdateResult:
+    check_keyed_set(set, metadata)
     schema = metadata.current_schema
     with expired_is_conflict("the snapshot this update read was expired meanwhile"):
         rows = Scan(io, metadata, None, where).to_arrow()
     if not rows.num_rows:
         return UpdateResult(0, metadata.head.snapshot_id)
-    new = apply_set(rows, schema, set)
-    if keys.precombine_name is not None and keys.precombine_name in set:
-        _check_precombine(rows, new, keys, metadata.name)
+    new = keyed_new_versions(metadata, rows, set)
     with expired_is_conflict("the snapshot this update read was expired meanwhile"):
         done = write_rows(io, metadata, WriteRequest(schema, False, new, operation="upsert",
                                                      summary={"updated": new.num_rows}, exclusive=True),
