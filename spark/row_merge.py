@@ -41,6 +41,7 @@ from fieldshift.table.write.merge_commit import (
     MergePart,
     by_source_candidates,
     by_source_part,
+    check_on,
     commit_parts,
     merge_part,
     target_units,
@@ -100,7 +101,7 @@ class BySourceCandidates:
         conform = BatchConformer(self.target)
         for batch in batches:
             for i in batch.column(0).to_pylist():
-                rows = by_source_candidates(io, metadata, self.spec, self.units[i]).select(self.target.names)
+                rows = by_source_candidates(io, metadata, self.spec, self.units[i])  # in ``target``'s order
                 for b in rows.to_batches():
                     if b.num_rows:
                         yield conform(b)
@@ -118,7 +119,9 @@ class BySourceDeletes:
         if not parts:
             return
         io, metadata = self.at.open()
-        yield _part_batch(by_source_part(io, metadata, self.spec, pa.Table.from_batches(parts)))
+        rows = pa.Table.from_batches(parts)
+        names = [*self.spec.on, *rows.column_names[len(self.spec.on):]]  # the on columns' own names again
+        yield _part_batch(by_source_part(io, metadata, self.spec, rows.rename_columns(names)))
 
 
 one_line_errors(MergeTask, BySourceCandidates, BySourceDeletes)
@@ -128,6 +131,13 @@ def _arrow_schema(df: Any) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(df.schema)
+
+
+def _column(name: str) -> Any:
+    """A top-level column by its exact name (Spark reads ``a.b`` as a path unless quoted)."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def _collect(frame: Any, task: Any) -> list[MergePart]:
@@ -140,17 +150,19 @@ def _by_source(df: Any, at: _Pinned, io: TableIO, metadata: TableMetadata, spec:
     units = target_units(io, metadata)
     if not units:
         return []
-    columns = metadata.current_schema.select(names)
-    struct = schema_to_spark(columns)
-    if metadata.keys is None:
-        from pyspark.sql.types import LongType, StructField
+    from pyspark.sql.types import LongType, StructField, StructType
 
-        struct = struct.add(StructField(POSITION_COLUMN, LongType(), False)) \
-                       .add(StructField(BY_SOURCE_FILE, LongType(), False))
+    joined = [f"_fs_on_{i}" for i in range(len(names))]  # plain names for the join (any column name works)
+    fields = [StructField(a, f.dataType, f.nullable)
+              for f, a in zip(schema_to_spark(metadata.current_schema.select(names)).fields, joined, strict=True)]
+    if metadata.keys is None:
+        fields += [StructField(POSITION_COLUMN, LongType(), False), StructField(BY_SOURCE_FILE, LongType(), False)]
+    struct = StructType(fields)
     task = BySourceCandidates(at, spec, units, spark_arrow_schema(struct))
     spark = df.sparkSession
     candidates = spark.range(0, len(units), 1, numPartitions=len(units)).mapInArrow(task, struct)
-    unmatched = candidates.join(df.select(*names), on=names, how="left_anti")
+    source = df.select(*(_column(n).alias(a) for n, a in zip(names, joined, strict=True)))
+    unmatched = candidates.join(source, on=joined, how="left_anti")
     return _collect(unmatched, BySourceDeletes(at, spec))
 
 
@@ -166,6 +178,7 @@ def merge(df: Any, location: str, on: str | Sequence[str], *, catalog: str | Non
     def run(spec: MergeSpec) -> MergeResult:
         table = Table.open(location, catalog=catalog, name=name)
         metadata = table.io.metadata()
+        check_on(spec, metadata)
         at = _Pinned(location, catalog, name, metadata.head.snapshot_id)
         shape = replace(spec, source=empty)  # the tasks' spec: the source only gives the schema
         rest = without_by_source(shape)
@@ -173,7 +186,8 @@ def merge(df: Any, location: str, on: str | Sequence[str], *, catalog: str | Non
         try:
             with fieldshift_errors():  # a task's refusal (a double match, a bad value) comes back as itself
                 if rest.clauses:
-                    spread = df.repartition(partitions, *names) if partitions else df.repartition(*names)
+                    by = [_column(n) for n in names]
+                    spread = df.repartition(partitions, *by) if partitions else df.repartition(*by)
                     parts += _collect(spread, MergeTask(at, rest))
                 if len(rest.clauses) != len(shape.clauses):
                     parts += _by_source(df, at, table.io, metadata, shape, names)

@@ -41,6 +41,7 @@ from fieldshift.table.write.row_ops import (
     UpdateResult,
     apply_set,
     check_keyed_set,
+    check_set,
     keyed_update_units,
     update_unit,
 )
@@ -74,8 +75,7 @@ def _keyed_attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, no
                    name: str | None) -> UpdateResult:
     metadata = table.io.metadata()
     schema = metadata.current_schema
-    check_keyed_set(set, metadata)
-    apply_set(schema.to_arrow().empty_table(), schema, set)  # literals refused before any task runs
+    check_keyed_set(set, metadata)  # a value that does not fit is refused by the tasks given rows, as Table.update
     units = keyed_update_units(table.io, metadata, where)  # a bad filter is refused here
     head = metadata.head.snapshot_id
     if not units:
@@ -102,7 +102,7 @@ def _attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, now: Att
     del now
     metadata = table.io.metadata()
     schema = metadata.current_schema
-    apply_set(schema.to_arrow().empty_table(), schema, set)  # names and literals refused before any task runs
+    check_set(set, schema)  # values are checked where rows get them (the tasks), as Table.update does
     matched = find_rows(table.io, metadata, where)
     if not matched.count:
         return UpdateResult(0, metadata.head.snapshot_id)

@@ -71,8 +71,9 @@ from fieldshift.table.write.row_changes import (
 )
 from fieldshift.table.write.write_commit import check_evolution, resolve_written
 
-__all__ = ["BY_SOURCE_FILE", "MergePart", "by_source_candidates", "by_source_part", "commit_parts", "fill_partial",
-           "keyed_live_rows", "merge_part", "merge_vectors", "run_merge", "target_units", "without_by_source"]
+__all__ = ["BY_SOURCE_FILE", "MergePart", "by_source_candidates", "by_source_part", "check_on", "commit_parts",
+           "fill_partial", "keyed_live_rows", "merge_part", "merge_vectors", "run_merge", "target_units",
+           "without_by_source"]
 
 
 @dataclass(frozen=True)
@@ -443,6 +444,15 @@ def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePa
 # -- a by-source clause, distributed: target files checked by workers, anti-joined with the source ------
 BY_SOURCE_FILE = "_fieldshift_file"
 """The column of :func:`by_source_candidates` naming an unkeyed target row's file id (with :data:`POSITION_COLUMN`)."""
+
+
+def check_on(spec: MergeSpec, metadata: TableMetadata) -> None:
+    """``spec``'s ``on`` columns fit the table (a keyed table: its key; else columns it has), as ``Table.merge``
+    checks them: a distributed merge asks before any task runs."""
+    if metadata.keys is not None:
+        _check_on(spec, metadata.keys, metadata.name)
+    else:
+        _check_on_columns(spec, metadata)
 
 
 def without_by_source(spec: MergeSpec) -> MergeSpec:

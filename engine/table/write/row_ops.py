@@ -37,8 +37,8 @@ from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.write.row_changes import POSITION_COLUMN, commit_row_changes, find_rows, plan_removal
 from fieldshift.table.write.write_commit import DeleteResult, WriteRequest, write_rows
 
-__all__ = ["UpdateResult", "apply_set", "check_keyed_set", "delete_where", "keyed_new_versions", "keyed_update_units",
-           "update_unit", "update_where"]
+__all__ = ["UpdateResult", "apply_set", "check_keyed_set", "check_set", "delete_where", "keyed_new_versions",
+           "keyed_update_units", "update_unit", "update_where"]
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def update_where(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], w
                  resolve: bool = True) -> UpdateResult:
     """Give the rows ``where`` matches at ``metadata``'s head the values ``set`` names, in one commit."""
     schema = metadata.current_schema
-    _check_set(set, schema)
+    check_set(set, schema)
     keys = metadata.keys
     if keys is not None:
         return _update_keyed(io, metadata, keys, set, where, resolve)
@@ -93,7 +93,7 @@ def check_keyed_set(set: Mapping[str, Any], metadata: TableMetadata) -> None:
     """What a keyed update refuses before reading a row: a column the table lacks, a key column in ``set``."""
     keys = metadata.keys
     assert keys is not None
-    _check_set(set, metadata.current_schema)
+    check_set(set, metadata.current_schema)
     touched = [n for n in set if n in keys.key_names]
     if touched:
         raise RowChangeError(f"update sets key column(s) {touched} of table {metadata.name!r}; a key identifies its "
@@ -171,7 +171,8 @@ def _check_precombine(old: pa.Table, new: pa.Table, keys: KeySpec, table: str) -
             "replaces. Nothing was written")
 
 
-def _check_set(set: Mapping[str, Any], schema: Schema) -> None:
+def check_set(set: Mapping[str, Any], schema: Schema) -> None:
+    """``set`` names top-level columns of ``schema`` (its values are checked where rows get them)."""
     if not isinstance(set, Mapping) or not set:
         raise TypeError("update() takes set={column: value, ...}, a non-empty dict of top-level column names")
     unknown = [n for n in set if not isinstance(n, str) or n not in schema.names]
@@ -202,7 +203,7 @@ def apply_set(rows: pa.Table, schema: Schema, set: Mapping[str, Any]) -> pa.Tabl
     """``rows`` (in ``schema``'s columns) with each column of ``set`` replaced: by a literal, or by another
     column of the same row (``col("x")``), each cast exactly to the column's type; a value that does not fit
     is a :class:`CastValueError` naming the column and row, a null in a required column a ``RowChangeError``."""
-    _check_set(set, schema)
+    check_set(set, schema)
     arrow = schema.select(rows.column_names).to_arrow()
     out = rows
     for name, value in set.items():
