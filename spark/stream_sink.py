@@ -9,7 +9,9 @@ stream id is the query id in the checkpoint's ``metadata`` file (a new checkpoin
 else the checkpoint's absolute path. A replayed batch commits nothing and deletes its files; an empty
 micro-batch still records its batch id. On a keyed table, ``operation`` ``upsert`` writes hidden-bucket
 files whose latest row per key wins on read; ``append`` is insert-only (``DuplicateKeyError``); the
-mark is in the upsert's own transaction, so a replayed upsert commits nothing either.
+mark is in the upsert's own transaction, so a replayed upsert commits nothing either. Option ``partial``
+(upserts): each micro-batch is a partial-column upsert filled from the snapshot it planned on; a commit
+by another writer landing in between fails the batch (``CommitConflictError``: restart the query).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pyspark.sql.types import StructType
 
 from fieldshift.errors import (
     AlreadyCommittedError,
+    CommitConflictError,
     CommitOutcomeUnknownError,
     DuplicateKeyError,
     InvalidOptionError,
@@ -35,7 +38,7 @@ from fieldshift.errors import (
 from fieldshift.options import check_option
 from fieldshift.schema.model import Schema
 from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
-from fieldshift.spark.keyed import KeyedWrites
+from fieldshift.spark.keyed import KeyedWrites, partial_fill
 from fieldshift.table.catalog.stream_log import stream_commit
 from fieldshift.table.catalog.stream_marks import StreamMark
 from fieldshift.table.commits import Attempt, with_retries
@@ -103,6 +106,9 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         self.operation: SinkOperation = operation  # type: ignore[assignment]
         # a keyed table's tasks write hidden-bucket files (upserts: the latest row per key of the task)
         self.keyed = KeyedWrites(operation, self.keys, self.spec) if self.keys is not None else None
+        partial = partial_fill(options, operation, self.base_snapshot_id, self.plan.schema, self.incoming.names)
+        if self.keyed is not None:
+            self.keyed.partial = partial
         if operation == "upsert" and self.keyed is None:
             raise NotKeyedError(f"operation 'upsert' needs a keyed table at {self.location}; create it first with "
                                 "Table.create(..., identifier_fields=[...]) (fieldshift create --key)")
@@ -128,6 +134,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         quarantine = [q for m in done for q in m.quarantine]
         written = [f.path for f in files] + [p for p, _ in quarantine]
         plan_schema = self._planned_schema(done)
+        self.filled_at = next((m.base_snapshot_id for m in done if isinstance(m, StreamCommitMessage)), None)
         location = open_storage(self.table_location)
         mark = StreamMark(self.stream_id, int(batchId))
         try:
@@ -178,6 +185,11 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         def attempt(_now: Attempt) -> list[DataFile]:
             nonlocal current, schema
             metadata = io.metadata()
+            partial = self.keyed is not None and self.keyed.partial is not None and self.filled_at is not None
+            if partial and metadata.head.snapshot_id != self.filled_at:  # filled from an older snapshot
+                raise CommitConflictError(f"batch {mark.batch_id} of the stream is a partial upsert filled from "
+                                          f"snapshot {self.filled_at}, and the table moved on meanwhile; restart "
+                                          "the query to run the batch again")
             known = metadata.schemas.get(schema.schema_id)
             if known is not None and known.fields != schema.fields:
                 current, schema = self._rebase(io, metadata, current)
@@ -197,7 +209,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             commit_files(io, metadata, FilesCommit(
                 schema, evolve, current, quarantine, self.operation, mark,
                 {"changes": list(self.plan.changes) if evolve else [], "writer": "spark-stream",
-                 "stream": mark.stream_id, "batch": mark.batch_id}, vectors))
+                 "stream": mark.stream_id, "batch": mark.batch_id}, vectors, exclusive=partial))
             return current
 
         return with_retries(attempt)

@@ -42,8 +42,8 @@ from fieldshift.schema.model import Schema
 from fieldshift.table.expressions.filters import bind_filter, parse_filter, row_filter
 from fieldshift.table.write.set_values import check_key_kinds, fit_column, fit_literal
 
-__all__ = ["ClauseKind", "MergeBuilder", "MergeClause", "MergeOutcome", "MergeResult", "MergeSpec", "match_rows",
-           "plan_merge", "struct_of"]
+__all__ = ["ClauseKind", "MergeBuilder", "MergeClause", "MergeOutcome", "MergeResult", "MergeSpec", "by_source_mask",
+           "match_rows", "plan_merge", "struct_of"]
 
 ClauseKind = Literal["update", "delete", "insert", "delete_by_source"]
 ALL = "*"
@@ -434,15 +434,12 @@ def plan_merge(spec: MergeSpec, source: pa.Table, fitted: pa.Table | None, targe
                                   else pa.nulls(len(mine), f.type) for f in out], schema=out)
                 inserted_parts.append(_assign(views, view.take(pa.array(mine)), base, clause,
                                               source.take(pa.array(rows[mine])), out, ()))
-    by_source = spec.of("delete_by_source")
-    if by_source:
+    if spec.of("delete_by_source"):
         free = np.ones(target.num_rows, dtype=bool)
         free[t_idx] = False
         rows = np.flatnonzero(free)
         if len(rows):
-            view = _view(pa.nulls(len(rows), s_struct.type), t_struct.take(pa.array(rows)))
-            chosen = _first_clause(views, view, by_source)
-            deleted_index.append(rows[chosen >= 0])
+            deleted_index.append(rows[by_source_mask(spec, s_struct.type, target.take(pa.array(rows)), views)])
     empty = out.empty_table()
     for part in (*updated_parts, *inserted_parts):
         _check_required(part, out)
@@ -451,6 +448,18 @@ def plan_merge(spec: MergeSpec, source: pa.Table, fitted: pa.Table | None, targe
         _order_by(updated_parts, updated_index, out) if updated_parts else empty,
         np.sort(np.concatenate(deleted_index)) if deleted_index else np.zeros(0, dtype=np.int64),
         pa.concat_tables([empty, *inserted_parts]) if inserted_parts else empty)
+
+
+def by_source_mask(spec: MergeSpec, source_type: pa.DataType, target: pa.Table, views: _Views | None = None
+                   ) -> np.ndarray:
+    """Per row of ``target`` (rows no source row matches, in the output schema): whether a by-source clause
+    deletes it (the first whose condition holds; its ``source`` side is null). A distributed merge asks
+    this of each target file and anti-joins the answer with the source's ``on`` values."""
+    clauses = spec.of("delete_by_source")
+    if not clauses or not target.num_rows:
+        return np.zeros(target.num_rows, dtype=bool)
+    view = _view(pa.nulls(target.num_rows, source_type), struct_of(target))
+    return _first_clause(views or _Views(), view, clauses) >= 0
 
 
 def _check_required(rows: pa.Table, out: pa.Schema) -> None:

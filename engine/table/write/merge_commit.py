@@ -54,7 +54,14 @@ from fieldshift.table.updates import (
     TableRequirement,
     TableUpdate,
 )
-from fieldshift.table.write.merge_builder import MergeOutcome, MergeResult, MergeSpec, match_rows, plan_merge
+from fieldshift.table.write.merge_builder import (
+    MergeOutcome,
+    MergeResult,
+    MergeSpec,
+    by_source_mask,
+    match_rows,
+    plan_merge,
+)
 from fieldshift.table.write.row_changes import (
     POSITION_COLUMN,
     MatchedRows,
@@ -64,9 +71,11 @@ from fieldshift.table.write.row_changes import (
     row_change_rule,
 )
 from fieldshift.table.write.set_values import check_key_kinds
-from fieldshift.table.write.write_commit import check_evolution
+from fieldshift.table.write.write_commit import check_evolution, resolve_written
 
-__all__ = ["MergePart", "commit_parts", "fill_partial", "keyed_live_rows", "merge_part", "merge_vectors", "run_merge"]
+__all__ = ["BY_SOURCE_FILE", "MergePart", "by_source_candidates", "by_source_part", "check_on", "commit_parts",
+           "fill_partial", "keyed_live_rows", "merge_part", "merge_vectors", "run_merge", "target_units",
+           "without_by_source"]
 
 
 @dataclass(frozen=True)
@@ -454,11 +463,113 @@ def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePa
         raise
 
 
+# -- a by-source clause, distributed: target files checked by workers, anti-joined with the source ------
+BY_SOURCE_FILE = "_fieldshift_file"
+"""The column of :func:`by_source_candidates` naming an unkeyed target row's file id (with :data:`POSITION_COLUMN`)."""
+
+
+def check_on(spec: MergeSpec, metadata: TableMetadata) -> None:
+    """``spec``'s ``on`` columns fit the table (a keyed table: its key; else columns it has), as ``Table.merge``
+    checks them: a distributed merge asks before any task runs."""
+    if metadata.keys is not None:
+        _check_on(spec, metadata.keys, metadata.name)
+    else:
+        _check_on_columns(spec, metadata)
+
+
+def without_by_source(spec: MergeSpec) -> MergeSpec:
+    """``spec`` without its by-source clauses: what each worker's share of the source runs (``merge_part``)."""
+    return replace(spec, clauses=tuple(c for c in spec.clauses if c.kind != "delete_by_source"))
+
+
+def target_units(io: TableIO, metadata: TableMetadata) -> list[tuple[str, ...]]:
+    """The units a distributed by-source pass splits the target into, as file paths: each live data file of
+    an unkeyed table, each merge group of a keyed one (its rows are only known merged)."""
+    files = Scan(io, metadata).live_files()
+    if metadata.keys is not None:
+        return [tuple(f.path for f in g) for g in group_files(list(files))]
+    return [(f.path,) for f in files if f.content == "data"]
+
+
+def by_source_candidates(io: TableIO, metadata: TableMetadata, spec: MergeSpec, unit: Sequence[str]) -> pa.Table:
+    """The live target rows of one unit (``target_units``) that ``spec``'s by-source clauses delete unless a
+    source row matches them: their ``on`` columns in the head schema's types, and on an unkeyed table
+    :data:`BY_SOURCE_FILE` and :data:`POSITION_COLUMN` (where the row is). ``spec``'s source only gives its
+    schema. The caller removes the rows whose ``on`` values the source holds (an anti-join; a null never
+    matches) and deletes the rest (``by_source_part``)."""
+    fitted = _fit(spec, metadata)
+    source_type = pa.struct(list(fitted.view.schema))
+    names = list(spec.on)
+    _check_on_columns(spec, metadata)
+    if metadata.keys is not None:
+        _check_on(spec, metadata.keys, metadata.name)
+        scan = Scan(io, metadata)
+        by_path = {f.path: f for f in scan.live_files()}
+        rows = read_group(scan, [by_path[p] for p in unit]).select(metadata.current_schema.names)
+        target = _conform(rows, fitted.schema, metadata)
+        return rows.select(names).filter(pa.array(by_source_mask(spec, source_type, target)))
+    fid = next(f.file_id for f in Scan(io, metadata).live_files() if f.path == unit[0])
+    found = find_rows(io, metadata, None, with_rows=True, only={fid})
+    assert found.rows is not None
+    target = _conform(found.rows.drop_columns([POSITION_COLUMN]), fitted.schema, metadata)
+    keep = pa.array(by_source_mask(spec, source_type, target))
+    out = found.rows.select([*names, POSITION_COLUMN]).filter(keep)
+    return out.append_column(BY_SOURCE_FILE, pa.array(np.full(out.num_rows, fid, dtype=np.int64)))
+
+
+def by_source_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec, rows: pa.Table) -> MergePart:
+    """What deleting ``rows`` (``by_source_candidates`` no source row matched) does: on an unkeyed table their
+    positions, on a keyed table a delete file of their keys (written here, committed by ``commit_parts``)."""
+    if metadata.keys is None:
+        file_ids = rows.column(BY_SOURCE_FILE).to_numpy()
+        positions = rows.column(POSITION_COLUMN).to_numpy().astype(np.int64)
+        doomed = {int(f): np.sort(positions[file_ids == f]) for f in np.unique(file_ids)}
+        return MergePart((), doomed, (0, 0, rows.num_rows))
+    keys = metadata.keys
+    schema = _fit(spec, metadata).schema
+    gone = rows.select(list(keys.key_names)).cast(schema.select(list(keys.key_names)).to_arrow())
+    written: list[str] = []
+    try:
+        files = write_partitioned(io.storage, schema, metadata.spec, gone, written, keys=keys, content="deletes") \
+            if gone.num_rows else []
+    except BaseException:
+        remove_files(io.storage, written)
+        raise
+    forget_key_hash()
+    return MergePart(tuple(files), {}, (0, 0, gone.num_rows))
+
+
+def _resolve_parts(io: TableIO, metadata: TableMetadata, schema: Schema, files: Sequence[DataFile]
+                   ) -> VectorCommit | None:
+    """The deletion vectors of a keyed merge's files written by workers: the live rows their new versions and
+    deleted keys supersede, looked up once at the snapshot the workers read (``resolve_written``, as Spark's
+    keyed writes do: the key columns of the written files are read back). None — every file merges on
+    read — when either kind cannot be resolved."""
+    commits = []
+    for content, operation in (("data", "upsert"), ("deletes", "delete")):
+        mine = [f for f in files if f.content == content]
+        if mine:
+            done = resolve_written(io, metadata, schema, mine, operation)  # type: ignore[arg-type]
+            if done is None:
+                return None
+            commits.append(done)
+    if not commits:
+        return None
+    vectors: dict[int, np.ndarray] = {}
+    for c in commits:
+        for fid, positions in c.vectors.items():
+            vectors[fid] = np.union1d(vectors[fid], positions) if fid in vectors else positions
+    return VectorCommit(frozenset().union(*(c.buckets for c in commits)), vectors,
+                        frozenset().union(*(c.resolved for c in commits)), on_conflict="skip")
+
+
 def commit_parts(io: TableIO, metadata: TableMetadata, spec: MergeSpec, parts: Sequence[MergePart]) -> MergeResult:
     """Commit the workers' parts once, on the snapshot they read (``spec``'s source: any rows of the source's
-    schema; it decides the schema). A keyed table's files commit unresolved (they merge on read); an unkeyed
-    table's removed rows go as a delete's do (``plan_removal``). A concurrent commit fails the merge
-    (``CommitConflictError``: run it again); every written file is removed then."""
+    schema; it decides the schema). A keyed table's files are resolved here (``_resolve_parts``: deletion
+    vectors of the rows they supersede, as ``Table.merge`` records them; after a schema change they commit
+    unresolved and merge on read); an unkeyed table's removed rows go as a delete's do (``plan_removal``).
+    A concurrent commit fails the merge (``CommitConflictError``: run it again); every written file is
+    removed then."""
     fitted = _fit(spec, metadata)
     files = [f for p in parts for f in p.files]
     counts = tuple(sum(p.counts[i] for p in parts) for i in range(3))
@@ -471,7 +582,8 @@ def commit_parts(io: TableIO, metadata: TableMetadata, spec: MergeSpec, parts: S
             check_evolution(io, metadata, fitted.schema, "a merge")
         triple = (int(counts[0]), int(counts[1]), int(counts[2]))
         if metadata.keys is not None:
-            snap = _commit(io, metadata, fitted.schema, fitted.evolved, files, None, triple)
+            vectors = None if fitted.evolved else _resolve_parts(io, metadata, fitted.schema, files)
+            snap = _commit(io, metadata, fitted.schema, fitted.evolved, files, vectors, triple)
         else:
             scan = Scan(io, metadata)
             doomed = MatchedRows(scan, [f for f in scan.live_files() if f.content == "data"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import decimal
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 import fieldshift as fs
 from fieldshift.table.write import merge_commit
+from fieldshift.table.write.merge_builder import MergeBuilder, MergeSpec
 
 KEYED = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.int64())])
 PLAIN = pa.schema([("id", pa.int64()), ("v", pa.string()), ("n", pa.int64())])
@@ -467,3 +469,48 @@ def test_every_row_change_reports_the_same_counts(tmp_path: Path, kind: str) -> 
     assert (m.rows_inserted, m.rows_updated, m.rows_deleted) == (1, 1, 0)
     a = t.append({"id": [8], "v": ["w"], "n": [4]})
     assert (a.rows_inserted, a.rows_updated, a.rows_deleted) == (1, 0, 0)
+
+
+
+def _distributed(t: fs.Table, source: pa.Table, clauses: Any) -> fs.MergeResult:
+    """A merge as ``fieldshift.spark.merge`` runs it, without Spark: the source in two shares by ``id``
+    (``merge_part``), the by-source pass per target unit anti-joined in Arrow (``by_source_candidates`` /
+    ``by_source_part``), one ``commit_parts`` at the snapshot they read."""
+    captured: list[MergeSpec] = []
+    clauses(MergeBuilder(lambda spec: captured.append(spec), source, "id")).execute()  # type: ignore[arg-type]
+    spec = captured[0]
+    io, metadata = t.io, t.io.metadata()
+    rest = merge_commit.without_by_source(spec)
+    ids = pc.fill_null(source.column("id"), 0)
+    shares = [source.filter(pc.equal(pc.bit_wise_and(ids, 1), h)) for h in (0, 1)]
+    parts = [merge_commit.merge_part(io, metadata, replace(rest, source=share)) for share in shares]
+    keys = source.select(["id"]).filter(pc.is_valid(source.column("id")))
+    for unit in merge_commit.target_units(io, metadata):
+        rows = merge_commit.by_source_candidates(io, metadata, spec, unit)
+        parts.append(merge_commit.by_source_part(io, metadata, spec, rows.join(keys, "id", join_type="left anti")))
+    return merge_commit.commit_parts(io, metadata, spec, parts)
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_a_merge_in_parts_with_a_by_source_pass_equals_table_merge(tmp_path: Path, kind: str) -> None:
+    """The engine steps of a distributed merge (what Spark's tasks run) give Table.merge's rows and counts."""
+    ours, theirs = ((_keyed(tmp_path / n) if kind == "keyed" else _plain(tmp_path / n)) for n in ("a", "b"))
+    for t in (ours, theirs):
+        t.append({"id": [7, 8, 9], "v": ["x", "y", "z"], "n": [70, 80, 90]})
+    source = pa.table({"id": pa.array([2, 3, None, 5, 9], pa.int64()), "v": ["B", "C", "N", "E", "Z"]})
+
+    def clauses(b: Any) -> Any:
+        return (b.when_matched_update(set={"v": "source.v"}, condition="target.n > 20")
+                .when_not_matched_insert(values={"id": "source.id", "v": "source.v"}, condition="source.v != 'N'")
+                .when_not_matched_by_source_delete(condition="target.n >= 80")
+                .when_not_matched_by_source_delete(condition="target.v = 'a'"))
+
+    got = _distributed(ours, source, clauses)
+    want = clauses(theirs.merge(source, on="id")).execute()
+    assert (got.rows_inserted, got.rows_updated, got.rows_deleted) == \
+        (want.rows_inserted, want.rows_updated, want.rows_deleted) == (1, 2, 2)  # 5; 3, 9; 8, 1
+    assert _rows(ours) == _rows(theirs)
+    empty = source.slice(0, 0)
+    got = _distributed(ours, empty, lambda b: b.when_not_matched_by_source_delete(condition="target.n < 25"))
+    want = theirs.merge(empty, on="id").when_not_matched_by_source_delete(condition="target.n < 25").execute()
+    assert got.rows_deleted == want.rows_deleted and _rows(ours) == _rows(theirs)
