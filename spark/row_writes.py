@@ -102,7 +102,7 @@ def _attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, now: Att
     del now
     metadata = table.io.metadata()
     schema = metadata.current_schema
-    check_set(set, schema)  # values are checked where rows get them (the tasks), as Table.update does
+    check_set(set, schema)  # names and literals here, col(...) values where rows get them, as Table.update
     matched = find_rows(table.io, metadata, where)
     if not matched.count:
         return UpdateResult(0, metadata.head.snapshot_id)

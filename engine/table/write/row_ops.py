@@ -171,13 +171,18 @@ def _check_precombine(old: pa.Table, new: pa.Table, keys: KeySpec, table: str) -
 
 
 def check_set(set: Mapping[str, Any], schema: Schema) -> None:
-    """``set`` names top-level columns of ``schema`` (its values are checked where rows get them)."""
+    """``set`` names top-level columns of ``schema`` and its literals fit them exactly — checked before any row is
+    read, so a bad value is an error even where no row matches (``col(...)`` values are checked per row)."""
     if not isinstance(set, Mapping) or not set:
         raise TypeError("update() takes set={column: value, ...}, a non-empty dict of top-level column names")
     unknown = [n for n in set if not isinstance(n, str) or n not in schema.names]
     if unknown:
         raise RowChangeError(f"update sets column(s) {unknown}, which the table's current schema lacks (top-level "
                              f"columns are {schema.names}); update evolves nothing. Nothing was written")
+    arrow = schema.to_arrow()
+    for name, value in set.items():
+        if not isinstance(value, Reference):
+            fit_literal(value, arrow.field(name).type, name, "update")
 
 
 def apply_set(rows: pa.Table, schema: Schema, set: Mapping[str, Any]) -> pa.Table:

@@ -144,6 +144,18 @@ def test_update_values_that_would_change_on_the_way_in_are_refused(tmp_path: Pat
         {"n": 2, "day": dt.date(2024, 1, 3), "ts": dt.datetime(2024, 1, 4, 5), "sec": dt.datetime(2024, 1, 1)}]
 
 
+def test_update_checks_its_literals_even_where_no_row_matches(tmp_path: Path) -> None:
+    """A literal that does not fit is an error before any row is read, as a user expects of a typo; a column
+    reference has no value to check until rows match."""
+    t = _plain(tmp_path, files=1)
+    head = t.current_snapshot.snapshot_id
+    for set_ in ({"id": "abc"}, {"id": 1.5}, {"day": "not a date"}):
+        with pytest.raises(fs.CastValueError, match="nothing was written"):
+            t.update(set_, where="id > 1000")
+    assert t.update({"id": fs.col("v")}, where="id > 1000").rows_updated == 0
+    assert t.current_snapshot.snapshot_id == head and _ids(t) == list(range(10))
+
+
 def test_cli_update_refuses_a_double_literal_out_of_range(tmp_path: Path) -> None:
     """Found by adv34: ``--set "f = 1e400"`` wrote infinity."""
     schema = pa.schema([("id", pa.int64()), ("f", pa.float64())])
