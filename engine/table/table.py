@@ -265,6 +265,17 @@ class Table:
         table_id = cat.table_id(name)[0]
         return cls(cat, table_id, name, loc)  # the directory, not the recorded hint
 
+    def close(self) -> None:
+        """Close the catalog connections this handle holds (a SQLite catalog: each thread's read connection;
+        they are closed too when the handle is collected). The handle stays usable: a later call opens again."""
+        self.catalog.close()
+
+    def __enter__(self) -> Table:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def metadata(self) -> TableMetadata:
         """The table as of its newest snapshot, read fresh (another process may have committed): schemas,
         specs, policy, properties. One value per operation: everything it decides comes from one moment."""
