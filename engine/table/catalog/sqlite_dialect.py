@@ -75,6 +75,13 @@ class ReadConnections:
         self._lock = threading.Lock()
         self._open: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._pid = os.getpid()
+        _EVERY.add(self)
+
+    def forget_parent(self) -> None:
+        """In a forked child (one thread, before any other runs): drop the parent's connections unused and
+        unclosed, and a lock another of its threads may have held at the fork."""
+        _INHERITED.extend(raw for _, raw in self._open)
+        self._open, self._pid, self._local, self._lock = [], os.getpid(), threading.local(), threading.Lock()
 
     def get(self) -> SqliteConnection:
         """This thread's held connection (opened on first use in a thread and process)."""
@@ -98,10 +105,9 @@ class ReadConnections:
             return conn
 
     def _after_fork(self) -> None:
-        pid = os.getpid()
-        if pid != self._pid:  # forked (Spark executors, multiprocessing): the parent's are not ours
+        if os.getpid() != self._pid:  # forked without os.fork's hooks (they call forget_parent)
             _INHERITED.extend(raw for _, raw in self._open)
-            self._open, self._pid, self._local = [], pid, threading.local()
+            self._open, self._pid, self._local = [], os.getpid(), threading.local()
 
     @property
     def count(self) -> int:
@@ -117,6 +123,17 @@ class ReadConnections:
             held, self._open, self._local = self._open, [], threading.local()
             for _, raw in held:
                 raw.close()
+
+
+_EVERY: weakref.WeakSet[ReadConnections] = weakref.WeakSet()
+
+
+def _forget_parents() -> None:
+    for reads in list(_EVERY):
+        reads.forget_parent()
+
+
+os.register_at_fork(after_in_child=_forget_parents)
 
 
 class SqliteDialect:
@@ -181,7 +198,8 @@ class SqliteDialect:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        with contextlib.suppress(sqlite3.Error):  # committed already: a checkpoint that fails changes nothing
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     @contextlib.contextmanager
     def one_connection(self) -> Iterator[None]:

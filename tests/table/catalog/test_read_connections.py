@@ -15,6 +15,7 @@ import sys
 import threading
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -111,14 +112,13 @@ def test_a_thread_holds_its_own_connection_and_an_ended_threads_is_closed(tmp_pa
 
 
 def _child(root: str, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
-    t = _OPEN[0]
-    inherited = _dialect(t).reads._local.conn  # the parent's, copied by fork
+    t, inherited = _OPEN  # the parent's handle and its connection, copied by fork
     rows = t.scan().count()
     t.append(_rows(range(50, 53)))
     queue.put((rows, _dialect(t).reads.get() is not inherited, _dialect(t).reads.count, root))
 
 
-_OPEN: list[fs.Table] = []
+_OPEN: list[Any] = []
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork")
@@ -126,7 +126,7 @@ def test_a_forked_process_opens_its_own_connection_and_leaves_the_parents_alone(
     t = _table(tmp_path / "t")
     assert t.scan().count() == 10
     parent = _dialect(t).reads.get()
-    _OPEN[:] = [t]
+    _OPEN[:] = [t, parent]
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
     with warnings.catch_warnings():
@@ -203,3 +203,23 @@ def test_held_and_per_read_connections_plan_and_read_the_same(tmp_path: Path, fl
         assert [f.path for f in held_scan.files()] == [f.path for f in plain_scan.files()]
         assert held_scan.to_arrow().sort_by("id").equals(plain_scan.to_arrow().sort_by("id"))
     assert _dialect(plain).reads.count == 0 and _dialect(t).reads.count == 1
+
+
+def test_a_process_whose_id_changed_without_fork_hooks_opens_its_own(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pid check behind the fork hook: a process forked where ``os.register_at_fork`` hooks did not run
+    (a C library's fork) leaves the connections it inherited unused and unclosed."""
+    t = _table(tmp_path / "t")
+    t.scan().count()
+    reads = _dialect(t).reads
+    inherited = reads.get()
+    pid = os.getpid()
+    monkeypatch.setattr(os, "getpid", lambda: pid + 1)
+    mine = reads.get()
+    assert mine is not inherited and reads.count == 1 and t.scan().count() == 10
+    inherited.raw.execute("SELECT 1")  # left open: it is the parent's to close
+    t.close()  # this "child's" own
+    monkeypatch.undo()
+    inherited.raw.close()  # (in this test there is no parent: close it here)
+    gc.collect()  # the creating handle's
+    assert _catalog_fds(tmp_path / "t") == []
