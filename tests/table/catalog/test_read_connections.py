@@ -223,3 +223,21 @@ def test_a_process_whose_id_changed_without_fork_hooks_opens_its_own(tmp_path: P
     inherited.raw.close()  # (in this test there is no parent: close it here)
     gc.collect()  # the creating handle's
     assert _catalog_fds(tmp_path / "t") == []
+
+
+def test_a_dropped_table_closes_its_connections_without_waiting_for_the_cycle_collector(tmp_path: Path) -> None:
+    """Nothing makes a cycle of a table and its catalog (the publishing hook holds the catalog weakly), so a
+    loop that opens a table per request leaves no connection open between requests."""
+    root = tmp_path / "t"
+    _table(root).scan().count()
+    gc.collect()
+    gc.disable()
+    try:
+        for i in range(20):
+            t = fs.Table.open(root)
+            assert t.scan(filter=[("id", "<", 3)]).to_arrow().num_rows == 3 + i  # one more id 0 each time
+            t.append(_rows(range(1)))
+            del t
+            assert _catalog_fds(root) == []
+    finally:
+        gc.enable()
