@@ -530,8 +530,11 @@ class OpenScan:
     def plan_all(self) -> None:
         """Plan every live file's schema version now (an ``exact_schemas`` source; others plan per file)."""
         lazy = self._lazy_files()
-        ids = np.unique(lazy.schema_ids).tolist() if lazy is not None else \
-            sorted({f.schema_id for f in self.content.files if f.schema_id is not None}) if self.exact else []
+        if lazy is not None:  # the catalog's entries keep their distinct schema ids (a scan plans them all)
+            found = getattr(lazy, "distinct_schema_ids", None)
+            ids = found if found is not None else np.unique(lazy.schema_ids).tolist()
+        else:
+            ids = sorted({f.schema_id for f in self.content.files if f.schema_id is not None}) if self.exact else []
         for schema_id in ids:
             self.plan_of(int(schema_id))
 

@@ -543,3 +543,19 @@ def test_a_table_scan_binds_its_filter_once(tmp_path: Path) -> None:
     scan = t.scan(filter=[("ts", ">=", dt.datetime(2024, 1, 2)), ("ts", "<", dt.datetime(2024, 1, 3))])
     assert scan.pipeline().filter.bound is scan.bound
     assert len(scan.files()) == 1 and scan.to_arrow().num_rows == 1
+
+
+def test_a_scan_plans_every_schema_version_of_the_snapshot_from_the_kept_distinct_ids(tmp_path: Path) -> None:
+    """The snapshot's entries keep their distinct schema ids (a plan took ``np.unique`` of every file's id per
+    scan); a filter that prunes the old version's files still plans it, so an unreadable file fails any scan."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("ts", pa.timestamp("us")), ("v", pa.int32())]),
+                        partition_by=["days(ts)"])
+    t.append(pa.table({"ts": pa.array([dt.datetime(2024, 1, 1)], pa.timestamp("us")), "v": pa.array([1], pa.int32())}))
+    t.update_schema().update_column("v", pa.int64()).commit()
+    t.append(pa.table({"ts": pa.array([dt.datetime(2024, 1, 2)], pa.timestamp("us")), "v": pa.array([2], pa.int64())}))
+    scan = t.scan(filter=[("ts", ">=", dt.datetime(2024, 1, 2))])
+    entries = scan.pipeline().content.files
+    assert entries.distinct_schema_ids == sorted({f.schema_id for f in t.scan().files()}) and \
+        len(entries.distinct_schema_ids) == 2
+    assert [r["v"] for r in scan.to_arrow().to_pylist()] == [2] and len(scan.files()) == 1
+    assert sorted(scan.pipeline()._schema_plans) == entries.distinct_schema_ids  # both versions planned
