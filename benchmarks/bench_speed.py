@@ -368,8 +368,9 @@ PLAN_START = np.datetime64("2020-01-01", "D")
 def test_plan_one_day_of_2000_files_vs_delta_rs(benchmark: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Planning a one-day filter on an open table of 2,000 day partitions (one file each): fieldshift's
     ``scan(filter=...).files()`` (target <= 1 ms), the same without the columnar partition and statistics
-    tests (``vector_prune = False``), and delta-rs' ``file_uris(partition_filters=...)`` on the same rows
-    partitioned by a day column. Medians of interleaved rounds."""
+    tests (``vector_prune = False``), the same with a catalog connection per read (``hold_reads = False``), and
+    delta-rs' ``file_uris(partition_filters=...)`` on the same rows partitioned by a day column. Medians of
+    interleaved rounds."""
     deltalake = pytest.importorskip("deltalake")
     import datetime as dt
 
@@ -381,6 +382,9 @@ def test_plan_one_day_of_2000_files_vs_delta_rs(benchmark: Any, tmp_path_factory
     deltalake.write_deltalake(str(root / "dl"), rows.append_column("day", pa.array(days.astype(str))),
                               partition_by=["day"])
     t = fs.Table.open(root / "fs")
+    plain = fs.Table.open(root / "fs")  # a catalog connection per read, as before the held read connections
+    plain.catalog.dialect.hold_reads = False  # type: ignore[attr-defined]
+    plain.close()
     delta = deltalake.DeltaTable(str(root / "dl"))
     day = dt.datetime(2021, 12, 1)
     flt = [("ts", ">=", day), ("ts", "<", day + dt.timedelta(days=1))]
@@ -393,17 +397,22 @@ def test_plan_one_day_of_2000_files_vs_delta_rs(benchmark: Any, tmp_path_factory
         scan.vector_prune = False
         return len(scan.files())
 
+    def per_read_connections() -> int:
+        return len(plain.scan(filter=flt).files())
+
     def delta_plan() -> int:
         return len(delta.file_uris(partition_filters=[("day", "=", "2021-12-01")]))
 
-    assert fieldshift_plan() == without_columnar_tests() == delta_plan() == 1
+    assert fieldshift_plan() == without_columnar_tests() == per_read_connections() == delta_plan() == 1
+    assert [f.path for f in t.scan(filter=flt).files()] == [f.path for f in plain.scan(filter=flt).files()]
     assert len(t.scan().live_files()) == PLAN_FILES
-    cpu: list[list[float]] = [[], [], []]
+    cpu: list[list[float]] = [[], [], [], []]
     rounds = int(os.environ.get("FIELDSHIFT_PLAN_RUNS", 200))
-    t_fs, t_slow, t_dl = _interleaved([fieldshift_plan, without_columnar_tests, delta_plan], rounds, cpu)
+    t_fs, t_slow, t_plain, t_dl = _interleaved(
+        [fieldshift_plan, without_columnar_tests, per_read_connections, delta_plan], rounds, cpu)
     benchmark.pedantic(fieldshift_plan, rounds=20, iterations=1)
     m = {"fieldshift": statistics.median(t_fs), "without_columnar_tests": statistics.median(t_slow),
-         "delta_rs": statistics.median(t_dl)}
+         "per_read_connections": statistics.median(t_plain), "delta_rs": statistics.median(t_dl)}
     c = {k: statistics.median(v) for k, v in zip(m, cpu, strict=True)}
     benchmark.extra_info.update({f"{k}_median_ms": v * 1000 for k, v in m.items()} | {
         f"{k}_cpu_ms": v * 1000 for k, v in c.items()} | {
