@@ -25,7 +25,9 @@ def _land(folder: Path, name: str, text: str, mtime: int) -> None:
 
 
 def _files_on_disk(loc: Path) -> list[str]:
-    return sorted(str(p.relative_to(loc)) for p in loc.rglob("*") if p.is_file())
+    """The table's files, without SQLite's write-ahead log and its index (a held read connection keeps them)."""
+    return sorted(str(p.relative_to(loc)) for p in loc.rglob("*")
+                  if p.is_file() and not p.name.endswith(("-wal", "-shm")))
 
 
 # -- vacuum racing appends in another process ------------------------------------------------------------
