@@ -44,6 +44,7 @@ from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWri
 from fieldshift.spark.errors_bridge import one_line
 from fieldshift.spark.keyed import KeyedWrites
 from fieldshift.spark.source_options import table_location
+from fieldshift.table.catalog.kept_open import keep_open
 from fieldshift.table.catalog.stream_log import stream_commit
 from fieldshift.table.catalog.stream_marks import StreamMark
 from fieldshift.table.commits import Attempt, with_retries
@@ -162,6 +163,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         mark = StreamMark(self.stream_id, int(batchId))
         try:
             table = self._table(plan_schema)
+            keep_open(table.catalog)  # this worker commits every micro-batch: no checkpoint and WAL files per close
             with table.catalog.one_connection():
                 if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
                     remove_files(location, written)  # a replay after a crash or restart: already in the table
