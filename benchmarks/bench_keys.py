@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ import pytest
 import workloads as w
 
 import fieldshift as fs
+from fieldshift.table.scan.live_rows import live_parts
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
@@ -103,6 +105,144 @@ def test_merged_read_vs_compacted_and_unkeyed(benchmark: Any, tables: dict[str, 
     print(f"\nread {ROWS:,} rows: merged {t_merged:.3f}s, compacted {t_compacted:.3f}s, unkeyed {t_plain:.3f}s "
           f"-> {t_merged / t_compacted:.2f}x, {t_compacted / t_plain:.2f}x; CPU {cpu[0]:.3f}s, {cpu[1]:.3f}s, "
           f"{cpu[2]:.3f}s -> {cpu[0] / cpu[1]:.2f}x, {cpu[1] / cpu[2]:.2f}x")
+
+
+MOR_ROUNDS = int(os.environ.get("FIELDSHIFT_MOR_RUNS", 15))
+
+
+def _medians(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, tuple[float, float]]:
+    """Per reader, (median wall, median process CPU over all threads) of ``rounds`` runs interleaved round by
+    round, after one warm-up run each (a shared machine's load then weighs on every reader alike). The order
+    turns each round and each run starts after a pause: delta-rs' worker threads stay busy for a moment after
+    it returns, which would otherwise land on the next reader's time, in wall and in process CPU."""
+    for fn in fns.values():
+        fn()
+    wall: dict[str, list[float]] = {k: [] for k in fns}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
+    names = list(fns)
+    for r in range(rounds):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            time.sleep(0.05)
+            start, start_cpu = time.perf_counter(), time.process_time()
+            fns[k]()
+            wall[k].append(time.perf_counter() - start)
+            cpu[k].append(time.process_time() - start_cpu)
+    return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in fns}
+
+
+def _without_fast_paths(table: fs.Table) -> Callable[[], pa.Table]:
+    """The scan as it read before issue 35's merge-on-read work: one filter per batch for the deleted rows, every
+    row group decoded, small files opened and read chunk by chunk."""
+    def read() -> pa.Table:
+        pipeline = (scan := table.scan()).pipeline()
+        pipeline.fast_deletes = pipeline.whole_small_files = False
+        return scan.to_arrow()
+    return read
+
+
+def _mor_tables(root: Any, clustered: bool) -> tuple[fs.Table, fs.Table]:
+    """bench_keys' read table (10% of the keys upserted in 5 commits under 2 newer schemas): the keys chosen at
+    random, or (``clustered``) one range of keys (recent rows updated), and the same table compacted."""
+    merged = fs.Table.create(root / "merged", SCHEMA, identifier_fields=["id"], precombine="pre", buckets=BUCKETS)
+    for start in range(0, ROWS, 1_000_000):
+        merged.upsert(_rows(np.arange(start, min(ROWS, start + 1_000_000)), 0))
+    rng = np.random.default_rng(w.SEED)
+    updated = np.arange(ROWS - ROWS // 10, ROWS) if clustered else rng.choice(ROWS, ROWS // 10, replace=False)
+    for i, part in enumerate(np.array_split(updated, 5)):
+        merged.upsert(_rows(np.sort(part), i + 1, wide=i >= 2, extra=i >= 4))
+    shutil.copytree(root / "merged", root / "compacted")
+    compacted = fs.Table.open(root / "compacted")
+    compacted.compact()
+    return merged, compacted
+
+
+@pytest.mark.parametrize("updates", ["random", "clustered"])
+def test_merge_on_read_vs_compacted_and_delta_rs(benchmark: Any, updates: str,
+                                                tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Issue 35: a scan right after the upserts (merge-on-read: deletion vectors, the update files) against the
+    same rows compacted and delta-rs reading them from one Delta table; ``mor_before`` is the same scan without
+    the fast paths (``_without_fast_paths``)."""
+    deltalake = pytest.importorskip("deltalake")
+    root = tmp_path_factory.mktemp(f"mor-{updates}")
+    merged, compacted = _mor_tables(root, updates == "clustered")
+    expected = compacted.to_arrow().sort_by("id")
+    assert merged.to_arrow().sort_by("id").equals(expected)
+    deltalake.write_deltalake(str(root / "delta"), expected)
+    delta = deltalake.DeltaTable(str(root / "delta"))
+    result = benchmark.pedantic(merged.to_arrow, rounds=3, iterations=1)
+    assert result.num_rows == ROWS
+    timed = _medians({"mor": merged.to_arrow, "mor_before": _without_fast_paths(merged),
+                      "compacted": compacted.to_arrow, "delta_rs": delta.to_pyarrow_table}, MOR_ROUNDS)
+    physical = sum(f.record_count for f in merged.scan().live_files())
+    info: dict[str, Any] = {"rows": ROWS, "updates": updates, "physical_rows": physical,
+                            "load_1m": os.getloadavg()[0]}
+    for k, (wall_s, cpu_s) in timed.items():
+        info[f"{k}_s"], info[f"{k}_cpu_s"] = wall_s, cpu_s
+    for k in ("mor", "mor_before", "delta_rs"):
+        info[f"{k}_over_compacted"] = timed[k][0] / timed["compacted"][0]
+        info[f"cpu_{k}_over_compacted"] = timed[k][1] / timed["compacted"][1]
+    info["mor_over_delta_rs"] = timed["mor"][0] / timed["delta_rs"][0]
+    info["cpu_mor_over_delta_rs"] = timed["mor"][1] / timed["delta_rs"][1]
+    info.update(_task_costs(merged, compacted))
+    benchmark.extra_info.update(info)
+    print(f"\nmerge-on-read, {updates} updates, {ROWS:,} rows ({physical:,} physical), medians of {MOR_ROUNDS}, "
+          f"load {info['load_1m']:.1f}:")
+    for k, (wall_s, cpu_s) in timed.items():
+        print(f"  {k:15s} wall {wall_s * 1e3:7.1f} ms ({wall_s / timed['compacted'][0]:.2f}x)  "
+              f"CPU {cpu_s * 1e3:7.1f} ms ({cpu_s / timed['compacted'][1]:.2f}x)")
+    print("  one thread, task by task (median CPU): " + ", ".join(
+        f"{k} {v * 1e3:.1f} ms" for k, v in info.items() if k.startswith("task_")))
+
+
+def _task_costs(merged: fs.Table, compacted: fs.Table, rounds: int = 7) -> dict[str, float]:
+    """Where the merge-on-read's time goes, read task by task on one thread (median process CPU of ``rounds``):
+    its base files (deletion vectors applied), the same files decoded whole, the deleted rows' removal alone
+    (the filter or slices of the decoded batches), its update files, and the compacted table's files; ``_before``:
+    without the fast paths."""
+    def sides(table: fs.Table) -> tuple[Any, list[Any], list[Any]]:
+        pipe = table.scan().pipeline()
+        reader = object.__new__(type(pipe))
+        reader.__dict__.update(pipe.__dict__, batch_size=1 << 20)  # as to_arrow reads
+        tasks = reader.tasks()
+        return reader, [t for t in tasks if t.files[0].positions is not None], \
+            [t for t in tasks if t.files[0].positions is None]
+
+    reader, base, updates = sides(merged)
+    before = object.__new__(type(reader))
+    before.__dict__.update(reader.__dict__, fast_deletes=False, whole_small_files=False)
+    compact_reader, _, compact_tasks = sides(compacted)
+    whole = [list(pq.ParquetFile(t.files[0].path).iter_batches(1 << 20)) for t in base]
+    positions = [np.asarray(t.files[0].positions, np.int64) for t in base]
+
+    def run(r: Any, tasks: list[Any]) -> Callable[[], None]:
+        def read() -> None:
+            for t in tasks:
+                for b in r.task_batches(t):
+                    r.finish(b)
+        return read
+
+    def remove() -> None:
+        for batches, gone in zip(whole, positions, strict=True):
+            offset = 0
+            for b in batches:
+                lo, hi = np.searchsorted(gone, [offset, offset + b.num_rows])
+                live_parts(b, gone[lo:hi] - offset)
+                offset += b.num_rows
+
+    def decode() -> None:
+        for t in base:
+            pq.ParquetFile(t.files[0].path).read(use_threads=False)
+
+    fns = {"task_mor_base": run(reader, base), "task_mor_base_before": run(before, base),
+           "task_base_decode_only": decode, "task_remove_deleted": remove, "task_mor_updates": run(reader, updates),
+           "task_mor_updates_before": run(before, updates), "task_compacted": run(compact_reader, compact_tasks)}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            start = time.process_time()
+            fn()
+            cpu[k].append(time.process_time() - start)
+    return {k: statistics.median(v) for k, v in cpu.items()}
 
 
 def test_upsert_vs_deltalake_merge(benchmark: Any, tables: dict[str, fs.Table],

@@ -11,6 +11,11 @@ column under exactly one of those names and no file has another column under any
 against every file schema of the scan, dropped columns included); columns with several names must
 be present in all of the scan's files, so no default is involved. Nested renames keep a scan each.
 One scan instead of one per rename saves Spark a relation, a file index and tasks.
+
+Files without field ids (``by_name``: another format's files that its name mapping resolves) are
+requested without ``parquet.field.id`` at any depth, so Spark matches them by name even with field-id
+reads on (it refuses a request with ids on a file without any); they never share a scan with files
+read by id.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ class NativeScan:
     names: list[list[str]]  # per read column: every name it has in this scan's files (read order)
     request: list[Any]  # per read column: the StructField requested under names[i][0] (one scan id)
     paths: list[str] = field(default_factory=list)
+    by_name: bool = False  # requested without field ids
 
     @property
     def merged(self) -> bool:
@@ -56,7 +62,10 @@ def native_scans(location: Path, files: Sequence[Any], schemas: dict[int, Schema
     for f in files:
         if f.schema_id not in by_sid:
             request = visit_level(_Request(), read_schema.fields, schemas[f.schema_id].fields, spark_read)
-            by_sid[f.schema_id] = NativeScan([f.schema_id], [[r.name] for r in request], request)
+            by_name = bool(getattr(f, "by_name", False))
+            if by_name:
+                request = [_no_ids(r) for r in request]
+            by_sid[f.schema_id] = NativeScan([f.schema_id], [[r.name] for r in request], request, by_name=by_name)
         by_sid[f.schema_id].paths.append(hadoop_path(location / f.path))
     scans: list[NativeScan] = []
     for one in sorted(by_sid.values(), key=lambda s: -len(s.paths)):
@@ -69,6 +78,8 @@ def native_scans(location: Path, files: Sequence[Any], schemas: dict[int, Schema
 
 
 def _mergeable(into: NativeScan, other: NativeScan, schemas: dict[int, Schema], read_schema: Schema) -> bool:
+    if into.by_name != other.by_name:
+        return False
     sids = into.schema_ids + other.schema_ids
     owner: dict[str, int] = {}  # requested name (lower case) -> read column index
     for i, rf in enumerate(read_schema.fields):
@@ -120,7 +131,8 @@ def native_frame(spark: Any, spark_schema: Any, scan: NativeScan) -> Any:
     df = spark.read.schema(requested).parquet(*scan.paths)
     if requested == spark_schema:
         return df
-    if not scan.merged and all(r.dataType == w.dataType for r, w in zip(fields, spark_schema.fields, strict=True)):
+    if not scan.merged and not scan.by_name and all(r.dataType == w.dataType for r, w
+                                                    in zip(fields, spark_schema.fields, strict=True)):
         return df.toDF(*spark_schema.names)  # top-level renames only: one call, metadata kept
     columns = []
     for req, want, names in zip(scan.request, spark_schema.fields, scan.names, strict=True):
@@ -137,6 +149,23 @@ def native_frame(spark: Any, spark_schema: Any, scan: NativeScan) -> Any:
 
 def _without_id(metadata: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metadata.items() if k not in (_ID_KEY, "EXISTS_DEFAULT", "CURRENT_DEFAULT")}
+
+
+def _no_ids(sf: Any) -> Any:
+    """A requested StructField without field ids, at any depth."""
+    from pyspark.sql import types as st
+
+    def strip(t: Any) -> Any:
+        if isinstance(t, st.StructType):
+            return st.StructType([_no_ids(x) for x in t.fields])
+        if isinstance(t, st.ArrayType):
+            return st.ArrayType(strip(t.elementType), t.containsNull)
+        if isinstance(t, st.MapType):
+            return st.MapType(strip(t.keyType), strip(t.valueType), t.valueContainsNull)
+        return t
+
+    return st.StructField(sf.name, strip(sf.dataType), sf.nullable,
+                          {k: v for k, v in sf.metadata.items() if k != _ID_KEY})  # defaults kept
 
 
 def _quote(name: str) -> str:

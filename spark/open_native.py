@@ -10,9 +10,17 @@ scan applies to a file's rows keeps it on the executor-side route (``spark/open_
   deletes), equality deletes that apply to the file;
 - rows of several snapshots in one file (DuckLake's merged files), rows merged by key (Paimon), inlined
   rows and the format's own reader's rows (read on the driver);
-- columns resolved by name (files without field ids, or whose ids are not the table's), a partition value
-  filling a column the file lacks, INT96 timestamps and Parquet logical types Spark reads differently
-  (UUID, JSON, ...), and files on object storage (pyspark ships no Hadoop connector for them).
+- columns resolved by name where Spark's by-name match could differ from the engine's (a file column named
+  unlike its read field: a rename, or Delta's physical names; field ids the table does not own), a
+  partition value filling a column the file lacks, INT96 timestamps and Parquet logical types Spark reads
+  differently (UUID, JSON, ...), and files on object storage (pyspark ships no Hadoop connector for them).
+
+A file without field ids whose format resolves columns by name (Delta without column mapping, Hudi,
+pypaimon's files, Iceberg's name mapping) goes native when every read column it holds has the read
+field's name at every depth (so Spark's by-name match picks the column the name mapping picks, whatever
+the case rule) and no column the file lacks is named like one it has: its scan requests the columns
+without field ids (``NativeFile.by_name``), which Spark then matches by name even with
+``spark.sql.parquet.fieldId.read.enabled`` on.
 """
 
 from __future__ import annotations
@@ -28,9 +36,11 @@ import pyarrow.parquet as pq
 
 from fieldshift.open_tables.source import DataFileEntry
 from fieldshift.options import ReadRoute, check_option
-from fieldshift.schema.file_schema import file_schema_of
+from fieldshift.schema.field import Field
+from fieldshift.schema.file_schema import file_schema_of, has_field_ids
 from fieldshift.schema.formats.arrow_conversion import FIELD_ID_KEY
 from fieldshift.schema.model import Schema
+from fieldshift.schema.types import ListType, MapType, StructType
 from fieldshift.spark.native_check import OBJECT_STORE_REASON, native_reason
 from fieldshift.table.scan.open_scan import OpenScan, ScanTask
 
@@ -49,6 +59,7 @@ class NativeFile:
 
     path: str
     schema_id: int
+    by_name: bool = False  # the file has no field ids: its scan requests columns by name only
 
 
 @dataclass(frozen=True)
@@ -101,30 +112,67 @@ def file_reason(scan: OpenScan, f: DataFileEntry) -> str | None:
         return "equality deletes"
     if f.snapshot_column is not None:
         return "rows of several snapshots in one file"
-    if not f.ids_in_file:
+    if not f.ids_in_file and f.name_mapping is None:
         return "columns resolved by name (the file's field ids are not the table's)"
     return None
 
 
-def _footer_reason(scan: OpenScan, f: DataFileEntry, read_schema: Schema) -> tuple[Schema | None, str | None]:
-    """(the file's schema from its footer, None) when the file's layout may go native, else (None, why not)."""
+def _footer_reason(scan: OpenScan, f: DataFileEntry, read_schema: Schema) -> tuple[Schema | None, str | None, bool]:
+    """(the file's schema from its footer, None, by name) when the file's layout may go native, else (None,
+    why not, False); the schema of a file without field ids (by name) is the one its name mapping gives."""
     pf = pq.ParquetFile(_local(f.path), arrow_extensions_enabled=False)
     found = pf.schema_arrow
-    if not _all_ids(found):
-        return None, "columns without field ids (resolved by name or name mapping)"
+    by_name = False
+    if not f.ids_in_file and has_field_ids(found):
+        return None, "columns resolved by name (the file's field ids are not the table's)", False
+    if not has_field_ids(found) and f.name_mapping is not None:
+        by_name = True  # resolved through the name mapping, as Spark resolves names
+    elif not f.ids_in_file:
+        return None, "columns without field ids and no name mapping", False
+    elif not _all_ids(found):
+        return None, "columns without field ids (resolved by name or name mapping)", False
     for i in range(len(pf.schema)):
         col = pf.schema.column(i)
         if col.physical_type == "INT96":
-            return None, f"{col.path}: INT96 timestamps"
+            return None, f"{col.path}: INT96 timestamps", False
         if col.logical_type.type not in _NATIVE_LOGICAL:
-            return None, f"{col.path}: Parquet {col.logical_type.type} values"
-    file_schema = file_schema_of(found)
+            return None, f"{col.path}: Parquet {col.logical_type.type} values", False
+    file_schema = file_schema_of(found, name_mapping=f.name_mapping if by_name else None)
+    if by_name and (why := _names_differ(file_schema.fields, read_schema.fields, "")) is not None:
+        return None, why, False
     for pv in f.partition:
         if pv.transform == "identity" and pv.value is not None and read_schema.has_field(pv.source_id) \
                 and not file_schema.has_field(pv.source_id):
-            return None, f"{read_schema.field(pv.source_id).name}: filled from the partition value"
+            return None, f"{read_schema.field(pv.source_id).name}: filled from the partition value", False
     scan.file_plan(f)  # the engine's plan exists (a cast the format's readers refuse raises here, as it would there)
-    return file_schema, None
+    return file_schema, None, by_name
+
+
+def _names_differ(file_fields: Sequence[Field], read_fields: Sequence[Field], prefix: str) -> str | None:
+    """Why Spark's by-name match may pick other columns than the name mapping did (None: it picks the same):
+    a read field the file holds under another name, at any struct depth (list elements and map entries
+    match by position)."""
+    by_id = {f.id: f for f in file_fields}
+    for rf in read_fields:
+        ff = by_id.get(rf.id)
+        if ff is None:
+            continue
+        if ff.name != rf.name:
+            return f"{prefix}{rf.name}: the file names it {ff.name!r} (Spark matches columns by name here)"
+        if (why := _nested_names_differ(ff.type, rf.type, f"{prefix}{rf.name}.")) is not None:
+            return why
+    return None
+
+
+def _nested_names_differ(ft: Any, rt: Any, prefix: str) -> str | None:
+    if isinstance(rt, StructType) and isinstance(ft, StructType):
+        return _names_differ(ft.fields, rt.fields, prefix)
+    if isinstance(rt, ListType) and isinstance(ft, ListType):
+        return _nested_names_differ(ft.element.type, rt.element.type, f"{prefix}element.")
+    if isinstance(rt, MapType) and isinstance(ft, MapType):
+        return (_nested_names_differ(ft.key.type, rt.key.type, f"{prefix}key.")
+                or _nested_names_differ(ft.value.type, rt.value.type, f"{prefix}value."))
+    return None  # a shape change is native_reason's to name
 
 
 def _all_ids(schema: pa.Schema) -> bool:
@@ -158,7 +206,7 @@ def route_tasks(scan: OpenScan, read_schema: Schema, route: ReadRoute = "auto",
                                                 candidates), strict=True))
     native: list[NativeFile] = []
     native_paths: set[str] = set()
-    layouts: dict[str, tuple[int, Schema, str | None]] = {}  # footer schema JSON -> (layout id, schema, why not)
+    layouts: dict[str, tuple[int, Schema, str | None]] = {}  # by name? + footer schema JSON -> (id, schema, why not)
     groups: dict[tuple[str, str | None], int] = {}
     other = 0
     for i, task in enumerate(tasks):
@@ -168,15 +216,15 @@ def route_tasks(scan: OpenScan, read_schema: Schema, route: ReadRoute = "auto",
         else:
             f = task.files[0]
             what = "file(s)"
-            file_schema, why = footers.get(i, (None, first[i]))
+            file_schema, why, by_name = footers.get(i, (None, first[i], False))
             if file_schema is not None:
-                key = file_schema.to_json()
+                key = ("name:" if by_name else "id:") + file_schema.to_json()
                 if key not in layouts:
                     layouts[key] = (len(layouts), file_schema, native_reason(file_schema, read_schema))
                 layout, file_schema, why = layouts[key]
-                what = f"file(s) of layout {layout} ({', '.join(file_schema.names)})"
+                what = f"file(s) of layout {layout} ({', '.join(file_schema.names)}{', by name' if by_name else ''})"
                 if why is None:
-                    native.append(NativeFile(str(_local(f.path)), layout))
+                    native.append(NativeFile(str(_local(f.path)), layout, by_name))
                     native_paths.add(f.path)
         if why is not None:
             if route == "native":

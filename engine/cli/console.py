@@ -161,20 +161,23 @@ def parse_policy(name: str | None) -> CastPolicy | None:
 
 
 AS_OF_HELP = ("A snapshot id, or an ISO-8601 time (naive is UTC; e.g. 2024-05-01T12:00:00Z): the latest "
-              "snapshot at or before it. Default: the latest.")
+              "snapshot at or before it; or a Paimon tag's name. Default: the latest.")
 
 
 def as_of_snapshot(table: Any, as_of: str | None) -> Any:
     """``--as-of`` for ``table``: None (the latest), a snapshot id, or the id of the latest snapshot at or
-    before an ISO-8601 time (naive is UTC). Whole-number text is an id (a Hudi instant too); anything
-    else is a time. ``table`` is a fieldshift ``Table`` or an ``OpenTable`` (which takes ids as its format
-    spells them)."""
+    before an ISO-8601 time (naive is UTC). Whole-number text is an id (a Hudi instant too); the name of
+    a tag of a format that names snapshots (Paimon) is that tag's snapshot; anything else is a time.
+    ``table`` is a fieldshift ``Table`` or an ``OpenTable`` (which takes ids as its format spells them)."""
     if as_of is None:
         return None
     text = as_of.strip()
     foreign = hasattr(table, "resolve")  # an OpenTable
     if text.isdigit():
         return table.resolve(snapshot_id=text) if foreign else int(text)
+    tags = getattr(getattr(table, "source", None), "tags", None) if foreign else None
+    if tags is not None and text in tags():
+        return table.resolve(snapshot_id=text)
     return table.resolve(as_of=text) if foreign else table.snapshot_at(text).snapshot_id
 
 

@@ -124,8 +124,10 @@ class DeltaSource:
         info = h.versions.get(snapshot_id)
         if info is None:
             first = min(h.versions)
+            gone = (f" (the log entries that rebuild versions before {first} were cleaned up)"
+                    if isinstance(snapshot_id, int) and 0 <= snapshot_id < first else "")
             raise SnapshotNotFoundError(f"Delta table {self.name} has no version {snapshot_id}: it has versions "
-                                        f"{first} to {h.latest}")
+                                        f"{first} to {h.latest}{gone}")
         self._check_protocol(info.protocol, snapshot_id)
         fmt = (info.metadata.get("format") or {}).get("provider", "parquet")
         if str(fmt).lower() != "parquet":

@@ -3,9 +3,13 @@ Parquet, V2 ones in JSON or Parquet with sidecar files), replayed into the live 
 
 The directory listing is the truth: the latest complete checkpoint at or before a version is its base (a
 multi-part checkpoint missing a part is ignored, as the protocol requires), then the commits after it in
-order. Log compaction files, staged commits and checksum files are optional for readers and not read.
-Within a commit, removes apply before adds, so a file whose deletion vector changed stays live with the
-new one; a remove names the logical file by path and deletion vector, and removes only that one.
+order. ``_last_checkpoint`` names which checkpoint a writer finished last: where several are at its version
+(a classic and a V2 one, or multi-part ones of different part counts) the one it names is read, and a
+pointer to a file that is gone is a hint that went stale, not an error. A checkpoint file of a kind not
+read here (a name that follows none of the protocol's patterns) is a named error when a read needs it.
+Log compaction files, staged commits and checksum files are optional for readers and not read. Within a
+commit, removes apply before adds, so a file whose deletion vector changed stays live with the new one; a
+remove names the logical file by path and deletion vector, and removes only that one.
 """
 
 from __future__ import annotations
@@ -21,15 +25,21 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from fieldshift.errors import CatalogFormatError, DataFileError, SnapshotNotFoundError
+from fieldshift.errors import (
+    CatalogFormatError,
+    DataFileError,
+    SnapshotNotFoundError,
+    UnsupportedFormatFeatureError,
+)
 from fieldshift.open_tables.delta_dv import dv_unique_id
 
-__all__ = ["Checkpoint", "DeltaLog", "LogState"]
+__all__ = ["Checkpoint", "DeltaLog", "LastCheckpoint", "LogState"]
 
 _COMMIT = re.compile(r"(\d{20})\.json")
 _CLASSIC = re.compile(r"(\d{20})\.checkpoint\.parquet")
 _MULTI = re.compile(r"(\d{20})\.checkpoint\.(\d{10})\.(\d{10})\.parquet")
 _UUID = re.compile(r"(\d{20})\.checkpoint\.[0-9a-fA-F-]{36}\.(json|parquet)")
+_ANY_CHECKPOINT = re.compile(r"(\d{20})\.checkpoint\..+")
 _CHECKPOINT_ACTIONS = ("add", "metaData", "protocol", "sidecar")
 
 
@@ -39,6 +49,37 @@ class Checkpoint:
     paths: tuple[str, ...]  # one file, or every part of a multi-part checkpoint in order
     kind: str  # classic, multi-part, v2
     mtime: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class LastCheckpoint:
+    """What ``_delta_log/_last_checkpoint`` says: the version, the part count of a multi-part checkpoint,
+    the file name of a V2 one."""
+
+    version: int
+    parts: int | None = None
+    v2_path: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> LastCheckpoint | None:
+        """None when the file is not the JSON object the protocol describes (a reader then lists the log)."""
+        try:
+            value = json.loads(text)
+            version = int(value["version"])
+            parts = value.get("parts")
+            v2 = value.get("v2Checkpoint") or {}
+            return cls(version, None if parts is None else int(parts), v2.get("path"))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+    def names(self, cp: Checkpoint) -> bool:
+        if cp.version != self.version:
+            return False
+        if self.v2_path is not None:
+            return cp.kind == "v2" and cp.paths[0].rsplit("/", 1)[-1] == self.v2_path.rsplit("/", 1)[-1]
+        if self.parts is not None and self.parts > 1:
+            return cp.kind == "multi-part" and len(cp.paths) == self.parts
+        return cp.kind == "classic"
 
 
 @dataclass
@@ -60,6 +101,8 @@ class DeltaLog:
         self.log_dir = fs_root.rstrip("/") + "/_delta_log"
         self.commits: dict[int, tuple[str, dt.datetime | None]] = {}
         self.checkpoints: dict[int, list[Checkpoint]] = {}
+        self.unread_checkpoints: dict[int, list[str]] = {}  # checkpoint files of a kind not read here
+        self.last_checkpoint: LastCheckpoint | None = None
         self._actions: dict[int, list[dict[str, Any]]] = {}
         self.refresh()
 
@@ -74,6 +117,8 @@ class DeltaLog:
         parts: dict[tuple[int, int], dict[int, str]] = {}
         checkpoints: dict[int, list[Checkpoint]] = {}
         mtimes: dict[int, dt.datetime | None] = {}
+        unread: dict[int, list[str]] = {}
+        last: LastCheckpoint | None = None
         for info in infos:
             name = info.base_name
             if (m := _COMMIT.fullmatch(name)) is not None:
@@ -85,12 +130,17 @@ class DeltaLog:
             elif (m := _MULTI.fullmatch(name)) is not None:
                 parts.setdefault((int(m.group(1)), int(m.group(3))), {})[int(m.group(2))] = info.path
                 mtimes[int(m.group(1))] = info.mtime
+            elif (m := _ANY_CHECKPOINT.fullmatch(name)) is not None and info.type == pafs.FileType.File:
+                unread.setdefault(int(m.group(1)), []).append(name)
+            elif name == "_last_checkpoint":
+                last = LastCheckpoint.parse(self._text(info.path))
         for (version, count), found in parts.items():
             if sorted(found) == list(range(1, count + 1)):  # a multi-part checkpoint missing a part is ignored
                 ordered = tuple(found[i] for i in range(1, count + 1))
                 cp = Checkpoint(version, ordered, "multi-part", mtimes.get(version))
                 checkpoints.setdefault(version, []).append(cp)
         self.commits, self.checkpoints = commits, checkpoints
+        self.unread_checkpoints, self.last_checkpoint = unread, last
 
     @property
     def latest(self) -> int:
@@ -107,6 +157,7 @@ class DeltaLog:
         for start in candidates:
             if all(v in self.commits for v in range(start + 1, latest + 1)):
                 return max(start, 0)
+        self.base_checkpoint(latest)  # names a checkpoint of a kind not read, if that is what is missing
         raise CatalogFormatError(f"Delta table {self.root}: commits are missing after every checkpoint, so no "
                                  "version can be rebuilt")
 
@@ -114,13 +165,24 @@ class DeltaLog:
         """The checkpoint a read of ``version`` starts from (None: replay from commit 0)."""
         usable = [v for v in self.checkpoints if v <= version
                   and all(c in self.commits for c in range(v + 1, version + 1))]
+        unread = [v for v in self.unread_checkpoints if v <= version and v not in self.checkpoints
+                  and all(c in self.commits for c in range(v + 1, version + 1))]
         if not usable:
             if all(c in self.commits for c in range(version + 1)):
                 return None
+            if unread:
+                names = ", ".join(sorted(self.unread_checkpoints[max(unread)]))
+                raise UnsupportedFormatFeatureError(
+                    f"Delta table {self.root} cannot be read at version {version}: its commits before it were "
+                    f"cleaned up and its checkpoint ({names}) is of a kind fieldshift does not read (it reads "
+                    "classic, multi-part and V2 checkpoints named as the Delta protocol describes)")
             raise SnapshotNotFoundError(f"Delta table {self.root} cannot be read at version {version}: its commits "
                                         "were cleaned up and no checkpoint covers it")
         found = self.checkpoints[max(usable)]
-        return sorted(found, key=lambda c: c.kind != "v2")[0]  # a V2 checkpoint when there are several
+        named = [c for c in found if self.last_checkpoint is not None and self.last_checkpoint.names(c)]
+        if named:
+            return named[0]  # the one the writer finished last, by _last_checkpoint
+        return sorted(found, key=lambda c: (c.kind != "v2", -len(c.paths)))[0]  # else a V2 one, then most parts
 
     # -- reading --------------------------------------------------------------------------------
     def commit_actions(self, version: int) -> list[dict[str, Any]]:
@@ -131,12 +193,15 @@ class DeltaLog:
             self._actions[version] = self._json_lines(self.commits[version][0])
         return self._actions[version]
 
-    def _json_lines(self, path: str) -> list[dict[str, Any]]:
+    def _text(self, path: str) -> str:
         try:
             with self.fs.open_input_stream(path) as f:
-                text = f.read().decode("utf-8")
+                return f.read().decode("utf-8")
         except FileNotFoundError:
             raise CatalogFormatError(f"Delta log file {path} disappeared while it was read") from None
+
+    def _json_lines(self, path: str) -> list[dict[str, Any]]:
+        text = self._text(path)
         out = []
         for n, line in enumerate(text.splitlines(), 1):
             if line.strip():

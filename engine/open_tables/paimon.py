@@ -6,14 +6,25 @@ time, base and delta manifest lists, the index manifest), ``manifest/`` (Avro ma
 manifests; ``paimon_files``) and the data files under ``<partition dirs>/bucket-N/``. Each manifest entry
 adds or deletes one data file and records the schema id the file was written with: its columns (no field
 ids in pypaimon's Parquet files) find their fields through that schema by name, and the scan evolves them
-to the read schema under the FLIP's rules (``CastPolicy.explicit()``).
+to the read schema under the FLIP's rules (``CastPolicy.explicit()``). Java Paimon's files carry the ROW
+fields' ids (the schema's own), ids of Paimon's ``SpecialFields`` scheme on array elements and map keys and
+values (matched by position, as every list element is) and on ``_KEY_`` and system columns (no field of
+the table has those ids at the top level).
 
 A primary-key table's files are sorted runs of versions of rows: each file holds the key, a sequence
 number (``_SEQUENCE_NUMBER``) and a row kind (``_VALUE_KIND``: +I, -U, +U, -D) beside the values. Versions
 of one key in one partition and bucket merge (``MergeMode``), the newest by ``sequence.field`` (when set)
 then sequence number: ``deduplicate`` keeps the newest version, dropping the key when that version
 retracts it; ``partial-update`` takes each field's newest non-null value. Deletion vectors (index files)
-drop rows by position. Refused by name: the ``first-row`` and ``aggregation`` merge engines, partial
+drop rows by position.
+
+Tags (``tag/tag-<name>``: a snapshot kept under a name, its files kept even after the snapshot itself
+expired) read by ``snapshot_id="<name>"`` (Paimon forbids all-digit tag names, so a name never reads as
+an id): the read is of the tagged snapshot, whose id the scan reports. Branches read by the table name
+Paimon's engines use, ``db.table$branch_<name>``: a branch has its own ``schema/``, ``snapshot/`` and
+``tag/`` under ``branch/branch-<name>/`` and shares the table's manifests, index and data files.
+
+Refused by name: the ``first-row`` and ``aggregation`` merge engines, partial
 updates with sequence groups or per-field aggregates, postpone-bucket files, files holding only some
 columns (data evolution), ORC and Avro data files (by the scan), types without a counterpart.
 """
@@ -53,6 +64,8 @@ KIND_COLUMN = "_VALUE_KIND"
 RETRACT_KINDS = (1, 3)  # -U (update before) and -D (delete)
 _WRITER = "a Paimon writer (Flink, Spark, pypaimon)"
 _NUMBERED = re.compile(r"(schema|snapshot)-(\d+)$")
+_BRANCH_SUFFIX = "$branch_"
+_MAIN_BRANCH = "main"
 _DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
 
 
@@ -69,8 +82,8 @@ def _truthy(value: Any) -> bool:
 
 
 class PaimonSource:
-    """One Paimon table: ``source`` is the warehouse and ``name`` is ``db.table``, or ``source`` is the
-    table directory itself and ``name`` None."""
+    """One Paimon table: ``source`` is the warehouse and ``name`` is ``db.table`` (``db.table$branch_b`` for
+    branch ``b``), or ``source`` is the table directory itself and ``name`` None."""
 
     format = "paimon"
     writer = _WRITER
@@ -78,6 +91,12 @@ class PaimonSource:
 
     def __init__(self, source: str | Path, name: str | None = None) -> None:
         root = str(source).rstrip("/")
+        branch = _MAIN_BRANCH
+        if name and _BRANCH_SUFFIX in str(name):
+            base, _, branch = str(name).partition(_BRANCH_SUFFIX)
+            if not branch or "$" in branch:
+                raise InvalidNameError(f"name a Paimon branch as 'database.table$branch_<name>', not {name!r}")
+            name = base
         if name:
             db, dot, table = str(name).rpartition(".")
             if not dot or not db or not table:
@@ -87,11 +106,20 @@ class PaimonSource:
         else:
             self.name = root.rsplit("/", 1)[-1]
         self.files = PaimonFiles(root)
+        self.branch = branch
+        # schema/, snapshot/ and tag/ of a branch live under branch/branch-<name>/; the rest is shared
+        self._meta: tuple[str, ...] = () if branch == _MAIN_BRANCH else ("branch", f"branch-{branch}")
+        if self._meta:
+            self.name = f"{self.name}$branch_{branch}"
+            if not self.files.listdir(*self._meta, "schema"):
+                have = sorted(d[len("branch-"):] for d in self.files.subdirs("branch") if d.startswith("branch-"))
+                raise InvalidNameError(f"paimon table {self.name}: no branch {branch!r} (branches: "
+                                       f"{', '.join(have) or 'none'})")
         self._schema_json: dict[int, dict[str, Any]] = {}
-        for entry in self.files.listdir("schema"):
+        for entry in self.files.listdir(*self._meta, "schema"):
             m = _NUMBERED.match(entry)
             if m and m.group(1) == "schema":
-                self._schema_json[int(m.group(2))] = self.files.read_json("schema", entry)
+                self._schema_json[int(m.group(2))] = self.files.read_json(*self._meta, "schema", entry)
         if not self._schema_json:
             where = f"warehouse {source} has no table {name!r}" if name else f"{source} is not a Paimon table"
             raise InvalidNameError(f"{where}: no schema files in {self.files.path('schema')}")
@@ -111,24 +139,40 @@ class PaimonSource:
     def snapshots(self) -> tuple[SourceSnapshot, ...]:
         """Every snapshot still in ``snapshot/`` (expired ones are deleted by Paimon), oldest first."""
         if self._snapshots is None:
-            ids = sorted(int(m.group(2)) for e in self.files.listdir("snapshot")
+            ids = sorted(int(m.group(2)) for e in self.files.listdir(*self._meta, "snapshot")
                          if (m := _NUMBERED.match(e)) and m.group(1) == "snapshot")
-            out = []
-            for sid in ids:
-                snap = self._snapshot(sid)
-                when = dt.datetime.fromtimestamp(int(snap["timeMillis"]) / 1000, dt.UTC)
-                out.append(SourceSnapshot(sid, when, int(snap["schemaId"]), snap.get("commitKind")))
-            self._snapshots = tuple(out)
+            self._snapshots = tuple(self._snapshot_meta(sid) for sid in ids)
         return self._snapshots
 
     def _snapshot(self, snapshot_id: int) -> dict[str, Any]:
         if snapshot_id not in self._snapshot_json:
-            if not self.files.exists("snapshot", f"snapshot-{snapshot_id}"):
-                have = [s.snapshot_id for s in self.snapshots()]
-                raise SnapshotNotFoundError(f"paimon table {self.name} has no snapshot {snapshot_id}; its snapshots "
-                                            f"are {', '.join(map(str, have)) or 'none'}")
-            self._snapshot_json[snapshot_id] = self.files.read_json("snapshot", f"snapshot-{snapshot_id}")
+            if self.files.exists(*self._meta, "snapshot", f"snapshot-{snapshot_id}"):
+                self._snapshot_json[snapshot_id] = self.files.read_json(*self._meta, "snapshot",
+                                                                        f"snapshot-{snapshot_id}")
+            else:  # expired, but a tag may keep it
+                tagged = next((n for n, sid in self.tags().items() if sid == snapshot_id), None)
+                if tagged is None:
+                    have = [s.snapshot_id for s in self.snapshots()]
+                    raise SnapshotNotFoundError(f"paimon table {self.name} has no snapshot {snapshot_id}; its "
+                                                f"snapshots are {', '.join(map(str, have)) or 'none'}")
+                self._snapshot_json[snapshot_id] = self.files.read_json(*self._meta, "tag", f"tag-{tagged}")
         return self._snapshot_json[snapshot_id]
+
+    def tags(self) -> dict[str, int]:
+        """The table's (or branch's) tags: name -> the id of the snapshot each one keeps."""
+        out = {}
+        for entry in self.files.listdir(*self._meta, "tag"):
+            if entry.startswith("tag-"):
+                out[entry[len("tag-"):]] = int(self.files.read_json(*self._meta, "tag", entry)["id"])
+        return out
+
+    def resolve_name(self, name: str) -> int:
+        """The snapshot id a tag names (``snapshot_id="<tag>"``)."""
+        found = self.tags()
+        if name not in found:
+            raise SnapshotNotFoundError(f"paimon table {self.name} has no tag {name!r}; its tags are "
+                                        f"{', '.join(sorted(found)) or 'none'}")
+        return found[name]
 
     def options(self, schema_id: int) -> dict[str, str]:
         """The table options schema ``schema_id`` records (options are changed by new schema versions)."""
@@ -197,7 +241,9 @@ class PaimonSource:
                 "stitched from files of different columns), which fieldshift does not read")
 
     def _snapshot_meta(self, snapshot_id: int) -> SourceSnapshot:
-        return next(s for s in self.snapshots() if s.snapshot_id == snapshot_id)
+        snap = self._snapshot(snapshot_id)
+        when = dt.datetime.fromtimestamp(int(snap["timeMillis"]) / 1000, dt.UTC)
+        return SourceSnapshot(snapshot_id, when, int(snap["schemaId"]), snap.get("commitKind"))
 
     def _live_entries(self, snap: dict[str, Any]) -> list[ManifestEntry]:
         """The data files of a snapshot: every ADD of its base and delta manifests not cancelled by a DELETE."""

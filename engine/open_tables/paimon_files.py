@@ -123,6 +123,14 @@ class PaimonFiles:
         found = self.fs.get_file_info(pafs.FileSelector(self._inner(*parts)))
         return [i.base_name for i in found if i.type == pafs.FileType.File]
 
+    def subdirs(self, *parts: str) -> list[str]:
+        """Names of the directories in a directory of the table (empty when it does not exist)."""
+        info = self.fs.get_file_info(self._inner(*parts))
+        if info.type != pafs.FileType.Directory:
+            return []
+        found = self.fs.get_file_info(pafs.FileSelector(self._inner(*parts)))
+        return [i.base_name for i in found if i.type == pafs.FileType.Directory]
+
     def read_bytes(self, *parts: str) -> bytes:
         with self.fs.open_input_stream(self._inner(*parts)) as f:
             return f.read()

@@ -110,9 +110,13 @@ class OpenTable:
     def resolve(self, snapshot_id: SnapshotId | None = None, as_of: dt.datetime | str | None = None) -> SnapshotId:
         """The snapshot a read at ``snapshot_id`` or ``as_of`` (the latest snapshot at or before that time;
         a naive time is UTC) sees; the latest one when both are None. An id is taken in the kind the format
-        uses (Hudi's instants are text: ``20240418173551906`` given as an int reads as that text)."""
+        uses (Hudi's instants are text: ``20240418173551906`` given as an int reads as that text); a format
+        that names snapshots (Paimon's tags) takes a name that is not a number as one."""
         if snapshot_id is not None and as_of is not None:
             raise InvalidOptionError("give snapshot_id or as_of, not both")
+        resolve_name = getattr(self.source, "resolve_name", None)  # a format with named snapshots (Paimon's tags)
+        if resolve_name is not None and isinstance(snapshot_id, str) and not snapshot_id.strip().isdigit():
+            return resolve_name(snapshot_id.strip())
         snaps = self.source.snapshots()
         if not snaps:
             raise SnapshotNotFoundError(f"{self.format} table {self.name} has no snapshot")

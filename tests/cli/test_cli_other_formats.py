@@ -210,3 +210,20 @@ def test_open_options_from_flat_pairs() -> None:
         open_options([("catalog.type", "sql"), ("catalog.type", "rest")])
     with pytest.raises(fs.InvalidOptionError, match="unknown option 'endpoint'"):
         open_options([("endpoint", "x")])
+
+
+def test_a_paimon_tag_through_as_of(tmp_path: Path) -> None:
+    pytest.importorskip("fastavro", reason="Paimon manifests need fastavro (the dev and paimon extras)")
+    from tests.open_tables.paimon_tables import DataFile, PaimonBuilder
+
+    b = PaimonBuilder(tmp_path, "db.t")
+    b.schema([{"id": 0, "name": "id", "type": "INT NOT NULL"}])
+    s = pa.schema([("id", pa.int32())])
+    b.commit([DataFile(pa.Table.from_pylist([{"id": 1}], s))])
+    b.commit([DataFile(pa.Table.from_pylist([{"id": 2}], s))])
+    (b.root / "tag").mkdir()
+    (b.root / "tag" / "tag-first").write_text((b.root / "snapshot" / "snapshot-1").read_text())
+    code, out = cli("--table", "db.t", "read", str(tmp_path), "--source-format", "paimon", "--as-of", "first",
+                    "-f", "json")
+    assert code == 0, out
+    assert json_rows(out) == [{"id": 1}]

@@ -10,7 +10,9 @@ partition_keys, options), ``write`` (table, data: a Parquet file; cast to the ta
 ``alter`` (table, changes: [op, ...] with op one of ["add", name, TYPE], ["rename", old, new],
 ["drop", name], ["retype", name, TYPE], ["set", key, value]), ``delete_rows`` (table, row_ids: deleted
 through deletion vectors), ``read`` (table, snapshot or None, out: a Parquet file of pypaimon's rows),
-``snapshot`` (table, out: a JSON file with the latest snapshot id).
+``snapshot`` (table, out: a JSON file with the latest snapshot id), ``tag`` (table, name, snapshot or None:
+the latest), ``branch`` (table, name, tag or None); ``read`` also takes a ``tag``, and a table named
+``db.t$branch_b`` is branch ``b``.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ def run(plan: dict) -> None:
             table = catalog.get_table(step["table"])
             if step.get("snapshot") is not None:
                 table = table.copy({"scan.snapshot-id": str(step["snapshot"])})
+            if step.get("tag") is not None:
+                table = table.copy({"scan.tag-name": str(step["tag"])})
             builder = table.new_read_builder()
             rows = builder.new_read().to_arrow(builder.new_scan().plan().splits())
             if rows is None:
@@ -88,6 +92,10 @@ def run(plan: dict) -> None:
             commit = builder.new_commit()
             commit.commit(messages)
             commit.close()
+        elif op == "tag":
+            catalog.create_tag(step["table"], step["name"], step.get("snapshot"))
+        elif op == "branch":
+            catalog.create_branch(step["table"], step["name"], step.get("tag"))
         elif op == "snapshot":
             table = catalog.get_table(step["table"])
             latest = table.snapshot_manager().get_latest_snapshot()

@@ -66,6 +66,21 @@ class PaimonPeer:
         self.steps.append({"op": "delete_rows", "table": table, "row_ids": list(row_ids)})
         return self
 
+    def tag(self, table: str, name: str, snapshot: int | None = None) -> PaimonPeer:
+        self.steps.append({"op": "tag", "table": table, "name": name, "snapshot": snapshot})
+        return self
+
+    def branch(self, table: str, name: str, tag: str | None = None) -> PaimonPeer:
+        self.steps.append({"op": "branch", "table": table, "name": name, "tag": tag})
+        return self
+
+    def read_tag(self, table: str, tag: str) -> pa.Table:
+        """pypaimon's rows of ``table`` at tag ``tag``."""
+        out = self._file(".parquet")
+        self.steps.append({"op": "read", "table": table, "snapshot": None, "tag": tag, "out": str(out)})
+        self.run()
+        return pq.read_table(out)
+
     def run(self) -> None:
         plan = self._file(".json")
         plan.write_text(json.dumps({"warehouse": str(self.warehouse), "steps": self.steps}))

@@ -200,3 +200,30 @@ def test_pruning_on_deltalake_statistics_never_drops_a_needed_file(tmp_path: Pat
             assert plain_rows(pruned.to_arrow()) == plain_rows(full.to_arrow()), flt
             read, skipped = read + len(pruned.files()), skipped + len(full.files()) - len(pruned.files())
     assert skipped > 0 and read > 0
+
+
+@pytest.mark.parametrize("name", ["multi-part-checkpoint", "v2-parquet-sidecars-struct-stats-only",
+                                  "v2-json-sidecars-struct-stats-only", "dv-with-columnmapping"])
+def test_an_upstream_table_whose_log_starts_at_its_checkpoint(tmp_path: Path, name: str) -> None:
+    """The commits up to the checkpoint ``_last_checkpoint`` names removed (as log cleanup leaves a table):
+    every version left reads from the checkpoint (multi-part, V2 with sidecars, classic) equal to delta-rs'
+    read of the same pruned log and to the full log's read; the versions before it are a named error."""
+    import json
+    import shutil
+
+    from fieldshift.errors import SnapshotNotFoundError
+
+    path = tmp_path / name
+    shutil.copytree(DATA / name, path)
+    log = path / "_delta_log"
+    start = json.loads((log / "_last_checkpoint").read_text())["version"]
+    for v in range(start + 1):
+        (log / f"{v:020d}.json").unlink(missing_ok=True)
+    versions = _versions(path)
+    assert versions[0] == start
+    for v in versions:
+        ours = fieldshift_read(path, v)
+        _assert_same(ours, fieldshift_read(DATA / name, v), f"{name} at version {v} vs the full log")
+        _assert_same(ours, delta_rs_read(path, v), f"{name} at version {v} vs delta-rs on the pruned log")
+    with fs.open_table(str(path), format="delta") as t, pytest.raises(SnapshotNotFoundError, match="cleaned up"):
+        t.scan(snapshot_id=start - 1)

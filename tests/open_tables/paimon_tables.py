@@ -7,6 +7,9 @@ statistics, Parquet data files without field ids under ``<k=v>/bucket-N/`` (prim
 ``_KEY_<k>``, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` before the values), and deletion-vector index files
 (a version byte, then per vector its size, Paimon's magic number, a portable 32-bit RoaringBitmap, a
 CRC-32). Only what the reader tests need: no statistics beyond the optional value bounds, no changelog.
+With ``java_ids`` the data files carry field ids as Java Paimon's Parquet writer numbers them (ROW fields by
+their ids, array elements and map keys and values from ``SpecialFields``' formulas, ``_KEY_`` columns and
+the system columns near 2**31), which pypaimon's files lack.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["DV_MAGIC", "DataFile", "PaimonBuilder", "binary_row"]
+__all__ = ["DV_MAGIC", "DataFile", "PaimonBuilder", "binary_row", "java_field_ids"]
 
 DV_MAGIC = 1581511376
 
@@ -157,12 +160,59 @@ class DataFile:
     stats: tuple[list[Any], list[Any], list[int]] | None = None  # value bounds (min, max, nulls) of every field
 
 
+_ID = b"PARQUET:field_id"
+_INT_MAX = 2**31 - 1
+_STRUCTURED_BASE = _INT_MAX // 4  # SpecialFields.STRUCTURED_TYPE_FIELD_ID_BASE
+_KEY_BASE = _INT_MAX // 2  # SpecialFields.KEY_FIELD_ID_START
+_SYSTEM_IDS = {"_SEQUENCE_NUMBER": _INT_MAX - 1, "_VALUE_KIND": _INT_MAX - 2}
+
+
+def _java_typed(t: pa.DataType, json_type: Any, anchor: int, depth: int) -> pa.DataType:
+    """``t`` with Java Paimon's ids on its nested fields: ROW fields their own, the rest by formula."""
+    if pa.types.is_struct(t):
+        fields = json_type["fields"]
+        return pa.struct([_java_field(t.field(i), fields[i]["type"], fields[i]["id"]) for i in range(t.num_fields)])
+    if pa.types.is_list(t):
+        element = _STRUCTURED_BASE + anchor * 1024 + depth + 1
+        inner = _java_typed(t.value_type, json_type["element"], anchor, depth + 1)
+        return pa.list_(pa.field("element", inner, t.value_field.nullable, {_ID: str(element)}))
+    if pa.types.is_map(t):
+        key_id = _STRUCTURED_BASE - anchor * 1024 - depth - 1
+        value_id = _STRUCTURED_BASE + anchor * 1024 + depth + 1
+        key = _java_typed(t.key_type, json_type["key"], anchor, depth + 1)
+        value = _java_typed(t.item_type, json_type["value"], anchor, depth + 1)
+        return pa.map_(pa.field("key", key, False, {_ID: str(key_id)}),
+                       pa.field("value", value, t.item_field.nullable, {_ID: str(value_id)}))
+    return t
+
+
+def _java_field(f: pa.Field, json_type: Any, fid: int) -> pa.Field:
+    return pa.field(f.name, _java_typed(f.type, json_type, fid, 0), f.nullable, {_ID: str(fid)})
+
+
+def java_field_ids(schema: pa.Schema, fields: list[dict[str, Any]]) -> pa.Schema:
+    """A data file's schema with the field ids Java Paimon's Parquet writer gives it (``fields``: the schema
+    file's fields the file was written with)."""
+    by_name = {f["name"]: f for f in fields}
+    out = []
+    for f in schema:
+        if f.name in by_name:
+            out.append(_java_field(f, by_name[f.name]["type"], by_name[f.name]["id"]))
+        elif f.name.startswith("_KEY_"):
+            out.append(f.with_metadata({_ID: str(_KEY_BASE + by_name[f.name[5:]]["id"])}))
+        else:
+            out.append(f.with_metadata({_ID: str(_SYSTEM_IDS[f.name])}))
+    return pa.schema(out)
+
+
 class PaimonBuilder:
     """A Paimon table at ``<warehouse>/<db>.db/<table>``, committed snapshot by snapshot."""
 
     def __init__(self, warehouse: Path, name: str = "db.t", *, partition_keys: Sequence[str] = (),
-                 primary_keys: Sequence[str] = (), options: dict[str, str] | None = None) -> None:
+                 primary_keys: Sequence[str] = (), options: dict[str, str] | None = None,
+                 java_ids: bool = False) -> None:
         db, table = name.split(".")
+        self.java_ids = java_ids
         self.root = Path(warehouse) / f"{db}.db" / table
         for d in ("schema", "snapshot", "manifest"):
             (self.root / d).mkdir(parents=True, exist_ok=True)
@@ -217,6 +267,8 @@ class PaimonBuilder:
         else:
             lo, hi = 0, 0
         path = directory / f.name
+        if self.java_ids:
+            table = table.cast(java_field_ids(table.schema, self.schemas[sid]))
         pq.write_table(table, path)
         empty = {"_MIN_VALUES": binary_row([], []), "_MAX_VALUES": binary_row([], []), "_NULL_COUNTS": []}
         value_stats = empty

@@ -359,6 +359,52 @@ def test_a_remove_names_a_logical_file_by_path_and_deletion_vector(tmp_path: Pat
         assert t.scan().count() == 9
 
 
+def _json_checkpoint(root: Path, version: int, *files: str) -> str:
+    """A JSON V2 checkpoint at ``version`` holding one-row ``files``; returns its file name."""
+    actions = [{"checkpointMetadata": {"version": version}}, protocol(), metadata(schema_string(("v", "long"))),
+               *(add(f, 1) for f in files)]
+    name = f"{version:020d}.checkpoint.{uuid.uuid4()}.json"
+    (root / "_delta_log" / name).write_text("\n".join(json.dumps(a) for a in actions))
+    return name
+
+
+def test_last_checkpoint_names_which_checkpoint_of_a_version_is_read(tmp_path: Path) -> None:
+    """Two checkpoints at version 1 (they would agree when one writer made both; here they differ so the
+    choice shows): ``_last_checkpoint`` picks one; without it, or when it names a checkpoint that is gone,
+    the listing's rule (a V2 one first) holds."""
+    for n in (1, 2):
+        data(tmp_path, f"{n}.parquet", pa.table({"v": pa.array([n], pa.int64())}))
+    commit(tmp_path, 0, protocol(), metadata(schema_string(("v", "long"))), add("1.parquet", 1))
+    commit(tmp_path, 1, add("2.parquet", 1))
+    first = _json_checkpoint(tmp_path, 1, "1.parquet")
+    second = _json_checkpoint(tmp_path, 1, "1.parquet", "2.parquet")
+    (tmp_path / "_delta_log" / f"{0:020d}.json").unlink()
+    pointer = tmp_path / "_delta_log" / "_last_checkpoint"
+    for name, expected in ((first, [1]), (second, [1, 2])):
+        pointer.write_text(json.dumps({"version": 1, "size": 3, "v2Checkpoint": {"path": name}}))
+        with fs.open_table(tmp_path, format="delta") as t:
+            assert sorted(t.to_arrow()["v"].to_pylist()) == expected
+    pointer.write_text(json.dumps({"version": 1, "size": 3, "v2Checkpoint": {"path": "gone.json"}}))
+    with fs.open_table(tmp_path, format="delta") as t:
+        assert t.scan().count() in (1, 2)  # a stale pointer: the listing decides
+    pointer.write_text("{not json")
+    with fs.open_table(tmp_path, format="delta") as t:
+        assert t.scan().count() in (1, 2)
+
+
+def test_a_checkpoint_of_a_kind_not_read_is_named_when_the_read_needs_it(tmp_path: Path) -> None:
+    data(tmp_path, "1.parquet", pa.table({"v": pa.array([1], pa.int64())}))
+    commit(tmp_path, 0, protocol(), metadata(schema_string(("v", "long"))), add("1.parquet", 1))
+    commit(tmp_path, 1, add("1.parquet", 1))
+    odd = tmp_path / "_delta_log" / f"{1:020d}.checkpoint.compacted.avro"
+    odd.write_bytes(b"not read")
+    with fs.open_table(tmp_path, format="delta") as t:  # every commit is there: the odd file is not needed
+        assert [s.snapshot_id for s in t.history()] == [0, 1]
+    (tmp_path / "_delta_log" / f"{0:020d}.json").unlink()
+    with pytest.raises(UnsupportedFormatFeatureError, match=r"checkpoint \(0+1\.checkpoint\.compacted\.avro\)"):
+        fs.open_table(tmp_path, format="delta")
+
+
 def test_a_column_subset_decodes_only_its_columns(tmp_path: Path) -> None:
     name = data(tmp_path, "a.parquet", pa.table({"a": pa.array([1], pa.int64()), "b": ["x"], "c": [2.0]}))
     commit(tmp_path, 0, protocol(), metadata(schema_string(("a", "long"), ("b", "string"), ("c", "double"))),
@@ -420,5 +466,42 @@ def test_a_table_whose_old_commits_deltalake_cleaned_up_reads_from_its_checkpoin
             expected = DeltaTable(p, version=v).to_pyarrow_table().sort_by("id")
             assert t.to_arrow(snapshot_id=v).sort_by("id").to_pylist() == expected.to_pylist()
         assert t.schema.names == ["id", "x"]
-        with pytest.raises(SnapshotNotFoundError):
+        with pytest.raises(SnapshotNotFoundError, match="cleaned up"):
+            t.scan(snapshot_id=1)
+        with pytest.raises(SnapshotNotFoundError, match="no snapshot at or before"):
+            t.scan(as_of=t.history()[0].timestamp - dt.timedelta(seconds=1))
+
+
+def test_a_deltalake_table_with_several_checkpoints_reads_every_version_left_after_cleanup(tmp_path: Path) -> None:
+    """Checkpoints at versions 2 and 4 (``_last_checkpoint`` names 4), then ``cleanup_metadata``: every
+    version still readable equals delta-rs' read of it, including a schema change before the checkpoint."""
+    import os
+    import time
+
+    from deltalake import DeltaTable, write_deltalake
+
+    p = str(tmp_path / "t")
+    write_deltalake(p, pa.table({"id": [1, 2, 3]}))
+    write_deltalake(p, pa.table({"id": [4], "x": [1.5]}), mode="append", schema_mode="merge")
+    DeltaTable(p).delete("id = 2")
+    DeltaTable(p).create_checkpoint()
+    write_deltalake(p, pa.table({"id": [5], "x": [2.5], "y": ["a"]}), mode="append", schema_mode="merge")
+    DeltaTable(p).update({"x": "x + 1"}, predicate="id > 3")
+    DeltaTable(p).create_checkpoint()
+    write_deltalake(p, pa.table({"id": [6], "x": [0.5], "y": ["b"]}), mode="append")
+    log = Path(p, "_delta_log")
+    assert json.loads((log / "_last_checkpoint").read_text())["version"] == 4
+    old = time.time() - 40 * 86400
+    for f in log.iterdir():
+        if f.name < f"{3:020d}":
+            os.utime(f, (old, old))
+    DeltaTable(p).cleanup_metadata()
+    assert not (log / f"{1:020d}.json").exists()
+    with fs.open_table(p) as t:
+        versions = [s.snapshot_id for s in t.history()]
+        assert versions[-1] == 5 and versions[0] >= 2
+        for v in versions:
+            expected = DeltaTable(p, version=v).to_pyarrow_table().sort_by("id")
+            assert t.to_arrow(snapshot_id=v).sort_by("id").to_pylist() == expected.to_pylist(), v
+        with pytest.raises(SnapshotNotFoundError, match="cleaned up"):
             t.scan(snapshot_id=1)

@@ -313,3 +313,91 @@ def test_a_warehouse_uri(tmp_path: Path) -> None:
     b.commit([DataFile(_rows((1, "b", 2)))])
     t = fs.open_table(tmp_path.as_uri(), format="paimon", name="db.t")
     assert t.to_arrow().to_pylist() == [{"k": 1, "name": "b", "v": 2}]
+
+
+NESTED = [{"id": 6, "name": "id", "type": "INT NOT NULL"},  # its _KEY_id column's Java id is 2**30 + 5,
+          {"id": 0, "name": "tags", "type": {"type": "ARRAY", "element": "INT"}},  # fieldshift's id of tags' element
+          {"id": 2, "name": "attrs", "type": {"type": "MAP", "key": "STRING NOT NULL", "value": {
+              "type": "ARRAY", "element": "STRING"}}},
+          {"id": 3, "name": "point", "type": {"type": "ROW", "fields": [{"id": 4, "name": "x", "type": "INT"},
+                                                                        {"id": 5, "name": "y", "type": "INT"}]}}]
+
+
+@pytest.mark.parametrize("java_ids", [False, True])
+def test_files_with_java_paimons_field_ids_read_like_pypaimons(tmp_path: Path, java_ids: bool) -> None:
+    """Java Paimon's Parquet files carry ids: the ROW fields' own, Paimon's formulas for array elements and
+    map keys and values (not fieldshift's numbering of them), ``_KEY_`` and system columns near 2**31. A file
+    still resolves by name through the schema it was written with, as Paimon's readers do: a rename and a
+    merge of two sorted runs read the same with and without those ids."""
+    b = PaimonBuilder(tmp_path, "db.t", primary_keys=["id"], java_ids=java_ids)
+    b.schema(NESTED)
+    s0 = pa.schema([("id", pa.int32()), ("tags", pa.list_(pa.int32())),
+                    ("attrs", pa.map_(pa.string(), pa.list_(pa.string()))),
+                    ("point", pa.struct([("x", pa.int32()), ("y", pa.int32())]))])
+    b.commit([DataFile(pa.Table.from_pylist([
+        {"id": 1, "tags": [1, 2], "attrs": [("a", ["p"])], "point": {"x": 1, "y": 2}},
+        {"id": 2, "tags": None, "attrs": [], "point": None}], s0))])
+    renamed = [NESTED[0], {**NESTED[1], "name": "labels"}, NESTED[2],
+               {**NESTED[3], "type": {"type": "ROW", "fields": [{"id": 4, "name": "x", "type": "INT"},
+                                                                 {"id": 5, "name": "y2", "type": "INT"}]}}]
+    b.schema(renamed)
+    s1 = pa.schema([("id", pa.int32()), ("labels", pa.list_(pa.int32())), s0.field("attrs"),
+                    ("point", pa.struct([("x", pa.int32()), ("y2", pa.int32())]))])
+    b.commit([DataFile(pa.Table.from_pylist([
+        {"id": 2, "labels": [7], "attrs": [("b", None)], "point": {"x": 5, "y2": 6}}], s1))])
+    if java_ids:
+        import pyarrow.parquet as pq
+
+        for f in b.root.joinpath("bucket-0").iterdir():
+            found = pq.read_schema(f)
+            element = found.field(found.names[4]).type.value_field  # tags, or labels after the rename
+            assert element.metadata == {b"PARQUET:field_id": str((2**31 - 1) // 4 + 1).encode()}  # as Java has it
+            assert found.field("_KEY_id").metadata == {b"PARQUET:field_id": str(2**30 + 5).encode()}
+    t = fs.open_table(tmp_path, format="paimon", name="db.t")
+    assert _sorted(t.to_arrow()) == [
+        {"id": 1, "labels": [1, 2], "attrs": [("a", ["p"])], "point": {"x": 1, "y2": 2}},
+        {"id": 2, "labels": [7], "attrs": [("b", None)], "point": {"x": 5, "y2": 6}}]
+
+
+def test_tags_read_as_the_snapshot_they_keep_and_branches_by_name(tmp_path: Path) -> None:
+    """``snapshot_id="<tag>"`` reads the tagged snapshot, even after the snapshot itself expired (its
+    ``snapshot-N`` file deleted, the tag keeping its files); ``db.t$branch_b`` reads the branch's own
+    schemas and snapshots over the table's shared manifests and data files."""
+    import json
+    import shutil
+
+    b = PaimonBuilder(tmp_path, "db.t")
+    b.schema(F[:2])
+    s0 = pa.schema([("id", pa.int32()), ("name", pa.string())])
+    b.commit([DataFile(pa.Table.from_pylist([{"id": 1, "name": "a"}], s0))])
+    b.commit([DataFile(pa.Table.from_pylist([{"id": 2, "name": "b"}], s0))])
+    (b.root / "tag").mkdir()
+    first = json.loads((b.root / "snapshot" / "snapshot-1").read_text())
+    (b.root / "tag" / "tag-v1").write_text(json.dumps({**first, "tagCreateTime": [2024, 1, 1, 0, 0]}))
+    # the branch "dev" forked at snapshot 1, then evolved on its own: a new column, no new rows
+    dev = b.root / "branch" / "branch-dev"
+    (dev / "snapshot").mkdir(parents=True)
+    shutil.copytree(b.root / "schema", dev / "schema")
+    schema1 = json.loads((b.root / "schema" / "schema-0").read_text())
+    schema1.update(id=1, fields=[*F[:2], {"id": 4, "name": "extra", "type": "DOUBLE"}], highestFieldId=4)
+    (dev / "schema" / "schema-1").write_text(json.dumps(schema1))
+    (dev / "snapshot" / "snapshot-1").write_text(json.dumps(first))
+    (dev / "snapshot" / "snapshot-2").write_text(json.dumps({**first, "id": 2, "schemaId": 1}))
+
+    t = fs.open_table(tmp_path, format="paimon", name="db.t")
+    assert t.source.tags() == {"v1": 1}
+    assert _sorted(t.to_arrow(snapshot_id="v1")) == [{"id": 1, "name": "a"}]
+    assert t.scan(snapshot_id="v1").snapshot_id == 1
+    with pytest.raises(SnapshotNotFoundError, match="no tag 'v9'; its tags are v1"):
+        t.scan(snapshot_id="v9")
+    (b.root / "snapshot" / "snapshot-1").unlink()  # expired: only the tag keeps it
+    t = fs.open_table(tmp_path, format="paimon", name="db.t")
+    assert [s.snapshot_id for s in t.history()] == [2]
+    assert _sorted(t.to_arrow(snapshot_id="v1")) == [{"id": 1, "name": "a"}]
+    assert _sorted(t.to_arrow(snapshot_id=1)) == [{"id": 1, "name": "a"}]  # as a Spark executor asks for it
+
+    d = fs.open_table(tmp_path, format="paimon", name="db.t$branch_dev")
+    assert d.name == "db.t$branch_dev" and [s.snapshot_id for s in d.history()] == [1, 2]
+    assert _sorted(d.to_arrow()) == [{"id": 1, "name": "a", "extra": None}]
+    with pytest.raises(InvalidNameError, match="no branch 'nope' \\(branches: dev\\)"):
+        fs.open_table(tmp_path, format="paimon", name="db.t$branch_nope")

@@ -243,3 +243,75 @@ def test_a_pyiceberg_table_reads_natively_equal_to_the_arrow_route(spark: Any, t
     _same(native, t)
     assert len(_files(native)) == 2
     _same(fss.read(spark, None, format="iceberg", name="db.t", catalog=props, route="arrow"), t)
+
+
+def test_delta_files_without_column_mapping_read_natively_by_name(spark: Any, tmp_path: Path) -> None:
+    """Delta without column mapping resolves columns by name, as Spark's own scan does: files whose columns
+    carry the read names (nested ones too) take the native scan, requested without field ids (the session
+    reads by id where ids are requested), and equal the executor-side route and delta-rs."""
+    from deltalake import DeltaTable, write_deltalake
+
+    p = str(tmp_path / "t")
+    s = pa.struct([("a", pa.int64()), ("b", pa.string())])
+    write_deltalake(p, pa.table({"id": pa.array([1, 2, 3], pa.int64()), "s": pa.array([{"a": 1, "b": "x"}] * 3, s),
+                                 "tags": pa.array([["p"], [], None], pa.list_(pa.string()))}))
+    write_deltalake(p, pa.table({"id": pa.array([4], pa.int64()), "s": pa.array([None], s),
+                                 "tags": pa.array([["q"]], pa.list_(pa.string())), "x": pa.array([1.5])}),
+                    mode="append", schema_mode="merge")
+    DeltaTable(p).delete("id = 2")
+    t = fs.open_table(p, format="delta")
+    plan = fss.plan_open_read(p, format="delta")
+    assert len(plan.native) == 2 and plan.other == 0 and "by name" in plan.explain(), plan.explain()
+    native = fss.read(spark, p, format="delta")
+    assert len(_files(native)) == 2
+    _same(native, t)
+    _same(fss.read(spark, p, format="delta", route="arrow"), t)
+    _same(fss.read(spark, p, format="delta", filter=("id", ">", 2)), t, filter=("id", ">", 2))
+    theirs = DeltaTable(p).to_pyarrow_table().select(t.schema.names).sort_by("id")
+    assert t.to_arrow().sort_by("id").to_pylist() == theirs.to_pylist()
+
+
+def test_files_whose_column_names_differ_from_the_read_names_stay_on_the_executors(spark: Any,
+                                                                                   tmp_path: Path) -> None:
+    """Delta column mapping ``name`` without field ids in the files: the name mapping resolves the physical
+    names, which Spark's by-name scan would not find."""
+    from tests.open_tables.test_delta_read import add, commit, data, metadata, protocol, schema_string
+
+    one = data(tmp_path, "a.parquet", pa.table({"col-1": pa.array([1, 2], pa.int64())}))
+    commit(tmp_path, 0, protocol(2), metadata(schema_string(("id", "long"), mapped=True),
+                                              **{"delta.columnMapping.mode": "name"}), add(one, 2))
+    t = fs.open_table(tmp_path, format="delta")
+    plan = fss.plan_open_read(tmp_path, format="delta")
+    assert not plan.native and "the file names it 'col-1'" in plan.explain(), plan.explain()
+    _same(fss.read(spark, tmp_path, format="delta"), t)
+
+
+def test_a_paimon_tag_and_branch_through_spark(spark: Any, tmp_path: Path) -> None:
+    """An append table's id-less files read natively by name; a tag whose snapshot expired reads on the
+    executors by the tagged id; a branch reads by its ``$branch_`` name."""
+    pytest.importorskip("fastavro", reason="Paimon manifests need fastavro (the dev and paimon extras)")
+    import shutil
+
+    from tests.open_tables.paimon_tables import DataFile, PaimonBuilder
+
+    b = PaimonBuilder(tmp_path, "db.t")
+    b.schema([{"id": 0, "name": "id", "type": "INT NOT NULL"}, {"id": 1, "name": "v", "type": "STRING"}])
+    s = pa.schema([("id", pa.int32()), ("v", pa.string())])
+    b.commit([DataFile(pa.Table.from_pylist([{"id": 1, "v": "a"}], s))])
+    b.commit([DataFile(pa.Table.from_pylist([{"id": 2, "v": "b"}], s))])
+    (b.root / "tag").mkdir()
+    (b.root / "tag" / "tag-first").write_text((b.root / "snapshot" / "snapshot-1").read_text())
+    branch = b.root / "branch" / "branch-dev"
+    branch.mkdir(parents=True)
+    shutil.copytree(b.root / "schema", branch / "schema")
+    shutil.copytree(b.root / "tag", branch / "snapshot")
+    (branch / "snapshot" / "tag-first").rename(branch / "snapshot" / "snapshot-1")
+    (b.root / "snapshot" / "snapshot-1").unlink()
+    t = fs.open_table(tmp_path, format="paimon", name="db.t")
+    plan = fss.plan_open_read(tmp_path, format="paimon", name="db.t")
+    assert len(plan.native) == 2 and "by name" in plan.explain(), plan.explain()
+    _same(fss.read(spark, tmp_path, format="paimon", name="db.t"), t)
+    tagged = fss.read(spark, tmp_path, format="paimon", name="db.t", snapshot_id="first", route="arrow")
+    assert [(r.id, r.v) for r in tagged.collect()] == [(1, "a")]
+    dev = fss.read(spark, tmp_path, format="paimon", name="db.t$branch_dev", route="arrow")
+    assert [(r.id, r.v) for r in dev.collect()] == [(1, "a")]

@@ -217,8 +217,12 @@ class TableStorage:
             raise
 
     # -- reading --------------------------------------------------------------------------------
-    def parquet_file(self, rel: str, **options: Any) -> pq.ParquetFile:
-        """A Parquet reader of ``rel`` (a missing file raises FileNotFoundError, as locally)."""
+    def parquet_file(self, rel: str, *, whole: bool = False, **options: Any) -> pq.ParquetFile:
+        """A Parquet reader of ``rel`` (a missing file raises FileNotFoundError, as locally). ``whole``: the file is
+        read in one request and decoded from memory (a small file: opening it and reading its footer and column
+        chunks one request at a time costs more than its rows, and an object store a request each)."""
+        if whole:
+            return pq.ParquetFile(pa.BufferReader(self.read_bytes(rel)), **options)
         if self.local_path is not None:
             return pq.ParquetFile(self.local_path / rel, **options)
         return pq.ParquetFile(self.fs.open_input_file(self.full(rel)), **options)

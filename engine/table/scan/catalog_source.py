@@ -54,6 +54,7 @@ class CatalogSource:
     partition_transforms = "iceberg"  # transforms.py computes Iceberg's values bit for bit
     exact_schemas = True  # a data file holds exactly the columns of the schema id it was written with
     merges_by_precombine = True  # versions of a key merge as table/merge.merge_rows ranks them
+    whole_files = True  # parquet_file(path, whole=True) reads a file in one request
 
     def __init__(self, io: TableIO, metadata: TableMetadata, *, use_vectors: bool = True) -> None:
         """``use_vectors`` False: a keyed table's deletion vectors are ignored, so every group merges by key and
@@ -68,9 +69,10 @@ class CatalogSource:
         storage = self.io.storage
         return storage.fs.open_input_file(storage.full(self._relative(path)))
 
-    def parquet_file(self, path: str) -> Any:
-        """A Parquet reader of a data file of the table (``TableStorage.parquet_file``: a local file by its path)."""
-        return self.io.storage.parquet_file(self._relative(path))
+    def parquet_file(self, path: str, whole: bool = False) -> Any:
+        """A Parquet reader of a data file of the table (``TableStorage.parquet_file``: a local file by its path;
+        ``whole``: read in one request and decoded from memory, as the scan reads small files)."""
+        return self.io.storage.parquet_file(self._relative(path), whole=whole)
 
     def _relative(self, path: str) -> str:
         base = self.io.storage.display()

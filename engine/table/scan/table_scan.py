@@ -25,6 +25,7 @@ from fieldshift.table.keyed.merge import group_files
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.records import DataFile
 from fieldshift.table.scan.catalog_source import CatalogSource
+from fieldshift.table.scan.live_rows import live_parts
 from fieldshift.table.scan.open_scan import OpenScan
 
 if TYPE_CHECKING:
@@ -194,18 +195,23 @@ class Scan:
     def evolved_batches(self, f: DataFile, keep: Any = None) -> Iterator[pa.RecordBatch]:
         """A data file's batches in the read schema, before the row filter (``keep``: a boolean mask of
         the file's rows, e.g. its deletion vector's, applied before evolution)."""
-        expected, plan = self.pipeline().schema_plan(f.schema_id)
+        pipeline = self.pipeline()
+        expected, plan = pipeline.schema_plan(f.schema_id)
         path = self.io.storage.display(f.path)
         offset = 0
-        for batch in iter_file_batches(self.io.storage, f.path, expected, self.batch_size):
-            if keep is not None:
-                offset, batch = offset + batch.num_rows, batch.filter(pa.array(keep[offset:offset + batch.num_rows]))
-            try:
-                out = plan.apply(batch)
-            except SchemaEvolutionError as e:
-                name_data_file(e, path, f.schema_id)
-                raise
-            yield out
+        for whole in iter_file_batches(self.io.storage, f.path, expected, self.batch_size):
+            parts = [whole]
+            if keep is not None:  # zero-copy slices where the removed rows are clustered (live_rows)
+                removed = np.flatnonzero(~keep[offset:offset + whole.num_rows])
+                offset += whole.num_rows
+                parts = live_parts(whole, removed, pipeline.fast_deletes)
+            for batch in parts:
+                try:
+                    out = plan.apply(batch)
+                except SchemaEvolutionError as e:
+                    name_data_file(e, path, f.schema_id)
+                    raise
+                yield out
 
     def check(self) -> None:
         """Plan every schema version of the files to read now, so a plan-time refusal comes before

@@ -41,9 +41,9 @@ def counter(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Counter]:
 
     parquet_file = TableStorage.parquet_file
 
-    def opened(self: TableStorage, rel: str) -> Any:
+    def opened(self: TableStorage, rel: str, **options: Any) -> Any:
         c.open = False
-        return parquet_file(self, rel)
+        return parquet_file(self, rel, **options)
 
     monkeypatch.setattr(sqlite3, "connect", traced)
     monkeypatch.setattr(TableStorage, "parquet_file", opened)
