@@ -12,8 +12,10 @@
   ``write_deltalake`` of the same rows (target <= 1.3x), the same append without the issue's fast paths
   (exact group-by uniqueness, no remembered key hash, bucket files one after another), the same append in
   the layout before issue 35 (zstd, 131,072-row groups, a dictionary tried on every column), and the floor:
-  pyarrow writing the same four bucket files in fieldshift's layout (``write_layout``) on two threads. Runs
-  interleaved, medians of 5.
+  pyarrow writing the same four bucket files in fieldshift's layout (``write_layout``) on two threads, and the
+  append without the second round's fast paths (footer statistics, hashing on threads, one bucket order, a
+  writer thread over the cores, key checks while the files are written). Runs interleaved, medians of
+  ``FIELDSHIFT_LOAD_RUNS`` (default 5).
 
 Results go to ``extra_info`` and are printed; ``speed.md`` holds the measured notes (report.py appends it).
 """
@@ -46,6 +48,7 @@ pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
 RUNS = int(os.environ.get("FIELDSHIFT_SPEED_RUNS", 20))
 LOAD_ROWS = int(os.environ.get("FIELDSHIFT_LOAD_ROWS", 200_000 if w.SMALL else 2_000_000))
+LOAD_RUNS = int(os.environ.get("FIELDSHIFT_LOAD_RUNS", 5))
 PY = sys.executable
 CLI = str(Path(PY).parent / "fieldshift")
 
@@ -142,6 +145,7 @@ def _load_rows(n: int) -> pa.Table:
 
 def test_keyed_bulk_load_vs_write_deltalake(benchmark: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     deltalake = pytest.importorskip("deltalake")
+    from fieldshift.table.files import data_files
     from fieldshift.table.files.write_layout import DEFAULT_LAYOUT
     from fieldshift.table.keyed import keyed_write, keys
     from fieldshift.table.keyed.keys import bucket_of
@@ -161,13 +165,26 @@ def test_keyed_bulk_load_vs_write_deltalake(benchmark: Any, tmp_path_factory: py
     def old_layout() -> None:
         fieldshift_append(OLD_LAYOUT_PROPERTIES)
 
+    def without_round_two() -> None:
+        """Without the second round's fast paths (footer statistics, hashing on threads, one bucket order
+        per write, a writer thread over the cores, key checks while the files are written)."""
+        saved = (data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER, keyed_write.WRITE_THREADS_OVER_CORES,
+                 write_commit.OVERLAP_KEY_CHECKS)
+        data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER = False, 1 << 62, _Forgetful()
+        keyed_write.WRITE_THREADS_OVER_CORES, write_commit.OVERLAP_KEY_CHECKS = 0, False
+        try:
+            fieldshift_append()
+        finally:
+            (data_files.FOOTER_STATS, keys._PARALLEL_ROWS, keys._LAST_ORDER, keyed_write.WRITE_THREADS_OVER_CORES,
+             write_commit.OVERLAP_KEY_CHECKS) = saved
+
     def without_fast_paths() -> None:
         saved = (write_commit.check_unique, partition_write.write_bucketed, keys._LAST_HASH)
         write_commit.check_unique = keyed_write.check_unique_exact
         partition_write.write_bucketed = functools.partial(keyed_write.write_bucketed, parallel=False)
         keys._LAST_HASH = _Forgetful()
         try:
-            fieldshift_append()
+            without_round_two()
         finally:
             write_commit.check_unique, partition_write.write_bucketed, keys._LAST_HASH = saved
 
@@ -191,25 +208,27 @@ def test_keyed_bulk_load_vs_write_deltalake(benchmark: Any, tmp_path_factory: py
         shutil.rmtree(dest)
 
     fieldshift_append(), delta()  # warm (numba's hash kernel, deltalake's runtime)
-    cpu: list[list[float]] = [[] for _ in range(5)]
-    t_fs, t_dl, t_slow, t_floor, t_old = _interleaved([fieldshift_append, delta, without_fast_paths, floor, old_layout],
-                                                      5, cpu)
+    cpu: list[list[float]] = [[] for _ in range(6)]
+    t_fs, t_dl, t_slow, t_floor, t_old, t_two = _interleaved(
+        [fieldshift_append, delta, without_fast_paths, floor, old_layout, without_round_two], LOAD_RUNS, cpu)
     benchmark.pedantic(fieldshift_append, rounds=1, iterations=1)
     m = {k: statistics.median(v) for k, v in
          {"fieldshift": t_fs, "deltalake": t_dl, "without_fast_paths": t_slow, "pyarrow_floor": t_floor,
-          "old_layout": t_old}.items()}
+          "old_layout": t_old, "without_round_two": t_two}.items()}
     c = {k: statistics.median(v) for k, v in zip(m, cpu, strict=True)}
     benchmark.extra_info.update({f"{k}_median_s": v for k, v in m.items()} | {
         "rows": LOAD_ROWS, "ratio": m["fieldshift"] / m["deltalake"], "target": 1.3,
         "ratio_without_fast_paths": m["without_fast_paths"] / m["deltalake"],
         "floor_ratio": m["pyarrow_floor"] / m["deltalake"], "old_layout_ratio": m["old_layout"] / m["deltalake"],
+        "without_round_two_ratio": m["without_round_two"] / m["deltalake"],
         **{f"{k}_cpu_s": v for k, v in c.items()}, "cpu_ratio": c["fieldshift"] / c["deltalake"],
         "load_1min": os.getloadavg()[0]})
     print(f"\nkeyed append of {LOAD_ROWS:,} rows: fieldshift {m['fieldshift']:.3f}s, deltalake "
           f"{m['deltalake']:.3f}s ({m['fieldshift'] / m['deltalake']:.2f}x), without the fast paths "
           f"{m['without_fast_paths']:.3f}s ({m['without_fast_paths'] / m['deltalake']:.2f}x), pyarrow writing "
           f"the same bucket files {m['pyarrow_floor']:.3f}s ({m['pyarrow_floor'] / m['deltalake']:.2f}x), the layout "
-          f"before issue 35 {m['old_layout']:.3f}s ({m['old_layout'] / m['deltalake']:.2f}x); CPU "
+          f"before issue 35 {m['old_layout']:.3f}s ({m['old_layout'] / m['deltalake']:.2f}x), without the second "
+          f"round's fast paths {m['without_round_two']:.3f}s ({m['without_round_two'] / m['deltalake']:.2f}x); CPU "
           + ", ".join(f"{k} {v:.3f}s" for k, v in c.items()) + f"; 1-minute load {os.getloadavg()[0]:.1f}")
 
 
@@ -349,8 +368,9 @@ PLAN_START = np.datetime64("2020-01-01", "D")
 def test_plan_one_day_of_2000_files_vs_delta_rs(benchmark: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Planning a one-day filter on an open table of 2,000 day partitions (one file each): fieldshift's
     ``scan(filter=...).files()`` (target <= 1 ms), the same without the columnar partition and statistics
-    tests (``vector_prune = False``), and delta-rs' ``file_uris(partition_filters=...)`` on the same rows
-    partitioned by a day column. Medians of interleaved rounds."""
+    tests (``vector_prune = False``), the same with a catalog connection per read (``hold_reads = False``), and
+    delta-rs' ``file_uris(partition_filters=...)`` on the same rows partitioned by a day column. Medians of
+    interleaved rounds."""
     deltalake = pytest.importorskip("deltalake")
     import datetime as dt
 
@@ -362,6 +382,9 @@ def test_plan_one_day_of_2000_files_vs_delta_rs(benchmark: Any, tmp_path_factory
     deltalake.write_deltalake(str(root / "dl"), rows.append_column("day", pa.array(days.astype(str))),
                               partition_by=["day"])
     t = fs.Table.open(root / "fs")
+    plain = fs.Table.open(root / "fs")  # a catalog connection per read, as before the held read connections
+    plain.catalog.dialect.hold_reads = False  # type: ignore[attr-defined]
+    plain.close()
     delta = deltalake.DeltaTable(str(root / "dl"))
     day = dt.datetime(2021, 12, 1)
     flt = [("ts", ">=", day), ("ts", "<", day + dt.timedelta(days=1))]
@@ -374,17 +397,22 @@ def test_plan_one_day_of_2000_files_vs_delta_rs(benchmark: Any, tmp_path_factory
         scan.vector_prune = False
         return len(scan.files())
 
+    def per_read_connections() -> int:
+        return len(plain.scan(filter=flt).files())
+
     def delta_plan() -> int:
         return len(delta.file_uris(partition_filters=[("day", "=", "2021-12-01")]))
 
-    assert fieldshift_plan() == without_columnar_tests() == delta_plan() == 1
+    assert fieldshift_plan() == without_columnar_tests() == per_read_connections() == delta_plan() == 1
+    assert [f.path for f in t.scan(filter=flt).files()] == [f.path for f in plain.scan(filter=flt).files()]
     assert len(t.scan().live_files()) == PLAN_FILES
-    cpu: list[list[float]] = [[], [], []]
+    cpu: list[list[float]] = [[], [], [], []]
     rounds = int(os.environ.get("FIELDSHIFT_PLAN_RUNS", 200))
-    t_fs, t_slow, t_dl = _interleaved([fieldshift_plan, without_columnar_tests, delta_plan], rounds, cpu)
+    t_fs, t_slow, t_plain, t_dl = _interleaved(
+        [fieldshift_plan, without_columnar_tests, per_read_connections, delta_plan], rounds, cpu)
     benchmark.pedantic(fieldshift_plan, rounds=20, iterations=1)
     m = {"fieldshift": statistics.median(t_fs), "without_columnar_tests": statistics.median(t_slow),
-         "delta_rs": statistics.median(t_dl)}
+         "per_read_connections": statistics.median(t_plain), "delta_rs": statistics.median(t_dl)}
     c = {k: statistics.median(v) for k, v in zip(m, cpu, strict=True)}
     benchmark.extra_info.update({f"{k}_median_ms": v * 1000 for k, v in m.items()} | {
         f"{k}_cpu_ms": v * 1000 for k, v in c.items()} | {

@@ -1,6 +1,7 @@
 """Numba code for MurmurHash3 x86 32-bit (seed 0) over variable-length and decimal values.
 
-Imported lazily by :mod:`fieldshift.kernels.murmur3`, whose fixed-width hashes need no compilation.
+Imported lazily by :mod:`fieldshift.kernels.murmur3`, whose fixed-width hashes need no compilation. The
+entry points release the GIL (``nogil``), so callers may hash row ranges on several threads.
 """
 
 from __future__ import annotations
@@ -58,14 +59,14 @@ def _murmur(data: np.ndarray, start: int, end: int, step: int) -> np.int32:
     return np.int32(h)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def hash_var_values(offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None:
     """Row ``i`` is ``data[offsets[i]:offsets[i+1]]`` (string, binary)."""
     for i in range(out.shape[0]):
         out[i] = _murmur(data, offsets[i], offsets[i + 1], 1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def hash_decimal_values(data: np.ndarray, width: int, out: np.ndarray) -> None:
     """Row ``i`` is a little-endian two's-complement integer of ``width`` bytes; Iceberg hashes its
     shortest big-endian two's-complement form (Java's ``BigInteger.toByteArray``)."""

@@ -11,11 +11,14 @@ and are refused, as are Arrow types with no Iceberg counterpart that could be ha
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["UnhashableTypeError", "bucket", "hash_int64", "iceberg_hash"]
+__all__ = ["NUMPY_MAX_BYTES", "NUMPY_MAX_ROWS", "UnhashableTypeError", "bucket", "hash_int64", "hash_var_numpy",
+           "iceberg_hash"]
 
 _C1 = np.uint32(0xCC9E2D51)
 _C2 = np.uint32(0x1B873593)
@@ -81,17 +84,70 @@ def _floor_div(arr: pa.Array, divisor: int) -> pa.Array:
     return pa.array(np.floor_divide(values, divisor), mask=arr.is_null().to_numpy(zero_copy_only=False))
 
 
-def _hash_var(arr: pa.Array) -> np.ndarray:
-    from fieldshift.kernels._nb_murmur3 import hash_var_values
+NUMPY_MAX_ROWS = 1 << 18
+"""Up to this many values of at most ``NUMPY_MAX_BYTES`` bytes are hashed with numpy while the numba kernel is
+not loaded: importing numba and loading the cached kernel costs a fresh process 0.3-0.4 s, more than numpy
+takes for 262,144 short keys (~10 ms); larger columns load the kernel (2-3x faster per value)."""
+NUMPY_MAX_BYTES = 64
 
+
+def _hash_var(arr: pa.Array) -> np.ndarray:
     # the kernel reads 64-bit offsets: widen a string/binary array's offsets, not a copy of its bytes
     wide = np.int32 if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type) else np.int64
     _, offsets_buf, data_buf = arr.buffers()
     offsets = np.frombuffer(offsets_buf, dtype=wide)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64, copy=False)
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    if len(arr) <= NUMPY_MAX_ROWS and "fieldshift.kernels._nb_murmur3" not in sys.modules:
+        lengths = np.diff(offsets)
+        if lengths.max(initial=0) <= NUMPY_MAX_BYTES:
+            return hash_var_numpy(offsets, data)
+    from fieldshift.kernels._nb_murmur3 import hash_var_values
+
     out = np.empty(len(arr), dtype=np.int32)
     hash_var_values(offsets, data, out)
     return out
+
+
+_GATHER_INDICES = 1 << 20
+
+
+def hash_var_numpy(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """Murmur3 of each ``data[offsets[i]:offsets[i+1]]`` with numpy only, one pass per distinct length: the
+    bytes of the values of one length as rows of a zero-padded matrix read as little-endian words (the
+    padding makes the last word murmur3's tail). For short values: it gathers ``n * length`` bytes."""
+    lengths = np.diff(offsets)
+    out = np.empty(len(lengths), dtype=np.uint32)
+    distinct = np.unique(lengths)
+    for length in distinct.tolist():
+        rows = np.flatnonzero(lengths == length) if len(distinct) > 1 else np.arange(len(lengths))
+        width = -(-length // 4) * 4
+        padded = np.zeros((len(rows), width), dtype=np.uint8)
+        if length and len(distinct) == 1:  # one length: the values lie back to back
+            padded[:, :length] = data[offsets[0]:offsets[-1]].reshape(len(rows), length)
+        elif length:
+            step = max(1, _GATHER_INDICES // length)  # the gather's index matrix stays under 8 MiB
+            span = np.arange(length)
+            for lo in range(0, len(rows), step):
+                padded[lo:lo + step, :length] = data[offsets[rows[lo:lo + step]][:, None] + span]
+        words = padded.view("<u4")
+        h = np.zeros(len(rows), dtype=np.uint32)
+        with np.errstate(over="ignore"):
+            for b in range(length // 4):
+                h = _mix(h, words[:, b])
+            if length & 3:
+                h ^= _rotl(words[:, length // 4] * _C1, 15) * _C2
+            out[rows] = _fmix(h, length)
+    return out.view(np.int32)
+
+
+def _fmix(h: np.ndarray, length: int) -> np.ndarray:
+    h = h ^ np.uint32(length)
+    h ^= h >> np.uint32(16)
+    h *= _F1
+    h ^= h >> np.uint32(13)
+    h *= _F2
+    h ^= h >> np.uint32(16)
+    return h
 
 
 def _hash_fixed(arr: pa.Array, width: int, decimal: bool) -> np.ndarray:

@@ -20,11 +20,12 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from fieldshift.errors import TableError
+from fieldshift.errors import InvalidOptionError, TableError
 from fieldshift.schema.model import Schema
 from fieldshift.schema.policy import CastPolicy
 from fieldshift.spark._arrow import BatchConformer
 from fieldshift.spark.errors_bridge import one_line_errors
+from fieldshift.spark.source_options import bool_option, table_location
 from fieldshift.table.catalog.sqlite import DataFile
 from fieldshift.table.evolution.on_write import WritePlan
 from fieldshift.table.files.data_files import remove_files, write_side_file
@@ -37,9 +38,10 @@ from fieldshift.table.partitions.partition_write import write_partitioned
 from fieldshift.table.partitions.partitioning import UNPARTITIONED, PartitionSpec
 from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.table import Table
+from fieldshift.table.write.merge_commit import fill_partial
 
-__all__ = ["OPERATIONS", "GroupPartition", "GroupReader", "KeyedReader", "KeyedWrites", "keyed_reader_parts",
-           "merge_frame", "split_groups"]
+__all__ = ["OPERATIONS", "GroupPartition", "GroupReader", "KeyedReader", "KeyedWrites", "PartialFill",
+           "keyed_reader_parts", "merge_frame", "partial_fill", "split_groups"]
 
 OPERATIONS = ("append", "upsert", "delete")
 
@@ -140,14 +142,32 @@ class KeyedReader(DataSourceReader):
         return self.reader.read(partition.paths)
 
 
+@dataclass(frozen=True)
+class PartialFill:
+    """Executor side of a partial-column upsert (option ``partial``): the columns the input does not carry
+    are taken from each key's live row at the snapshot the driver planned on (``merge_commit.fill_partial``,
+    as ``Table.upsert(partial=True)``; a new key gets nulls, a carried null stays null)."""
+
+    location: str
+    catalog: str | None
+    name: str | None
+    snapshot_id: int
+    carried: tuple[str, ...]
+
+    def __call__(self, rows: pa.Table, schema: Schema) -> pa.Table:
+        table = Table.open(self.location, catalog=self.catalog, name=self.name)
+        return fill_partial(table.io, table.io.metadata(self.snapshot_id), rows, list(self.carried), schema)
+
+
 @dataclass
 class KeyedWrites:
     """Executor side of ``operation=upsert|delete``: a task's rows as files per table partition and
-    hidden key bucket (the partition spec is fixed on the driver)."""
+    hidden key bucket (the partition spec is fixed on the driver; ``partial``: an upsert's fill)."""
 
     operation: str
     spec: KeySpec
     partition_spec: PartitionSpec = UNPARTITIONED
+    partial: PartialFill | None = None
 
     @classmethod
     def of(cls, operation: str, metadata: TableMetadata | None) -> KeyedWrites:
@@ -171,6 +191,8 @@ class KeyedWrites:
         written: list[str] = []
         try:
             good, bad = plan.split(data)
+            if self.partial is not None and good.num_rows:
+                good = self.partial(good, plan.schema)
             files = self.files(location, plan.schema, good, written)
             if bad is not None and bad.num_rows:
                 message.quarantine.append((write_side_file(location, "quarantine", bad), bad.num_rows))
@@ -179,6 +201,20 @@ class KeyedWrites:
             raise
         message.files.extend(files)
         message.rows += sum(f.record_count for f in files)
+
+
+def partial_fill(options: Any, operation: str, base_snapshot_id: int, schema: Schema | None,
+                 incoming: Sequence[str]) -> PartialFill | None:
+    """The fill of option ``partial`` (true: an upsert's only; refused for other operations), planned on
+    ``base_snapshot_id`` with ``schema`` (the write plan's), carrying the ``incoming`` columns it names."""
+    if not bool_option(options, "partial", False):
+        return None
+    if operation != "upsert":
+        raise InvalidOptionError(f"option 'partial' is an upsert's (a partial-column upsert keeps the columns the "
+                                 f"rows do not carry); operation is {operation!r}")
+    assert schema is not None
+    return PartialFill(table_location(options), options.get("catalog"), options.get("table"), base_snapshot_id,
+                       tuple(n for n in schema.names if n in incoming))
 
 
 one_line_errors(_GroupTasks, KeyedReader)  # a failing merge: the fieldshift message is Spark's last line

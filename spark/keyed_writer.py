@@ -2,7 +2,10 @@
 
 Executors write bucket files (see ``keyed.KeyedWrites``); the driver commits them in one snapshot of
 operation ``upsert`` or ``delete``. An upsert evolves the table on write exactly as an append does
-(its write plan decided once on the driver); a delete takes the key columns of its rows.
+(its write plan decided once on the driver); a delete takes the key columns of its rows. Option
+``partial`` (true): a partial-column upsert, as ``Table.upsert(partial=True)`` — each task fills the
+columns its rows do not carry from the live rows at the snapshot the driver planned on, so any commit
+landing meanwhile makes it fail with ``CommitConflictError`` (run it again).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from fieldshift.schema.model import Schema
 from fieldshift.spark._arrow import spark_arrow_schema
 from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.errors_bridge import one_line_errors
-from fieldshift.spark.keyed import OPERATIONS, KeyedWrites
+from fieldshift.spark.keyed import OPERATIONS, KeyedWrites, partial_fill
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.files.data_files import remove_files
 from fieldshift.table.files.storage import TableStorage, open_storage
@@ -42,6 +45,8 @@ def writer_for(options: Any, schema: Any, overwrite: bool) -> FieldshiftWriter:
     operation = str(options.get("operation", "append")).lower()
     if operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {list(OPERATIONS)}, not {operation!r}")
+    if operation != "upsert":
+        partial_fill(options, operation, 0, None, ())  # refuses option partial
     try:
         table = Table.open(_location(options), catalog=options.get("catalog"), name=options.get("table"))
     except TableError:
@@ -67,6 +72,8 @@ class KeyedWriter(FieldshiftWriter):
         self.base_schema = metadata.current_schema
         if operation != "delete":
             super().__init__(options, schema, overwrite)
+            self.keyed.partial = partial_fill(options, operation, self.base_snapshot_id, self.plan.schema,
+                                              self.incoming.names)
             return
         # a delete takes the key columns of its rows: no write plan, no evolution
         self.location, self.catalog, self.name = _location(options), options.get("catalog"), options.get("table")
@@ -100,7 +107,8 @@ class KeyedWriter(FieldshiftWriter):
             table = Table.open(self.location, catalog=self.catalog, name=self.name)
             vectors = self._vectors(table.io, schema, files)
             requirements, updates = file_updates(table.io, table.metadata(), FilesCommit(
-                schema, upsert and self.plan.evolved, files, quarantine, self.keyed.operation, vectors=vectors))
+                schema, upsert and self.plan.evolved, files, quarantine, self.keyed.operation, vectors=vectors,
+                exclusive=self.keyed.partial is not None))  # filled from the base: a commit meanwhile conflicts
             table.catalog.commit(
                 table.table_id, self.base_snapshot_id, requirements, updates, operation=self.keyed.operation,
                 summary={"rows": sum(m.rows for m in done), "quarantined": sum(n for _, n in quarantine),

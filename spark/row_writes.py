@@ -8,8 +8,12 @@ engine's own steps (``table/write/row_changes``) around Spark:
   engine's rule) once; no executor is needed, as nothing new is written but rewrites.
 - ``update`` of an unkeyed table: the driver finds the positions the same way; executors (one Spark task per
   matched file) read those rows whole, give them their new values and write the new files; the driver
-  commits the vectors and the files once. A keyed table is updated on the driver (``Table.update``: the key
-  lookup that supersedes old versions runs there), for now.
+  commits the vectors and the files once.
+- ``update`` of a keyed table: one Spark task per merge group the filter's key pruning keeps reads that
+  group's merged rows, keeps those ``where`` matches, gives them their new values (refusing a lowered
+  precombine value) and writes them as upsert files; the driver looks the written keys up once
+  (``resolve_written``: the deletion vectors of the versions they replace, as ``Table.update`` records
+  them) and commits once. Like ``Table.update`` it conflicts with any concurrent commit.
 
 A conflict with a concurrent commit runs the whole change again on the new head (``commits.with_retries``).
 """
@@ -27,14 +31,21 @@ import pyarrow as pa
 from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
 from fieldshift.table.catalog.deletion_vectors import decode_positions, encode_positions
 from fieldshift.table.commits import Attempt, with_retries
-from fieldshift.table.files.data_files import removed_unless_committed
+from fieldshift.table.files.data_files import remove_files, removed_unless_committed
 from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
 from fieldshift.table.records import DataFile
 from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.table import Table
 from fieldshift.table.write.row_changes import commit_row_changes, find_rows, plan_removal
-from fieldshift.table.write.row_ops import UpdateResult, apply_set
-from fieldshift.table.write.write_commit import DeleteResult
+from fieldshift.table.write.row_ops import (
+    UpdateResult,
+    apply_set,
+    check_keyed_set,
+    check_set,
+    keyed_update_units,
+    update_unit,
+)
+from fieldshift.table.write.write_commit import DeleteResult, FilesCommit, commit_files, resolve_written
 
 __all__ = ["delete", "update"]
 
@@ -56,8 +67,34 @@ def update(spark: Any, location: str, *, set: Mapping[str, Any], where: Any = No
     with fieldshift_errors():
         table = Table.open(location, catalog=catalog, name=name)
         if table.keys is not None:
-            return table.update(dict(set), where)
+            return with_retries(lambda now: _keyed_attempt(spark, table, dict(set), where, now, catalog, name))
         return with_retries(lambda now: _attempt(spark, table, dict(set), where, now, catalog, name))
+
+
+def _keyed_attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, now: Attempt, catalog: str | None,
+                   name: str | None) -> UpdateResult:
+    metadata = table.io.metadata()
+    schema = metadata.current_schema
+    check_keyed_set(set, metadata)  # a value that does not fit is refused by the tasks given rows, as Table.update
+    units = keyed_update_units(table.io, metadata, where)  # a bad filter is refused here
+    head = metadata.head.snapshot_id
+    if not units:
+        return UpdateResult(0, head)
+    writer = _KeyedUpdateTasks(str(table.location), *_opened_by(table, catalog, name), head, set, where, units)
+    ids = spark.range(0, len(units), 1, numPartitions=len(units))
+    done = [pickle.loads(row.files) for row in ids.mapInArrow(writer, "files binary").collect()]
+    files = [f for part, _ in done for f in part]
+    count = sum(n for _, n in done)
+    written = [f.path for f in files]
+    with removed_unless_committed(table.storage, written):
+        if not count:
+            return UpdateResult(0, head)
+        # the rows the new versions supersede, as Table.update records them (a last retry: merged on read)
+        vectors = None if now.last else resolve_written(table.io, metadata, schema, files, "upsert")
+        snap = commit_files(table.io, metadata, FilesCommit(schema, False, files, operation="upsert",
+                                                            summary={"updated": count}, vectors=vectors,
+                                                            exclusive=True))
+    return UpdateResult(count, snap.snapshot_id)
 
 
 def _attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, now: Attempt, catalog: str | None,
@@ -65,7 +102,7 @@ def _attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, now: Att
     del now
     metadata = table.io.metadata()
     schema = metadata.current_schema
-    apply_set(schema.to_arrow().empty_table(), schema, set)  # names and literals refused before any task runs
+    check_set(set, schema)  # names and literals here, col(...) values where rows get them, as Table.update
     matched = find_rows(table.io, metadata, where)
     if not matched.count:
         return UpdateResult(0, metadata.head.snapshot_id)
@@ -120,4 +157,31 @@ class _UpdateTasks:
                 yield pa.record_batch({"files": pa.array([pickle.dumps(files)], pa.binary())})
 
 
-one_line_errors(_UpdateTasks)
+@dataclass
+class _KeyedUpdateTasks:
+    """mapInArrow function: each input row is a merge group's index; writes the new versions of its merged
+    rows ``where`` matches (``row_ops.update_unit``) as upsert files."""
+
+    location: str
+    catalog: str | None
+    name: str | None
+    snapshot_id: int
+    set: dict[str, Any]
+    where: Any
+    units: list[tuple[str, ...]]
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = Table.open(self.location, catalog=self.catalog, name=self.name)
+        metadata = table.io.metadata(self.snapshot_id)
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                written: list[str] = []
+                try:
+                    done = update_unit(table.io, metadata, self.set, self.where, self.units[i], written)
+                except BaseException:
+                    remove_files(table.storage, written)
+                    raise
+                yield pa.record_batch({"files": pa.array([pickle.dumps(done)], pa.binary())})
+
+
+one_line_errors(_UpdateTasks, _KeyedUpdateTasks)

@@ -9,7 +9,9 @@ stream id is the query id in the checkpoint's ``metadata`` file (a new checkpoin
 else the checkpoint's absolute path. A replayed batch commits nothing and deletes its files; an empty
 micro-batch still records its batch id. On a keyed table, ``operation`` ``upsert`` writes hidden-bucket
 files whose latest row per key wins on read; ``append`` is insert-only (``DuplicateKeyError``); the
-mark is in the upsert's own transaction, so a replayed upsert commits nothing either.
+mark is in the upsert's own transaction, so a replayed upsert commits nothing either. Option ``partial``
+(upserts): each micro-batch is a partial-column upsert filled from the snapshot it planned on; a commit
+by another writer landing in between fails the batch (``CommitConflictError``: restart the query).
 
 PySpark's commit runs on a writer of its own (``streamWriter`` again, never pickled), which needs none of the
 plan: a writer plans when it is pickled for the tasks (still on the driver, before any task runs), and the
@@ -31,6 +33,7 @@ from pyspark.sql.types import StructType
 
 from fieldshift.errors import (
     AlreadyCommittedError,
+    CommitConflictError,
     CommitOutcomeUnknownError,
     DuplicateKeyError,
     FieldshiftError,
@@ -42,8 +45,8 @@ from fieldshift.options import check_option
 from fieldshift.schema.model import Schema
 from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
 from fieldshift.spark.errors_bridge import one_line
-from fieldshift.spark.keyed import KeyedWrites
-from fieldshift.spark.source_options import table_location
+from fieldshift.spark.keyed import KeyedWrites, partial_fill
+from fieldshift.spark.source_options import bool_option, table_location
 from fieldshift.table.catalog.kept_open import keep_open
 from fieldshift.table.catalog.stream_log import stream_commit
 from fieldshift.table.catalog.stream_marks import StreamMark
@@ -115,6 +118,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         self.catalog = options.get("catalog")
         self.name = options.get("table")
         self._options, self._schema = options, schema
+        self._partial = bool_option(options, "partial", False)
         self._planned = False  # planned when pickled for the tasks, or when a commit needs the plan
 
     def plan_now(self) -> None:
@@ -124,6 +128,10 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         super().__init__(self._options, self._schema, overwrite=False)
         # a keyed table's tasks write hidden-bucket files (upserts: the latest row per key of the task)
         self.keyed = KeyedWrites(self.operation, self.keys, self.spec) if self.keys is not None else None
+        partial = partial_fill(self._options, self.operation, self.base_snapshot_id, self.plan.schema,
+                               self.incoming.names)
+        if self.keyed is not None:
+            self.keyed.partial = partial
         if self.operation == "upsert" and self.keyed is None:
             raise NotKeyedError(f"operation 'upsert' needs a keyed table at {self.location}; create it first with "
                                 "Table.create(..., identifier_fields=[...]) (fieldshift create --key)")
@@ -159,6 +167,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         quarantine = [q for m in done for q in m.quarantine]
         written = [f.path for f in files] + [p for p, _ in quarantine]
         plan_schema, changes = self._planned_schema(done)
+        self.filled_at = next((m.base_snapshot_id for m in done if isinstance(m, StreamCommitMessage)), None)
         location = open_storage(self._files_location(done))
         mark = StreamMark(self.stream_id, int(batchId))
         try:
@@ -224,6 +233,12 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         def attempt(_now: Attempt) -> list[DataFile]:
             nonlocal current, schema
             metadata = io.metadata()
+            # a partial upsert (option partial, checked when the tasks' plan was made) of a keyed table
+            partial = self._partial and metadata.keys is not None and self.filled_at is not None
+            if partial and metadata.head.snapshot_id != self.filled_at:  # filled from an older snapshot
+                raise CommitConflictError(f"batch {mark.batch_id} of the stream is a partial upsert filled from "
+                                          f"snapshot {self.filled_at}, and the table moved on meanwhile; restart "
+                                          "the query to run the batch again")
             known = metadata.schemas.get(schema.schema_id)
             if known is not None and known.fields != schema.fields:
                 current, schema = self._rebase(io, metadata, current)
@@ -243,7 +258,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             commit_files(io, metadata, FilesCommit(
                 schema, evolve, current, quarantine, self.operation, mark,
                 {"changes": list(changes) if evolve else [], "writer": "spark-stream",
-                 "stream": mark.stream_id, "batch": mark.batch_id}, vectors))
+                 "stream": mark.stream_id, "batch": mark.batch_id}, vectors, exclusive=partial))
             return current
 
         return with_retries(attempt)

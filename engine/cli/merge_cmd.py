@@ -45,7 +45,10 @@ def parse_set(pairs: list[str] | None, option: str = "--set") -> dict[str, Any] 
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise UsageError(f"{option} {pair!r}: expected \"COL = VALUE\", e.g. {option} \"v = source.v\"")
-        out[name.strip()] = _value(value, option)
+        name = name.strip()
+        if len(name) >= 2 and name[0] == name[-1] and name[0] in "`\"":  # a quoted name, as --where spells one
+            name = name[1:-1].replace(name[0] * 2, name[0])
+        out[name] = _value(value, option)
     return out
 
 

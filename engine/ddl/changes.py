@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,6 +85,8 @@ def coerce_literal(lit: SqlLiteral, t: FieldType) -> Any:
                 raise ValueError
             if T.is_integer(t) or T.is_floating(t) or T.is_decimal(t):
                 raw = int(lit.text) if T.is_integer(t) else decimal.Decimal(lit.text)
+                if T.is_floating(t) and not math.isfinite(float(raw)):  # 1e400 is no double, not infinity
+                    raise ValueError
                 return pa.scalar(float(raw) if T.is_floating(t) else raw, type=t).as_py()
             if not (T.is_string(t) or T.is_large_string(t)):
                 raise ValueError

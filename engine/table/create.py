@@ -152,6 +152,7 @@ def create_own_catalog(location: Path, name: str, schema: Schema, properties: di
         building = SqliteCatalog(tmp)
         building.initialize()
         table_id = building.create_table(name, str(location), schema, properties, policy, spec)
+        building.close()  # its read connection: the file is linked into place and removed under this name
         os.fsync(lock)
         try:
             os.link(tmp, final)

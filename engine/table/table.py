@@ -6,7 +6,8 @@ import datetime as dt
 import os
 import re
 import time
-from collections.abc import Collection, Sequence
+import weakref
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -23,6 +24,7 @@ from fieldshift.options import OnIncompatible
 from fieldshift.schema.model import Schema
 from fieldshift.schema.policy import CastPolicy
 from fieldshift.schema.schema_update import SchemaUpdate
+from fieldshift.table.catalog.catalog import Catalog
 from fieldshift.table.catalog.sqlite import POLICY_PROPERTY, PUBLISH_PROPERTY, Snapshot, SqliteCatalog
 from fieldshift.table.catalog.stream_marks import StreamMark
 from fieldshift.table.catalog.uri import open_catalog
@@ -145,6 +147,18 @@ def _refuse_reserved(schema: Schema) -> None:
                                    "reserves for the columns it adds (quarantine reasons, sources); rename them")
 
 
+def _publish_hook(catalog: Catalog, table_id: int, name: str, storage: TableStorage) -> Callable[[], None]:
+    """The catch-up of the published metadata after each commit, holding the catalog weakly: a hook holding it
+    (or the table) made a cycle, so a dropped Table kept its catalog's connections open until a full collection."""
+    ref = weakref.ref(catalog)
+
+    def hook() -> None:
+        held = ref()
+        if held is not None:  # it runs from the catalog's own commit, so the catalog is there
+            catch_up(held, table_id, name, storage)
+    return hook
+
+
 class Table:
     """A fieldshift table: schema history forever, each data file tagged with its schema id."""
 
@@ -156,7 +170,7 @@ class Table:
         self.storage = storage or open_storage(location)  # every data file goes through it
         self.location = self.storage.location  # a Path, or the URI of an object-store location
         self.io = TableIO(catalog, self.storage, table_id)
-        catalog.on_commit(table_id, lambda: catch_up(catalog, table_id, name, self.storage))
+        catalog.on_commit(table_id, _publish_hook(catalog, table_id, name, self.storage))
 
     # -- creating and opening -------------------------------------------------------------------
     @classmethod
@@ -264,6 +278,17 @@ class Table:
         name = name or own_table_name(cat, loc)
         table_id = cat.table_id(name)[0]
         return cls(cat, table_id, name, loc)  # the directory, not the recorded hint
+
+    def close(self) -> None:
+        """Close the catalog connections this handle holds (a SQLite catalog: each thread's read connection;
+        they are closed too when the handle is collected). The handle stays usable: a later call opens again."""
+        self.catalog.close()
+
+    def __enter__(self) -> Table:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def metadata(self) -> TableMetadata:
         """The table as of its newest snapshot, read fresh (another process may have committed): schemas,
@@ -396,7 +421,8 @@ class Table:
         read, e.g. after a Spark write, and the count would need reading it). ``mark``: as ``append``'s.
 
         ``partial=True``: a partial-column upsert (Paimon's ``partial-update``): the columns the data does not
-        carry keep the current row's values (null for a new key); a null in a carried column writes null.
+        carry keep the current row's values (a new key: the column's write default, else null); a null in a
+        carried column writes null.
         """
         return self._write(_as_table(data), evolve, on_incompatible, policy, "upsert", mark, partial=partial)
 
@@ -482,7 +508,8 @@ class Table:
             done = write_rows(self.io, metadata, WriteRequest(
                 prepared.schema, prepared.evolved, rows,
                 [q for q in (prepared.quarantined,) if q is not None], operation, mark,
-                {"changes": list(prepared.changes), **stream}), resolve=not now.last)
+                {"changes": list(prepared.changes), **stream},
+                exclusive=partial), resolve=not now.last)  # partial: it read the columns it keeps
             replaced = done.replaced
             inserted = None if replaced is None else done.rows - replaced
             return AppendResult(done.rows, done.quarantined, prepared.schema.schema_id, prepared.evolved,

@@ -47,3 +47,14 @@ def test_partial_upsert_and_counts(tmp_path: Path) -> None:
     run = invoke(tmp_path, "upsert", "t", "p.jsonl", "--partial")
     assert run.code == 0 and "rows inserted" in run.out and "rows updated" in run.out, run
     assert _rows(tmp_path) == [{"id": 1, "v": "a", "n": 1}, {"id": 2, "v": "b", "n": 20}, {"id": 3, "v": None, "n": 30}]
+
+
+def test_set_names_a_column_with_a_space_quoted(tmp_path: Path) -> None:
+    """Found by adv34: --set "`my col` = source.x" looked for a column named with the backticks."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("my col", pa.string())]))
+    t.append({"id": [1], "my col": ["a"]})
+    (tmp_path / "s.csv").write_text("id,x\n1,B\n")
+    for name in ("`my col`", '"my col"'):
+        run = invoke(tmp_path, "merge", "t", "s.csv", "--on", "id", "--set", f"{name} = source.x")
+        assert run.code == 0 and "1 updated" in run.out, run
+    assert fs.Table.open(tmp_path / "t").to_arrow().to_pylist() == [{"id": 1, "my col": "B"}]

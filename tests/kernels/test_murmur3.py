@@ -3,10 +3,16 @@ peer, hashing one Python value at a time through mmh3) on random values of every
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
+import subprocess
+import sys
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -25,7 +31,14 @@ from pyiceberg.types import (
     UUIDType,
 )
 
-from fieldshift.kernels.murmur3 import UnhashableTypeError, bucket, iceberg_hash
+from fieldshift.kernels.murmur3 import (
+    NUMPY_MAX_BYTES,
+    NUMPY_MAX_ROWS,
+    UnhashableTypeError,
+    bucket,
+    hash_var_numpy,
+    iceberg_hash,
+)
 
 N = 1_000_003  # a large prime: bucket numbers then differ whenever the hashes differ
 
@@ -135,3 +148,73 @@ def test_types_without_an_iceberg_hash_are_refused(t: pa.DataType) -> None:
 def test_bucket_count_must_be_positive() -> None:
     with pytest.raises(ValueError, match="positive"):
         bucket(pa.array([1]), 0)
+
+
+@contextlib.contextmanager
+def _numba_unloaded() -> Iterator[None]:
+    """As in a fresh process: the numba kernel module not imported, so short values hash with numpy."""
+    name = "fieldshift.kernels._nb_murmur3"
+    saved = sys.modules.pop(name, None)
+    try:
+        yield
+        assert name not in sys.modules  # the numpy path ran, not an import of the kernel
+    finally:
+        if saved is not None:
+            sys.modules[name] = saved
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=12)), max_size=30), st.integers(0, 3))
+def test_strings_hashed_with_numpy_before_numba_is_loaded(values: list, offset: int) -> None:
+    expected = _peer(values, StringType())
+    for t in (pa.string(), pa.large_string()):
+        with _numba_unloaded():
+            assert bucket(pa.array(["x"] * offset + values, t).slice(offset), N).to_pylist() == expected, t
+    raw = [None if v is None else v.encode() for v in values]
+    with _numba_unloaded():
+        assert bucket(pa.array(raw, pa.binary()), N).to_pylist() == _peer(raw, BinaryType())
+
+
+@pytest.mark.parametrize("gather", [1 << 20, 50])
+@pytest.mark.parametrize("lengths", [[0], [10], [1, 2, 3, 4, 5, 8, 9], list(range(65)), [64, 0, 7]])
+def test_numpy_hash_is_the_kernels_hash(lengths: list[int], gather: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fieldshift.kernels import murmur3
+    from fieldshift.kernels._nb_murmur3 import hash_var_values
+
+    monkeypatch.setattr(murmur3, "_GATHER_INDICES", gather)  # 50: gathers of a few rows at a time
+
+    rng = np.random.default_rng(len(lengths))
+    values = [bytes(rng.integers(0, 256, lengths[i % len(lengths)], dtype=np.uint8)) for i in range(3000)]
+    for arr in (pa.array(values, pa.binary()), pa.array(values, pa.large_binary()).slice(7, 2000)):
+        _, offsets_buf, data_buf = arr.buffers()
+        wide = np.int32 if arr.type == pa.binary() else np.int64
+        offsets = np.frombuffer(offsets_buf, wide)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
+        data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        kernel = np.empty(len(arr), np.int32)
+        hash_var_values(offsets, data, kernel)
+        assert np.array_equal(hash_var_numpy(offsets, data), kernel)
+
+
+def test_long_or_many_values_load_the_kernel() -> None:
+    for arr in (pa.array(["y" * (NUMPY_MAX_BYTES + 1), "a"]), pa.array(["a"] * (NUMPY_MAX_ROWS + 1))):
+        name = "fieldshift.kernels._nb_murmur3"
+        saved = sys.modules.pop(name, None)
+        try:
+            hashed = iceberg_hash(arr)
+            assert name in sys.modules
+        finally:
+            if saved is not None:
+                sys.modules[name] = saved
+        assert hashed.equals(iceberg_hash(arr))
+
+
+def test_a_fresh_process_keyed_append_of_short_keys_imports_no_numba(tmp_path: Path) -> None:
+    script = (
+        "import sys, pyarrow as pa, fieldshift as fs\n"
+        "schema = pa.schema([pa.field('k', pa.string(), nullable=False), ('v', pa.int64())])\n"
+        f"t = fs.Table.create({str(tmp_path / 't')!r}, schema, identifier_fields=['k'], buckets=4)\n"
+        "t.append(pa.table({'k': [f'k{i}' for i in range(5000)], 'v': list(range(5000))}, schema=schema))\n"
+        "assert t.scan().to_arrow().num_rows == 5000\n"
+        "print('numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr

@@ -142,3 +142,32 @@ def test_spark_upserts_and_deletes_record_deletion_vectors(spark: Any, tmp_path:
     assert rows == sorted(want.values(), key=lambda r: r["id"])
     assert not {f.file_id for f in table.scan().live_files()} <= set(vectors)  # some bucket merges on read
     assert table.compact().files_written and _reads(t.location)[2] == rows
+
+
+def test_partial_upsert_from_spark_matches_table_upsert(spark: Any, tmp_path: Path) -> None:
+    """``fss.write(..., operation="upsert", partial=True)`` (option ``partial``): the columns the DataFrame lacks
+    keep each key's current values (tasks fill them from the planned snapshot), a carried null writes null, a new
+    key gets nulls, a new column evolves in — Table.upsert(partial=True)'s answer on a twin."""
+    import fieldshift.spark as fss
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.int64()), ("a", pa.string()),
+                        ("b", pa.int64())])
+    twins = [fs.Table.create(tmp_path / n, schema, identifier_fields=["id"], precombine="pre", buckets=2)
+             for n in ("spark", "local")]
+    for t in twins:
+        t.upsert(pa.table({"id": list(range(8)), "pre": [1] * 8, "a": [f"a{i}" for i in range(8)],
+                           "b": list(range(8))}, schema=schema))
+    ours, local = twins
+    rows = [(1, "x", None), (2, None, 5), (6, "z", 7), (20, "new", None)]
+    df = spark.createDataFrame(rows, "id long, a string, c long").repartition(2)
+    fss.write(df, ours.location, operation="upsert", partial=True)
+    local.upsert(pa.table({"id": [r[0] for r in rows], "a": [r[1] for r in rows],
+                           "c": pa.array([r[2] for r in rows], pa.int64())}), partial=True)
+    assert ours.schema.names == local.schema.names == ["id", "pre", "a", "b", "c"]
+    got = sorted(ours.to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert got == sorted(local.to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert got[1] == {"id": 1, "pre": 1, "a": "x", "b": 1, "c": None} and got[-1]["b"] is None
+    head = ours.current_snapshot.snapshot_id
+    with pytest.raises(fs.InvalidOptionError, match="partial"):
+        fss.write(df, ours.location, partial=True)  # an append
+    assert ours.current_snapshot.snapshot_id == head

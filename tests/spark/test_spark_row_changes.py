@@ -6,12 +6,14 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pyarrow as pa
 import pytest
 
 import fieldshift as fs
 import fieldshift.spark as fss
+from fieldshift.table.keyed.merge import group_files, resolved
 
 pytestmark = pytest.mark.spark
 
@@ -69,10 +71,28 @@ def test_spark_update_and_delete(spark: Any, tmp_path: Path) -> None:
 
 
 def test_spark_update_of_a_keyed_table(spark: Any, tmp_path: Path) -> None:
+    """Executors update a keyed table (one task per merge group: Table.update never runs on the driver) and
+    the answer is Table.update's on a twin, with one commit whose files are resolved (no merge on read)."""
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.int64()), ("v", pa.string())])
-    t = fs.Table.create(tmp_path / "k", schema, identifier_fields=["id"], precombine="pre")
-    t.upsert(pa.table({"id": [1, 2], "pre": [1, 1], "v": ["a", "b"]}, schema=schema))
-    assert fss.update(spark, str(t.location), set={"v": "z"}, where="id = 2").rows_updated == 1
-    assert sorted(r["v"] for r in fss.read(spark, str(t.location)).collect()) == ["a", "z"]
-    with pytest.raises(fs.RowChangeError):
+    twins = [fs.Table.create(tmp_path / n, schema, identifier_fields=["id"], precombine="pre", buckets=3)
+             for n in ("k", "local")]
+    for t in twins:
+        t.upsert(pa.table({"id": list(range(12)), "pre": [1] * 12, "v": [f"v{i}" for i in range(12)]}, schema=schema))
+        t.upsert(pa.table({"id": [2, 5], "pre": [3, 0], "v": ["b", "e"]}, schema=schema))  # 5 keeps its old row
+    t, local = twins
+    with mock.patch.object(fs.Table, "update", side_effect=AssertionError("ran on the driver")):
+        got = fss.update(spark, str(t.location), set={"v": "z", "pre": 4}, where="v in ('b', 'v5', 'v7') or id = 9")
+    want = local.update({"v": "z", "pre": 4}, where="v in ('b', 'v5', 'v7') or id = 9")
+    assert got.rows_updated == want.rows_updated == 4
+    assert sorted(t.to_arrow().to_pylist(), key=repr) == sorted(local.to_arrow().to_pylist(), key=repr)
+    assert len(t.history()) == 4  # create, two upserts, one update
+    scan = t.scan()
+    assert all(resolved(scan, g) for g in group_files(scan.files()))
+    assert sorted(r["v"] for r in fss.read(spark, str(t.location)).collect()).count("z") == 4
+    head = t.current_snapshot.snapshot_id
+    with pytest.raises(fs.PrecombineLoweredError):  # raised in a task, re-raised as itself
         fss.update(spark, str(t.location), set={"pre": 0}, where="id = 2")
+    with pytest.raises(fs.RowChangeError, match="key"):
+        fss.update(spark, str(t.location), set={"id": 0}, where="id = 2")
+    assert t.current_snapshot.snapshot_id == head
+    assert fss.update(spark, str(t.location), set={"v": "q"}, where="id = 99").rows_updated == 0

@@ -165,3 +165,21 @@ def test_insert_only_stream_refuses_known_keys_and_upsert_needs_a_key(spark: Any
         _run(_stream(spark, src, "id long, v int", plain.location, tmp_path / "c2", operation="upsert"),
              plain.location)
     assert len(plain.history()) == 1
+
+
+def test_partial_upsert_stream_keeps_the_columns_it_does_not_carry(spark: Any, tmp_path: Path) -> None:
+    """Option ``partial`` on the sink: each micro-batch is ``Table.upsert(partial=True)`` (compared on a twin)."""
+    src, ckpt = tmp_path / "in", tmp_path / "ckpt"
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.string()), ("b", pa.int64())])
+    twins = [fs.Table.create(tmp_path / n, schema, identifier_fields=["id"], buckets=2) for n in ("t", "local")]
+    for t in twins:
+        t.upsert(pa.table({"id": list(range(6)), "a": [f"a{i}" for i in range(6)], "b": list(range(6))}, schema=schema))
+    batches = [pa.table({"id": [1, 2, 9], "a": ["x", None, "new"]}), pa.table({"id": [2, 3], "a": ["y", "z"]})]
+    for i, b in enumerate(batches):
+        _land(src, f"part-{i}.parquet", b, i)
+        twins[1].upsert(b, partial=True)
+    _run(_stream(spark, src, "id long, a string", twins[0].location, ckpt, operation="upsert", partial="true"),
+         twins[0].location)
+    assert len(_stream_snapshots(twins[0].location)) == 2
+    got, want = (sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) for t in twins)
+    assert got == want and got[2] == {"id": 2, "a": "y", "b": 2}

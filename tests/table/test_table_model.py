@@ -306,7 +306,7 @@ class TableMachine(RuleBasedStateMachine):
                           **{c.name: pa.array([r[c.name] for r in source], ARROW[c.kind]) for c in carried}})
 
         def run() -> Any:
-            b = self.table.merge(batch, on=on.name)
+            b = self._merge_builder(batch, on.name)
             if delete is not None:
                 b.when_matched_delete(condition=None if delete == "" else (["target", delete], "is_null"))
             if update:
@@ -336,6 +336,16 @@ class TableMachine(RuleBasedStateMachine):
         STATS["merge"] += 1
         STATS["rows merged"] += sum(counts)
         self._check_state()
+
+    # the routes row changes take (the Spark variant runs them through fieldshift.spark)
+    def _merge_builder(self, source: pa.Table, on: str) -> Any:
+        return self.table.merge(source, on=on)
+
+    def _update(self, set: dict[str, Any], where: Any) -> int:
+        return self.table.update(set, where=where).rows_updated
+
+    def _delete(self, where: Any) -> int | None:
+        return self.table.delete(filter=where).rows_deleted
 
     # -- schema changes -------------------------------------------------------------------------
     @rule(data=st.data(), op=st.sampled_from(["add", "rename", "drop", "retype"]))
@@ -439,8 +449,8 @@ class TableMachine(RuleBasedStateMachine):
 
         def table_op() -> int | None:
             if update:
-                return self.table.update({col.name: value}, where=flt).rows_updated
-            return self.table.delete(filter=flt).rows_deleted
+                return self._update({col.name: value}, flt)
+            return self._delete(flt)
 
         with mock.patch.object(row_changes, "REWRITE_FRACTION", 0.0):
             try:

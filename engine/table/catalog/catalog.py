@@ -75,6 +75,11 @@ class Catalog:
         micro-batch makes a dozen; a server's pool reuses its connections anyway)."""
         return self.dialect.one_connection()
 
+    def close(self) -> None:
+        """Close the connections this catalog object holds (SQLite: each thread's read connection; they are
+        closed too when the catalog is collected). A later call opens again."""
+        self.dialect.close()
+
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:
         """Hold the commit lock for the block: no commit lands meanwhile (vacuum deletes under it)."""

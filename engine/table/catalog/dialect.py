@@ -90,6 +90,10 @@ class Dialect(Protocol):
         """Serve the block's calls from one connection, when the database gains by it (a file does)."""
         ...
 
+    def close(self) -> None:
+        """Release the connections this catalog object holds (a later call opens again)."""
+        ...
+
     def retrying(self, commit: Callable[[], T]) -> T:
         """Run ``commit``, again when the connection dropped before the database committed it."""
         ...

@@ -240,6 +240,9 @@ class PostgresDialect:
     def one_connection(self) -> Iterator[None]:
         yield  # the pool already reuses its connections
 
+    def close(self) -> None:
+        """Nothing held per catalog object: the process's pool serves every catalog of the URI (``close_pools``)."""
+
     def retrying(self, commit: Callable[[], T]) -> T:
         """The head is re-read inside each new transaction, so a replay is checked as any other commit."""
         for attempt in range(COMMIT_ATTEMPTS):

@@ -20,7 +20,7 @@ from fieldshift.table.files.storage import TMP_SUFFIX, TableStorage, open_storag
 from fieldshift.table.files.write_layout import DEFAULT_LAYOUT, SMALL_CHUNK_BYTES, WriteLayout
 from fieldshift.table.records import DataFile
 
-__all__ = ["TMP_SUFFIX", "check_file_columns", "check_present", "data_file_errors", "iter_file_batches",
+__all__ = ["FOOTER_STATS", "TMP_SUFFIX", "check_file_columns", "check_present", "data_file_errors", "iter_file_batches",
            "name_data_file", "parquet_codec", "read_columns", "remove_files", "removed_unless_committed",
            "write_data_file", "write_side_file"]
 
@@ -29,11 +29,19 @@ def parquet_codec(table: pa.Table) -> str:
     return DEFAULT_LAYOUT.codec_for(table, DEFAULT_LAYOUT.group_rows(table))
 
 
-def _atomic_write(table: pa.Table, storage: TableStorage, rel: str, layout: WriteLayout = DEFAULT_LAYOUT) -> int:
+def _atomic_write(table: pa.Table, storage: TableStorage, rel: str, layout: WriteLayout = DEFAULT_LAYOUT,
+                  footer: list[pq.FileMetaData] | None = None) -> int:
+    """Write ``table`` at ``rel``; ``footer`` (a list) receives the written file's metadata."""
     rows = layout.group_rows(table)
     codec = layout.codec_for(table, rows)
+    collect = {} if footer is None else {"metadata_collector": footer}
     return storage.write_parquet(rel, table, row_group_size=rows, compression=codec,
-                                 use_dictionary=layout.dictionary_columns(table))
+                                 use_dictionary=layout.dictionary_columns(table), **collect)
+
+
+FOOTER_STATS = True
+"""Take text and binary bounds from the footer the Parquet writer just built (``compute_stats``'s
+``footer``) instead of computing them again; False computes every bound (the path without it, for tests)."""
 
 
 # Parquet has no seconds unit: pyarrow stores timestamp[s] as milliseconds, so seconds beyond this overflow.
@@ -64,9 +72,10 @@ def write_data_file(location: TableStorage | Path | str, schema: Schema, table: 
             f"column(s) {far} hold timestamp[s] values beyond year 292,000,000, which Parquet cannot store (it "
             "keeps seconds as milliseconds); nothing was written. Drop or fix those values.")
     rel = f"{directory}/{uuid.uuid4().hex}.parquet"
-    size = _atomic_write(for_parquet(table), open_storage(location), rel, layout)
-    return DataFile(rel, schema.schema_id, table.num_rows, size, compute_stats(schema, table), spec_id=spec_id,
-                    partition=partition)
+    footer: list[pq.FileMetaData] | None = [] if FOOTER_STATS else None
+    size = _atomic_write(for_parquet(table), open_storage(location), rel, layout, footer)
+    stats = compute_stats(schema, table, footer[0] if footer else None)
+    return DataFile(rel, schema.schema_id, table.num_rows, size, stats, spec_id=spec_id, partition=partition)
 
 
 def write_side_file(location: TableStorage | Path | str, folder: str, table: pa.Table) -> str:

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.handle import TableIO
-from fieldshift.table.keyed.keys import KeySpec, bucket_of
+from fieldshift.table.keyed.keys import KeySpec, bucket_of, bucket_order
 from fieldshift.table.keyed.merge import group_files, read_group
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.records import DataFile
@@ -76,8 +76,7 @@ def candidates(scan: Scan, keys: pa.Table, prune: bool = True) -> list[BucketLoo
     assert spec is not None
     if not keys.num_rows:
         return []
-    buckets = bucket_of(keys, spec)
-    order = np.argsort(buckets.astype(np.int16), kind="stable")  # < MAX_BUCKETS: numpy's radix sort
+    buckets, order = bucket_order(keys, spec)
     starts = np.flatnonzero(np.r_[True, buckets[order][1:] != buckets[order][:-1]])
     by_bucket: dict[int, list[DataFile]] = {}
     for f in scan.live_files():
@@ -88,7 +87,7 @@ def candidates(scan: Scan, keys: pa.Table, prune: bool = True) -> list[BucketLoo
     vectors = scan.deletion_vectors()
     out = []
     for start, end in zip(starts, np.r_[starts[1:], len(order)], strict=True):
-        rows = np.sort(order[start:end])
+        rows = order[start:end]  # ascending: the order is a stable sort by bucket
         bucket = int(buckets[rows[0]])
         files = by_bucket.get(bucket, [])
         if prune and files:

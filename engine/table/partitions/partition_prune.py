@@ -22,7 +22,7 @@ import pyarrow as pa
 from fieldshift.table.expressions.bind import BoundPredicate
 from fieldshift.table.partitions.transforms import Transform
 
-__all__ = ["project", "project_range", "project_strict", "vector_form"]
+__all__ = ["clear_projections", "project", "project_range", "project_strict", "vector_form"]
 
 Test = Callable[[Any], bool]
 RangeTest = Callable[[Any, Any, Any], bool]
@@ -108,30 +108,72 @@ def _range_unless_wrapped(test: RangeTest, width: int) -> RangeTest:
 
 def project(transform: Transform, p: BoundPredicate) -> Test | None:
     """A test on a file's partition value that is false only if no row can satisfy ``p`` (None: keep all)."""
+    return _cached("inclusive", transform, p, _inclusive)
+
+
+def _inclusive(transform: Transform, p: BoundPredicate) -> Test | None:
     test = _project(transform, p)
     if test is not None and transform.kind == "truncate" and p.op not in ("is_null", "not_null"):
         return _unless_wrapped(test, transform.param)
     return test
 
 
-def _project(transform: Transform, p: BoundPredicate) -> Test | None:
+_PROJECTED: dict[tuple[Any, ...], Any] = {}
+_PROJECTED_MAX = 4096
+_MISSING = object()
+
+
+def _cached(kind: str, transform: Transform, p: BoundPredicate,
+            make: Callable[[Transform, BoundPredicate], Any]) -> Any:
+    """``make(transform, p)``, kept per process: a projection depends only on the transform, the operator, the
+    comparison type and the literals' exact keys, and computing a literal's key through a transform costs
+    Arrow calls (a repeated one-day filter projected its two timestamps again on every scan)."""
+    key = (kind, transform, p.op, p.cmp_type, tuple(p.keys))
+    try:
+        found = _PROJECTED.get(key, _MISSING)
+    except TypeError:  # a key Python cannot hash: not kept
+        return make(transform, p)
+    if found is _MISSING:
+        found = make(transform, p)
+        if len(_PROJECTED) >= _PROJECTED_MAX:
+            _PROJECTED.clear()
+        _PROJECTED[key] = found
+    return found
+
+
+def clear_projections() -> None:
+    """Forget the kept projections (tests compare a projection made anew with the kept one)."""
+    _PROJECTED.clear()
+
+
+def _shared_start(transform: Transform, p: BoundPredicate, strict: bool) -> tuple[bool, Any]:
+    """What both projections decide the same way: (True, the test) for a void transform, null, NaN and prefix
+    tests and a leaf without literals or whose literals the transform cannot take; else (False, the literals'
+    values under the transform)."""
     op = p.op
     if transform.kind == "void":
-        return None
+        return True, None
     if op == "is_null":  # every transform but void maps null to null and a value to a value
-        return _vector(lambda v: v is None, "never", ())
+        return True, _vector(lambda v: v is None, "never", ())
     if op == "not_null":
-        return _vector(lambda v: v is not None, "always", ())
+        return True, _vector(lambda v: v is not None, "always", ())
     if op in ("is_nan", "not_nan"):
-        return _nan_test(transform, op)
+        return True, _nan_test(transform, op)
     if op in ("starts_with", "not_starts_with"):
-        return _prefix_test(transform, p, strict=False)
+        return True, _prefix_test(transform, p, strict=strict)
     if p.literals is None:
-        return None
+        return True, None
     try:
-        values = transform.values(p.literals)
+        return False, transform.values(p.literals)
     except (pa.ArrowException, ValueError, TypeError, OverflowError):
-        return None
+        return True, None
+
+
+def _project(transform: Transform, p: BoundPredicate) -> Test | None:
+    done, values = _shared_start(transform, p, strict=False)
+    if done:
+        return values  # type: ignore[no-any-return]
+    op = p.op
     if op in ("==", "in"):
         wanted = set(values)
         return _vector(lambda v: v is not None and v in wanted, "in",
@@ -153,6 +195,10 @@ def _project(transform: Transform, p: BoundPredicate) -> Test | None:
 
 def project_strict(transform: Transform, p: BoundPredicate) -> Test | None:
     """A test on a file's partition value that is true only if every row satisfies ``p`` (None: never)."""
+    return _cached("strict", transform, p, _strict)
+
+
+def _strict(transform: Transform, p: BoundPredicate) -> Test | None:
     test = _project_strict(transform, p)
     if test is not None and transform.kind == "truncate" and p.op not in ("is_null", "not_null"):
         width = transform.param
@@ -161,21 +207,10 @@ def project_strict(transform: Transform, p: BoundPredicate) -> Test | None:
 
 
 def _project_strict(transform: Transform, p: BoundPredicate) -> Test | None:
+    done, values = _shared_start(transform, p, strict=True)
+    if done:
+        return values  # type: ignore[no-any-return]
     op = p.op
-    if transform.kind == "void":
-        return None
-    if op in ("is_null", "not_null"):
-        return project(transform, p)
-    if op in ("is_nan", "not_nan"):
-        return _nan_test(transform, op)
-    if op in ("starts_with", "not_starts_with"):
-        return _prefix_test(transform, p, strict=True)
-    if p.literals is None:
-        return None
-    try:
-        values = transform.values(p.literals)
-    except (pa.ArrowException, ValueError, TypeError, OverflowError):
-        return None
     if op in ("!=", "not in"):  # a row whose key differs from every literal's equals none of them
         unwanted = set(values)
         return lambda v: v is None or v not in unwanted
@@ -244,6 +279,10 @@ def project_range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
     """A test on a group of files' partition values under ``transform`` — (lower, upper, contains_null),
     None where unknown — that is false only if no file of the group can hold a row satisfying ``p``
     (Iceberg's manifest pruning by partition summaries; None: the predicate prunes no group)."""
+    return _cached("range", transform, p, _range)
+
+
+def _range(transform: Transform, p: BoundPredicate) -> RangeTest | None:
     test = _project_range(transform, p)
     if test is not None and transform.kind == "truncate" and p.op != "is_null":
         return _range_unless_wrapped(test, transform.param)

@@ -54,6 +54,7 @@ class CatalogEntries(Sequence[DataFileEntry]):
         self.ids = ids if ids is not None else \
             np.fromiter((-1 if f.file_id is None else f.file_id for f in self.data), np.int64, count=n)
         self.schema_ids = np.fromiter((f.schema_id for f in self.data), np.int64, count=n)
+        self.distinct_schema_ids: list[int] = np.unique(self.schema_ids).tolist()  # kept: every scan plans these
         self.listed_at = listed_at
         self.column = column  # one column's statistics of every listed file (loaded once per snapshot)
         self.equality_files = equality_files  # every entry's equality deletes, known without building entries

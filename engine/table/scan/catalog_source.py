@@ -13,6 +13,8 @@ with the precombine column ordering versions.
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -45,6 +47,27 @@ from fieldshift.table.scan.catalog_entries import CatalogEntries, Parts
 from fieldshift.table.scan.prune_vector import load_bounds
 
 __all__ = ["CatalogSource"]
+
+
+class _Readers:
+    """The catalog handles scanning one cached snapshot, held weakly: its column bounds load through any live
+    one. The snapshot's entries outlive a scan (``file_cache``) and must not keep a handle, and with it the
+    handle's held catalog connections, alive."""
+
+    def __init__(self) -> None:
+        self._handles: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def add(self, catalog: Any) -> None:
+        with self._lock:
+            self._handles.add(catalog)
+
+    def any(self) -> Any:
+        with self._lock:
+            for catalog in self._handles:  # the scan asking holds its own handle alive, so there is one
+                return catalog
+        raise RuntimeError("no live catalog handle scans this snapshot")
+
 
 class CatalogSource:
     """A fieldshift table as a ``ReadSource`` (read-only; writes go through ``Table``)."""
@@ -99,13 +122,15 @@ class CatalogSource:
         keys = metadata.keys_in(metadata.schema)
         listed = snapshot_files(self.io.catalog, self.io.table_id, metadata.snapshot, keyed=True)  # any table's vectors
         key = ("catalog_source", self.use_vectors, self.io.storage.display())
-        files, resolved = listed.derive(key, lambda: self._entries(listed, metadata, keys))
+        readers = listed.derive(("catalog_source.readers",), _Readers)
+        readers.add(self.io.catalog)
+        files, resolved = listed.derive(key, lambda: self._entries(listed, metadata, keys, readers))
         merge = NO_MERGE if keys is None else MergeMode(
             "key", keys.key_ids, (keys.precombine_id,) if keys.precombine_id is not None else ())
         return SnapshotContent(_source_snapshot(metadata.snapshot), metadata.schema, files, merge=merge,
                                resolved_groups=resolved)
 
-    def _entries(self, listed: SnapshotFiles, metadata: TableMetadata, keys: KeySpec | None
+    def _entries(self, listed: SnapshotFiles, metadata: TableMetadata, keys: KeySpec | None, readers: _Readers
                  ) -> tuple[CatalogEntries, frozenset[int]]:
         """The data files as entries (each built when a scan first needs it), and the merge groups their
         deletion vectors resolved (or one data file alone): those read without a merge."""
@@ -171,10 +196,10 @@ class CatalogSource:
         whole = len(data) == len(listed.files)  # every listed file is a data file, in the listed order
         at = np.arange(len(data)) if whole else listed.positions(data) if data else np.zeros(0, np.int64)
         assert at is not None  # the data files are the snapshot's own
-        catalog, table_id, snapshot_id = self.io.catalog, self.io.table_id, metadata.snapshot.snapshot_id
+        table_id, snapshot_id = self.io.table_id, metadata.snapshot.snapshot_id
         equality = tuple(d for group in deletes.values() for d in group)
         return CatalogEntries(data, make, partition, at, lambda field_id: listed.column(
-            field_id, lambda: load_bounds(catalog, table_id, snapshot_id, listed, field_id)),
+            field_id, lambda: load_bounds(readers.any(), table_id, snapshot_id, listed, field_id)),
             equality, listed.ids if whole else None, parts), frozenset(done)
 
     def with_stats(self, entries: Sequence[DataFileEntry]) -> list[DataFileEntry]:

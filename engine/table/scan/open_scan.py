@@ -115,8 +115,9 @@ class _Filter:
     """The scan's filter: bound to the read schema, evaluated on rows, and checked against statistics,
     partition values and partition ranges, each a test compiled from the bound tree (``compile_test``)."""
 
-    def __init__(self, filter: Any, schema: Schema, iceberg_transforms: bool = False) -> None:
-        self.bound = bind_filter(parse_filter(filter), schema)
+    def __init__(self, filter: Any, schema: Schema, iceberg_transforms: bool = False, bound: Any = None) -> None:
+        """``bound``: ``filter`` already bound to ``schema`` by the caller (bound once per scan, not twice)."""
+        self.bound = bind_filter(parse_filter(filter), schema) if bound is None else bound
         self.filtered = not isinstance(self.bound, AlwaysTrue)
         self.columns = filter_columns(self.bound)
         self._nodes: dict[int, tuple[Any, Take | None]] = {}
@@ -409,15 +410,17 @@ class OpenScan:
 
     def __init__(self, source: ReadSource, content: SnapshotContent, columns: Sequence[str] | None = None,
                  filter: Any = None, batch_size: int = BATCH_SIZE, *, schema: Schema | None = None,
-                 policy: Any = None, limit: int | None = None) -> None:
+                 policy: Any = None, limit: int | None = None, bound: Any = None) -> None:
         """``schema``: the schema to read into (default: the snapshot's); ``policy``: the type changes to apply
-        (default: the source's); ``limit``: the most rows to return (the first ones of the unlimited order)."""
+        (default: the source's); ``limit``: the most rows to return (the first ones of the unlimited order);
+        ``bound``: ``filter`` as the caller already bound it to ``schema`` (``bind_filter``), not bound again."""
         if columns is not None and (isinstance(columns, (str, bytes)) or not all(isinstance(c, str) for c in columns)):
             raise TypeError(f"columns must be a list of top-level column names, e.g. ['id'], not {columns!r}")
         self.source, self.content = source, content
         self.snapshot_id = content.snapshot.snapshot_id
         self.full_schema = content.schema if schema is None else schema
-        self.filter = _Filter(filter, self.full_schema, getattr(source, "partition_transforms", None) == "iceberg")
+        self.filter = _Filter(filter, self.full_schema, getattr(source, "partition_transforms", None) == "iceberg",
+                              bound)
         self.columns = list(columns) if columns is not None else self.full_schema.names
         self.merge = content.merge
         self.key_names, self.order_names = self._merge_columns()
@@ -535,8 +538,11 @@ class OpenScan:
     def plan_all(self) -> None:
         """Plan every live file's schema version now (an ``exact_schemas`` source; others plan per file)."""
         lazy = self._lazy_files()
-        ids = np.unique(lazy.schema_ids).tolist() if lazy is not None else \
-            sorted({f.schema_id for f in self.content.files if f.schema_id is not None}) if self.exact else []
+        if lazy is not None:  # the catalog's entries keep their distinct schema ids (a scan plans them all)
+            found = getattr(lazy, "distinct_schema_ids", None)
+            ids = found if found is not None else np.unique(lazy.schema_ids).tolist()
+        else:
+            ids = sorted({f.schema_id for f in self.content.files if f.schema_id is not None}) if self.exact else []
         for schema_id in ids:
             self.plan_of(int(schema_id))
 

@@ -133,7 +133,7 @@ class Scan:
             source = CatalogSource(self.io, self.metadata, use_vectors=self.use_vectors)
             found = self._pipelines[self.use_vectors] = OpenScan(
                 source, source.content(self.snapshot_id), self.columns, self.filter, self.batch_size,
-                schema=self.full_schema, policy=self.policy)
+                schema=self.full_schema, policy=self.policy, bound=self.bound)  # bound once, here
         found.prune, found.vector_prune, found.limit = self.prune, self.vector_prune, self.limit
         return found
 

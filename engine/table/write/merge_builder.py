@@ -40,9 +40,10 @@ from fieldshift.errors import (
 )
 from fieldshift.schema.model import Schema
 from fieldshift.table.expressions.filters import bind_filter, parse_filter, row_filter
+from fieldshift.table.write.set_values import check_key_kinds, fit_column, fit_literal
 
-__all__ = ["ClauseKind", "MergeBuilder", "MergeClause", "MergeOutcome", "MergeResult", "MergeSpec", "match_rows",
-           "plan_merge", "struct_of"]
+__all__ = ["ClauseKind", "MergeBuilder", "MergeClause", "MergeOutcome", "MergeResult", "MergeSpec", "by_source_mask",
+           "match_rows", "plan_merge", "struct_of"]
 
 ClauseKind = Literal["update", "delete", "insert", "delete_by_source"]
 ALL = "*"
@@ -150,7 +151,7 @@ class MergeBuilder:
     def when_not_matched_insert(self, values: Mapping[str, Any] | Literal["*"] = ALL,
                                 condition: Any = None) -> MergeBuilder:
         """Insert source rows that match no target row (``"*"``: the source row; a dict: those columns, the
-        others null)."""
+        others their write default, else null)."""
         return self._add(MergeClause("insert", condition, values))
 
     def when_not_matched_by_source_delete(self, condition: Any = None) -> MergeBuilder:
@@ -180,6 +181,12 @@ def match_rows(source: pa.Table, target: pa.Table, on: Sequence[str]) -> tuple[n
     casted = []
     for name in names:
         column, want = left.column(name), right.schema.field(name).type
+        if pa.types.is_nested(want) or pa.types.is_nested(column.type):
+            raise InvalidOptionError(f"merge on {name!r}: a {want} column cannot be matched on (structs, lists "
+                                     "and maps are no keys); merge on top-level columns of simple types")
+        clash = check_key_kinds(column.type, want)
+        if clash is not None:
+            raise InvalidOptionError(f"merge on {name!r}: {clash}; cast the source column")
         if column.type != want:
             try:
                 column = column.cast(want)
@@ -187,19 +194,19 @@ def match_rows(source: pa.Table, target: pa.Table, on: Sequence[str]) -> tuple[n
                 raise InvalidOptionError(f"merge on {name!r}: the source's {column.type} values do not fit the "
                                          f"table's {want} ({e}); cast the source column") from None
         casted.append(column)
-    left = pa.table(dict(zip(names, casted, strict=True)))
     if len(names) == 1 and pa.types.is_integer(right.schema.field(names[0]).type):
-        return _match_ints(left.column(0), right.column(0))
-    left = left.append_column("__fs_s", pa.array(np.arange(left.num_rows, dtype=np.int64)))
-    right = right.append_column("__fs_t", pa.array(np.arange(right.num_rows, dtype=np.int64)))
-    valid = [pc.is_valid(left.column(n)) for n in names]
+        return _match_ints(casted[0], right.column(0))
+    keys = [f"k{i}" for i in range(len(names))]  # the join's own names: a column may be called anything
+    left = pa.table([*casted, pa.array(np.arange(left.num_rows, dtype=np.int64))], names=[*keys, "s"])
+    right = pa.table([*right.columns, pa.array(np.arange(right.num_rows, dtype=np.int64))], names=[*keys, "t"])
+    valid = [pc.is_valid(left.column(k)) for k in keys]
     if any(v.null_count or not pc.all(v).as_py() for v in valid):
         mask = valid[0]
         for v in valid[1:]:
             mask = pc.and_(mask, v)
         left = left.filter(mask)
-    joined = left.join(right, names, join_type="inner", use_threads=True)
-    return joined.column("__fs_s").to_numpy(), joined.column("__fs_t").to_numpy()
+    joined = left.join(right, keys, join_type="inner", use_threads=True)
+    return joined.column("s").to_numpy(), joined.column("t").to_numpy()
 
 
 def _match_ints(source: pa.ChunkedArray, target: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -254,7 +261,10 @@ class _Views:
         expr = condition if isinstance(condition, pc.Expression) else self._expression(view, condition)
         if expr is None:
             return np.ones(n, dtype=bool)
-        kept = view.append_column("__fs_i", pa.array(np.arange(n, dtype=np.int64))).filter(expr)
+        try:
+            kept = view.append_column("__fs_i", pa.array(np.arange(n, dtype=np.int64))).filter(expr)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+            raise _bad_expression("condition", condition, view, e) from None
         out = np.zeros(n, dtype=bool)
         out[kept.column("__fs_i").to_numpy()] = True
         return out
@@ -272,7 +282,8 @@ class _Views:
         if isinstance(value, str) and value.split(".", 1)[0] in _SIDES and "." in value:
             side, path = value.split(".", 1)
             arr: Any = view.column(side).combine_chunks()
-            for part in path.split("."):
+            whole = arr.type.get_field_index(path) >= 0  # a top-level column whose name holds dots
+            for part in [path] if whole else path.split("."):
                 if not pa.types.is_struct(arr.type) or arr.type.get_field_index(part) < 0:
                     raise InvalidOptionError(f"merge value {value!r} for column {column!r}: the {side} has no "
                                              f"column {path!r}")
@@ -280,16 +291,23 @@ class _Views:
         elif isinstance(value, pc.Expression):
             import pyarrow.dataset as ds
 
-            arr = ds.dataset(view).to_table(columns={"v": value}).column("v").combine_chunks()
-        else:
-            scalar = value if isinstance(value, pa.Scalar) else None
             try:
-                scalar = scalar if scalar is not None else pa.scalar(value, type=want)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
-                raise CastValueError(column, 0, value, type(value).__name__, str(want),
-                                     f"The value does not fit column {column!r} ({e}); nothing was written.") from None
-            arr = pa.repeat(scalar, n)
-        return _cast(arr, column, want)
+                arr = ds.dataset(view).to_table(columns={"v": value}).column("v").combine_chunks()
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+                raise _bad_expression(f"value for column {column!r}", value, view, e) from None
+        elif isinstance(value, pa.Scalar):  # an explicit Arrow scalar: cast as Arrow casts (a quoted CLI text)
+            return _cast(pa.repeat(value, n), column, want)
+        else:
+            return pa.repeat(fit_literal(value, want, column, "merge"), n)
+        return fit_column(arr, want, column, repr(value) if isinstance(value, str) else "the expression")
+
+
+def _bad_expression(what: str, expr: Any, view: pa.Table, e: Exception) -> InvalidOptionError:
+    """A ``pyarrow.compute.Expression`` that does not evaluate on the view, named with what it can see."""
+    sides = "; ".join(f"{side}: {[f.name for f in view.schema.field(side).type]}" for side in _SIDES)
+    reason = str(e).splitlines()[0]
+    return InvalidOptionError(f"merge {what} {expr} does not evaluate ({reason}); it sees struct columns "
+                              f"'source' and 'target' ({sides}); nothing was written")
 
 
 def _bare(f: pa.Field) -> pa.Field:
@@ -358,11 +376,14 @@ def _assign(views: _Views, view: pa.Table, base: pa.Table, clause: MergeClause, 
 
 
 def plan_merge(spec: MergeSpec, source: pa.Table, fitted: pa.Table | None, target: pa.Table, out: pa.Schema,
-               *, frozen: Sequence[str] = ()) -> MergeOutcome:
+               *, frozen: Sequence[str] = (), defaults: Mapping[str, pa.Scalar] | None = None) -> MergeOutcome:
     """What the clauses do to ``target`` (rows in ``out``, the table's schema after this merge).
 
     ``source``: the rows conditions see; ``fitted``: the same rows in ``out`` (``"*"`` clauses write them;
-    None when no clause does). ``frozen``: columns an update may not set (a keyed table's key)."""
+    None when no clause does). ``frozen``: columns an update may not set (a keyed table's key). ``defaults``:
+    top-level columns' write defaults, which an insert by a dict gives the columns it does not name (SQL's
+    INSERT with a column list; an append fills them the same way)."""
+    defaults = defaults or {}
     views = _Views()
     s_idx, t_idx = match_rows(source, target, spec.on)
     matched_clauses = spec.of("update", "delete")
@@ -409,19 +430,16 @@ def plan_merge(spec: MergeSpec, source: pa.Table, fitted: pa.Table | None, targe
                 if clause.whole_rows and fitted is not None:
                     inserted_parts.append(fitted.take(pa.array(rows[mine])))
                     continue
-                empty = out.empty_table()
-                base = pa.table([pa.nulls(len(mine), f.type) for f in out], schema=out) if len(mine) else empty
+                base = pa.table([pa.repeat(defaults[f.name], len(mine)).cast(f.type) if f.name in defaults
+                                  else pa.nulls(len(mine), f.type) for f in out], schema=out)
                 inserted_parts.append(_assign(views, view.take(pa.array(mine)), base, clause,
                                               source.take(pa.array(rows[mine])), out, ()))
-    by_source = spec.of("delete_by_source")
-    if by_source:
+    if spec.of("delete_by_source"):
         free = np.ones(target.num_rows, dtype=bool)
         free[t_idx] = False
         rows = np.flatnonzero(free)
         if len(rows):
-            view = _view(pa.nulls(len(rows), s_struct.type), t_struct.take(pa.array(rows)))
-            chosen = _first_clause(views, view, by_source)
-            deleted_index.append(rows[chosen >= 0])
+            deleted_index.append(rows[by_source_mask(spec, s_struct.type, target.take(pa.array(rows)), views)])
     empty = out.empty_table()
     for part in (*updated_parts, *inserted_parts):
         _check_required(part, out)
@@ -430,6 +448,18 @@ def plan_merge(spec: MergeSpec, source: pa.Table, fitted: pa.Table | None, targe
         _order_by(updated_parts, updated_index, out) if updated_parts else empty,
         np.sort(np.concatenate(deleted_index)) if deleted_index else np.zeros(0, dtype=np.int64),
         pa.concat_tables([empty, *inserted_parts]) if inserted_parts else empty)
+
+
+def by_source_mask(spec: MergeSpec, source_type: pa.DataType, target: pa.Table, views: _Views | None = None
+                   ) -> np.ndarray:
+    """Per row of ``target`` (rows no source row matches, in the output schema): whether a by-source clause
+    deletes it (the first whose condition holds; its ``source`` side is null). A distributed merge asks
+    this of each target file and anti-joins the answer with the source's ``on`` values."""
+    clauses = spec.of("delete_by_source")
+    if not clauses or not target.num_rows:
+        return np.zeros(target.num_rows, dtype=bool)
+    view = _view(pa.nulls(target.num_rows, source_type), struct_of(target))
+    return _first_clause(views or _Views(), view, clauses) >= 0
 
 
 def _check_required(rows: pa.Table, out: pa.Schema) -> None:

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fieldshift.errors import FieldshiftError, InvalidOptionError, PrecombineLoweredError
+from fieldshift.schema.defaults import default_scalar
 from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.commits import Attempt, expired_is_conflict, with_retries
@@ -53,7 +54,14 @@ from fieldshift.table.updates import (
     TableRequirement,
     TableUpdate,
 )
-from fieldshift.table.write.merge_builder import MergeOutcome, MergeResult, MergeSpec, match_rows, plan_merge
+from fieldshift.table.write.merge_builder import (
+    MergeOutcome,
+    MergeResult,
+    MergeSpec,
+    by_source_mask,
+    match_rows,
+    plan_merge,
+)
 from fieldshift.table.write.row_changes import (
     POSITION_COLUMN,
     MatchedRows,
@@ -62,9 +70,12 @@ from fieldshift.table.write.row_changes import (
     plan_removal,
     row_change_rule,
 )
-from fieldshift.table.write.write_commit import check_evolution
+from fieldshift.table.write.set_values import check_key_kinds
+from fieldshift.table.write.write_commit import check_evolution, resolve_written
 
-__all__ = ["MergePart", "commit_parts", "fill_partial", "keyed_live_rows", "merge_part", "merge_vectors", "run_merge"]
+__all__ = ["BY_SOURCE_FILE", "MergePart", "by_source_candidates", "by_source_part", "check_on", "commit_parts",
+           "fill_partial", "keyed_live_rows", "merge_part", "merge_vectors", "run_merge", "target_units",
+           "without_by_source"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +110,11 @@ def _fit(spec: MergeSpec, metadata: TableMetadata) -> _Fitted:
     for n in extra:
         view = view.append_column(n, spec.source.column(n))
     return _Fitted(view, prepared.data, prepared.schema, prepared.evolved)
+
+
+def _write_defaults(schema: Schema) -> dict[str, pa.Scalar]:
+    """Top-level columns' write defaults (what an insert naming only some columns gives the others)."""
+    return {f.name: default_scalar(f, "write") for f in schema.fields if f.write_default is not None}
 
 
 def _conform(rows: pa.Table, schema: Schema, metadata: TableMetadata) -> pa.Table:
@@ -149,8 +165,13 @@ def _source_keys(view: pa.Table, spec: KeySpec, schema: Schema) -> pa.Table:
         valid = v if valid is None else pc.and_(valid, v)
     if valid is not None and keys.num_rows and not pc.all(valid).as_py():
         keys = keys.filter(valid)
+    want = schema.select(names).to_arrow()
+    for n in names:
+        clash = check_key_kinds(keys.schema.field(n).type, want.field(n).type)
+        if clash is not None:
+            raise InvalidOptionError(f"merge on {n!r}: {clash}; cast the source column")
     try:
-        return keys.cast(schema.select(names).to_arrow())
+        return keys.cast(want)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise InvalidOptionError(f"merge on {names}: the source's key values do not fit the table's key types "
                                  f"({e}); cast the source columns") from None
@@ -204,7 +225,8 @@ def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
         by_source = bool(spec.of("delete_by_source"))
         target = keyed_live_rows(io, metadata, None if by_source else _source_keys(fitted.view, keys, schema))
         target = _conform(target, schema, metadata)
-        outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names)
+        outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names,
+                             defaults=_write_defaults(schema))
         _check_precombine(keys, outcome, target)
         rows = outcome.rows
         check_unique(rows, keys, "merge")
@@ -275,7 +297,8 @@ def _plan_unkeyed(io: TableIO, metadata: TableMetadata, spec: MergeSpec,
         decided, file_ids, positions = _narrow_plan(io, metadata, spec, fitted, found)
     else:
         target = _conform(found.rows.drop_columns([POSITION_COLUMN]), fitted.schema, metadata)
-        decided = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow())
+        decided = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow(),
+                             defaults=_write_defaults(fitted.schema))
         file_ids, positions = found.file_ids, _positions(found)
     gone = decided.replaced_index
     gf, gp = file_ids[gone], positions[gone]
@@ -347,7 +370,10 @@ def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
     then read whole rows only of the files holding matched target rows (their unset columns are kept).
     Returns the outcome and, per row of its target, the file id and position it came from."""
     assert found.rows is not None and found.file_ids is not None
-    _, t_idx = match_rows(fitted.view, found.rows, spec.on)
+    on = found.rows.select(list(spec.on))
+    if not on.schema.equals(fitted.schema.select(list(spec.on)).to_arrow()):  # the merge widens an on column
+        on = _conform(on, fitted.schema, metadata).select(list(spec.on))
+    _, t_idx = match_rows(fitted.view, on, spec.on)
     t_idx = np.unique(t_idx)
     file_ids, positions = found.file_ids[t_idx], _positions(found)[t_idx]
     whole = find_rows(io, metadata, None, with_rows=True, only=set(np.unique(file_ids).tolist()))
@@ -357,7 +383,8 @@ def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
     order = np.argsort(have, kind="stable")
     pick = order[np.searchsorted(have[order], (file_ids << 32) | positions)]
     target = _conform(whole.rows.take(pa.array(pick)).drop_columns([POSITION_COLUMN]), fitted.schema, metadata)
-    outcome = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow())
+    outcome = plan_merge(spec, fitted.view, fitted.rows, target, fitted.schema.to_arrow(),
+                             defaults=_write_defaults(fitted.schema))
     return outcome, file_ids, positions
 
 
@@ -365,7 +392,8 @@ def _narrow_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
 def fill_partial(io: TableIO, metadata: TableMetadata, data: pa.Table, carried: Sequence[str],
                  schema: Schema) -> pa.Table:
     """An upsert's rows (in ``schema``) with the columns the input did not carry taken from the live row of
-    their key (null for a new key): a partial-column upsert. A carried null stays null."""
+    their key (a new key keeps what the write filled in: the column's write default, else null): a
+    partial-column upsert. A carried null stays null."""
     keys = metadata.keys
     assert keys is not None
     data = dedupe_latest(data, keys)
@@ -376,10 +404,12 @@ def fill_partial(io: TableIO, metadata: TableMetadata, data: pa.Table, carried: 
     d_idx, l_idx = match_rows(data, live, keys.key_names)
     index = np.full(data.num_rows, -1, dtype=np.int64)
     index[d_idx] = l_idx
-    take = pa.array(index, mask=index < 0)
+    new_key = index < 0
+    take = pa.array(index, mask=new_key)
     columns = {n: data.column(n) for n in schema.names}
-    for n in others:
-        columns[n] = live.column(n).take(take)
+    for n in others:  # a new key is an insert: its column gets what the write gave it (the write default, or null)
+        kept = live.column(n).take(take)
+        columns[n] = pc.if_else(pa.array(new_key), data.column(n), kept) if new_key.any() else kept
     return pa.table([columns[n] for n in schema.names], schema=data.schema)
 
 
@@ -410,7 +440,8 @@ def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePa
             keys = metadata.keys
             _check_on(spec, keys, metadata.name)
             target = _conform(keyed_live_rows(io, metadata, _source_keys(fitted.view, keys, schema)), schema, metadata)
-            outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names)
+            outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names,
+                             defaults=_write_defaults(schema))
             _check_precombine(keys, outcome, target)
             rows = outcome.rows
             check_unique(rows, keys, "merge")
@@ -432,11 +463,113 @@ def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePa
         raise
 
 
+# -- a by-source clause, distributed: target files checked by workers, anti-joined with the source ------
+BY_SOURCE_FILE = "_fieldshift_file"
+"""The column of :func:`by_source_candidates` naming an unkeyed target row's file id (with :data:`POSITION_COLUMN`)."""
+
+
+def check_on(spec: MergeSpec, metadata: TableMetadata) -> None:
+    """``spec``'s ``on`` columns fit the table (a keyed table: its key; else columns it has), as ``Table.merge``
+    checks them: a distributed merge asks before any task runs."""
+    if metadata.keys is not None:
+        _check_on(spec, metadata.keys, metadata.name)
+    else:
+        _check_on_columns(spec, metadata)
+
+
+def without_by_source(spec: MergeSpec) -> MergeSpec:
+    """``spec`` without its by-source clauses: what each worker's share of the source runs (``merge_part``)."""
+    return replace(spec, clauses=tuple(c for c in spec.clauses if c.kind != "delete_by_source"))
+
+
+def target_units(io: TableIO, metadata: TableMetadata) -> list[tuple[str, ...]]:
+    """The units a distributed by-source pass splits the target into, as file paths: each live data file of
+    an unkeyed table, each merge group of a keyed one (its rows are only known merged)."""
+    files = Scan(io, metadata).live_files()
+    if metadata.keys is not None:
+        return [tuple(f.path for f in g) for g in group_files(list(files))]
+    return [(f.path,) for f in files if f.content == "data"]
+
+
+def by_source_candidates(io: TableIO, metadata: TableMetadata, spec: MergeSpec, unit: Sequence[str]) -> pa.Table:
+    """The live target rows of one unit (``target_units``) that ``spec``'s by-source clauses delete unless a
+    source row matches them: their ``on`` columns in the head schema's types, and on an unkeyed table
+    :data:`BY_SOURCE_FILE` and :data:`POSITION_COLUMN` (where the row is). ``spec``'s source only gives its
+    schema. The caller removes the rows whose ``on`` values the source holds (an anti-join; a null never
+    matches) and deletes the rest (``by_source_part``)."""
+    fitted = _fit(spec, metadata)
+    source_type = pa.struct(list(fitted.view.schema))
+    names = list(spec.on)
+    _check_on_columns(spec, metadata)
+    if metadata.keys is not None:
+        _check_on(spec, metadata.keys, metadata.name)
+        scan = Scan(io, metadata)
+        by_path = {f.path: f for f in scan.live_files()}
+        rows = read_group(scan, [by_path[p] for p in unit]).select(metadata.current_schema.names)
+        target = _conform(rows, fitted.schema, metadata)
+        return rows.select(names).filter(pa.array(by_source_mask(spec, source_type, target)))
+    fid = next(f.file_id for f in Scan(io, metadata).live_files() if f.path == unit[0])
+    found = find_rows(io, metadata, None, with_rows=True, only={fid})
+    assert found.rows is not None
+    target = _conform(found.rows.drop_columns([POSITION_COLUMN]), fitted.schema, metadata)
+    keep = pa.array(by_source_mask(spec, source_type, target))
+    out = found.rows.select([*names, POSITION_COLUMN]).filter(keep)
+    return out.append_column(BY_SOURCE_FILE, pa.array(np.full(out.num_rows, fid, dtype=np.int64)))
+
+
+def by_source_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec, rows: pa.Table) -> MergePart:
+    """What deleting ``rows`` (``by_source_candidates`` no source row matched) does: on an unkeyed table their
+    positions, on a keyed table a delete file of their keys (written here, committed by ``commit_parts``)."""
+    if metadata.keys is None:
+        file_ids = rows.column(BY_SOURCE_FILE).to_numpy()
+        positions = rows.column(POSITION_COLUMN).to_numpy().astype(np.int64)
+        doomed = {int(f): np.sort(positions[file_ids == f]) for f in np.unique(file_ids)}
+        return MergePart((), doomed, (0, 0, rows.num_rows))
+    keys = metadata.keys
+    schema = _fit(spec, metadata).schema
+    gone = rows.select(list(keys.key_names)).cast(schema.select(list(keys.key_names)).to_arrow())
+    written: list[str] = []
+    try:
+        files = write_partitioned(io.storage, schema, metadata.spec, gone, written, keys=keys, content="deletes") \
+            if gone.num_rows else []
+    except BaseException:
+        remove_files(io.storage, written)
+        raise
+    forget_key_hash()
+    return MergePart(tuple(files), {}, (0, 0, gone.num_rows))
+
+
+def _resolve_parts(io: TableIO, metadata: TableMetadata, schema: Schema, files: Sequence[DataFile]
+                   ) -> VectorCommit | None:
+    """The deletion vectors of a keyed merge's files written by workers: the live rows their new versions and
+    deleted keys supersede, looked up once at the snapshot the workers read (``resolve_written``, as Spark's
+    keyed writes do: the key columns of the written files are read back). None — every file merges on
+    read — when either kind cannot be resolved."""
+    commits = []
+    for content, operation in (("data", "upsert"), ("deletes", "delete")):
+        mine = [f for f in files if f.content == content]
+        if mine:
+            done = resolve_written(io, metadata, schema, mine, operation)  # type: ignore[arg-type]
+            if done is None:
+                return None
+            commits.append(done)
+    if not commits:
+        return None
+    vectors: dict[int, np.ndarray] = {}
+    for c in commits:
+        for fid, positions in c.vectors.items():
+            vectors[fid] = np.union1d(vectors[fid], positions) if fid in vectors else positions
+    return VectorCommit(frozenset().union(*(c.buckets for c in commits)), vectors,
+                        frozenset().union(*(c.resolved for c in commits)), on_conflict="skip")
+
+
 def commit_parts(io: TableIO, metadata: TableMetadata, spec: MergeSpec, parts: Sequence[MergePart]) -> MergeResult:
     """Commit the workers' parts once, on the snapshot they read (``spec``'s source: any rows of the source's
-    schema; it decides the schema). A keyed table's files commit unresolved (they merge on read); an unkeyed
-    table's removed rows go as a delete's do (``plan_removal``). A concurrent commit fails the merge
-    (``CommitConflictError``: run it again); every written file is removed then."""
+    schema; it decides the schema). A keyed table's files are resolved here (``_resolve_parts``: deletion
+    vectors of the rows they supersede, as ``Table.merge`` records them; after a schema change they commit
+    unresolved and merge on read); an unkeyed table's removed rows go as a delete's do (``plan_removal``).
+    A concurrent commit fails the merge (``CommitConflictError``: run it again); every written file is
+    removed then."""
     fitted = _fit(spec, metadata)
     files = [f for p in parts for f in p.files]
     counts = tuple(sum(p.counts[i] for p in parts) for i in range(3))
@@ -449,7 +582,8 @@ def commit_parts(io: TableIO, metadata: TableMetadata, spec: MergeSpec, parts: S
             check_evolution(io, metadata, fitted.schema, "a merge")
         triple = (int(counts[0]), int(counts[1]), int(counts[2]))
         if metadata.keys is not None:
-            snap = _commit(io, metadata, fitted.schema, fitted.evolved, files, None, triple)
+            vectors = None if fitted.evolved else _resolve_parts(io, metadata, fitted.schema, files)
+            snap = _commit(io, metadata, fitted.schema, fitted.evolved, files, vectors, triple)
         else:
             scan = Scan(io, metadata)
             doomed = MatchedRows(scan, [f for f in scan.live_files() if f.content == "data"])

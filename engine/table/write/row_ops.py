@@ -13,29 +13,31 @@ value of the same row, cast exactly); there is no arithmetic. Only top-level col
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from fieldshift.errors import CastValueError, PrecombineLoweredError, RowChangeError
+from fieldshift.errors import PrecombineLoweredError, RowChangeError
 from fieldshift.schema.model import Schema
 from fieldshift.table.commits import expired_is_conflict
 from fieldshift.table.expressions.references import Reference
 from fieldshift.table.files.data_files import removed_unless_committed
 from fieldshift.table.handle import TableIO
-from fieldshift.table.keyed.keys import KeySpec
+from fieldshift.table.keyed.keys import KeySpec, forget_key_hash
+from fieldshift.table.keyed.merge import group_files, read_group
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
+from fieldshift.table.records import DataFile
 from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.write.row_changes import POSITION_COLUMN, commit_row_changes, find_rows, plan_removal
+from fieldshift.table.write.set_values import fit_column, fit_literal
 from fieldshift.table.write.write_commit import DeleteResult, WriteRequest, write_rows
 
-__all__ = ["UpdateResult", "apply_set", "delete_where", "update_where"]
+__all__ = ["UpdateResult", "apply_set", "check_keyed_set", "check_set", "delete_where", "keyed_new_versions",
+           "keyed_update_units", "update_unit", "update_where"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def update_where(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], w
                  resolve: bool = True) -> UpdateResult:
     """Give the rows ``where`` matches at ``metadata``'s head the values ``set`` names, in one commit."""
     schema = metadata.current_schema
-    _check_set(set, schema)
+    check_set(set, schema)
     keys = metadata.keys
     if keys is not None:
         return _update_keyed(io, metadata, keys, set, where, resolve)
@@ -86,21 +88,63 @@ def update_where(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], w
     return UpdateResult(rows.num_rows, snap.snapshot_id)
 
 
-def _update_keyed(io: TableIO, metadata: TableMetadata, keys: KeySpec, set: Mapping[str, Any], where: Any,
-                  resolve: bool) -> UpdateResult:
+def check_keyed_set(set: Mapping[str, Any], metadata: TableMetadata) -> None:
+    """What a keyed update refuses before reading a row: a column the table lacks, a key column in ``set``."""
+    keys = metadata.keys
+    assert keys is not None
+    check_set(set, metadata.current_schema)
     touched = [n for n in set if n in keys.key_names]
     if touched:
         raise RowChangeError(f"update sets key column(s) {touched} of table {metadata.name!r}; a key identifies its "
                              "row and never changes: delete the row and upsert it under the new key. Nothing was "
                              "written")
+
+
+def keyed_new_versions(metadata: TableMetadata, rows: pa.Table, set: Mapping[str, Any]) -> pa.Table:
+    """The new versions of a keyed table's merged ``rows`` (every column of the current schema) under ``set``,
+    refusing a precombine value lowered below a row's own (``PrecombineLoweredError``)."""
+    keys = metadata.keys
+    assert keys is not None
+    new = apply_set(rows, metadata.current_schema, set)
+    if keys.precombine_name is not None and keys.precombine_name in set:
+        _check_precombine(rows, new, keys, metadata.name)
+    return new
+
+
+def keyed_update_units(io: TableIO, metadata: TableMetadata, where: Any) -> list[tuple[str, ...]]:
+    """The merge groups (their files' paths) whose merged rows ``where`` may match: the units of a
+    distributed keyed update (``update_unit``), one group's rows only known merged."""
+    return [tuple(f.path for f in g) for g in group_files(Scan(io, metadata, None, where).files())]
+
+
+def update_unit(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], where: Any, unit: Sequence[str],
+                written: list[str]) -> tuple[list[DataFile], int]:
+    """One merge group's share of a keyed update at ``metadata``'s snapshot: its merged rows ``where`` matches,
+    their new versions written as upsert files (not committed; their paths land in ``written``), and how many."""
+    keys = metadata.keys
+    assert keys is not None
+    scan = Scan(io, metadata, None, where)
+    by_path = {f.path: f for f in scan.live_files()}
+    merged = read_group(scan, [by_path[p] for p in unit])
+    rows = pa.Table.from_batches([scan.finish(b) for b in merged.to_batches()], schema=scan.output_schema)
+    if not rows.num_rows:
+        return [], 0
+    new = keyed_new_versions(metadata, rows, set)
+    files = write_partitioned(io.storage, metadata.current_schema, metadata.spec, new, written, MAX_FILE_ROWS,
+                              keys=keys)
+    forget_key_hash()
+    return files, new.num_rows
+
+
+def _update_keyed(io: TableIO, metadata: TableMetadata, keys: KeySpec, set: Mapping[str, Any], where: Any,
+                  resolve: bool) -> UpdateResult:
+    check_keyed_set(set, metadata)
     schema = metadata.current_schema
     with expired_is_conflict("the snapshot this update read was expired meanwhile"):
         rows = Scan(io, metadata, None, where).to_arrow()
     if not rows.num_rows:
         return UpdateResult(0, metadata.head.snapshot_id)
-    new = apply_set(rows, schema, set)
-    if keys.precombine_name is not None and keys.precombine_name in set:
-        _check_precombine(rows, new, keys, metadata.name)
+    new = keyed_new_versions(metadata, rows, set)
     with expired_is_conflict("the snapshot this update read was expired meanwhile"):
         done = write_rows(io, metadata, WriteRequest(schema, False, new, operation="upsert",
                                                      summary={"updated": new.num_rows}, exclusive=True),
@@ -126,38 +170,26 @@ def _check_precombine(old: pa.Table, new: pa.Table, keys: KeySpec, table: str) -
             "replaces. Nothing was written")
 
 
-def _check_set(set: Mapping[str, Any], schema: Schema) -> None:
+def check_set(set: Mapping[str, Any], schema: Schema) -> None:
+    """``set`` names top-level columns of ``schema`` and its literals fit them exactly — checked before any row is
+    read, so a bad value is an error even where no row matches (``col(...)`` values are checked per row)."""
     if not isinstance(set, Mapping) or not set:
         raise TypeError("update() takes set={column: value, ...}, a non-empty dict of top-level column names")
     unknown = [n for n in set if not isinstance(n, str) or n not in schema.names]
     if unknown:
         raise RowChangeError(f"update sets column(s) {unknown}, which the table's current schema lacks (top-level "
                              f"columns are {schema.names}); update evolves nothing. Nothing was written")
-
-
-def _kind_fits(value: Any, t: pa.DataType) -> bool:
-    """Whether a Python literal is of the column's kind (no text read as a number, no bool as a number)."""
-    T = pa.types
-    if isinstance(value, bool):
-        return T.is_boolean(t)
-    if isinstance(value, (int, float, decimal.Decimal)):
-        return T.is_integer(t) or T.is_floating(t) or T.is_decimal(t)
-    if isinstance(value, str):
-        return T.is_string(t) or T.is_large_string(t) or T.is_string_view(t)
-    if isinstance(value, (bytes, bytearray)):
-        return T.is_binary(t) or T.is_large_binary(t) or T.is_fixed_size_binary(t) or T.is_binary_view(t)
-    if isinstance(value, (dt.date, dt.datetime)):
-        return T.is_date(t) or T.is_timestamp(t)
-    if isinstance(value, dt.time):
-        return T.is_time(t)
-    return True  # lists, dicts: Arrow's conversion decides
+    arrow = schema.to_arrow()
+    for name, value in set.items():
+        if not isinstance(value, Reference):
+            fit_literal(value, arrow.field(name).type, name, "update")
 
 
 def apply_set(rows: pa.Table, schema: Schema, set: Mapping[str, Any]) -> pa.Table:
     """``rows`` (in ``schema``'s columns) with each column of ``set`` replaced: by a literal, or by another
     column of the same row (``col("x")``), each cast exactly to the column's type; a value that does not fit
     is a :class:`CastValueError` naming the column and row, a null in a required column a ``RowChangeError``."""
-    _check_set(set, schema)
+    check_set(set, schema)
     arrow = schema.select(rows.column_names).to_arrow()
     out = rows
     for name, value in set.items():
@@ -167,24 +199,9 @@ def apply_set(rows: pa.Table, schema: Schema, set: Mapping[str, Any]) -> pa.Tabl
             if source not in rows.column_names:
                 raise RowChangeError(f"update sets {name!r} from column {source!r}, which is not a top-level column "
                                      f"of the table ({rows.column_names}); nothing was written")
-            column = rows.column(source)
-            try:
-                new = column.cast(target.type, safe=True) if column.type != target.type else column
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise CastValueError(name, 0, f"col({source!r})", str(column.type), str(target.type),
-                                     f"The values of {source!r} do not fit {name!r} ({e}); nothing was written."
-                                     ) from None
+            new = fit_column(rows.column(source), target.type, name, f"col({source!r})")
         else:
-            if value is not None and not _kind_fits(value, target.type):
-                raise CastValueError(name, 0, value, type(value).__name__, str(target.type),
-                                     "update's value does not fit the column's type; nothing was written.")
-            try:
-                scalar = pa.scalar(value, type=target.type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, TypeError,
-                    ValueError) as e:
-                raise CastValueError(name, 0, value, type(value).__name__, str(target.type),
-                                     f"update's value does not fit the column's type ({e}); nothing was written."
-                                     ) from None
+            scalar = fit_literal(value, target.type, name, "update")
             new = pa.repeat(scalar, rows.num_rows)
         if not target.nullable and new.null_count:
             raise RowChangeError(f"update sets required column {name!r} to null; nothing was written")

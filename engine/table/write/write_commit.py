@@ -13,12 +13,14 @@ the commit does not land. Deletes of keyed tables (``delete_rows``) commit the s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow as pa
 
 from fieldshift.errors import DuplicateKeyError, NotKeyedError, SnapshotExpiredError
+from fieldshift.kernels.threads import get_threads
 from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.deletion_vectors import VectorCommit
 from fieldshift.table.catalog.stream_marks import StreamMark, check_unrecorded
@@ -29,7 +31,7 @@ from fieldshift.table.files.data_files import remove_files, removed_unless_commi
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.key_lookup import KeyedPlan, append_lookup, plan_vectors
 from fieldshift.table.keyed.keyed_write import check_unique, key_rows, new_keys_only
-from fieldshift.table.keyed.keys import KeySpec, bucket_of, dedupe_latest, forget_key_hash
+from fieldshift.table.keyed.keys import KeySpec, bucket_of, bucket_order, dedupe_latest, forget_key_hash
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitions.partition_write import write_partitioned
 from fieldshift.table.records import DataFile, Snapshot
@@ -47,9 +49,9 @@ from fieldshift.table.updates import (
     TableUpdate,
 )
 
-__all__ = ["DeleteResult", "FilesCommit", "WriteOperation", "WriteRequest", "Written", "check_evolution",
-           "check_new_keys", "commit_files", "delete_rows", "file_updates", "keyed_rows", "resolve_written",
-           "write_rows"]
+__all__ = ["OVERLAP_KEY_CHECKS", "DeleteResult", "FilesCommit", "WriteOperation", "WriteRequest", "Written",
+           "check_evolution", "check_new_keys", "commit_files", "delete_rows", "file_updates", "keyed_rows",
+           "resolve_written", "write_rows"]
 
 WriteOperation = Literal["append", "upsert", "overwrite"]
 
@@ -223,6 +225,21 @@ def commit_files(io: TableIO, metadata: TableMetadata, commit: FilesCommit) -> S
                              operation=commit.operation, summary=summary)
 
 
+OVERLAP_KEY_CHECKS = True
+"""An insert-only append of at least ``_OVERLAP_ROWS`` rows to an unpartitioned keyed table writes its bucket
+files while this thread checks its keys (uniqueness, the live-key lookup); a refused append removes them.
+False: the keys are checked before anything is written (the path without it, for tests)."""
+_OVERLAP_ROWS = 65_536
+
+
+def _overlapped(metadata: TableMetadata, request: WriteRequest, resolve: bool) -> bool:
+    """Whether the key checks run while the files are written: an insert-only append (its rows are written
+    as given) of many rows, not evolving the schema (checked before anything is written), unpartitioned (the
+    bucket split then hashes the very rows the checks hash), with a core to spare."""
+    return (OVERLAP_KEY_CHECKS and request.operation == "append" and resolve and not request.evolved
+            and not metadata.spec.fields and request.data.num_rows >= _OVERLAP_ROWS and get_threads() > 1)
+
+
 def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, resolve: bool = True) -> Written:
     """Write ``request``'s rows and quarantined rows, then commit them in one snapshot on ``metadata``'s head.
     ``CommitConflictError``: retry on the new head; ``AlreadyCommittedError``: the mark was recorded before,
@@ -233,19 +250,35 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
         io.catalog.read(check_unrecorded, io.table_id, mark)
     keys = metadata.keys_in(schema)  # the key's columns as the rows name them
     data = request.data
-    with expired_is_conflict(f"the snapshot this {operation} looked its keys up in was expired meanwhile"):
-        # superseded rows go to deletion vectors (``resolve``: else they merge on read)
-        data, plan = _keyed(io, metadata, keys, data, operation, resolve=resolve)
-        if plan is not None:
-            data = plan.rows
-    if request.evolved:  # before writing anything
-        check_evolution(io, metadata, schema, f"an {operation}")
+    layout = metadata.layout
     written: list[str] = []
+
+    def checked() -> tuple[pa.Table, KeyedPlan | None]:
+        with expired_is_conflict(f"the snapshot this {operation} looked its keys up in was expired meanwhile"):
+            # superseded rows go to deletion vectors (``resolve``: else they merge on read)
+            return _keyed(io, metadata, keys, request.data, operation, resolve=resolve)
+
+    def write(rows: pa.Table) -> list[DataFile]:
+        return write_partitioned(io.storage, schema, metadata.spec, rows, written, layout.file_rows, keys=keys,
+                                 layout=layout)
+
     with removed_unless_committed(io.storage, written):
-        layout = metadata.layout
-        files = write_partitioned(io.storage, schema, metadata.spec, data, written, layout.file_rows, keys=keys,
-                                  layout=layout)
-        forget_key_hash()  # the last use of this write's key hash: let go of the key columns it holds
+        try:
+            if keys is not None and _overlapped(metadata, request, resolve):
+                bucket_order(data, keys)  # the key hash and bucket order both threads use, computed once
+                with ThreadPoolExecutor(1, thread_name_prefix="fieldshift-write") as pool:  # exit waits for the files
+                    pending = pool.submit(write, data)
+                    data, plan = checked()  # a refused append raises here: its files are removed once written
+                files = pending.result()
+            else:
+                data, plan = checked()
+                if plan is not None:
+                    data = plan.rows
+                if request.evolved:  # before writing anything
+                    check_evolution(io, metadata, schema, f"an {operation}")
+                files = write(data)
+        finally:  # the last use of this write's key hash, refused or not: let go of the key columns it holds
+            forget_key_hash()
         quarantine = []
         for q in request.quarantined:
             if q.num_rows:

@@ -5,6 +5,7 @@ the same, and bucket files written in parallel hold what the one-after-another w
 
 from __future__ import annotations
 
+import decimal
 import functools
 from pathlib import Path
 
@@ -15,9 +16,12 @@ import pytest
 
 import fieldshift as fs
 from fieldshift.errors import DuplicateKeyError
+from fieldshift.kernels import threads as threads_module
 from fieldshift.kernels.murmur3 import iceberg_hash
+from fieldshift.kernels.threads import split_range
+from fieldshift.table.files import data_files
 from fieldshift.table.keyed import keyed_write, keys
-from fieldshift.table.keyed.keys import KeySpec, bucket_of, forget_key_hash, key_hash
+from fieldshift.table.keyed.keys import KeySpec, bucket_of, bucket_order, forget_key_hash, key_hash
 from fieldshift.table.partitions import partition_write
 from fieldshift.table.write import write_commit
 
@@ -123,6 +127,57 @@ def test_strings_hash_as_their_large_binary_copy_did(arr: pa.Array) -> None:
     assert iceberg_hash(arr).equals(iceberg_hash(arr.cast(pa.large_binary())))
 
 
+@pytest.mark.parametrize("column", [
+    pa.chunked_array([[f"s{i}" for i in range(700)], [f"t{i}" for i in range(1300)], ["", "é"]]),
+    pa.chunked_array([pa.array(np.arange(-1000, 1000)), pa.array(np.arange(5))]),
+    pa.chunked_array([pa.array([b"\x00" * (i % 9) for i in range(999)], pa.large_binary())]),
+    pa.chunked_array([pa.array([decimal.Decimal(i) / 100 for i in range(-500, 500)], pa.decimal128(9, 2))]),
+    pa.chunked_array([pa.array([f"x{i}" for i in range(3001)], pa.large_string()).slice(17)]),
+])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_hashing_row_ranges_on_threads_is_the_whole_column_hash(column: pa.ChunkedArray, threads: int,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keys, "_PARALLEL_ROWS", 100)
+    monkeypatch.setattr(threads_module, "_threads", threads)
+    assert len(split_range(len(column), 100)) == threads  # the ranges path runs
+    whole = iceberg_hash(column.combine_chunks()).to_numpy().view(np.uint32)
+    assert np.array_equal(keys._column_hash(column), whole)
+    forget_key_hash()
+    data = pa.table({"k": column, "j": pa.array(np.arange(len(column)) % 7)})
+    monkeypatch.setattr(keys, "_PARALLEL_ROWS", 1 << 40)
+    serial = key_hash(data, TWO).copy()
+    forget_key_hash()
+    monkeypatch.setattr(keys, "_PARALLEL_ROWS", 100)
+    assert np.array_equal(key_hash(data, TWO), serial)
+    forget_key_hash()
+
+
+def test_bucket_order_is_remembered_per_columns_and_bucket_count() -> None:
+    data = pa.table({"k": [f"k{i}" for i in range(5000)]})
+    buckets, order = bucket_order(data, ONE)
+    assert np.array_equal(buckets, bucket_of(data, ONE))
+    assert np.array_equal(order, np.argsort(buckets, kind="stable"))
+    assert bucket_order(data.select(["k"]), ONE)[1] is order  # the same columns: computed once
+    eight = KeySpec((1,), ("k",), None, None, 8)
+    assert np.array_equal(bucket_order(data, eight)[0], bucket_of(data, eight))  # another count: computed anew
+    other = pa.table({"k": [f"j{i}" for i in range(5000)]})
+    assert np.array_equal(bucket_order(other, ONE)[0], bucket_of(other, ONE))
+    assert not order.flags.writeable
+    runs = np.split(order, np.flatnonzero(np.diff(buckets[order])) + 1)
+    assert all(np.all(np.diff(r) > 0) for r in runs)  # each bucket's rows ascending (lookups rely on it)
+    forget_key_hash()
+    assert not keys._LAST_ORDER and not keys._LAST_HASH
+
+
+def test_bucket_numbers_of_a_power_of_two_count_are_the_modulo() -> None:
+    h = np.random.default_rng(3).integers(0, 2**32, 20_000, dtype=np.uint32)
+    h[:4] = [0, 2**31 - 1, 2**31, 2**32 - 1]
+    for buckets in [1, 2, 3, 4, 7, 8, 16, 100, 512, 1023, 1024]:
+        got = keys.bucket_numbers(h, buckets)
+        assert got.dtype == np.int32
+        assert np.array_equal(got, ((h & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)), buckets
+
+
 def test_radix_order_of_buckets_is_the_stable_order() -> None:
     data = pa.table({"k": pa.array(np.arange(50_000))})
     b = bucket_of(data, KeySpec((1,), ("k",), None, None, 1024))
@@ -162,15 +217,28 @@ def test_keyed_loads_with_and_without_the_fast_paths_are_the_same(tmp_path: Path
     batches = [rows(5000), pa.concat_tables([rows(300, 10_000), extra]), rows(10, 10_000),  # already there
                pa.concat_tables([rows(40, 20_000), rows(40, 20_000).slice(7, 1)]),  # twice in the batch
                pa.concat_tables([extra, extra.slice(1, 1)]), rows(3000, 30_000)]
+    monkeypatch.setattr(threads_module, "_threads", 2)
+    monkeypatch.setattr(write_commit, "_OVERLAP_ROWS", 1)  # key checks while the files are written, every batch
     fast, fast_errors = load(tmp_path / "fast", batches)
+    monkeypatch.setattr(write_commit, "OVERLAP_KEY_CHECKS", False)
     monkeypatch.setattr(write_commit, "check_unique", keyed_write.check_unique_exact)
     monkeypatch.setattr(partition_write, "write_bucketed", functools.partial(keyed_write.write_bucketed,
                                                                               parallel=False))
     monkeypatch.setattr(keys, "_LAST_HASH", _NoMemory())
+    monkeypatch.setattr(keys, "_LAST_ORDER", _NoMemory())
+    monkeypatch.setattr(keys, "_PARALLEL_ROWS", 1 << 40)  # every column hashed on one thread
+    monkeypatch.setattr(data_files, "FOOTER_STATS", False)
     slow, slow_errors = load(tmp_path / "slow", batches)
     assert fast_errors == slow_errors and fast_errors.count(None) == 3
     assert fast.scan().to_arrow().sort_by("k").equals(slow.scan().to_arrow().sort_by("k"))
     assert files_by_bucket(fast) == files_by_bucket(slow)
+    assert catalog_stats(fast) == catalog_stats(slow)
+
+
+def catalog_stats(t: fs.Table) -> list[tuple[int | None, int, dict]]:
+    files = t.scan().live_files()
+    stats = t.io.catalog.file_stats([f.file_id for f in files])
+    return sorted((f.bucket, f.record_count, stats[f.file_id]) for f in files)
 
 
 class _NoMemory(list):  # type: ignore[type-arg]
@@ -180,9 +248,12 @@ class _NoMemory(list):  # type: ignore[type-arg]
         return None
 
 
+@pytest.mark.parametrize("over_cores", [0, 1, 3])
 def test_parallel_bucket_writes_land_in_bucket_order_and_a_failure_leaves_no_file(tmp_path: Path,
-                                                                                   monkeypatch: pytest.MonkeyPatch
-                                                                                   ) -> None:
+                                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                                   over_cores: int) -> None:
+    monkeypatch.setattr(threads_module, "_threads", 2)
+    monkeypatch.setattr(keyed_write, "WRITE_THREADS_OVER_CORES", over_cores)
     t = fs.Table.create(tmp_path / "t", SCHEMA, identifier_fields=["k"], buckets=8)
     data = rows(4000)
     schema = t.schema
@@ -192,6 +263,10 @@ def test_parallel_bucket_writes_land_in_bucket_order_and_a_failure_leaves_no_fil
     par = keyed_write.write_bucketed(t.storage, schema, data, spec, written, max_rows=300)
     seq = keyed_write.write_bucketed(t.storage, schema, data, spec, [], max_rows=300, parallel=False)
     assert [(f.bucket, f.record_count) for f in par] == [(f.bucket, f.record_count) for f in seq]
+    for f in par:  # every file holds rows of the bucket it is recorded in, none twice, none missing
+        keys_in = pq.read_table(t.storage.display(f.path), columns=["k"])
+        assert set(bucket_of(keys_in, spec).tolist()) == {f.bucket}
+    assert sum(f.record_count for f in par) == data.num_rows and len({f.bucket for f in par}) == 8
     assert sorted(written) == sorted(f.path for f in par)
     calls = []
     real = keyed_write.write_data_file
@@ -207,3 +282,35 @@ def test_parallel_bucket_writes_land_in_bucket_order_and_a_failure_leaves_no_fil
     with pytest.raises(OSError, match="disk full"):
         partition_write.write_partitioned(t.storage, schema, t.spec, data, [], 300, keys=spec)
     assert sorted(p.name for p in (tmp_path / "t").rglob("*.parquet")) == before
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_a_refused_append_leaves_the_table_and_its_files_as_they_were(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      overlap: bool) -> None:
+    monkeypatch.setattr(threads_module, "_threads", 2)
+    monkeypatch.setattr(write_commit, "_OVERLAP_ROWS", 100)
+    monkeypatch.setattr(write_commit, "OVERLAP_KEY_CHECKS", overlap)
+    calls: list[int] = []
+    real = write_commit.write_partitioned
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(write_commit, "write_partitioned", counted)
+    t, errors = load(tmp_path / "t", [rows(3000)])
+    assert errors == [None] and len(calls) == 1
+    before = sorted(p.name for p in (tmp_path / "t").rglob("*.parquet"))
+    head = t.current_snapshot.snapshot_id
+    again = rows(500, 2990)  # keys 2990..2999 are in the table
+    twice = pa.concat_tables([rows(500, 5000), rows(500, 5000).slice(3, 1)])
+    for bad, message in ((again, "already in the table"), (twice, "more than once")):
+        with pytest.raises(DuplicateKeyError, match=message):
+            t.append(bad)
+        assert not keys._LAST_HASH and not keys._LAST_ORDER  # a refused append holds no key columns either
+    # with the overlap the refused appends wrote their files (then removed them); without, they wrote nothing
+    assert len(calls) == (3 if overlap else 1)
+    assert sorted(p.name for p in (tmp_path / "t").rglob("*.parquet")) == before
+    assert t.current_snapshot.snapshot_id == head
+    assert t.scan().to_arrow().num_rows == 3000
+    forget_key_hash()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import decimal
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 
 import fieldshift as fs
 from fieldshift.table.write import merge_commit
+from fieldshift.table.write.merge_builder import MergeBuilder, MergeSpec
 
 KEYED = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.int64())])
 PLAIN = pa.schema([("id", pa.int64()), ("v", pa.string()), ("n", pa.int64())])
@@ -127,6 +130,121 @@ def test_bad_values_are_named_and_write_nothing(tmp_path: Path) -> None:
     assert _rows(t) == [{"id": 1, "v": "a", "n": 10}, {"id": 2, "v": "b", "n": 20}, {"id": 3, "v": "c", "n": 30}]
 
 
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_values_and_keys_that_would_change_on_the_way_in_are_refused(tmp_path: Path, kind: str) -> None:
+    """Found by adv34: a merge wrote 1.5 into a long column as 1, parsed "20" of a text column into 20, and
+    matched the text key "02" with the row of id 2."""
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    head, before = t.current_snapshot.snapshot_id, _rows(t)
+    for value in (1.5, decimal.Decimal("2.5"), "source.text", "source.flag"):
+        source = {"id": [1], "text": ["20"], "flag": [True]}
+        with pytest.raises(fs.CastValueError, match=r"'n'.*nothing was written"):
+            t.merge(source, on="id").when_matched_update(set={"n": value}).execute()
+    with pytest.raises(fs.InvalidOptionError, match="text is not parsed"):
+        t.merge({"id": ["02"], "v": ["x"]}, on="id").when_matched_update(set={"v": "source.v"}).execute()
+    assert t.current_snapshot.snapshot_id == head and _rows(t) == before
+    t.merge({"id": [1]}, on="id").when_matched_update(set={"n": 7.0}).execute()  # a whole number fits
+    assert next(r["n"] for r in _rows(t) if r["id"] == 1) == 7
+
+
+def test_a_dictionary_encoded_text_source_is_text(tmp_path: Path) -> None:
+    """A categorical of text matches and writes text columns (and is refused for a long column, as text is)."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.string()), ("n", pa.int64()), ("v", pa.string())]))
+    t.append({"id": ["a", "b"], "n": [1, 2], "v": ["x", "y"]})
+    source = pa.table({"id": pa.array(["a", "c"]).dictionary_encode(), "v": pa.array(["X", "Z"]).dictionary_encode(),
+                       "n": pa.array(["5", "6"]).dictionary_encode()})
+    assert t.merge(source, on="id").when_matched_update(set={"v": "source.v"}).execute().rows_updated == 1
+    with pytest.raises(fs.CastValueError, match="text is not parsed"):
+        t.merge(source, on="id").when_matched_update(set={"n": "source.n"}).execute()
+    assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == [{"id": "a", "n": 1, "v": "X"},
+                                                                      {"id": "b", "n": 2, "v": "y"}]
+
+
+@pytest.mark.parametrize("condition", [None, "target.v != 'zz'"])
+def test_a_source_widening_the_on_column_matches_and_inserts(tmp_path: Path, condition: str | None) -> None:
+    """Found by adv34: an upsert-shaped merge (no conditions: the target's on columns alone are read) whose
+    source widens the on column int -> long refused the source ("do not fit the table's int32"), while the same
+    merge with a condition widened the column and inserted the row."""
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int32()), ("v", pa.string())]))
+    t.append({"id": pa.array([1, 2], pa.int32()), "v": ["a", "b"]})
+    source = pa.table({"id": pa.array([2, 2**40], pa.int64()), "v": ["B", "BIG"]})
+    r = t.merge(source, on="id").when_matched_update(condition=condition).when_not_matched_insert().execute()
+    assert (r.rows_updated, r.rows_inserted, r.schema_evolved) == (1, 1, True)
+    assert sorted(t.to_arrow().to_pylist(), key=lambda x: x["id"]) == [
+        {"id": 1, "v": "a"}, {"id": 2, "v": "B"}, {"id": 2**40, "v": "BIG"}]
+
+
+def test_an_arrow_expression_naming_no_column_is_named(tmp_path: Path) -> None:
+    """Found by adv34: a pyarrow.compute expression over a missing column raised Arrow's raw ArrowInvalid
+    (mentioning the merge's internal index column)."""
+    t = _plain(tmp_path)
+    head = t.current_snapshot.snapshot_id
+    with pytest.raises(fs.InvalidOptionError, match=r"condition .*'source' and 'target'.*nothing was written"):
+        t.merge({"id": [1]}, on="id").when_matched_delete(condition=pc.field("source", "nope") > 1).execute()
+    with pytest.raises(fs.InvalidOptionError, match=r"value for column 'v'.*source: \['id'\]"):
+        t.merge({"id": [1]}, on="id").when_matched_update(set={"v": pc.field("source", "nope")}).execute()
+    assert t.current_snapshot.snapshot_id == head
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_inserts_naming_some_columns_take_write_defaults(tmp_path: Path, kind: str) -> None:
+    """Found by adv34: on a table with a required column with a write default, a partial upsert of a new key
+    failed with Arrow's raw "declared non-nullable but contains nulls", and a merge insert by a dict with a
+    NullInRequiredFieldError; an append fills the column with its default, and so do they now."""
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    t.update_schema().add_column("status", pa.string(), nullable=False, default="new", write_default="new").commit()
+    t.update_schema().add_column("note", pa.string(), write_default="-").commit()
+    r = t.merge({"id": [8], "v": ["h"]}, on="id").when_not_matched_insert(values={"id": "source.id"}).execute()
+    assert r.rows_inserted == 1
+    rows = {x["id"]: x for x in t.to_arrow().to_pylist()}
+    assert rows[8] == {"id": 8, "v": None, "n": None, "status": "new", "note": "-"}
+    if kind == "keyed":
+        t.upsert({"id": [9, 1], "v": ["i", "A"]}, partial=True)
+        rows = {x["id"]: x for x in t.to_arrow().to_pylist()}
+        assert rows[9] == {"id": 9, "v": "i", "n": None, "status": "new", "note": "-"}  # a new key: defaults
+        assert rows[1] == {"id": 1, "v": "A", "n": 10, "status": "new", "note": None}  # the live row's values
+
+
+@pytest.mark.parametrize("name", ["__fs_s", "__fs_t"])
+def test_on_columns_named_like_the_joins_own(tmp_path: Path, name: str) -> None:
+    """Found by adv34: an on column named "__fs_s" or "__fs_t" (the names match_rows gave its row indices)
+    failed with a raw KeyError / ArrowInvalid."""
+    schema = pa.schema([(name, pa.string()), ("w", pa.string())])
+    t = fs.Table.create(tmp_path / "t", schema)
+    t.append(pa.table({name: ["a", "b"], "w": ["1", "2"]}, schema=schema))
+    r = t.merge({name: ["a", "c"], "w": ["X", "Y"]}, on=name).when_matched_update(condition="target.w = '1'") \
+        .when_not_matched_insert().execute()
+    assert (r.rows_updated, r.rows_inserted) == (1, 1)
+    assert sorted(t.to_arrow().to_pylist(), key=lambda x: x[name]) == [
+        {name: "a", "w": "X"}, {name: "b", "w": "2"}, {name: "c", "w": "Y"}]
+
+
+def test_a_source_column_whose_name_holds_a_dot(tmp_path: Path) -> None:
+    """Found by adv34: "source.a.b" looked for a nested field b of a column a, so a top-level "a.b" was unreachable."""
+    t = _plain(tmp_path)
+    r = t.merge({"id": [1], "a.b": [99]}, on="id").when_matched_update(set={"n": "source.a.b"}).execute()
+    assert r.rows_updated == 1 and next(x["n"] for x in _rows(t) if x["id"] == 1) == 99
+
+
+def test_on_a_struct_column_and_nested_values_are_named(tmp_path: Path) -> None:
+    """Found by adv34: merge on a struct column failed with Arrow's "not supported in join key field", and a
+    list literal [1, 2.5] went into a list of longs as [1, 2]."""
+    schema = pa.schema([("id", pa.int64()), ("s", pa.struct([("a", pa.int64())])), ("l", pa.list_(pa.int64()))])
+    t = fs.Table.create(tmp_path / "n", schema)
+    t.append(pa.table({"id": [1], "s": [{"a": 1}], "l": [[1]]}, schema=schema))
+    head = t.current_snapshot.snapshot_id
+    with pytest.raises(fs.InvalidOptionError, match="cannot be matched on"):
+        t.merge(pa.table({"s": [{"a": 1}]}), on="s").when_matched_delete().execute()
+    for set_ in ({"l": [1, 2.5]}, {"s": {"a": 1.5}}):
+        with pytest.raises(fs.CastValueError, match="not a whole number"):
+            t.merge({"id": [1]}, on="id").when_matched_update(set=set_).execute()
+        with pytest.raises(fs.CastValueError, match="not a whole number"):
+            t.update(set_, where="id = 1")
+    assert t.current_snapshot.snapshot_id == head
+    t.update({"l": [1, 2.0], "s": {"a": 3}}, where="id = 1")
+    assert t.to_arrow().to_pylist() == [{"id": 1, "s": {"a": 3}, "l": [1, 2]}]
+
+
 def test_nothing_to_do_commits_nothing(tmp_path: Path) -> None:
     t = _plain(tmp_path)
     snapshot = t.current_snapshot.snapshot_id
@@ -240,6 +358,33 @@ def test_partial_upsert_keeps_what_the_data_does_not_carry(tmp_path: Path) -> No
     assert r.schema_evolved and _rows(t)[2] == {"id": 3, "v": "C", "n": 30, "new": 1.5}
 
 
+def test_a_partial_upsert_never_writes_back_a_stale_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by adv34: a partial upsert reads the columns it keeps, then writes them back; on its last attempt
+    (committed without a lookup) it overwrote a concurrent upsert's change to such a column (a lost update).
+    It now conflicts with any concurrent commit, as a keyed update does, and re-reads on the retry."""
+    from fieldshift.table import table as table_module
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.string()), ("b", pa.string())])
+    t = fs.Table.create(tmp_path / "k", schema, identifier_fields=["id"])
+    t.append({"id": [1], "a": ["a1"], "b": ["b1"]})
+    real, races = table_module.fill_partial, ["b2", "b3"]
+
+    def racing(*args: Any, **kw: Any) -> Any:
+        out = real(*args, **kw)
+        if races:  # another writer changes b after this upsert read it
+            fs.Table.open(t.location).upsert({"id": [1], "a": ["a1"], "b": [races.pop(0)]})
+        return out
+
+    monkeypatch.setattr(table_module, "fill_partial", racing)
+    monkeypatch.setenv("FIELDSHIFT_COMMIT_RETRIES", "1")
+    with pytest.raises(fs.CommitConflictError):
+        t.upsert({"id": [1], "a": ["A"]}, partial=True)
+    assert t.to_arrow().to_pylist() == [{"id": 1, "a": "a1", "b": "b2"}]
+    monkeypatch.setenv("FIELDSHIFT_COMMIT_RETRIES", "3")
+    t.upsert({"id": [1], "a": ["A"]}, partial=True)  # races once more: the retry reads b3 and keeps it
+    assert not races and t.to_arrow().to_pylist() == [{"id": 1, "a": "A", "b": "b3"}]
+
+
 def test_partial_upsert_precombine_still_decides(tmp_path: Path) -> None:
     t = _keyed(tmp_path, precombine="n")
     r = t.upsert({"id": [1, 2], "n": [5, 25]}, partial=True)  # id 1 loses: its n is lower
@@ -324,3 +469,48 @@ def test_every_row_change_reports_the_same_counts(tmp_path: Path, kind: str) -> 
     assert (m.rows_inserted, m.rows_updated, m.rows_deleted) == (1, 1, 0)
     a = t.append({"id": [8], "v": ["w"], "n": [4]})
     assert (a.rows_inserted, a.rows_updated, a.rows_deleted) == (1, 0, 0)
+
+
+
+def _distributed(t: fs.Table, source: pa.Table, clauses: Any) -> fs.MergeResult:
+    """A merge as ``fieldshift.spark.merge`` runs it, without Spark: the source in two shares by ``id``
+    (``merge_part``), the by-source pass per target unit anti-joined in Arrow (``by_source_candidates`` /
+    ``by_source_part``), one ``commit_parts`` at the snapshot they read."""
+    captured: list[MergeSpec] = []
+    clauses(MergeBuilder(lambda spec: captured.append(spec), source, "id")).execute()  # type: ignore[arg-type]
+    spec = captured[0]
+    io, metadata = t.io, t.io.metadata()
+    rest = merge_commit.without_by_source(spec)
+    ids = pc.fill_null(source.column("id"), 0)
+    shares = [source.filter(pc.equal(pc.bit_wise_and(ids, 1), h)) for h in (0, 1)]
+    parts = [merge_commit.merge_part(io, metadata, replace(rest, source=share)) for share in shares]
+    keys = source.select(["id"]).filter(pc.is_valid(source.column("id")))
+    for unit in merge_commit.target_units(io, metadata):
+        rows = merge_commit.by_source_candidates(io, metadata, spec, unit)
+        parts.append(merge_commit.by_source_part(io, metadata, spec, rows.join(keys, "id", join_type="left anti")))
+    return merge_commit.commit_parts(io, metadata, spec, parts)
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_a_merge_in_parts_with_a_by_source_pass_equals_table_merge(tmp_path: Path, kind: str) -> None:
+    """The engine steps of a distributed merge (what Spark's tasks run) give Table.merge's rows and counts."""
+    ours, theirs = ((_keyed(tmp_path / n) if kind == "keyed" else _plain(tmp_path / n)) for n in ("a", "b"))
+    for t in (ours, theirs):
+        t.append({"id": [7, 8, 9], "v": ["x", "y", "z"], "n": [70, 80, 90]})
+    source = pa.table({"id": pa.array([2, 3, None, 5, 9], pa.int64()), "v": ["B", "C", "N", "E", "Z"]})
+
+    def clauses(b: Any) -> Any:
+        return (b.when_matched_update(set={"v": "source.v"}, condition="target.n > 20")
+                .when_not_matched_insert(values={"id": "source.id", "v": "source.v"}, condition="source.v != 'N'")
+                .when_not_matched_by_source_delete(condition="target.n >= 80")
+                .when_not_matched_by_source_delete(condition="target.v = 'a'"))
+
+    got = _distributed(ours, source, clauses)
+    want = clauses(theirs.merge(source, on="id")).execute()
+    assert (got.rows_inserted, got.rows_updated, got.rows_deleted) == \
+        (want.rows_inserted, want.rows_updated, want.rows_deleted) == (1, 2, 2)  # 5; 3, 9; 8, 1
+    assert _rows(ours) == _rows(theirs)
+    empty = source.slice(0, 0)
+    got = _distributed(ours, empty, lambda b: b.when_not_matched_by_source_delete(condition="target.n < 25"))
+    want = theirs.merge(empty, on="id").when_not_matched_by_source_delete(condition="target.n < 25").execute()
+    assert got.rows_deleted == want.rows_deleted and _rows(ours) == _rows(theirs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import subprocess
 import sys
 from pathlib import Path
@@ -117,6 +118,52 @@ def test_update_literals_columns_and_partition_moves(tmp_path: Path) -> None:
     with pytest.raises(fs.RowChangeError, match="lacks"):
         t.update({"nope": 1}, where="id = 1")
     assert t.current_snapshot.snapshot_id == head
+
+
+def test_update_values_that_would_change_on_the_way_in_are_refused(tmp_path: Path) -> None:
+    """Found by adv34: 1.5 went into a long column as 1, a datetime into a date column lost its time, a zoned
+    datetime into a zone-less column became UTC wall time, and col() of a text column parsed "5" into 5."""
+    schema = pa.schema([("id", pa.int64()), ("n", pa.int64()), ("day", pa.date32()), ("ts", pa.timestamp("us")),
+                        ("s", pa.string()), ("ok", pa.bool_()), ("at", pa.timestamp("us")), ("sec", pa.timestamp("s"))])
+    t = fs.Table.create(tmp_path / "t", schema)
+    t.append(pa.table({"id": [1], "n": [1], "day": [dt.date(2024, 1, 1)], "ts": [dt.datetime(2024, 1, 1)],
+                       "s": ["5"], "ok": [True], "at": [dt.datetime(2024, 1, 1, 13)], "sec": [dt.datetime(2024, 1, 1)]},
+                      schema=schema))
+    head, before = t.current_snapshot.snapshot_id, t.to_arrow()
+    zoned = dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=5)))
+    for set_ in ({"n": 1.5}, {"n": decimal.Decimal("1.5")}, {"day": dt.datetime(2024, 1, 2, 13)}, {"ts": zoned},
+                 {"sec": dt.datetime(2024, 1, 1, 0, 0, 0, 1)}, {"n": fs.col("s")}, {"n": fs.col("ok")},
+                 {"day": fs.col("at")}):
+        with pytest.raises(fs.CastValueError, match="nothing was written"):
+            t.update(set_, where="id = 1")
+    assert t.current_snapshot.snapshot_id == head and t.to_arrow().equals(before)
+    # exact values still go in: a whole float, a midnight datetime, a naive datetime, a same-kind column
+    t.update({"n": 2.0, "day": dt.datetime(2024, 1, 3), "ts": dt.datetime(2024, 1, 4, 5), "sec": fs.col("ts")},
+             where="id = 1")
+    assert t.to_arrow().select(["n", "day", "ts", "sec"]).to_pylist() == [
+        {"n": 2, "day": dt.date(2024, 1, 3), "ts": dt.datetime(2024, 1, 4, 5), "sec": dt.datetime(2024, 1, 1)}]
+
+
+def test_update_checks_its_literals_even_where_no_row_matches(tmp_path: Path) -> None:
+    """A literal that does not fit is an error before any row is read, as a user expects of a typo; a column
+    reference has no value to check until rows match."""
+    t = _plain(tmp_path, files=1)
+    head = t.current_snapshot.snapshot_id
+    for set_ in ({"id": "abc"}, {"id": 1.5}, {"day": "not a date"}):
+        with pytest.raises(fs.CastValueError, match="nothing was written"):
+            t.update(set_, where="id > 1000")
+    assert t.update({"id": fs.col("v")}, where="id > 1000").rows_updated == 0
+    assert t.current_snapshot.snapshot_id == head and _ids(t) == list(range(10))
+
+
+def test_cli_update_refuses_a_double_literal_out_of_range(tmp_path: Path) -> None:
+    """Found by adv34: ``--set "f = 1e400"`` wrote infinity."""
+    schema = pa.schema([("id", pa.int64()), ("f", pa.float64())])
+    t = fs.Table.create(tmp_path / "t", schema)
+    t.append(pa.table({"id": [1], "f": [1.0]}, schema=schema))
+    out = CliRunner().invoke(app, ["update", str(t.location), "--set", "f = 1e400"])
+    assert out.exit_code == 1 and "1e400" in out.output and "nothing was written" in out.output
+    assert t.to_arrow().column("f").to_pylist() == [1.0]
 
 
 def test_update_keyed_table_rules(tmp_path: Path) -> None:
