@@ -1,17 +1,18 @@
 """A local SQLite catalog kept open by a long-lived process that commits often (the Spark sink's commits).
 
-When the last connection to a WAL database closes, SQLite checkpoints the WAL into the database (two more
-fsyncs) and deletes the ``-wal`` and ``-shm`` files, which the next connection creates again. A streaming
-sink opens the table and commits once per micro-batch in a reused Python worker, so every micro-batch paid
-that: 5 fsyncs per commit instead of 3, and every catalog connection of the micro-batch created and removed
-both files. While one idle connection stays open in the process, closing the others is not the last close:
-SQLite checkpoints only when the WAL reaches its auto-checkpoint size (1,000 pages), off the commit path.
+When the last connection to a WAL database closes, SQLite checkpoints the WAL and deletes the ``-wal`` and
+``-shm`` files, which the next connection creates again. A streaming sink opens the table and commits once
+per micro-batch in a reused Python worker, and each micro-batch's ``Table`` (with its held read connections)
+is collected after it, so every micro-batch paid that close (measured before commits were checkpointed
+explicitly: 5 fsyncs per commit instead of 3; now: 70 against 10 file deletions over 11 micro-batches and
+a commit 1.9-2.2 ms against 1.46 ms in process). While one idle connection stays open in the process,
+closing the others is not the last close.
 
 The kept connection is idle (autocommit, no statement running, no read transaction), so writers and
-checkpoints never wait for it; commits stay durable (the WAL is synced on each commit as before). It is
-re-opened when the catalog file is replaced (another inode) and never used by a forked child (a pid check:
-SQLite connections must not cross ``fork``); at most :data:`MAX_KEPT` catalogs are kept, oldest first out,
-and all are closed at exit (the last close checkpoints).
+checkpoints never wait for it; commits stay durable and checkpointed as before. It is re-opened when the
+catalog file is replaced (another inode) and never used by a forked child (a pid check: SQLite connections
+must not cross ``fork``); at most :data:`MAX_KEPT` catalogs are kept, oldest first out, and all are closed
+at exit.
 """
 
 from __future__ import annotations
