@@ -7,6 +7,8 @@ through pytest with the other benchmarks (``make bench``). ``FIELDSHIFT_BENCH_SC
 - sink throughput: Parquet files of 100,000 rows land in a directory; ``readStream.parquet`` with
   ``maxFilesPerTrigger=1`` (100k-row micro-batches) into Spark's own ``parquet`` file sink and into the
   ``fieldshift`` sink, ``availableNow``, local[2]; rows/s from the query's wall time.
+- per 10k-row micro-batch (issue 35): steady-state ``triggerExecution`` of Spark's Parquet sink, a Python sink that
+  writes nothing (``python_noop_sink.py``: what Spark spends on any Python sink) and the fieldshift sink.
 - cost per micro-batch: 1,000-row micro-batches into the fieldshift sink with stopwatches around the
   executors' ``write`` and the driver's ``commit`` (benchmarks/timed_sink.py) — p50/p99 — beside Spark's
   ``triggerExecution`` per batch for the same stream into the ``noop`` sink.
@@ -40,6 +42,7 @@ SMALL = os.environ.get("FIELDSHIFT_BENCH_SCALE", "full").strip().lower() == "sma
 BATCH_ROWS = 100_000
 BATCHES = 4 if SMALL else 10
 SMALL_BATCHES = 15 if SMALL else 40
+SINK_BATCHES = 8 if SMALL else 20  # 10,000-row micro-batches per query (issue 35's per-batch comparison)
 JSON_FILES = 200 if SMALL else 1000
 DDL = "id long, col1 int, name string, price double"
 
@@ -101,6 +104,36 @@ def sink_throughput(spark: Any, root: Path, rounds: int = 2) -> dict[str, Any]:
             "steady_ratio": per_batch["parquet"] / per_batch["fieldshift"]}
 
 
+def sink_per_batch(spark: Any, root: Path, batch_rows: int = 10_000, batches: int = SINK_BATCHES,
+                   rounds: int = 3) -> dict[str, Any]:
+    """Issue 35: steady-state time per ``batch_rows``-row micro-batch (Spark's ``triggerExecution``, each query's
+    first batch left out) of Spark's Parquet file sink, a Python sink that writes nothing (Spark's own cost of
+    any Python data source sink: the floor) and the fieldshift sink; queries interleaved, after a warm-up round."""
+    import python_noop_sink
+    from pyspark import cloudpickle
+
+    cloudpickle.register_pickle_by_value(python_noop_sink)  # the Python workers do not have benchmarks/ on their path
+    spark.dataSource.register(python_noop_sink.PythonNoopSink)
+    src = root / f"in-{batch_rows}"
+    _land(src, batches, batch_rows)
+    formats = {"parquet": "parquet", "python_noop": python_noop_sink.FORMAT, "fieldshift": "fieldshift"}
+    steady: dict[str, list[float]] = {k: [] for k in formats}
+    for r in range(-1, rounds):  # round -1 warms the JVM and the Python workers; it is not counted
+        for key, fmt in formats.items():
+            out, ck = root / f"{key}-{r}", root / f"{key}-{r}-ck"
+            _, q = _query(spark, src, fmt, out, ck)
+            if r >= 0:
+                steady[key] += _batch_seconds(q)[1:]
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(ck, ignore_errors=True)
+    per_batch = {k: statistics.median(v) for k, v in steady.items()}
+    return {"batch_rows": batch_rows, "batches": batches, "rounds": rounds,
+            **{f"{k}_batch_s": v for k, v in per_batch.items()},
+            "ratio": per_batch["fieldshift"] / per_batch["parquet"],  # time ÷ the Parquet sink's (issue 35: <= 1.0)
+            "floor_ratio": per_batch["python_noop"] / per_batch["parquet"],
+            "over_floor": per_batch["fieldshift"] / per_batch["python_noop"], "load_avg_1m": os.getloadavg()[0]}
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -120,12 +153,15 @@ def per_batch_cost(spark: Any, root: Path) -> dict[str, Any]:
     writes = [r["s"] for r in records if r["kind"] == "flush"]
     waits = [r["s"] for r in records if r["kind"] == "write"]
     commits = [r["s"] for r in records if r["kind"] == "commit"]
+    planned = [r for r in records if r["kind"] == "plan"]  # the driver's planning, one per micro-batch
+    commits = [c + p["s"] for c, p in zip(commits, planned, strict=False)] if len(planned) >= len(commits) else commits
     ours = [p["durationMs"]["triggerExecution"] / 1e3 for p in q.recentProgress if p["numInputRows"]]
     _, nq = _query(spark, src, "noop", root / "noop", root / "noop-ck")
     noop = [p["durationMs"]["triggerExecution"] / 1e3 for p in nq.recentProgress if p["numInputRows"]]
     per_batch = [c + w for c, w in zip(commits, writes, strict=False)]  # one task per 1,000-row batch
-    cpu = [c["cpu"] + w["cpu"] for c, w in zip([r for r in records if r["kind"] == "commit"],
-                                               [r for r in records if r["kind"] == "flush"], strict=False)]
+    cpu = [c["cpu"] + w["cpu"] + (p["cpu"] if p else 0.0) for c, w, p in
+           zip([r for r in records if r["kind"] == "commit"], [r for r in records if r["kind"] == "flush"],
+               planned + [None] * len(records), strict=False)]
     return {"batches": len(commits), "batch_rows": 1_000,
             "fieldshift_cpu_p50": _pct(cpu, 0.5), "fieldshift_cpu_p99": _pct(cpu, 0.99),
             "write_p50": _pct(writes, 0.5), "write_p99": _pct(writes, 0.99),
@@ -196,6 +232,11 @@ def test_sink_throughput(benchmark: Any, spark: Any, tmp_path: Path) -> None:
     benchmark.extra_info.update(info or {})
 
 
+def test_sink_per_10k_batch(benchmark: Any, spark: Any, tmp_path: Path) -> None:
+    info = benchmark.pedantic(lambda: sink_per_batch(spark, tmp_path), rounds=1, iterations=1)
+    benchmark.extra_info.update(info or {})
+
+
 def test_per_batch_cost(benchmark: Any, spark: Any, tmp_path: Path) -> None:
     info = benchmark.pedantic(lambda: per_batch_cost(spark, tmp_path), rounds=1, iterations=1)
     benchmark.extra_info.update(info or {})
@@ -217,6 +258,7 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         print("per batch:", json.dumps(per_batch_cost(spark, root / "cost"), indent=1))
         print("sink:", json.dumps(sink_throughput(spark, root / "sink"), indent=1))
+        print("sink per 10k batch:", json.dumps(sink_per_batch(spark, root / "sink10k"), indent=1))
         print("load average:", os.getloadavg())
         spark.stop()
     finally:

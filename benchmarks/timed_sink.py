@@ -1,6 +1,6 @@
 """The fieldshift streaming sink with stopwatches (bench_streams.py): each executor ``write`` (whose wall
 time includes waiting for Spark to hand over the rows), its ``_flush`` (evolution and the Parquet file:
-fieldshift's own executor work) and each driver ``commit`` (with the writer's planning) append their
+fieldshift's own executor work), the driver's planning (``plan_now``) and each driver ``commit`` append their
 durations to the file named by the ``timings`` option: wall time (``s``) and the thread's CPU time
 (``cpu``), which a loaded machine inflates far less (it leaves out waiting for a core and for fsync)."""
 
@@ -27,8 +27,15 @@ class TimedWriter(FieldshiftStreamWriter):
         start, cpu = time.perf_counter(), time.thread_time()
         super().__init__(options, schema, overwrite)
         self.timings = str(options.get("timings"))
-        self.init_seconds = time.perf_counter() - start  # planning on the driver, once per micro-batch
+        self.init_seconds = time.perf_counter() - start  # the commit's writer: options only (it plans nothing)
         self.init_cpu = time.thread_time() - cpu
+
+    def plan_now(self) -> None:  # planning against the head, on the driver, once per micro-batch
+        if self._planned:
+            return
+        start, cpu = time.perf_counter(), time.thread_time()
+        super().plan_now()
+        _log(self.timings, "plan", None, time.perf_counter() - start, time.thread_time() - cpu)
 
     def write(self, iterator: Any) -> Any:
         start, cpu = time.perf_counter(), time.thread_time()

@@ -12,6 +12,11 @@ files whose latest row per key wins on read; ``append`` is insert-only (``Duplic
 mark is in the upsert's own transaction, so a replayed upsert commits nothing either. Option ``partial``
 (upserts): each micro-batch is a partial-column upsert filled from the snapshot it planned on; a commit
 by another writer landing in between fails the batch (``CommitConflictError``: restart the query).
+
+PySpark's commit runs on a writer of its own (``streamWriter`` again, never pickled), which needs none of the
+plan: a writer plans when it is pickled for the tasks (still on the driver, before any task runs), and the
+commit takes what it needs from the tasks' messages (the planned schema, its changes, where the files are),
+so a micro-batch plans once, not twice (a table open, a metadata read and ``plan_write`` fewer per batch).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from fieldshift.errors import (
     CommitConflictError,
     CommitOutcomeUnknownError,
     DuplicateKeyError,
+    FieldshiftError,
     InvalidOptionError,
     NotKeyedError,
     TableError,
@@ -38,7 +44,10 @@ from fieldshift.errors import (
 from fieldshift.options import check_option
 from fieldshift.schema.model import Schema
 from fieldshift.spark.batch_writer import FieldshiftCommitMessage, FieldshiftWriter
+from fieldshift.spark.errors_bridge import one_line
 from fieldshift.spark.keyed import KeyedWrites, partial_fill
+from fieldshift.spark.source_options import bool_option, table_location
+from fieldshift.table.catalog.kept_open import keep_open
 from fieldshift.table.catalog.stream_log import stream_commit
 from fieldshift.table.catalog.stream_marks import StreamMark
 from fieldshift.table.commits import Attempt, with_retries
@@ -90,6 +99,8 @@ class StreamCommitMessage(FieldshiftCommitMessage):
 
     base_snapshot_id: int = 0
     schema_json: str = ""
+    changes: tuple[str, ...] = ()  # the plan's schema changes (the commit's summary when it evolves the table)
+    table_location: str = ""  # where the files are (the commit removes them on failure or replay)
 
 
 class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
@@ -102,22 +113,44 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         if overwrite:
             raise InvalidOptionError("the fieldshift streaming sink appends; use outputMode('append'), "
                                      "not 'complete'")
-        super().__init__(options, schema, overwrite=False)
         self.operation: SinkOperation = operation  # type: ignore[assignment]
+        self.location = table_location(options)
+        self.catalog = options.get("catalog")
+        self.name = options.get("table")
+        self._options, self._schema = options, schema
+        self._partial = bool_option(options, "partial", False)
+        self._planned = False  # planned when pickled for the tasks, or when a commit needs the plan
+
+    def plan_now(self) -> None:
+        """Plan against the table's head (on-write evolution for this micro-batch), once."""
+        if self._planned:
+            return
+        super().__init__(self._options, self._schema, overwrite=False)
         # a keyed table's tasks write hidden-bucket files (upserts: the latest row per key of the task)
-        self.keyed = KeyedWrites(operation, self.keys, self.spec) if self.keys is not None else None
-        partial = partial_fill(options, operation, self.base_snapshot_id, self.plan.schema, self.incoming.names)
+        self.keyed = KeyedWrites(self.operation, self.keys, self.spec) if self.keys is not None else None
+        partial = partial_fill(self._options, self.operation, self.base_snapshot_id, self.plan.schema,
+                               self.incoming.names)
         if self.keyed is not None:
             self.keyed.partial = partial
-        if operation == "upsert" and self.keyed is None:
+        if self.operation == "upsert" and self.keyed is None:
             raise NotKeyedError(f"operation 'upsert' needs a keyed table at {self.location}; create it first with "
                                 "Table.create(..., identifier_fields=[...]) (fieldshift create --key)")
+        self._planned = True
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled for the tasks (on the driver): plan first, so every task writes by the same plan."""
+        try:
+            self.plan_now()
+        except FieldshiftError as e:
+            raise one_line(e).with_traceback(None) from None
+        return dict(self.__dict__)
 
     # -- executors ------------------------------------------------------------------------------
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
+        self.plan_now()  # planned already when it came pickled from the driver
         done = super().write(iterator)
         return StreamCommitMessage(done.files, done.quarantine, done.rows, self.base_snapshot_id,
-                                   self.plan.schema.to_json())
+                                   self.plan.schema.to_json(), tuple(self.plan.changes), self.table_location)
 
     def _flush(self, batches: Sequence[pa.RecordBatch], location: TableStorage,
                message: FieldshiftCommitMessage) -> None:
@@ -133,17 +166,18 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         files = [f for m in done for f in m.files]
         quarantine = [q for m in done for q in m.quarantine]
         written = [f.path for f in files] + [p for p, _ in quarantine]
-        plan_schema = self._planned_schema(done)
+        plan_schema, changes = self._planned_schema(done)
         self.filled_at = next((m.base_snapshot_id for m in done if isinstance(m, StreamCommitMessage)), None)
-        location = open_storage(self.table_location)
+        location = open_storage(self._files_location(done))
         mark = StreamMark(self.stream_id, int(batchId))
         try:
             table = self._table(plan_schema)
+            keep_open(table.catalog)  # this worker commits every micro-batch: no checkpoint and WAL files per close
             with table.catalog.one_connection():
                 if stream_commit(table.catalog, table.table_id, self.stream_id, int(batchId)) is not None:
                     remove_files(location, written)  # a replay after a crash or restart: already in the table
                     return
-                new_files = self._commit(table.io, plan_schema, files, quarantine, mark)
+                new_files = self._commit(table.io, plan_schema, changes, files, quarantine, mark)
             if new_files is not files:
                 remove_files(location, [f.path for f in files])
         except AlreadyCommittedError:
@@ -155,18 +189,32 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             raise
 
     def abort(self, messages: Sequence[FieldshiftCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
-        super().abort(list(messages))
+        location = open_storage(self._files_location([m for m in messages if m is not None]))
+        for m in messages:
+            if m is not None:
+                remove_files(location, [f.path for f in m.files] + [p for p, _ in m.quarantine])
 
-    def _planned_schema(self, done: Sequence[FieldshiftCommitMessage]) -> Schema:
+    def _planned_schema(self, done: Sequence[FieldshiftCommitMessage]) -> tuple[Schema, tuple[str, ...]]:
+        """The schema the tasks wrote by and its changes: from their messages, else (an empty micro-batch)
+        this writer's own plan."""
         for m in done:
             if isinstance(m, StreamCommitMessage) and m.schema_json:
-                return Schema.from_json(m.schema_json)
-        return self.plan.schema  # no task reported (an empty micro-batch): this writer's own plan
+                return Schema.from_json(m.schema_json), tuple(m.changes)
+        self.plan_now()
+        return self.plan.schema, tuple(self.plan.changes)
+
+    def _files_location(self, done: Sequence[FieldshiftCommitMessage]) -> str:
+        for m in done:
+            if isinstance(m, StreamCommitMessage) and m.table_location:
+                return m.table_location
+        self.plan_now()
+        return self.table_location
 
     def _table(self, plan_schema: Schema) -> Table:
         try:
             return Table.open(self.location, catalog=self.catalog, name=self.name)
         except TableError:
+            self.plan_now()  # no table yet: this writer's plan says how to create it
             if self.new_schema is None:
                 raise
         try:
@@ -175,8 +223,8 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         except TableError:  # created meanwhile (a replay of the first batch)
             return Table.open(self.location, catalog=self.catalog, name=self.name)
 
-    def _commit(self, io: TableIO, plan_schema: Schema, files: list[DataFile], quarantine: list[tuple[str, int]],
-                mark: StreamMark) -> list[DataFile]:
+    def _commit(self, io: TableIO, plan_schema: Schema, changes: tuple[str, ...], files: list[DataFile],
+                quarantine: list[tuple[str, int]], mark: StreamMark) -> list[DataFile]:
         """Commit on the current head (``commits.with_retries``), evolving the table to ``plan_schema`` if no
         one has; files whose schema id now means another schema (a concurrent change) are rewritten for the
         head first."""
@@ -185,7 +233,8 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         def attempt(_now: Attempt) -> list[DataFile]:
             nonlocal current, schema
             metadata = io.metadata()
-            partial = self.keyed is not None and self.keyed.partial is not None and self.filled_at is not None
+            # a partial upsert (option partial, checked when the tasks' plan was made) of a keyed table
+            partial = self._partial and metadata.keys is not None and self.filled_at is not None
             if partial and metadata.head.snapshot_id != self.filled_at:  # filled from an older snapshot
                 raise CommitConflictError(f"batch {mark.batch_id} of the stream is a partial upsert filled from "
                                           f"snapshot {self.filled_at}, and the table moved on meanwhile; restart "
@@ -198,7 +247,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             if evolve:
                 check_evolution(io, metadata, schema, "a stream")
             vectors = None
-            if self.operation == "append" and self.keyed is not None:  # insert-only: checked against head
+            if self.operation == "append" and metadata.keys is not None:  # insert-only: checked against head
                 try:
                     vectors = check_new_keys(io, metadata, current)
                 except DuplicateKeyError as e:
@@ -208,7 +257,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
                 vectors = resolve_written(io, metadata, schema, current, "upsert")
             commit_files(io, metadata, FilesCommit(
                 schema, evolve, current, quarantine, self.operation, mark,
-                {"changes": list(self.plan.changes) if evolve else [], "writer": "spark-stream",
+                {"changes": list(changes) if evolve else [], "writer": "spark-stream",
                  "stream": mark.stream_id, "batch": mark.batch_id}, vectors, exclusive=partial))
             return current
 

@@ -97,3 +97,41 @@ def test_keyed_upsert_rebased_over_a_concurrent_schema_change_stays_bucketed(tmp
         {"id": 7, "col1": 5, "other": None, "note": None}]
     assert all(f.bucket is not None for f in t.scan().files())  # the rewritten files kept their key buckets
     assert _on_disk(t) == {Path(f.path).name for f in t.scan().files()}
+
+
+def test_a_micro_batch_plans_once_and_commits_what_the_tasks_planned(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """PySpark builds a second writer for the commit; it plans nothing (the old code planned twice per micro-batch:
+    a table open, a metadata read and plan_write more) and commits the same rows, schema and summary."""
+    import pickle
+
+    import fieldshift.spark.batch_writer as batch_writer
+
+    plans: list[int] = []
+    real = batch_writer.plan_write
+    monkeypatch.setattr(batch_writer, "plan_write", lambda *a, **k: plans.append(1) or real(*a, **k))
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("col1", pa.int32())]))
+    driver = _writer(t, tmp_path / "ck")
+    assert plans == []  # PySpark's commit runner makes writers like this one: none of them plans
+    task = pickle.loads(pickle.dumps(driver))  # pickled for the tasks, on the driver: planned there
+    assert plans == [1]
+    message = pickle.loads(pickle.dumps(task.write(iter([_batch(0)]))))
+    _writer(t, tmp_path / "ck").commit([message], 0)
+    assert plans == [1]
+    t = fs.Table.open(t.location)
+    assert t.schema.names == ["id", "col1", "note"]  # evolved by the tasks' plan
+    assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == [{"id": 0, "col1": 1, "note": "a"},
+                                                                        {"id": 1, "col1": 2, "note": "b"}]
+    assert t.current_snapshot.summary["changes"] == list(task.plan.changes) != []
+    assert _on_disk(t) == {Path(f.path).name for f in t.scan().files()}
+
+
+def test_a_plan_that_fails_fails_on_the_driver_before_any_task(tmp_path: Path) -> None:
+    import pickle
+
+    t = fs.Table.create(tmp_path / "t", pa.schema([("id", pa.int64()), ("col1", pa.int32())]))
+    options = CaseInsensitiveDict({"path": str(t.location), "checkpointLocation": str(tmp_path / "ck"),
+                                   "operation": "upsert"})
+    writer = FieldshiftStreamWriter(options, SCHEMA, False)
+    with pytest.raises(fs.NotKeyedError, match="upsert"):
+        pickle.dumps(writer)  # what PySpark does before it starts the tasks
