@@ -808,12 +808,17 @@ class OpenScan:
                     out = p.apply(batch.drop_columns(extra) if extra else batch)
                     for c, values in zip(raw, kept, strict=True):
                         out = out.append_column(c, values)
-                    if equality:
-                        assert self.equality is not None
-                        gone = self.equality.deleted(out, equality)
-                        if gone is not None and gone.any():
-                            out = out.filter(pa.array(~gone))
-                    yield out
+                    yield self._without_equality_deleted(out, equality)
+
+    def _without_equality_deleted(self, out: pa.RecordBatch, equality: tuple[EqualityDeletes, ...]
+                                  ) -> pa.RecordBatch:
+        """``out`` without the rows ``equality``'s delete files remove (``out`` itself when there are none)."""
+        if equality:
+            assert self.equality is not None
+            gone = self.equality.deleted(out, equality)
+            if gone is not None and gone.any():
+                return out.filter(pa.array(~gone))
+        return out
 
     def _exact_batches(self, f: DataFileEntry, deleted: np.ndarray | None,
                        equality: tuple[EqualityDeletes, ...]) -> Iterator[pa.RecordBatch]:
@@ -856,12 +861,7 @@ class OpenScan:
                     except SchemaEvolutionError as e:
                         name_data_file(e, f.path, f.schema_id)
                         raise
-                    if equality:
-                        assert self.equality is not None
-                        gone = self.equality.deleted(out, equality)
-                        if gone is not None and gone.any():
-                            out = out.filter(pa.array(~gone))
-                    yield out
+                    yield self._without_equality_deleted(out, equality)
                 if stop is not None and offset >= stop:
                     return  # the rest is deleted: never decoded
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -205,14 +206,17 @@ def merge_vectors(*plans: tuple[KeyedPlan | None, Sequence[DataFile]]) -> Vector
     """One commit's vectors from several plans (an upsert's and a delete's): buckets and resolved files joined,
     each file's positions united."""
     commits = [p.commit(files) for p, files in plans if p is not None]
-    if not commits:
-        return None
+    return _joined(commits) if commits else None
+
+
+def _joined(commits: Sequence[VectorCommit], on_conflict: Literal["raise", "skip"] = "raise") -> VectorCommit:
+    """One commit of several commits' buckets, resolved files and vectors (each file's positions united)."""
     vectors: dict[int, np.ndarray] = {}
     for c in commits:
         for fid, positions in c.vectors.items():
             vectors[fid] = np.union1d(vectors[fid], positions) if fid in vectors else positions
     return VectorCommit(frozenset().union(*(c.buckets for c in commits)), vectors,
-                        frozenset().union(*(c.resolved for c in commits)))
+                        frozenset().union(*(c.resolved for c in commits)), on_conflict=on_conflict)
 
 
 def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted, *,
@@ -553,14 +557,7 @@ def _resolve_parts(io: TableIO, metadata: TableMetadata, schema: Schema, files: 
             if done is None:
                 return None
             commits.append(done)
-    if not commits:
-        return None
-    vectors: dict[int, np.ndarray] = {}
-    for c in commits:
-        for fid, positions in c.vectors.items():
-            vectors[fid] = np.union1d(vectors[fid], positions) if fid in vectors else positions
-    return VectorCommit(frozenset().union(*(c.buckets for c in commits)), vectors,
-                        frozenset().union(*(c.resolved for c in commits)), on_conflict="skip")
+    return _joined(commits, on_conflict="skip") if commits else None
 
 
 def commit_parts(io: TableIO, metadata: TableMetadata, spec: MergeSpec, parts: Sequence[MergePart]) -> MergeResult:
