@@ -180,7 +180,7 @@ def build(out: Path, modules: Sequence[str] = MODULES) -> list[Path]:
     import pdoc
     import pdoc.render
 
-    from fieldshift.cli.app import app
+    from fieldshift.cli import app
     from fieldshift.cli.reference import cli_reference
 
     if out.exists():

@@ -1,5 +1,5 @@
 """``python -m fieldshift.cli``: the same as the ``fieldshift`` console script."""
 
-from fieldshift.cli.app import main
+from fieldshift.cli.command_tree import main
 
 main()

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import fieldshift as fs
-from fieldshift.cli.app import app
+from fieldshift.cli import app
 
 
 def _keyed(tmp_path: Path, pre_type: pa.DataType, policy: str = "onehouse") -> fs.Table:

@@ -6,6 +6,7 @@ package face still resolves, lists and documents every public name; and the plai
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,11 +27,11 @@ def imported_after(code: str) -> set[str]:
 
 def test_import_fieldshift_and_the_command_tree_import_nothing_heavy() -> None:
     assert imported_after("import fieldshift") == set()
-    assert imported_after("from fieldshift.cli.app import app\nimport typer.main\ntyper.main.get_command(app)") == set()
+    assert imported_after("from fieldshift.cli import app\nimport typer.main\ntyper.main.get_command(app)") == set()
 
 
 def test_version_and_help_run_without_arrow(tmp_path: Path) -> None:
-    run = "from fieldshift.cli.app import main\nimport sys\nsys.argv = ['fieldshift', {}]\ntry:\n    main()\n" \
+    run = "from fieldshift.cli import main\nimport sys\nsys.argv = ['fieldshift', {}]\ntry:\n    main()\n" \
           "except SystemExit:\n    pass"
     assert imported_after(run.format("'--version'")) == set()
     assert imported_after(run.format("'schema', '--help'")) <= {"rich.table"}  # typer's help panels
@@ -40,11 +41,33 @@ def test_a_command_imports_what_it_uses_and_no_pydantic(tmp_path: Path) -> None:
     src = tmp_path / "src"
     src.mkdir()
     (src / "a.json").write_text('{"id": 1}\n')
-    run = ("from fieldshift.cli.app import main\nimport sys\n"
+    run = ("from fieldshift.cli import main\nimport sys\n"
            f"sys.argv = ['fieldshift', 'capture', {str(src)!r}, {str(tmp_path / 't')!r}, '--once']\n"
            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code")
     found = imported_after(run)
     assert {"pyarrow", "fieldshift.table"} <= found and "pydantic" not in found
+
+
+def test_a_command_registers_only_its_own_module_and_help_lists_every_command(tmp_path: Path) -> None:
+    """``main()`` builds the tree with the one command the line names; ``--help`` and unknown words get all."""
+    from fieldshift.cli.command_tree import COMMANDS, named_command
+
+    assert named_command(["capture", "a", "b", "--once"]) == "capture"
+    assert named_command(["--catalog", "read", "-q", "--table", "x", "append", "t"]) == "append"  # values skipped
+    assert named_command(["--quiet", "schema", "show"]) == "schema"
+    assert named_command(["--help"]) is None and named_command([]) is None and named_command(["nope"]) is None
+    assert named_command(["demo", "--no-spark"]) == "demo"
+    others = sorted({f"fieldshift.cli.{m}" for m, _ in COMMANDS.values()} - {
+        "fieldshift.cli.capture_cmd", "fieldshift.cli.write_cmds"})  # capture shares write_cmds' options
+    probe = ("from fieldshift.cli import main\nimport sys, json\n"
+             f"sys.argv = ['fieldshift', 'capture', {str(tmp_path / 'none')!r}, {str(tmp_path / 't')!r}, '--once']\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             f"print(json.dumps([m for m in {others!r} if m in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.splitlines()[-1]) == []
+    listing = subprocess.run([sys.executable, "-m", "fieldshift.cli", "--help"], capture_output=True, text=True,
+                             check=True, env={**os.environ, "COLUMNS": "200"}).stdout
+    assert all(name in listing for name in [*COMMANDS, "demo"])
 
 
 def test_every_public_name_resolves_and_is_listed() -> None:
@@ -98,7 +121,7 @@ def _outcome(coercion: Any, value: Any, param: Any, ctx: Any) -> tuple[str, Any]
 def test_plain_values_coerce_as_typer_does() -> None:
     from typer._coercion import build_runtime_param
 
-    from fieldshift.cli.app import app
+    from fieldshift.cli import app
     from fieldshift.cli.plain_values import PlainValues
 
     root = typer.main.get_command(app)

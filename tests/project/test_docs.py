@@ -14,7 +14,7 @@ import pytest
 
 import fieldshift
 import fieldshift.spark
-from fieldshift.cli.app import app
+from fieldshift.cli import app
 from fieldshift.cli.reference import cli_reference, command_paths
 from fieldshift.schema.policy import POLICY_NAMES
 

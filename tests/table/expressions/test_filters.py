@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import fieldshift as fs
-from fieldshift.cli.app import app
+from fieldshift.cli import app
 from fieldshift.table.expressions.filters import InvalidFilterError, parse_filter
 
 D = decimal.Decimal

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from fieldshift.cli.app import app
+from fieldshift.cli import app
 from fieldshift.errors import InvalidOptionError, UnpublishableError
 from fieldshift.table import Table
 from tests.table.publish_helpers import fieldshift_rows, pyiceberg_rows, static_table
