@@ -86,8 +86,8 @@ def _floor_div(arr: pa.Array, divisor: int) -> pa.Array:
 
 NUMPY_MAX_ROWS = 1 << 18
 """Up to this many values of at most ``NUMPY_MAX_BYTES`` bytes are hashed with numpy while the numba kernel is
-not loaded: importing numba and loading the cached kernel costs a fresh process 0.3-0.4 s, more than numpy
-takes for 262,144 short keys (~10 ms); larger columns load the kernel (2-3x faster per value)."""
+not loaded: importing numba and loading the cached kernel costs a fresh process more than numpy takes for
+that many short keys; larger columns load the kernel (faster per value)."""
 NUMPY_MAX_BYTES = 64
 
 

@@ -146,7 +146,8 @@ class KeyedReader(DataSourceReader):
 class PartialFill:
     """Executor side of a partial-column upsert (option ``partial``): the columns the input does not carry
     are taken from each key's live row at the snapshot the driver planned on (``merge_commit.fill_partial``,
-    as ``Table.upsert(partial=True)``; a new key gets nulls, a carried null stays null)."""
+    as ``Table.upsert(partial=True)``; a new key gets each column's write default, else null; a carried null
+    stays null)."""
 
     location: str
     catalog: str | None

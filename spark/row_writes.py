@@ -75,7 +75,7 @@ def _keyed_attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, no
                    name: str | None) -> UpdateResult:
     metadata = table.io.metadata()
     schema = metadata.current_schema
-    check_keyed_set(set, metadata)  # a value that does not fit is refused by the tasks given rows, as Table.update
+    check_keyed_set(set, metadata)  # literals that do not fit are refused here; col(...) values by the tasks
     units = keyed_update_units(table.io, metadata, where)  # a bad filter is refused here
     head = metadata.head.snapshot_id
     if not units:

@@ -93,6 +93,10 @@ def stream_id_of(options: Any) -> str:
         return f"path:{path}"
 
 
+class _FilledFromAnOlderSnapshot(Exception):
+    """A partial upsert's rows were filled at a snapshot that is no longer the head (retrying cannot help)."""
+
+
 @dataclass
 class StreamCommitMessage(FieldshiftCommitMessage):
     """A task's files, and the table state its writer planned against (commit keeps no state)."""
@@ -120,6 +124,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
         self._options, self._schema = options, schema
         self._partial = bool_option(options, "partial", False)
         self._planned = False  # planned when pickled for the tasks, or when a commit needs the plan
+        self.filled_at: int | None = None  # the snapshot a partial upsert's tasks filled their rows at
 
     def plan_now(self) -> None:
         """Plan against the table's head (on-write evolution for this micro-batch), once."""
@@ -189,6 +194,8 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             raise
 
     def abort(self, messages: Sequence[FieldshiftCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+        if not any(m is not None and (m.files or m.quarantine) for m in messages):
+            return  # nothing was written: no table to open, no plan to make
         location = open_storage(self._files_location([m for m in messages if m is not None]))
         for m in messages:
             if m is not None:
@@ -236,7 +243,7 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
             # a partial upsert (option partial, checked when the tasks' plan was made) of a keyed table
             partial = self._partial and metadata.keys is not None and self.filled_at is not None
             if partial and metadata.head.snapshot_id != self.filled_at:  # filled from an older snapshot
-                raise CommitConflictError(f"batch {mark.batch_id} of the stream is a partial upsert filled from "
+                raise _FilledFromAnOlderSnapshot(f"batch {mark.batch_id} of the stream is a partial upsert filled from "
                                           f"snapshot {self.filled_at}, and the table moved on meanwhile; restart "
                                           "the query to run the batch again")
             known = metadata.schemas.get(schema.schema_id)
@@ -261,7 +268,10 @@ class FieldshiftStreamWriter(FieldshiftWriter, DataSourceStreamArrowWriter):
                  "stream": mark.stream_id, "batch": mark.batch_id}, vectors, exclusive=partial))
             return current
 
-        return with_retries(attempt)
+        try:
+            return with_retries(attempt)
+        except _FilledFromAnOlderSnapshot as e:  # no retry can help: the tasks filled the rows at filled_at
+            raise CommitConflictError(str(e)) from None
 
     def _rebase(self, io: TableIO, metadata: TableMetadata, files: list[DataFile]) -> tuple[list[DataFile], Schema]:
         """Rewrite files written as another schema for ``metadata``'s head schema (on-write evolution by name)."""

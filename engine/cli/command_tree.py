@@ -2,8 +2,8 @@
 
 A command's module is imported when the command is registered. ``main()`` registers only the command its
 command line names (every command for ``--help``, for no command and for an unknown one), so one command's
-start-up does not import the other twenty modules; ``whole_app()`` (``fieldshift.cli.app``: tests, the docs)
-is the whole tree.
+start-up does not import the other commands' modules; ``whole_app()`` (the package attribute
+``fieldshift.cli.app``: tests, the docs) is the whole tree.
 """
 
 from __future__ import annotations

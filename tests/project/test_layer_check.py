@@ -49,7 +49,7 @@ def test_an_import_of_a_higher_layer_is_upward(tmp_path: Path) -> None:
         "engine/errors.py": "from fieldshift.planner import plan\n",  # 0 -> 2 through the planner's face
         "engine/planner/__init__.py": "plan = 1\n",
         "kernels/casts.py": "import fieldshift.errors\n",  # 0 -> 0
-        "engine/cli/command_tree.py": "import fieldshift\nimport fieldshift.types\n",  # layer 4 may use the public paths
+        "engine/cli/command_tree.py": "import fieldshift\nimport fieldshift.types\n",  # layer 4: public paths
         "engine/schema/model.py": "import fieldshift\n",  # layer 1 may not
         # 1 -> 3, twice
         "engine/schema/field.py": "from fieldshift.ddl.tokens import t\nfrom fieldshift.ddl.parser import p\n",

@@ -3,16 +3,14 @@
 When the last connection to a WAL database closes, SQLite checkpoints the WAL and deletes the ``-wal`` and
 ``-shm`` files, which the next connection creates again. A streaming sink opens the table and commits once
 per micro-batch in a reused Python worker, and each micro-batch's ``Table`` (with its held read connections)
-is collected after it, so every micro-batch paid that close (measured before commits were checkpointed
-explicitly: 5 fsyncs per commit instead of 3; now: 70 against 10 file deletions over 11 micro-batches and
-a commit 1.9-2.2 ms against 1.46 ms in process). While one idle connection stays open in the process,
-closing the others is not the last close.
+is collected after it, so every micro-batch paid that close (benchmarks/README, issue 35). While one idle
+connection stays open in the process, closing the others is not the last close.
 
 The kept connection is idle (autocommit, no statement running, no read transaction), so writers and
 checkpoints never wait for it; commits stay durable and checkpointed as before. It is re-opened when the
-catalog file is replaced (another inode) and never used by a forked child (a pid check: SQLite connections
-must not cross ``fork``); at most :data:`MAX_KEPT` catalogs are kept, oldest first out, and all are closed
-at exit.
+catalog file is replaced (another inode) and never used by a forked child (SQLite connections must not cross
+``fork``: a child sets the parent's aside unclosed and takes a new lock); at most :data:`MAX_KEPT` catalogs are
+kept, oldest first out, and all are closed at exit.
 """
 
 from __future__ import annotations
@@ -23,7 +21,10 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fieldshift.table.catalog.catalog import Catalog
 
 __all__ = ["MAX_KEPT", "keep_open", "kept", "release_all"]
 
@@ -34,7 +35,7 @@ _kept: OrderedDict[str, tuple[tuple[int, int, int], sqlite3.Connection]] = Order
 _inherited: list[sqlite3.Connection] = []  # a parent's connections after fork: never closed (nor used) here
 
 
-def keep_open(catalog: Any) -> bool:
+def keep_open(catalog: Catalog) -> bool:
     """Keep ``catalog``'s database open in this process if it is a local SQLite file; True if it is kept."""
     dialect = getattr(catalog, "dialect", None)
     if getattr(dialect, "kind", None) != "sqlite":
@@ -89,4 +90,14 @@ def _drop_inherited() -> None:
         _inherited.append(_kept.pop(key)[1])
 
 
+def _after_fork_in_child() -> None:
+    """A lock another thread held at the fork would never be released in the child: a new one, and the
+    parent's connections set aside."""
+    global _lock
+    _lock = threading.Lock()
+    _drop_inherited()
+
+
 atexit.register(release_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

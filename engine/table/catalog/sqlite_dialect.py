@@ -5,8 +5,8 @@ database lock and a commit either happens whole or not at all. SQLite takes the 
 statements as they are (``?`` placeholders, ``INTEGER PRIMARY KEY``, ``lastrowid``).
 
 Reads go through a connection each thread holds (``ReadConnections``): opening the WAL file and running
-its first statement costs ~0.2 ms, a statement on a held connection a few µs, and planning a scan reads
-the catalog twice. A held connection is in autocommit mode and every statement runs to its end, so no
+its first statement costs many times a statement on a held connection, and planning a scan reads the
+catalog twice. A held connection is in autocommit mode and every statement runs to its end, so no
 read transaction stays open between calls and each read sees the latest commit.
 """
 
@@ -117,7 +117,7 @@ class ReadConnections:
             return len(self._open)
 
     def close(self) -> None:
-        """Close every thread's connection (the next read opens one again)."""
+        """Close every thread's connection (the next read opens one again): not while another thread reads."""
         with self._lock:
             self._after_fork()
             held, self._open, self._local = self._open, [], threading.local()

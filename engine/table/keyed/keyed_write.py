@@ -77,7 +77,7 @@ def write_bucketed(location: Any, schema: Schema, data: pa.Table, spec: KeySpec,
 
 WRITE_THREADS_OVER_CORES = 1
 """Bucket files are written on ``get_threads()`` plus this many threads: a thread waiting for its file's
-fsync (8-20 ms for a 10 MB file here) or upload then leaves no core idle."""
+fsync or upload then leaves no core idle."""
 
 
 def _run_writes(write: Callable[[int, int], list[DataFile]], jobs: list[tuple[int, int]]) -> list[list[DataFile]]:

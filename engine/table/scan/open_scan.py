@@ -70,12 +70,11 @@ __all__ = ["DetachedSource", "OpenScan", "ScanTask", "group_filter"]
 BATCH_SIZE = 65_536
 WHOLE_BATCH_ROWS = 1 << 20
 """Rows per batch when a scan reads its whole result (``to_arrow``): a row group of the default layout. Each
-batch costs a decode set-up per column and a pass of the evolution plan: a full scan of 2M rows, 20 columns
-took 0.88x the CPU in 1M-row batches as in 65,536-row ones."""
+batch costs a decode set-up per column and a pass of the evolution plan (benchmarks/README, issue 35)."""
 WHOLE_FILE_BYTES = 1 << 20
 """Files up to this size are read in one request and decoded from memory: opening one and reading its footer and
-column chunks one read at a time costs more than its rows (20 files of 5,000 rows, 100 KB each: 8.8 ms of CPU
-as files, 5.5 ms from memory); past it the copy costs more than it saves (4 files of 2.7 MB: 35.5 vs 37.3 ms)."""
+column chunks one read at a time costs more than its rows; past it the copy costs more than it saves
+(benchmarks/README, issue 35's merge-on-read part)."""
 
 
 @dataclass(frozen=True, slots=True)
