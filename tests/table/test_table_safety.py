@@ -135,18 +135,23 @@ def _same_as_full_merge(table: fs.Table, snapshot_id: int | None = None) -> None
         oracle.to_arrow().sort_by([(k, "ascending") for k in key]))
 
 
+def _killed_writer(location: Path, seed: int, mode: str) -> tuple[int, fs.Table]:
+    """Writer ``seed`` (``mode``: ``--keyed`` or ``--rows``) killed with SIGKILL at a random moment of its 60
+    steps: the steps it acknowledged, and the table opened again."""
+    proc = _spawn(location, "--writer", str(seed), "--batches", "60", mode)
+    time.sleep(random.Random(seed).uniform(1.0, 4.0))
+    proc.send_signal(signal.SIGKILL)
+    out, _ = proc.communicate()
+    return sum(1 for line in out.splitlines() if line.startswith("step")), fs.Table.open(location)
+
+
 def test_sigkill_during_upserts_deletes_compactions_and_expiry(tmp_path: Path) -> None:
     from tests.table.writer_process import keyed_state
 
     table = _make_keyed(tmp_path)
     superseded = 0  # rows the killed writers' upserts and deletes recorded in deletion vectors
     for seed in range(3):
-        proc = _spawn(table.location, "--writer", str(seed), "--batches", "60", "--keyed")
-        time.sleep(random.Random(seed).uniform(1.0, 4.0))
-        proc.send_signal(signal.SIGKILL)
-        out, _ = proc.communicate()
-        acknowledged = sum(1 for line in out.splitlines() if line.startswith("step"))
-        reopened = fs.Table.open(table.location)
+        acknowledged, reopened = _killed_writer(table.location, seed, "--keyed")
         got = _keyed_rows(reopened, seed)
         # exactly the state after every acknowledged step, or after one more (killed after its commit)
         assert got in (keyed_state(acknowledged), keyed_state(acknowledged + 1)), (acknowledged, got)
@@ -191,12 +196,7 @@ def test_sigkill_during_merges_updates_and_deletes_of_an_unkeyed_table(tmp_path:
     schema = pa.schema([("writer", pa.int32()), ("slot", pa.int32()), ("batch", pa.int32()), ("value", pa.int64())])
     table = fs.Table.create(tmp_path / "u", schema)
     for seed in range(3):
-        proc = _spawn(table.location, "--writer", str(seed), "--batches", "60", "--rows")
-        time.sleep(random.Random(seed).uniform(1.0, 4.0))
-        proc.send_signal(signal.SIGKILL)
-        out, _ = proc.communicate()
-        acknowledged = sum(1 for line in out.splitlines() if line.startswith("step"))
-        reopened = fs.Table.open(table.location)
+        acknowledged, reopened = _killed_writer(table.location, seed, "--rows")
         got = _plain_rows(reopened, seed)
         assert got in (row_state(acknowledged), row_state(acknowledged + 1)), (acknowledged, got)
         for snap in reopened.history():  # every snapshot still reads, one row per (writer, slot)
