@@ -223,18 +223,11 @@ def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
                  resolve: bool) -> MergeResult:
     keys = metadata.keys
     assert keys is not None
-    _check_on(spec, keys, metadata.name)
     schema = fitted.schema
     with expired_is_conflict("the snapshot this merge read was expired meanwhile"):
-        by_source = bool(spec.of("delete_by_source"))
-        target = keyed_live_rows(io, metadata, None if by_source else _source_keys(fitted.view, keys, schema))
-        target = _conform(target, schema, metadata)
-        outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names,
-                             defaults=_write_defaults(schema))
-        _check_precombine(keys, outcome, target)
+        outcome, gone = _keyed_plan(io, metadata, spec, fitted, keys,
+                                    every_live_row=bool(spec.of("delete_by_source")))
         rows = outcome.rows
-        check_unique(rows, keys, "merge")
-        gone = target.take(pa.array(outcome.deleted_index)).select(list(keys.key_names))
         if not rows.num_rows and not gone.num_rows:
             return MergeResult(0, 0, 0, None)
         plan_u = plan_vectors(io, metadata, rows, "upsert") if resolve and rows.num_rows else None
@@ -244,14 +237,37 @@ def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: 
     result = (outcome.inserted.num_rows, outcome.updated.num_rows, gone.num_rows)
     written: list[str] = []
     with removed_unless_committed(io.storage, written):
-        files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS, keys=keys) \
-            if rows.num_rows else []
-        deletes = write_partitioned(io.storage, schema, metadata.spec, gone, written, keys=keys, content="deletes") \
-            if gone.num_rows else []
-        forget_key_hash()
+        files, deletes = _write_keyed(io, metadata, schema, rows, gone, written)
         vectors = merge_vectors((plan_u, files), (plan_d, deletes))
         snap = _commit(io, metadata, schema, fitted.evolved, [*files, *deletes], vectors, result)
     return MergeResult(*result, snap, fitted.evolved)
+
+
+def _keyed_plan(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted, keys: KeySpec, *,
+                every_live_row: bool = False) -> tuple[MergeOutcome, pa.Table]:
+    """What ``spec`` does to a keyed table: its outcome against the live rows of the source's keys (every live
+    row for a by-source clause), precombine and uniqueness checked, and the keys it deletes."""
+    _check_on(spec, keys, metadata.name)
+    schema = fitted.schema
+    wanted = None if every_live_row else _source_keys(fitted.view, keys, schema)
+    target = _conform(keyed_live_rows(io, metadata, wanted), schema, metadata)
+    outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names,
+                         defaults=_write_defaults(schema))
+    _check_precombine(keys, outcome, target)
+    check_unique(outcome.rows, keys, "merge")
+    return outcome, target.take(pa.array(outcome.deleted_index)).select(list(keys.key_names))
+
+
+def _write_keyed(io: TableIO, metadata: TableMetadata, schema: Schema, rows: pa.Table, gone: pa.Table,
+                 written: list[str]) -> tuple[list[DataFile], list[DataFile]]:
+    """A keyed merge's files: the new row versions and the delete files of the keys it removes."""
+    keys = metadata.keys
+    files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS, keys=keys) \
+        if rows.num_rows else []
+    deletes = write_partitioned(io.storage, schema, metadata.spec, gone, written, keys=keys, content="deletes") \
+        if gone.num_rows else []
+    forget_key_hash()
+    return files, deletes
 
 
 def _commit(io: TableIO, metadata: TableMetadata, schema: Schema, evolved: bool, files: Sequence[DataFile],
@@ -441,21 +457,10 @@ def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePa
     written: list[str] = []
     try:
         if metadata.keys is not None:
-            keys = metadata.keys
-            _check_on(spec, keys, metadata.name)
-            target = _conform(keyed_live_rows(io, metadata, _source_keys(fitted.view, keys, schema)), schema, metadata)
-            outcome = plan_merge(spec, fitted.view, fitted.rows, target, schema.to_arrow(), frozen=keys.key_names,
-                             defaults=_write_defaults(schema))
-            _check_precombine(keys, outcome, target)
-            rows = outcome.rows
-            check_unique(rows, keys, "merge")
-            gone = target.take(pa.array(outcome.deleted_index)).select(list(keys.key_names))
-            files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS, keys=keys) \
-                if rows.num_rows else []
-            files += write_partitioned(io.storage, schema, metadata.spec, gone, written, keys=keys,
-                                       content="deletes") if gone.num_rows else []
-            forget_key_hash()
-            return MergePart(tuple(files), {}, (outcome.inserted.num_rows, outcome.updated.num_rows, gone.num_rows))
+            outcome, gone = _keyed_plan(io, metadata, spec, fitted, metadata.keys)
+            files, deletes = _write_keyed(io, metadata, schema, outcome.rows, gone, written)
+            return MergePart((*files, *deletes), {},
+                             (outcome.inserted.num_rows, outcome.updated.num_rows, gone.num_rows))
         decided, doomed = _plan_unkeyed(io, metadata, spec, fitted)
         rows = decided.rows
         files = write_partitioned(io.storage, schema, metadata.spec, rows, written, MAX_FILE_ROWS) \
