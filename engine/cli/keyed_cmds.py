@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from fieldshift.cli.console import cli_errors, open_table, out_console
-from fieldshift.cli.write_cmds import InputFormat, NullOption, TypeOption, write_file
+from fieldshift.cli.write_cmds import FormatOption, InputFormat, NullOption, TypeOption, write_file
 
 __all__ = ["compact", "expire", "upsert"]
 
@@ -22,8 +22,7 @@ def upsert(
         "--quarantine", help="Set incompatible rows aside with a reason instead of failing.")] = False,
     evolve: Annotated[bool, typer.Option(
         "--evolve/--no-evolve", help="Let new columns and wider types change the table schema.")] = True,
-    fmt: Annotated[InputFormat, typer.Option("--format", help="Input format (default: from the suffix).")
-                   ] = InputFormat.auto,
+    fmt: FormatOption = InputFormat.auto,
     types: TypeOption = None,
     null_values: NullOption = None,
     partial: Annotated[bool, typer.Option(

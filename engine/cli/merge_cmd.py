@@ -8,7 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from fieldshift.cli.console import UsageError, cli_errors, open_table, out_console
-from fieldshift.cli.write_cmds import InputFormat, NullOption, TypeOption, parse_types, read_input
+from fieldshift.cli.write_cmds import (
+    FormatOption,
+    InputFormat,
+    NullOption,
+    TypeOption,
+    parse_types,
+    read_input,
+)
 
 __all__ = ["merge", "parse_set"]
 
@@ -76,8 +83,7 @@ def merge(
     ] = None,
     evolve: Annotated[bool, typer.Option(
         "--evolve/--no-evolve", help="Let '*' clauses add columns and widen types.")] = True,
-    fmt: Annotated[InputFormat, typer.Option("--format", help="Input format (default: from the suffix).")
-                   ] = InputFormat.auto,
+    fmt: FormatOption = InputFormat.auto,
     types: TypeOption = None,
     null_values: NullOption = None,
 ) -> None:

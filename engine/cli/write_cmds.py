@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pyarrow, rich and the table layer are imported by the comma
 
     from fieldshift.schema.model import Schema
 
-__all__ = ["InputFormat", "NullOption", "TypeOption", "append", "create", "parse_types", "read_input", "write_file"]
+__all__ = ["FormatOption", "InputFormat", "NullOption", "TypeOption", "append", "create", "parse_types", "read_input", "write_file"]
 
 
 class InputFormat(StrEnum):
@@ -40,6 +40,7 @@ _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "j
              ".ndjson": "json"}
 
 
+FormatOption = Annotated[InputFormat, typer.Option("--format", help="Input format (default: from the suffix).")]
 TypeOption = Annotated[list[str] | None, typer.Option(
     "--type", help="COL=TYPE, repeatable: read CSV/JSON column COL as TYPE (string, bigint, decimal(10,2), date, "
     "...) instead of guessing. Columns the table holds as string are always read as text as written.")]
@@ -109,8 +110,7 @@ def append(
     ] = False,
     evolve: Annotated[bool, typer.Option(
         "--evolve/--no-evolve", help="Let new columns and wider types change the table schema.")] = True,
-    fmt: Annotated[InputFormat, typer.Option("--format", help="Input format (default: from the suffix).")
-                   ] = InputFormat.auto,
+    fmt: FormatOption = InputFormat.auto,
     types: TypeOption = None,
     null_values: NullOption = None,
 ) -> None:
