@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # pyarrow, rich and the table layer are imported by the comma
 
     from fieldshift.schema.model import Schema
 
-__all__ = ["FormatOption", "InputFormat", "NullOption", "TypeOption", "append", "create", "parse_types", "read_input", "write_file"]
+__all__ = ["FormatOption", "InputFormat", "NullOption", "TypeOption", "append", "create", "parse_types", "read_input",
+           "write_file"]
 
 
 class InputFormat(StrEnum):
