@@ -145,6 +145,16 @@ def _killed_writer(location: Path, seed: int, mode: str) -> tuple[int, fs.Table]
     return sum(1 for line in out.splitlines() if line.startswith("step")), fs.Table.open(location)
 
 
+def _two_writers_at_once(location: Path, batches: int, mode: str) -> fs.Table:
+    """Writers 1 and 2 (``mode``: ``--keyed`` or ``--rows``) run ``batches`` steps at once, both to a clean
+    end; the table opened again."""
+    procs = [_spawn(location, "--writer", str(w), "--batches", str(batches), mode) for w in (1, 2)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    return fs.Table.open(location)
+
+
 def test_sigkill_during_upserts_deletes_compactions_and_expiry(tmp_path: Path) -> None:
     from tests.table.writer_process import keyed_state
 
@@ -170,11 +180,7 @@ def test_two_keyed_writers_upserting_at_once_lose_nothing(tmp_path: Path) -> Non
     from tests.table.writer_process import keyed_state
 
     table = _make_keyed(tmp_path)
-    procs = [_spawn(table.location, "--writer", str(w), "--batches", "16", "--keyed") for w in (1, 2)]
-    for p in procs:
-        _, err = p.communicate(timeout=300)
-        assert p.returncode == 0, err
-    reopened = fs.Table.open(table.location)
+    reopened = _two_writers_at_once(table.location, 16, "--keyed")
     for w in (1, 2):
         assert _keyed_rows(reopened, w) == keyed_state(16)
     reopened.compact()
@@ -216,10 +222,6 @@ def test_two_writers_merging_updating_and_deleting_at_once_lose_nothing(tmp_path
 
     schema = pa.schema([("writer", pa.int32()), ("slot", pa.int32()), ("batch", pa.int32()), ("value", pa.int64())])
     table = fs.Table.create(tmp_path / "u", schema)
-    procs = [_spawn(table.location, "--writer", str(w), "--batches", "14", "--rows") for w in (1, 2)]
-    for p in procs:
-        _, err = p.communicate(timeout=300)
-        assert p.returncode == 0, err
-    reopened = fs.Table.open(table.location)
+    reopened = _two_writers_at_once(table.location, 14, "--rows")
     for w in (1, 2):
         assert _plain_rows(reopened, w) == row_state(14)
