@@ -3,6 +3,7 @@ with a live display of files, rows, schema changes and quarantined rows (on a te
 
 from __future__ import annotations
 
+import sys
 import threading
 from enum import StrEnum
 from pathlib import Path
@@ -19,6 +20,7 @@ from fieldshift.cli.console import (
     open_table,
     out_console,
     parse_policy,
+    stdout_is_tty,
 )
 from fieldshift.cli.write_cmds import NullOption, TypeOption, parse_types
 from fieldshift.errors import DuplicateKeyError
@@ -89,9 +91,6 @@ def capture_command(
     JSON: its own types) unless pinned with --type COL=TYPE. --type and --null-values apply to CSV and
     JSON files only.
     """
-    from rich.text import Text
-
-    from fieldshift.cli.render import simple_table
     from fieldshift.table.streams.capture import CaptureProgress, capture
 
     if not source.is_dir():
@@ -103,8 +102,8 @@ def capture_command(
     # --catalog: the table must exist there (a capture creates tables only with their own catalog)
     target = open_table(location) if chosen().catalog else location
     stop = threading.Event()
-    console = err_console()
-    live_on = console.is_terminal
+    live_on = sys.stderr.isatty()
+    console = err_console() if live_on else None
     state = CaptureProgress()
     latest = [state]  # the progress so far, kept when Ctrl-C ends a watch
     with _live(_view(state, source, watch), console) if live_on else _NoLive() as live:
@@ -113,7 +112,8 @@ def capture_command(
             if live_on:
                 live.update(_view(p, source, watch), refresh=True)
             elif watch:
-                console.print(f"captured {p.files:,} files, {p.rows:,} rows, {p.quarantined:,} quarantined")
+                print(f"captured {p.files:,} files, {p.rows:,} rows, {p.quarantined:,} quarantined",
+                      file=sys.stderr, flush=True)
 
         try:
             state = capture(source, target, format=chosen_format, watch=watch,  # type: ignore[arg-type]
@@ -130,14 +130,34 @@ def capture_command(
     rows = [("files", state.files), ("rows written", state.rows), ("rows quarantined", state.quarantined),
             ("commits", state.commits)]
     rows += [("schema change", c) for c in state.schema_changes]
-    out = out_console()
     into = location or str(getattr(target, "location", location))
-    out.print(Text(f"captured {source} into {into}", style="bold"))
-    out.print(simple_table(["", ""], rows, show_header=False))
+    (_print_rich if stdout_is_tty() else _print_plain)(f"captured {source} into {into}", rows)
     if state.quarantined:
-        out.print(Text(f"{state.quarantined} record(s) quarantined: see `fieldshift quarantine {into}`",
-                       style="yellow"))
+        advice = f"{state.quarantined} record(s) quarantined: see `fieldshift quarantine {into}`"
+        if stdout_is_tty():
+            from rich.text import Text
 
+            out_console().print(Text(advice, style="yellow"))
+        else:
+            print(advice)
+
+
+def _print_rich(title: str, rows: list[tuple[str, object]]) -> None:
+    from rich.text import Text
+
+    from fieldshift.cli.render import simple_table
+
+    out = out_console()
+    out.print(Text(title, style="bold"))
+    out.print(simple_table(["", ""], rows, show_header=False))
+
+
+def _print_plain(title: str, rows: list[tuple[str, object]]) -> None:
+    """The summary as plain aligned lines: a pipe needs no rich (it is most of a short capture's start-up)."""
+    width = max(len(label) for label, _ in rows)
+    print(title)
+    for label, value in rows:
+        print(f"  {label:<{width}}  {value}")
 
 def _live(view: RichTable, console: Any) -> Any:
     """rich's live display (imported only on a terminal: piped runs start faster without it)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,20 @@ def test_a_command_imports_what_it_uses_and_no_pydantic(tmp_path: Path) -> None:
            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code")
     found = imported_after(run)
     assert {"pyarrow", "fieldshift.table"} <= found and "pydantic" not in found
+    assert not found & {"rich.table", "rich.live"}  # on a pipe the summary is plain text
+
+
+def test_capture_prints_its_summary_as_plain_lines_on_a_pipe(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.json").write_text('{"id": 1}\n')
+    (src / "b.json").write_text('{"id": 2, "extra": "x"}\n')
+    done = subprocess.run([sys.executable, "-m", "fieldshift.cli", "capture", str(src), str(tmp_path / "t"),
+                           "--once", "--quarantine"], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[0] == f"captured {src} into {tmp_path / 't'}"
+    assert re.search(r"^  rows written +2$", done.stdout, re.M) and re.search(r"^  commits +1$", done.stdout, re.M)
+    assert any(line.startswith("  schema change ") and "extra" in line for line in done.stdout.splitlines())
+    assert "│" not in done.stdout and "\x1b" not in done.stdout
 
 
 def test_a_command_registers_only_its_own_module_and_help_lists_every_command(tmp_path: Path) -> None:
