@@ -53,6 +53,13 @@ from fieldshift.table.expressions.filters import BoundPredicate, bind_filter, pa
 from fieldshift.table.expressions.tree import AlwaysTrue
 from fieldshift.table.expressions.visitors import compile_test, filter_columns
 from fieldshift.table.files.data_files import check_file_columns, data_file_errors, name_data_file, read_columns
+from fieldshift.table.files.dictionary_read import (
+    DICTIONARY_MIN_ROWS,
+    decoded,
+    dictionary_candidates,
+    open_parquet,
+    read_types,
+)
 from fieldshift.table.files.parquet_read import decode_schema
 from fieldshift.table.files.stats import leaf_node, may_match, stats_test
 from fieldshift.table.keyed.keys import KeySpec
@@ -434,6 +441,9 @@ class OpenScan:
         # False: deleted positions removed by one filter per batch, every row group decoded (``live_rows``)
         self.fast_deletes = True
         self.whole_small_files = True  # False: a small file is opened and read chunk by chunk like a big one
+        # False: string and binary columns decoded dense by the Parquet reader, not as dictionaries (dictionary_read)
+        self.dictionary_strings = True
+        self._dictionary_columns: dict[int, tuple[str, ...]] = {}
         # entries' schema ids describe their files exactly: plan once per schema id, without footers
         self.exact = bool(getattr(source, "exact_schemas", False))
         self._schemas: dict[int, Schema] = dict(source.schemas()) if self.exact else {}
@@ -828,12 +838,18 @@ class OpenScan:
         offset = 0
         with data_file_errors(f.path):
             opener = getattr(self.source, "parquet_file", None)  # the source's own reader of its files
+            # string and binary dictionary chunks read as dictionaries, made dense after the deletes (dictionary_read)
+            wanted = self._dictionary_candidates(f.schema_id, expected) \
+                if self.dictionary_strings and f.record_count >= DICTIONARY_MIN_ROWS else ()
+            options = {"read_dictionary": wanted} if wanted else {}
             if opener is None:
-                pf = pq.ParquetFile(self._open(f.path))
+                pf = open_parquet(self._open(f.path), **options)
             else:
-                pf = opener(f.path, whole=True) if self._read_whole(f) else opener(f.path)
-            found = pf.schema_arrow
+                pf = opener(f.path, whole=True, **options) if self._read_whole(f) else opener(f.path, **options)
+            found = pf.schema.to_arrow_schema() if wanted else pf.schema_arrow  # the file's own (dense) types
             check_file_columns(f.path, found, expected)
+            restore, dense_at = read_types(expected, pf.schema_arrow) if wanted else (expected, [])
+            dense_types = [expected.field(i).type for i in dense_at]
             groups, stop, batch_size = None, None, self.batch_size
             # row groups without a live row, and the rows after the last live one, are not decoded (live_rows)
             if deleted is not None and self.fast_deletes:
@@ -845,7 +861,7 @@ class OpenScan:
                 total = sum(rows) if groups is None else sum(rows[i] for i in groups)
                 stop = live_extent(total, deleted)
                 stop, batch_size = (stop, live_batch_size(stop, batch_size)) if stop < total else (None, batch_size)
-            for whole in read_columns(pf, expected.names, batch_size, groups, restore=expected,
+            for whole in read_columns(pf, expected.names, batch_size, groups, restore=restore,
                                       file_schema=found):
                 n = whole.num_rows
                 parts = [whole]
@@ -854,6 +870,8 @@ class OpenScan:
                     if hi > lo:
                         parts = live_parts(whole, deleted[lo:hi] - offset, self.fast_deletes)
                 offset += n
+                if dense_at:
+                    parts = [piece for part in parts for piece in decoded(part, dense_at, dense_types)]
                 for batch in parts:
                     try:
                         out = p.apply(batch)
@@ -863,6 +881,13 @@ class OpenScan:
                     yield self._without_equality_deleted(out, equality)
                 if stop is not None and offset >= stop:
                     return  # the rest is deleted: never decoded
+
+    def _dictionary_candidates(self, schema_id: int, expected: pa.Schema) -> tuple[str, ...]:
+        """The columns of a schema version's files to ask for as dictionaries (``dictionary_read``), once each."""
+        found = self._dictionary_columns.get(schema_id)
+        if found is None:
+            found = self._dictionary_columns[schema_id] = dictionary_candidates(expected)
+        return found
 
     def _read_whole(self, f: DataFileEntry) -> bool:
         """Whether to read ``f`` in one request and decode it from memory: a small file (``WHOLE_FILE_BYTES``) of a
