@@ -6,6 +6,7 @@ back from its dictionary to plain pages."""
 from __future__ import annotations
 
 import io
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -200,3 +201,18 @@ def test_candidates_are_flat_string_and_binary_columns() -> None:
     pf = pq.ParquetFile(pa.BufferReader(small))
     assert dictionary_kept(pf.metadata, pf.schema_arrow, ["s"]) == []  # too few rows to earn the set-up
     assert open_parquet(pa.BufferReader(small), read_dictionary=["s"]).schema_arrow.field("s").type == pa.string()
+
+
+def test_a_scan_shipped_to_an_executor_reads_alike(tmp_path: Path) -> None:
+    """A pickled scan has no source's ``parquet_file``: it opens files itself, through ``open_parquet``."""
+    table = _keyed(tmp_path)
+    table.upsert(_rows(np.random.default_rng(8).choice(ROWS, 2_000, replace=False), 1))
+    pipeline = table.scan().pipeline()
+    expected = pipeline.to_arrow()
+    for on in (True, False):
+        shipped = pickle.loads(pickle.dumps(pipeline))
+        shipped.dictionary_strings = on
+        tasks = [pickle.loads(pickle.dumps(t.shipped())) for t in pipeline.tasks()]
+        got = pa.Table.from_batches([shipped.finish(b) for t in tasks for b in shipped.task_batches(t)],
+                                    schema=expected.schema)
+        assert got.sort_by("id").equals(expected.sort_by("id"))
