@@ -41,7 +41,7 @@ from fieldshift.table.files.data_files import remove_files, removed_unless_commi
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.key_lookup import KeyedPlan, candidates, plan_vectors
 from fieldshift.table.keyed.keyed_write import check_unique
-from fieldshift.table.keyed.keys import KeySpec, dedupe_latest, forget_key_hash
+from fieldshift.table.keyed.keys import KeySpec, dedupe_latest, remembering_keys
 from fieldshift.table.keyed.merge import group_files, read_group
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
@@ -220,6 +220,7 @@ def _joined(commits: Sequence[VectorCommit], on_conflict: Literal["raise", "skip
                         frozenset().union(*(c.resolved for c in commits)), on_conflict=on_conflict)
 
 
+@remembering_keys()  # one key hash for the uniqueness check, the lookups and the bucket split
 def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted, *,
                  resolve: bool) -> MergeResult:
     keys = metadata.keys
@@ -267,7 +268,6 @@ def _write_keyed(io: TableIO, metadata: TableMetadata, schema: Schema, rows: pa.
         if rows.num_rows else []
     deletes = write_partitioned(io.storage, schema, metadata.spec, gone, written, keys=keys, content="deletes") \
         if gone.num_rows else []
-    forget_key_hash()
     return files, deletes
 
 
@@ -446,6 +446,7 @@ class MergePart:
     counts: tuple[int, int, int]
 
 
+@remembering_keys()
 def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePart:
     """Run ``spec`` (its source: one worker's rows; every row of an ``on`` value is in one worker's share)
     against ``metadata``'s snapshot and write its files, without committing (``commit_parts`` does).
@@ -549,7 +550,6 @@ def by_source_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec, rows: 
     except BaseException:
         remove_files(io.storage, written)
         raise
-    forget_key_hash()
     return MergePart(tuple(files), {}, (0, 0, gone.num_rows))
 
 

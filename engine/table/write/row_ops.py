@@ -26,7 +26,7 @@ from fieldshift.table.commits import expired_is_conflict
 from fieldshift.table.expressions.references import Reference
 from fieldshift.table.files.data_files import removed_unless_committed
 from fieldshift.table.handle import TableIO
-from fieldshift.table.keyed.keys import KeySpec, forget_key_hash
+from fieldshift.table.keyed.keys import KeySpec
 from fieldshift.table.keyed.merge import group_files, read_group
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
@@ -139,7 +139,6 @@ def update_unit(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], wh
     new = keyed_new_versions(metadata, rows, set)
     files = write_partitioned(io.storage, metadata.current_schema, metadata.spec, new, written, MAX_FILE_ROWS,
                               keys=keys)
-    forget_key_hash()
     return files, new.num_rows
 
 
