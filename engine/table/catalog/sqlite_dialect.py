@@ -13,7 +13,6 @@ read transaction stays open between calls and each read sees the latest commit.
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import threading
 import weakref
@@ -21,14 +20,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from fieldshift.table.catalog.fork_guard import ForkGuarded
+
 __all__ = ["ReadConnections", "SqliteConnection", "SqliteDialect"]
 
 T = TypeVar("T")
-
-_INHERITED: list[sqlite3.Connection] = []
-"""Connections a forked process inherited from its parent: never used or closed here (SQLite's files and
-locks are the parent's), only kept from being collected, whose close would touch them."""
-
 
 class SqliteConnection:
     """A sqlite3 connection with the record modules' few extra questions."""
@@ -60,39 +56,37 @@ def _open(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
     return sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=check_same_thread)
 
 
-class ReadConnections:
+class ReadConnections(ForkGuarded):
     """One held connection per thread to one catalog file, for reads.
 
-    Safe across ``fork`` (a process whose id changed opens its own and leaves the parent's alone), across
-    threads (each thread its own connection; those of threads that ended are closed when the next one
-    opens) and closed by ``close`` (or when the dialect holding it is collected). Holds no reference to
-    its dialect, so the dialect's finalizer can close it.
+    Safe across ``fork`` (``fork_guard``: a child leaves the parent's connections alone and opens its own),
+    across threads (each thread its own connection; those of threads that ended are closed when the next one
+    opens) and closed by ``close`` (or when the dialect holding it is collected). Holds no reference to its
+    dialect, so the dialect's finalizer can close it.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
-        self._lock = threading.Lock()
         self._open: list[tuple[threading.Thread, sqlite3.Connection]] = []
-        self._pid = os.getpid()
-        _EVERY.add(self)
+        super().__init__()
 
-    def forget_parent(self) -> None:
-        """In a forked child (one thread, before any other runs): drop the parent's connections unused and
-        unclosed, and a lock another of its threads may have held at the fork."""
-        _INHERITED.extend(raw for _, raw in self._open)
-        self._open, self._pid, self._local, self._lock = [], os.getpid(), threading.local(), threading.Lock()
+    def _held_connections(self) -> list[sqlite3.Connection]:
+        return [raw for _, raw in self._open]
+
+    def _start_over(self) -> None:
+        self._open, self._local = [], threading.local()
 
     def get(self) -> SqliteConnection:
         """This thread's held connection (opened on first use in a thread and process)."""
         held: SqliteConnection | None = getattr(self._local, "conn", None)
-        if held is not None and self._pid == os.getpid():
+        if held is not None and not self._forked():
             return held
         return self._connect()
 
     def _connect(self) -> SqliteConnection:
         with self._lock:
-            self._after_fork()
+            self._check_fork()
             ended = [raw for thread, raw in self._open if not thread.is_alive()]
             if ended:  # a thread that ended left its connection here: close it from this one
                 self._open = [(t, raw) for t, raw in self._open if t.is_alive()]
@@ -104,36 +98,20 @@ class ReadConnections:
             conn = self._local.conn = SqliteConnection(raw)
             return conn
 
-    def _after_fork(self) -> None:
-        if os.getpid() != self._pid:  # forked without os.fork's hooks (they call forget_parent)
-            _INHERITED.extend(raw for _, raw in self._open)
-            self._open, self._pid, self._local = [], os.getpid(), threading.local()
-
     @property
     def count(self) -> int:
         """Connections open in this process (tests)."""
         with self._lock:
-            self._after_fork()
+            self._check_fork()
             return len(self._open)
 
     def close(self) -> None:
         """Close every thread's connection (the next read opens one again): not while another thread reads."""
         with self._lock:
-            self._after_fork()
+            self._check_fork()
             held, self._open, self._local = self._open, [], threading.local()
             for _, raw in held:
                 raw.close()
-
-
-_EVERY: weakref.WeakSet[ReadConnections] = weakref.WeakSet()
-
-
-def _forget_parents() -> None:
-    for reads in list(_EVERY):
-        reads.forget_parent()
-
-
-os.register_at_fork(after_in_child=_forget_parents)
 
 
 class SqliteDialect:
