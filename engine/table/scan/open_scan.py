@@ -408,8 +408,8 @@ def _jobs(order: Sequence[int], rows: Sequence[int], small: int) -> list[list[in
     """Tasks (``order``: largest first) as the pool's jobs: a job each, but tasks of fewer than ``small`` rows run one
     after another in jobs of at least ``JOB_ROWS`` rows (``small`` 0: every task alone). Two threads reading small
     files at once spend more CPU passing the GIL back and forth than either saves (bench_keys' 20 update files:
-    8.2 ms of CPU on two threads against 5.6 ms on one; 200 files of 1,000 rows: 43 -> 31 ms of CPU and 58 -> 47 ms
-    of wall)."""
+    8.2 ms of CPU on two threads against 5.6 ms on one; 200 files of 1,000 rows: 38-43 -> 31 ms of CPU, 48-58 ->
+    44-47 ms of wall)."""
     jobs: list[list[int]] = []
     pending: list[int] = []
     held = 0
