@@ -216,3 +216,15 @@ def test_a_scan_shipped_to_an_executor_reads_alike(tmp_path: Path) -> None:
         got = pa.Table.from_batches([shipped.finish(b) for t in tasks for b in shipped.task_batches(t)],
                                     schema=expected.schema)
         assert got.sort_by("id").equals(expected.sort_by("id"))
+
+
+@pytest.mark.parametrize("kwargs", [{"columns": ["id", "s"]}, {"columns": ["b"]}, {"limit": 1_000},
+                                    {"filter": "b is null", "columns": ["id"]}])
+def test_projections_limits_and_filters_read_alike(tmp_path: Path, kwargs: dict[str, object]) -> None:
+    table = _keyed(tmp_path)
+    table.upsert(_rows(np.arange(0, ROWS, 5), 1))
+    fast, dense = table.scan(**kwargs), table.scan(**kwargs)  # type: ignore[arg-type]
+    dense.pipeline().dictionary_strings = False
+    got = fast.to_arrow()
+    assert got.equals(dense.to_arrow()) and got.num_rows > 0
+    assert fast.count() == dense.count() == got.num_rows
