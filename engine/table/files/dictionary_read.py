@@ -8,9 +8,11 @@ column with one gather. Decoding late also means a deletion vector's filter move
 The risk is a chunk whose writer gave up on its dictionary part way (``fallback``: the later pages plain): read as
 a dictionary, its plain values are hashed into one, 8-10x the dense cost. Arrow C++, parquet-rs and parquet-mr
 fall back only once the dictionary page outgrows a size limit (``dictionary_pagesize_limit``,
-``parquet.dictionary.page.size``: 1 MiB by default), so the chunk then holds a dictionary page of that size;
-parquet-mr's other fallback (the first page compresses badly) writes no dictionary page at all. A chunk is read as
-a dictionary only when it has a dictionary page and at most ``DICTIONARY_CHUNK_BYTES`` of uncompressed pages, so
+``parquet.dictionary.page.size``: 1 MiB by default), so the chunk then holds that many bytes of distinct values;
+parquet-mr's other fallback (the first page compresses badly) writes no dictionary page at all (a writer that judges
+over several pages can leave a small chunk with both: it reads right, hashing that chunk). A chunk is read as
+a dictionary only when it has a dictionary page, at most ``DICTIONARY_CHUNK_BYTES`` of uncompressed pages (and
+``DICTIONARY_MIN_ROWS`` values: a small chunk does not earn the set-up back), so
 a writer with the default limits cannot have fallen back in it, and one with a smaller limit costs at most the
 hashing of that one chunk's megabyte (the answer is the same either way). The footer cannot say more: pyarrow
 exposes no page encoding statistics, and a chunk's ``encodings`` list PLAIN for the dictionary page itself.
