@@ -228,3 +228,24 @@ def test_projections_limits_and_filters_read_alike(tmp_path: Path, kwargs: dict[
     got = fast.to_arrow()
     assert got.equals(dense.to_arrow()) and got.num_rows > 0
     assert fast.count() == dense.count() == got.num_rows
+
+
+def test_row_groups_with_their_own_dictionaries_read_alike(tmp_path: Path) -> None:
+    """Batches that span row groups, each group with its own dictionary (other values in each)."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", pa.string())])
+    table = fs.Table.create(tmp_path / "g", schema, properties={"fieldshift.write.row-group-rows": "40000"})
+    n = 3 * 40_000
+    ids = np.arange(n, dtype=np.int64)
+    table.append(pa.table({"id": ids, "s": [f"g{i // 40_000}-{i % 13}" if i % 10 else None for i in ids.tolist()]}))
+    (f,) = table.scan().live_files()
+    path = Path(f.path) if Path(f.path).is_absolute() else Path(table.location) / f.path
+    pf = pq.ParquetFile(path)
+    assert pf.metadata.num_row_groups == 3 and dictionary_kept(pf.metadata, pf.schema_arrow, ["s"]) == ["s"]
+    table.delete(filter="id >= 39990 and id < 40010")
+    got = _compare(table)
+    assert got.num_rows == n - 20
+    for size in (25_000, 65_536):  # streamed batches that start and end inside groups
+        fast, dense = table.scan(), table.scan()
+        fast.pipeline().batch_size = dense.pipeline().batch_size = size
+        dense.pipeline().dictionary_strings = False
+        assert pa.Table.from_batches(list(fast.to_batches())).equals(pa.Table.from_batches(list(dense.to_batches())))
