@@ -21,8 +21,8 @@ from fieldshift.table.files.write_layout import DEFAULT_LAYOUT, SMALL_CHUNK_BYTE
 from fieldshift.table.records import DataFile
 
 __all__ = ["FOOTER_STATS", "TMP_SUFFIX", "check_file_columns", "check_present", "data_file_errors", "iter_file_batches",
-           "name_data_file", "parquet_codec", "read_columns", "remove_files", "removed_unless_committed",
-           "write_data_file", "write_side_file"]
+           "leaf_indices", "name_data_file", "parquet_codec", "read_columns", "remove_files",
+           "removed_unless_committed", "write_data_file", "write_side_file"]
 
 def parquet_codec(table: pa.Table) -> str:
     """The codec the default layout writes ``table`` (one file's rows) with (see ``WriteLayout.codec_for``)."""
@@ -103,7 +103,8 @@ def iter_file_batches(storage: TableStorage, rel: str, expected: pa.Schema,
 
 def read_columns(pf: pq.ParquetFile, names: Sequence[str], batch_size: int,
                  row_groups: Sequence[int] | None = None, restore: pa.Schema | None = None,
-                 file_schema: pa.Schema | None = None) -> Iterator[pa.RecordBatch]:
+                 file_schema: pa.Schema | None = None, indices: Sequence[int] | None = None
+                 ) -> Iterator[pa.RecordBatch]:
     """Batches of exactly the top-level columns ``names``, in that order.
 
     ``restore`` gives the columns' recorded types, for layouts Parquet does not keep (parquet_layouts).
@@ -111,25 +112,31 @@ def read_columns(pf: pq.ParquetFile, names: Sequence[str], batch_size: int,
     Selected by leaf column index, never by name: pyarrow reads a name with a dot as a path, so
     selecting a column named ``a.b`` would also bring struct ``a``'s child ``b`` (and the columns come
     back in file order). With no names, batches still count rows. ``file_schema`` is ``pf.schema_arrow``
-    when the caller has it already.
+    when the caller has it already, ``indices`` the leaves of ``names`` (``leaf_indices``).
     """
-    found = pf.schema_arrow if file_schema is None else file_schema
-    if pf.metadata.num_columns == len(found):  # no nested column: one leaf each
-        position = {name: i for i, name in enumerate(found.names)}
-        indices = [position[name] for name in names]
-    else:
-        leaves, start = {}, 0
-        for f in found:
-            count = _leaf_count(f.type)
-            leaves[f.name] = range(start, start + count)
-            start += count
-        indices = [i for name in names for i in leaves[name]]
+    if indices is None:
+        found = pf.schema_arrow if file_schema is None else file_schema
+        indices = leaf_indices(found, names, pf.metadata.num_columns)
     groups = range(pf.metadata.num_row_groups) if row_groups is None else list(row_groups)
     wanted = None if restore is None else [restore.field(n).type for n in names]
     threads = _large_chunks(pf.metadata, groups)
     for batch in pf.reader.iter_batches(batch_size, row_groups=groups, column_indices=indices, use_threads=threads):
         batch = batch.select(list(names)) if batch.schema.names != list(names) else batch
         yield batch if wanted is None else restore_types(batch, wanted)
+
+
+def leaf_indices(found: pa.Schema, names: Sequence[str], num_columns: int) -> list[int]:
+    """The Parquet leaf columns holding the top-level columns ``names`` of a file whose columns are ``found`` (its
+    Arrow schema) and whose footer counts ``num_columns`` leaves."""
+    if num_columns == len(found):  # no nested column: one leaf each
+        position = {name: i for i, name in enumerate(found.names)}
+        return [position[name] for name in names]
+    leaves, start = {}, 0
+    for f in found:
+        count = _leaf_count(f.type)
+        leaves[f.name] = range(start, start + count)
+        start += count
+    return [i for name in names for i in leaves[name]]
 
 
 def _large_chunks(metadata: pq.FileMetaData, groups: Sequence[int]) -> bool:

@@ -225,10 +225,18 @@ class TableStorage:
         ``read_dictionary``: string and binary columns to read as dictionaries where their chunks allow
         (``dictionary_read.open_parquet``)."""
         if whole:
-            return open_parquet(pa.BufferReader(self.read_bytes(rel)), **options)
+            return open_parquet(pa.BufferReader(self._whole(rel)), **options)
         if self.local_path is not None:
             return open_parquet(self.local_path / rel, **options)
         return open_parquet(self.fs.open_input_file(self.full(rel)), **options)
+
+    def _whole(self, rel: str) -> bytes | pa.Buffer:
+        """``rel``'s bytes in one read: locally straight into an Arrow buffer (no Python bytes object, no path
+        object: 7-9 vs 17-29 us for a file of 20-100 KB, benchmarks/README issue 35's fifth part)."""
+        if self.local_path is not None:
+            with self.fs.open_input_file(os.path.join(self.base, rel)) as fh:
+                return fh.read_buffer()
+        return self.read_bytes(rel)
 
     def read_table(self, rel: str, columns: list[str] | None = None) -> pa.Table:
         if self.local_path is not None:

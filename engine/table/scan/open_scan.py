@@ -60,6 +60,7 @@ from fieldshift.table.files.dictionary_read import (
     open_parquet,
     read_types,
 )
+from fieldshift.table.files.footer_shapes import FileShapes
 from fieldshift.table.files.parquet_read import decode_schema
 from fieldshift.table.files.stats import leaf_node, may_match, stats_test
 from fieldshift.table.keyed.keys import KeySpec
@@ -472,6 +473,9 @@ class OpenScan:
         # to_arrow runs tasks of fewer rows one after another in jobs of JOB_ROWS (0: a job each; _jobs)
         self.small_task_rows = SMALL_TASK_ROWS
         self._dictionary_columns: dict[int, tuple[str, ...]] = {}
+        # False: every file's footer converted to Arrow and checked on its own, not once per shape (footer_shapes)
+        self.footer_shapes = True
+        self._shapes = FileShapes()
         # entries' schema ids describe their files exactly: plan once per schema id, without footers
         self.exact = bool(getattr(source, "exact_schemas", False))
         self._schemas: dict[int, Schema] = dict(source.schemas()) if self.exact else {}
@@ -502,7 +506,7 @@ class OpenScan:
                                              getattr(src, "file_opener", None))
         state["content"] = replace(self.content, reader_rows=(), files=tuple(_bare(f) for f in self.content.files))
         state["_filesystems"], state["_groups"], state["equality"], state["_schema_plans"] = {}, {}, None, {}
-        state["_stats_tests"] = {}
+        state["_stats_tests"], state["_shapes"] = {}, FileShapes()
         del state["_lock"]
         return state
 
@@ -874,9 +878,15 @@ class OpenScan:
                 pf = open_parquet(self._open(f.path), **options)
             else:
                 pf = opener(f.path, whole=True, **options) if self._read_whole(f) else opener(f.path, **options)
-            found = pf.schema.to_arrow_schema() if wanted else pf.schema_arrow  # the file's own (dense) types
-            check_file_columns(f.path, found, expected)
-            restore, dense_at = read_types(expected, pf.schema_arrow) if wanted else (expected, [])
+            restore: pa.Schema | None
+            indices: Sequence[int] | None = None
+            if not wanted and self.footer_shapes:  # a footer like one checked already: its answers (footer_shapes)
+                shape = self._shapes.shape(f.schema_id, f.path, pf, expected)
+                found, restore, dense_at, indices = shape.found, shape.restore, [], shape.indices
+            else:
+                found = pf.schema.to_arrow_schema() if wanted else pf.schema_arrow  # the file's own (dense) types
+                check_file_columns(f.path, found, expected)
+                restore, dense_at = read_types(expected, pf.schema_arrow) if wanted else (expected, [])
             dense_types = [expected.field(i).type for i in dense_at]
             groups, stop, batch_size = None, None, self.batch_size
             # row groups without a live row, and the rows after the last live one, are not decoded (live_rows)
@@ -890,7 +900,7 @@ class OpenScan:
                 stop = live_extent(total, deleted)
                 stop, batch_size = (stop, live_batch_size(stop, batch_size)) if stop < total else (None, batch_size)
             for whole in read_columns(pf, expected.names, batch_size, groups, restore=restore,
-                                      file_schema=found):
+                                      file_schema=found, indices=indices):
                 n = whole.num_rows
                 parts = [whole]
                 if deleted is not None:

@@ -1,0 +1,66 @@
+"""Data files whose footers describe the same columns, converted and checked once per scan.
+
+Before reading a data file, a scan asks pyarrow for the file's Arrow schema (a conversion of the footer's Parquet
+schema and its stored ``ARROW:schema``, ~5 us), compares it with the columns the catalog recorded for the file's
+schema version (``check_file_columns``, ~5 us) and works out which leaf columns to read. For a file of a few
+thousand rows that is a tenth of its cost, and every file one writer wrote under one schema version has the same
+footer schema. Arrow's conversion is a function of the Parquet schema (names, physical and logical types,
+repetition, field ids, nesting: ``ParquetSchema.equals`` compares all of them, <1 us), the footer's key-value
+metadata and the reader's options, so a file whose Parquet schema and key-value metadata equal those of a file
+already converted and checked, read with the same options, has the same Arrow schema and passes the same check.
+Anything else (another writer, a file replaced by one with other columns, even one nested field apart) is
+converted and checked as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fieldshift.table.files.data_files import check_file_columns, leaf_indices
+
+__all__ = ["MAX_SHAPES", "FileShape", "FileShapes"]
+
+MAX_SHAPES = 4
+"""Footer shapes kept per key (a schema version's files from a few writers); past it the oldest is forgotten."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileShape:
+    """What one footer shape decides: the file's columns as Arrow (``ParquetFile.schema_arrow``, already checked
+    against the recorded columns), the leaf columns to read, and the recorded types to restore (None: the file's
+    types are the recorded ones, nothing to restore)."""
+
+    parquet: pq.ParquetSchema
+    key_values: dict[bytes, bytes] | None
+    found: pa.Schema
+    indices: tuple[int, ...]
+    restore: pa.Schema | None
+
+
+class FileShapes:
+    """The footer shapes a scan has checked, per key (the schema version and the reader's options)."""
+
+    def __init__(self) -> None:
+        self._known: dict[Hashable, tuple[FileShape, ...]] = {}
+
+    def shape(self, key: Hashable, path: str, pf: pq.ParquetFile, expected: pa.Schema) -> FileShape:
+        """``pf``'s shape: a known one when its footer matches, else converted and checked
+        (``check_file_columns``: a ``DataFileError`` when the file's columns are not ``expected``'s) and kept."""
+        metadata = pf.metadata
+        schema, key_values = metadata.schema, metadata.metadata
+        known = self._known.get(key, ())
+        for shape in known:
+            if schema.equals(shape.parquet) and key_values == shape.key_values:
+                return shape
+        found = pf.schema_arrow
+        check_file_columns(path, found, expected)
+        restore = None if found.equals(expected, check_metadata=True) else expected
+        shape = FileShape(schema, key_values, found, tuple(leaf_indices(found, expected.names, metadata.num_columns)),
+                          restore)
+        self._known[key] = (*known, shape)[-MAX_SHAPES:]  # one assignment: threads reading see either tuple
+        return shape
+

@@ -1,0 +1,150 @@
+"""Footers converted and checked once per shape (``OpenScan.footer_shapes``, ``files/footer_shapes``): the same rows
+in the same order, and the same errors, as converting and checking every file's footer on its own; a shape is
+reused only for a footer that would give the same Arrow schema."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import fieldshift as fs
+from fieldshift.errors import DataFileError
+from fieldshift.table.files import footer_shapes
+from fieldshift.table.files.footer_shapes import FileShapes
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.int32()), ("s", pa.string()),
+                    ("st", pa.struct([("x", pa.int32()), ("y", pa.string())]))])
+
+
+def _rows(lo: int, n: int, wide: bool = False) -> pa.Table:
+    ids = np.arange(lo, lo + n)
+    return pa.table({"id": ids, "a": pa.array(ids % 50, pa.int64() if wide else pa.int32()),
+                     "s": [None if i % 7 == 0 else f"s{i % 13}" for i in ids],
+                     "st": pa.array([{"x": int(i % 5), "y": f"y{i}"} for i in ids],
+                                    pa.struct([("x", pa.int32()), ("y", pa.string())]))})
+
+
+def _table(tmp_path: Path) -> fs.Table:
+    """Twelve small files under three schema versions (a widening, a rename, an added column)."""
+    table = fs.Table.create(tmp_path / "t", SCHEMA)
+    for i in range(4):
+        table.append(_rows(i * 100, 100))
+    table.update_schema().update_column("a", pa.int64()).rename_column("s", "label").commit()
+    for i in range(4, 8):
+        table.append(_rows(i * 100, 100, wide=True).rename_columns(["id", "a", "label", "st"]))
+    table.update_schema().add_column("e", pa.int32()).commit()
+    for i in range(8, 12):
+        rows = _rows(i * 100, 100, wide=True).rename_columns(["id", "a", "label", "st"])
+        table.append(rows.append_column("e", pa.array(np.arange(100), pa.int32())))
+    return table
+
+
+def _reads(table: fs.Table, shapes: bool, **options: object) -> tuple[pa.Table, pa.Table]:
+    scan = table.scan(**options)  # type: ignore[arg-type]
+    scan.pipeline().footer_shapes = shapes
+    got = scan.to_arrow()
+    scan = table.scan(**options)  # type: ignore[arg-type]
+    scan.pipeline().footer_shapes = shapes
+    return got, pa.Table.from_batches(list(scan.to_batches()), schema=got.schema)
+
+
+def test_shapes_read_the_same_rows_and_check_once_per_schema_version(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    table = _table(tmp_path)
+    checks: list[str] = []
+    original = footer_shapes.check_file_columns
+    monkeypatch.setattr(footer_shapes, "check_file_columns",
+                        lambda path, found, expected: (checks.append(str(path)), original(path, found, expected)))
+    fast = _reads(table, True)
+    assert len(checks) == 2 * 3  # two scans, one check per schema version each
+    slow = _reads(table, False)
+    assert len(checks) == 2 * 3  # the path without shapes checks every file itself
+    for got, want in zip(fast, slow, strict=True):
+        assert got.equals(want) and got.num_rows == 1_200
+    assert fast[0].column("e").null_count == 800 and fast[0].column("a").type == pa.int64()
+    for options in ({"columns": ["label", "id"]}, {"filter": "a < 10"}, {"columns": ["e"], "limit": 250}):
+        for got, want in zip(_reads(table, True, **options), _reads(table, False, **options), strict=True):
+            assert got.equals(want)
+
+
+def _parquet(table: pa.Table, metadata: dict[bytes, bytes] | None = None) -> pq.ParquetFile:
+    out = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata(metadata) if metadata else table, out)
+    return pq.ParquetFile(pa.BufferReader(out.getvalue()))
+
+
+def _with_ids(*fields: pa.Field) -> pa.Schema:
+    return pa.schema([f.with_metadata({b"PARQUET:field_id": str(i + 1).encode()}) for i, f in enumerate(fields)])
+
+
+def test_a_shape_is_reused_only_for_footers_that_convert_alike() -> None:
+    """Footers one conversion apart: a field id, a nested child's type, a string layout only the stored Arrow schema
+    tells (the same Parquet schema), a time zone likewise, the schema's own metadata. Each gets its own Arrow schema,
+    exactly the one pyarrow converts for it; the same footer again reuses the first."""
+    base = _with_ids(pa.field("id", pa.int64()), pa.field("s", pa.string()),
+                     pa.field("st", pa.struct([("x", pa.int32())])), pa.field("t", pa.timestamp("us", "UTC")))
+    rows = {"id": [1, 2], "s": ["a", None], "st": [{"x": 1}, None], "t": [0, 1]}
+    variants = [
+        base,
+        base.set(0, pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"9"})),
+        base.set(2, base.field("st").with_type(pa.struct([("x", pa.int64())]))),
+        base.set(1, base.field("s").with_type(pa.large_string())),
+        base.set(3, base.field("t").with_type(pa.timestamp("us", "Europe/Paris"))),
+    ]
+    files = [_parquet(pa.table(rows, schema=s)) for s in variants]
+    files.append(_parquet(pa.table(rows, schema=base), {b"note": b"other"}))
+    files.insert(2, _parquet(pa.table(rows, schema=base)))  # the first footer again (kept: MAX_SHAPES)
+    assert files[4].metadata.schema.equals(files[0].metadata.schema)  # the layout is in the stored schema only
+    shapes = FileShapes()
+    seen = []
+    for pf in files:
+        expected = pf.schema_arrow  # every file passes its own check: only the conversion is compared
+        shape = shapes.shape(0, "f", pf, expected)
+        assert shape.found.equals(pf.schema_arrow, check_metadata=True)
+        seen.append(shape)
+    assert seen[2] is seen[0] and len({id(s) for s in seen}) == len(files) - 1
+
+
+def _replace(table: fs.Table, index: int, rows: pa.Table) -> None:
+    victim = Path(table.scan().live_files()[index].path)
+    victim = victim if victim.is_absolute() else Path(table.location) / victim
+    pq.write_table(rows, victim)
+
+
+def _outcome(table: fs.Table, shapes: bool) -> tuple[str, str] | pa.Table:
+    try:
+        return _reads(table, shapes)[0]
+    except Exception as e:  # the two paths must fail alike
+        return type(e).__name__, str(e)
+
+
+@pytest.mark.parametrize("change", ["nested child", "missing column", "field id"])
+def test_a_replaced_file_fails_or_reads_as_without_shapes(tmp_path: Path, change: str) -> None:
+    """A file replaced under the same schema id after another file of that version was checked: one nested field
+    apart, a column missing, another field id. The scan fails (or reads) exactly as without shapes."""
+    table = _table(tmp_path)
+    original = pq.read_table(Path(table.location) / table.scan().live_files()[1].path)
+    schema = original.schema
+    if change == "nested child":
+        st = schema.field("st")
+        child = pa.struct([st.type.field(0).with_type(pa.int64()), st.type.field(1)])
+        rows = original.set_column(3, st.with_type(child), original.column("st").cast(child))
+    elif change == "missing column":
+        rows = original.drop_columns(["s"])
+    else:
+        rows = original.replace_schema_metadata(None)
+        rows = pa.Table.from_arrays(rows.columns, schema=schema.set(1, schema.field("a").with_metadata(
+            {b"PARQUET:field_id": b"77"})))
+    _replace(table, 1, rows)
+    fast, slow = _outcome(table, True), _outcome(table, False)
+    if isinstance(fast, pa.Table):
+        assert isinstance(slow, pa.Table) and fast.equals(slow)
+    else:
+        assert fast == slow
+    if change != "nested child":
+        assert isinstance(fast, tuple) and fast[0] == DataFileError.__name__
