@@ -1,6 +1,7 @@
 """Footers converted and checked once per shape (``OpenScan.footer_shapes``, ``files/footer_shapes``): the same rows
 in the same order, and the same errors, as converting and checking every file's footer on its own; a shape is
-reused only for a footer that would give the same Arrow schema."""
+reused only for a footer that would give the same Arrow schema. Schema versions' plans kept across scans
+(``OpenScan.shared_plans``) read alike too."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import fieldshift as fs
 from fieldshift.errors import DataFileError
 from fieldshift.table.files import footer_shapes
 from fieldshift.table.files.footer_shapes import FileShapes
+from fieldshift.table.scan import open_scan
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.int32()), ("s", pa.string()),
                     ("st", pa.struct([("x", pa.int32()), ("y", pa.string())]))])
@@ -148,3 +150,38 @@ def test_a_replaced_file_fails_or_reads_as_without_shapes(tmp_path: Path, change
         assert fast == slow
     if change != "nested child":
         assert isinstance(fast, tuple) and fast[0] == DataFileError.__name__
+
+
+def test_version_plans_shared_across_scans_read_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schema versions' plans kept across scans (``OpenScan.shared_plans``): the same rows as each scan planning
+    its versions itself, for other columns, filters, an older snapshot and after the schema changed again; a
+    second scan of the same read plans nothing."""
+    table = _table(tmp_path)
+    built: list[int] = []
+    original = open_scan._version_plan
+    monkeypatch.setattr(open_scan, "_version_plan",
+                        lambda fsch, rs, policy: (built.append(fsch.schema_id), original(fsch, rs, policy))[1])
+    first = next(s.snapshot_id for s in table.history() if s.schema_id == 0 and s.operation == "append")
+
+    def reads(shared: bool) -> list[pa.Table]:
+        out = []
+        for options in ({}, {"columns": ["label", "id"]}, {"filter": "a < 10"}, {"columns": ["e", "st"]},
+                        {"snapshot_id": first}):
+            scan = table.scan(**options)  # type: ignore[arg-type]
+            scan.pipeline().shared_plans = shared
+            out.append(scan.to_arrow())
+        return out
+
+    plain = reads(False)
+    assert len(built) == 3 + 3 + 3 + 3 + 1  # every scan plans each of its versions
+    built.clear()
+    assert all(a.equals(b) for a, b in zip(reads(True), plain, strict=True))
+    built.clear()
+    assert all(a.equals(b) for a, b in zip(reads(True), plain, strict=True)) and built == []  # all kept
+    table.update_schema().rename_column("label", "tag").commit()
+    scan = table.scan()
+    got = scan.to_arrow()
+    assert got.column_names == ["id", "a", "tag", "st", "e"] and sorted(built) == [0, 1, 2]  # a new read schema
+    slow = table.scan()
+    slow.pipeline().shared_plans = False
+    assert got.equals(slow.to_arrow())
