@@ -26,6 +26,11 @@ __all__ = ["MAX_SHAPES", "FileShape", "FileShapes"]
 
 MAX_SHAPES = 4
 """Footer shapes kept per key (a schema version's files from a few writers); past it the oldest is forgotten."""
+MAX_KEYS = 64
+"""Keys whose shapes a scan keeps; past it the oldest key's are forgotten. A shape holds its file's parsed footer
+(what ``ParquetSchema.equals`` compares), so a scan of 200 schema versions holding 200 footers of 200 columns each
+fragmented the C heap enough to cost more than the shapes saved (370 -> 440 ms); a key's shape is also kept only
+from its second file on (the first may be the only one: one file per version)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +51,7 @@ class FileShapes:
 
     def __init__(self) -> None:
         self._known: dict[Hashable, tuple[FileShape, ...]] = {}
+        self._seen: set[Hashable] = set()  # keys whose first file was converted and checked (its shape not kept)
 
     def shape(self, key: Hashable, path: str, pf: pq.ParquetFile, expected: pa.Schema) -> FileShape:
         """``pf``'s shape: a known one when its footer matches, else converted and checked
@@ -61,6 +67,11 @@ class FileShapes:
         restore = None if found.equals(expected, check_metadata=True) else expected
         shape = FileShape(schema, key_values, found, tuple(leaf_indices(found, expected.names, metadata.num_columns)),
                           restore)
+        if key not in self._seen:
+            self._seen.add(key)
+            return shape
+        if not known and len(self._known) >= MAX_KEYS:
+            self._known.pop(next(iter(self._known)), None)  # the oldest key (dicts keep insertion order)
         self._known[key] = (*known, shape)[-MAX_SHAPES:]  # one assignment: threads reading see either tuple
         return shape
 

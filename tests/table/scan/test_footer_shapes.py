@@ -63,9 +63,9 @@ def test_shapes_read_the_same_rows_and_check_once_per_schema_version(tmp_path: P
     monkeypatch.setattr(footer_shapes, "check_file_columns",
                         lambda path, found, expected: (checks.append(str(path)), original(path, found, expected)))
     fast = _reads(table, True)
-    assert len(checks) == 2 * 3  # two scans, one check per schema version each
+    assert len(checks) == 2 * 3 * 2  # two scans; per schema version, its first two files (a shape is kept from the 2nd)
     slow = _reads(table, False)
-    assert len(checks) == 2 * 3  # the path without shapes checks every file itself
+    assert len(checks) == 2 * 3 * 2  # the path without shapes checks every file itself
     for got, want in zip(fast, slow, strict=True):
         assert got.equals(want) and got.num_rows == 1_200
     assert fast[0].column("e").null_count == 800 and fast[0].column("a").type == pa.int64()
@@ -84,7 +84,7 @@ def _with_ids(*fields: pa.Field) -> pa.Schema:
     return pa.schema([f.with_metadata({b"PARQUET:field_id": str(i + 1).encode()}) for i, f in enumerate(fields)])
 
 
-def test_a_shape_is_reused_only_for_footers_that_convert_alike() -> None:
+def test_a_shape_is_reused_only_for_footers_that_convert_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     """Footers one conversion apart: a field id, a nested child's type, a string layout only the stored Arrow schema
     tells (the same Parquet schema), a time zone likewise, the schema's own metadata. Each gets its own Arrow schema,
     exactly the one pyarrow converts for it; the same footer again reuses the first."""
@@ -100,16 +100,30 @@ def test_a_shape_is_reused_only_for_footers_that_convert_alike() -> None:
     ]
     files = [_parquet(pa.table(rows, schema=s)) for s in variants]
     files.append(_parquet(pa.table(rows, schema=base), {b"note": b"other"}))
-    files.insert(2, _parquet(pa.table(rows, schema=base)))  # the first footer again (kept: MAX_SHAPES)
-    assert files[4].metadata.schema.equals(files[0].metadata.schema)  # the layout is in the stored schema only
+    assert files[3].metadata.schema.equals(files[0].metadata.schema)  # the layout is in the stored schema only
+    monkeypatch.setattr(footer_shapes, "MAX_SHAPES", 16)
     shapes = FileShapes()
-    seen = []
-    for pf in files:
-        expected = pf.schema_arrow  # every file passes its own check: only the conversion is compared
-        shape = shapes.shape(0, "f", pf, expected)
-        assert shape.found.equals(pf.schema_arrow, check_metadata=True)
-        seen.append(shape)
-    assert seen[2] is seen[0] and len({id(s) for s in seen}) == len(files) - 1
+    kept = []
+    for _ in range(3):  # a key's shapes are kept from its second file on
+        seen = []
+        for pf in files:
+            expected = pf.schema_arrow  # every file passes its own check: only the conversion is compared
+            shape = shapes.shape(0, "f", pf, expected)
+            assert shape.found.equals(pf.schema_arrow, check_metadata=True)
+            seen.append(shape)
+        assert len({id(s) for s in seen}) == len(files)
+        kept.append(seen)
+    assert all(a is b for a, b in zip(kept[1], kept[2], strict=True))  # every footer found its own shape again
+
+
+def test_shapes_kept_are_bounded() -> None:
+    """A scan keeps the shapes of at most ``MAX_KEYS`` keys (each holds its file's parsed footer)."""
+    pf = _parquet(pa.table({"id": [1]}))
+    shapes = FileShapes()
+    for key in range(footer_shapes.MAX_KEYS + 10):
+        for _ in range(3):
+            shapes.shape(key, "f", pf, pf.schema_arrow)
+    assert len(shapes._known) == footer_shapes.MAX_KEYS and 0 not in shapes._known
 
 
 def _replace(table: fs.Table, index: int, rows: pa.Table) -> None:
@@ -142,7 +156,7 @@ def test_a_replaced_file_fails_or_reads_as_without_shapes(tmp_path: Path, change
         rows = original.replace_schema_metadata(None)
         rows = pa.Table.from_arrays(rows.columns, schema=schema.set(1, schema.field("a").with_metadata(
             {b"PARQUET:field_id": b"77"})))
-    _replace(table, 1, rows)
+    _replace(table, 3, rows)  # the fourth file of its version: read after the version's shape was kept
     fast, slow = _outcome(table, True), _outcome(table, False)
     if isinstance(fast, pa.Table):
         assert isinstance(slow, pa.Table) and fast.equals(slow)
