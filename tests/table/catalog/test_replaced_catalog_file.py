@@ -1,0 +1,42 @@
+"""A held SQLite read connection (``sqlite_dialect.ReadConnections``) reads the catalog file at the table's path,
+as a connection per read does: a table dropped and created again at the same path is the new table for an
+open handle too (the held connection kept reading the deleted file's inode: the old table's rows, schema and
+count, or an error for its removed data files, and never the handle's own later commits)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+
+import fieldshift as fs
+from fieldshift.table.catalog.sqlite_dialect import SqliteDialect
+
+OLD = pa.schema([("v", pa.string())])
+NEW = pa.schema([("v", pa.string()), ("n", pa.int64())])
+
+
+def _dialect(t: fs.Table) -> SqliteDialect:
+    dialect = t.catalog.dialect
+    assert isinstance(dialect, SqliteDialect)
+    return dialect
+
+
+def test_a_table_recreated_at_the_same_path_reads_alike_with_held_and_per_read_connections(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    fs.Table.create(root, OLD).append(pa.table({"v": ["old"]}))
+    held, per_read = fs.Table.open(root), fs.Table.open(root)
+    _dialect(per_read).hold_reads = False
+    for t in (held, per_read):
+        assert t.to_arrow().column("v").to_pylist() == ["old"]  # the held handle now holds a connection
+    shutil.rmtree(root)
+    fs.Table.create(root, NEW).append(pa.table({"v": ["new1", "new2"], "n": [1, 2]}))
+    expected = fs.Table.open(root).to_arrow()
+    for t in (per_read, held):
+        assert t.scan().count() == 2
+        assert t.schema.to_arrow().names == ["v", "n"]
+        assert t.to_arrow().equals(expected)
+    held.append(pa.table({"v": ["mine"], "n": [3]}))  # commits go to the file at the path
+    assert held.to_arrow().column("v").to_pylist() == ["new1", "new2", "mine"]  # ... and its reads see them
+    assert per_read.to_arrow().equals(held.to_arrow())
