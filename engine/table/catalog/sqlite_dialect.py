@@ -84,20 +84,23 @@ class ReadConnections:
         self._open, self._pid, self._local, self._lock = [], os.getpid(), threading.local(), threading.Lock()
 
     def get(self) -> SqliteConnection:
-        """This thread's held connection (opened on first use in a thread and process)."""
+        """This thread's held connection (opened on first use in a thread and process, and again when the file
+        at the path is another one: a table dropped and created again there, a catalog file put back)."""
         held: SqliteConnection | None = getattr(self._local, "conn", None)
-        if held is not None and self._pid == os.getpid():
+        if held is not None and self._pid == os.getpid() and self._local.file == _file_of(self.path):
             return held
         return self._connect()
 
     def _connect(self) -> SqliteConnection:
         with self._lock:
             self._after_fork()
-            ended = [raw for thread, raw in self._open if not thread.is_alive()]
-            if ended:  # a thread that ended left its connection here: close it from this one
-                self._open = [(t, raw) for t, raw in self._open if t.is_alive()]
+            stale = getattr(self._local, "conn", None)
+            ended = [raw for thread, raw in self._open if not thread.is_alive() or (stale and raw is stale.raw)]
+            if ended:  # a thread that ended left its connection here, or this thread's reads another file: close it
+                self._open = [(t, raw) for t, raw in self._open if not any(raw is e for e in ended)]
                 for raw in ended:
                     raw.close()
+            self._local.file = _file_of(self.path)  # before opening: a file replaced meanwhile is noticed next time
             # check_same_thread=False only so another thread may close it (close(), an ended thread's)
             raw = _open(self.path, check_same_thread=False)
             self._open.append((threading.current_thread(), raw))
@@ -123,6 +126,16 @@ class ReadConnections:
             held, self._open, self._local = self._open, [], threading.local()
             for _, raw in held:
                 raw.close()
+
+
+def _file_of(path: Path) -> tuple[int, int] | None:
+    """Which file is at ``path`` (device, inode; None: none): a held connection reads the file it opened,
+    even after another took its path."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 _EVERY: weakref.WeakSet[ReadConnections] = weakref.WeakSet()

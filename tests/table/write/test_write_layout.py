@@ -95,7 +95,8 @@ def test_compaction_and_keyed_writes_keep_the_tables_layout(tmp_path: Path) -> N
 @pytest.mark.parametrize(("key", "value"), [(FILE_ROWS_PROPERTY, "0"), (ROW_GROUP_ROWS_PROPERTY, "many"),
                                             (ROW_GROUP_BYTES_PROPERTY, "-5"), (CODEC_PROPERTY, "brotli9"),
                                             (DICTIONARY_PROPERTY, "some"), (FILE_ROWS_PROPERTY, str(2**63)),
-                                            (ROW_GROUP_ROWS_PROPERTY, "9" * 30), (ROW_GROUP_BYTES_PROPERTY, str(2**64))])
+                                            (ROW_GROUP_ROWS_PROPERTY, "9" * 30),
+                                            (ROW_GROUP_BYTES_PROPERTY, str(2**64))])
 def test_a_bad_layout_property_is_refused_before_anything_is_created(tmp_path: Path, key: str, value: str) -> None:
     with pytest.raises(InvalidOptionError, match=key.replace(".", r"\.")):
         fs.Table.create(tmp_path / "t", _rows(1).schema, properties={key: value})
