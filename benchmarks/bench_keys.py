@@ -132,10 +132,12 @@ def _medians(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, tuple[
 
 def _without_fast_paths(table: fs.Table) -> Callable[[], pa.Table]:
     """The scan as it read before issue 35's merge-on-read work: one filter per batch for the deleted rows, every
-    row group decoded, small files opened and read chunk by chunk."""
+    row group decoded, small files opened and read chunk by chunk, strings decoded dense by the Parquet reader, a
+    pool job per task (the files are the same: the write layout is not switched here)."""
     def read() -> pa.Table:
         pipeline = (scan := table.scan()).pipeline()
-        pipeline.fast_deletes = pipeline.whole_small_files = False
+        pipeline.fast_deletes = pipeline.whole_small_files = pipeline.dictionary_strings = False
+        pipeline.small_task_rows = 0
         return scan.to_arrow()
     return read
 
@@ -209,7 +211,7 @@ def _task_costs(merged: fs.Table, compacted: fs.Table, rounds: int = 7) -> dict[
 
     reader, base, updates = sides(merged)
     before = object.__new__(type(reader))
-    before.__dict__.update(reader.__dict__, fast_deletes=False, whole_small_files=False)
+    before.__dict__.update(reader.__dict__, fast_deletes=False, whole_small_files=False, dictionary_strings=False)
     compact_reader, _, compact_tasks = sides(compacted)
     whole = [list(pq.ParquetFile(t.files[0].path).iter_batches(1 << 20)) for t in base]
     positions = [np.asarray(t.files[0].positions, np.int64) for t in base]

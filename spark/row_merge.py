@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from fieldshift.spark._arrow import BatchConformer, spark_arrow_schema
 from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
+from fieldshift.spark.task_units import task_units, unit_frame
 from fieldshift.spark.types import schema_to_spark
 from fieldshift.table.files.data_files import remove_files
 from fieldshift.table.handle import TableIO
@@ -88,23 +89,22 @@ class MergeTask:
 
 @dataclass(frozen=True)
 class BySourceCandidates:
-    """mapInArrow function: each input row is a target unit's index; yields that unit's rows the by-source
-    clauses would delete (``by_source_candidates``) in Spark's types (``target``)."""
+    """mapInArrow function: each input row is a target unit (``task_units``: only this task's travel with it);
+    yields that unit's rows the by-source clauses would delete (``by_source_candidates``) in Spark's types
+    (``target``)."""
 
     at: _Pinned
     spec: MergeSpec
-    units: list[tuple[str, ...]]
     target: pa.Schema
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         io, metadata = self.at.open()
         conform = BatchConformer(self.target)
-        for batch in batches:
-            for i in batch.column(0).to_pylist():
-                rows = by_source_candidates(io, metadata, self.spec, self.units[i])  # in ``target``'s order
-                for b in rows.to_batches():
-                    if b.num_rows:
-                        yield conform(b)
+        for unit in task_units(batches):
+            rows = by_source_candidates(io, metadata, self.spec, unit)  # in ``target``'s order
+            for b in rows.to_batches():
+                if b.num_rows:
+                    yield conform(b)
 
 
 @dataclass(frozen=True)
@@ -158,9 +158,8 @@ def _by_source(df: Any, at: _Pinned, io: TableIO, metadata: TableMetadata, spec:
     if metadata.keys is None:
         fields += [StructField(POSITION_COLUMN, LongType(), False), StructField(BY_SOURCE_FILE, LongType(), False)]
     struct = StructType(fields)
-    task = BySourceCandidates(at, spec, units, spark_arrow_schema(struct))
-    spark = df.sparkSession
-    candidates = spark.range(0, len(units), 1, numPartitions=len(units)).mapInArrow(task, struct)
+    task = BySourceCandidates(at, spec, spark_arrow_schema(struct))
+    candidates = unit_frame(df.sparkSession, units).mapInArrow(task, struct)
     source = df.select(*(_column(n).alias(a) for n, a in zip(names, joined, strict=True)))
     unmatched = candidates.join(source, on=joined, how="left_anti")
     return _collect(unmatched, BySourceDeletes(at, spec))

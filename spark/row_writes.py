@@ -29,11 +29,11 @@ import numpy as np
 import pyarrow as pa
 
 from fieldshift.spark.errors_bridge import fieldshift_errors, one_line_errors
+from fieldshift.spark.task_units import task_units, unit_frame
 from fieldshift.table.catalog.deletion_vectors import decode_positions, encode_positions
 from fieldshift.table.commits import Attempt, with_retries
 from fieldshift.table.files.data_files import remove_files, removed_unless_committed
 from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
-from fieldshift.table.records import DataFile
 from fieldshift.table.scan.table_scan import Scan
 from fieldshift.table.table import Table
 from fieldshift.table.write.row_changes import commit_row_changes, find_rows, plan_removal
@@ -80,9 +80,9 @@ def _keyed_attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, no
     head = metadata.head.snapshot_id
     if not units:
         return UpdateResult(0, head)
-    writer = _KeyedUpdateTasks(str(table.location), *_opened_by(table, catalog, name), head, set, where, units)
-    ids = spark.range(0, len(units), 1, numPartitions=len(units))
-    done = [pickle.loads(row.files) for row in ids.mapInArrow(writer, "files binary").collect()]
+    writer = _KeyedUpdateTasks(str(table.location), *_opened_by(table, catalog, name), head, set, where)
+    frame = unit_frame(spark, units)  # each task gets its own unit only
+    done = [pickle.loads(row.files) for row in frame.mapInArrow(writer, "files binary").collect()]
     files = [f for part, _ in done for f in part]
     count = sum(n for _, n in done)
     written = [f.path for f in files]
@@ -108,10 +108,9 @@ def _attempt(spark: Any, table: Table, set: dict[str, Any], where: Any, now: Att
         return UpdateResult(0, metadata.head.snapshot_id)
     by_id = {f.file_id: f for f in matched.read}
     tasks = [(by_id[fid], encode_positions(positions)) for fid, positions in sorted(matched.positions.items())]
-    writer = _UpdateTasks(str(table.location), *_opened_by(table, catalog, name), metadata.snapshot.snapshot_id,
-                          set, tasks)
-    ids = spark.range(0, len(tasks), 1, numPartitions=len(tasks))
-    files = [f for row in ids.mapInArrow(writer, "files binary").collect() for f in pickle.loads(row.files)]
+    writer = _UpdateTasks(str(table.location), *_opened_by(table, catalog, name), metadata.snapshot.snapshot_id, set)
+    frame = unit_frame(spark, tasks)  # each task gets its own file and positions only
+    files = [f for row in frame.mapInArrow(writer, "files binary").collect() for f in pickle.loads(row.files)]
     written = [f.path for f in files]
     with removed_unless_committed(table.storage, written):
         removal = plan_removal(table.io, metadata, matched, written)
@@ -130,14 +129,14 @@ def _opened_by(table: Table, catalog: str | None, name: str | None) -> tuple[str
 
 @dataclass
 class _UpdateTasks:
-    """mapInArrow function: each input row is a matched file's index; writes that file's updated rows."""
+    """mapInArrow function: each input row is a matched file and its positions (``task_units``); writes that
+    file's updated rows."""
 
     location: str
     catalog: str | None
     name: str | None
     snapshot_id: int
     set: dict[str, Any]
-    tasks: list[tuple[DataFile, str]]
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = Table.open(self.location, catalog=self.catalog, name=self.name)
@@ -145,22 +144,20 @@ class _UpdateTasks:
         schema = metadata.current_schema
         scan = Scan(table.io, metadata)
         arrow = scan.read_schema.to_arrow()
-        for batch in batches:
-            for i in batch.column(0).to_pylist():
-                f, text = self.tasks[i]
-                keep = np.zeros(f.record_count, dtype=bool)
-                keep[decode_positions(text).astype(np.int64)] = True
-                rows = pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=arrow)
-                written: list[str] = []
-                files = write_partitioned(table.storage, schema, metadata.spec, apply_set(rows, schema, self.set),
-                                          written, MAX_FILE_ROWS)
-                yield pa.record_batch({"files": pa.array([pickle.dumps(files)], pa.binary())})
+        for f, text in task_units(batches):
+            keep = np.zeros(f.record_count, dtype=bool)
+            keep[decode_positions(text).astype(np.int64)] = True
+            rows = pa.Table.from_batches(list(scan.evolved_batches(f, keep)), schema=arrow)
+            written: list[str] = []
+            files = write_partitioned(table.storage, schema, metadata.spec, apply_set(rows, schema, self.set),
+                                      written, MAX_FILE_ROWS)
+            yield pa.record_batch({"files": pa.array([pickle.dumps(files)], pa.binary())})
 
 
 @dataclass
 class _KeyedUpdateTasks:
-    """mapInArrow function: each input row is a merge group's index; writes the new versions of its merged
-    rows ``where`` matches (``row_ops.update_unit``) as upsert files."""
+    """mapInArrow function: each input row is a merge group's files (``task_units``); writes the new versions of
+    its merged rows ``where`` matches (``row_ops.update_unit``) as upsert files."""
 
     location: str
     catalog: str | None
@@ -168,20 +165,18 @@ class _KeyedUpdateTasks:
     snapshot_id: int
     set: dict[str, Any]
     where: Any
-    units: list[tuple[str, ...]]
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = Table.open(self.location, catalog=self.catalog, name=self.name)
         metadata = table.io.metadata(self.snapshot_id)
-        for batch in batches:
-            for i in batch.column(0).to_pylist():
-                written: list[str] = []
-                try:
-                    done = update_unit(table.io, metadata, self.set, self.where, self.units[i], written)
-                except BaseException:
-                    remove_files(table.storage, written)
-                    raise
-                yield pa.record_batch({"files": pa.array([pickle.dumps(done)], pa.binary())})
+        for unit in task_units(batches):
+            written: list[str] = []
+            try:
+                done = update_unit(table.io, metadata, self.set, self.where, unit, written)
+            except BaseException:
+                remove_files(table.storage, written)
+                raise
+            yield pa.record_batch({"files": pa.array([pickle.dumps(done)], pa.binary())})
 
 
 one_line_errors(_UpdateTasks, _KeyedUpdateTasks)

@@ -76,8 +76,10 @@ class Catalog:
         return self.dialect.one_connection()
 
     def close(self) -> None:
-        """Close the connections this catalog object holds (SQLite: each thread's read connection; they are
-        closed too when the catalog is collected). A later call opens again."""
+        """Close the connections this catalog object holds (SQLite: every thread's read connection; they are
+        closed too when the catalog is collected). Safe from any thread: a connection in the middle of a read
+        on another thread is closed by that thread when the read ends (as a connection pool's dispose leaves
+        checked-out connections to their return). A later call opens again."""
         self.dialect.close()
 
     @contextlib.contextmanager

@@ -8,9 +8,9 @@ connection stays open in the process, closing the others is not the last close.
 
 The kept connection is idle (autocommit, no statement running, no read transaction), so writers and
 checkpoints never wait for it; commits stay durable and checkpointed as before. It is re-opened when the
-catalog file is replaced (another inode) and never used by a forked child (SQLite connections must not cross
-``fork``: a child sets the parent's aside unclosed and takes a new lock); at most :data:`MAX_KEPT` catalogs are
-kept, oldest first out, and all are closed at exit.
+catalog file is replaced (another inode) and never used by a forked child (``fork_guard``: a child sets the
+parent's aside unclosed and takes a new lock); at most :data:`MAX_KEPT` catalogs are kept, oldest first out,
+and all are closed at exit.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from __future__ import annotations
 import atexit
 import os
 import sqlite3
-import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from fieldshift.table.catalog.fork_guard import ForkGuarded
 
 if TYPE_CHECKING:
     from fieldshift.table.catalog.catalog import Catalog
@@ -30,9 +31,55 @@ __all__ = ["MAX_KEPT", "keep_open", "kept", "release_all"]
 
 MAX_KEPT = 8
 
-_lock = threading.Lock()
-_kept: OrderedDict[str, tuple[tuple[int, int, int], sqlite3.Connection]] = OrderedDict()
-_inherited: list[sqlite3.Connection] = []  # a parent's connections after fork: never closed (nor used) here
+
+class _Kept(ForkGuarded):
+    """This process's kept connections by catalog file, with the file's (device, inode) when opened."""
+
+    def __init__(self) -> None:
+        self.by_path: OrderedDict[str, tuple[tuple[int, int], sqlite3.Connection]] = OrderedDict()
+        super().__init__()
+
+    def _held_connections(self) -> list[sqlite3.Connection]:
+        return [conn for _, conn in self.by_path.values()]
+
+    def _start_over(self) -> None:
+        self.by_path = OrderedDict()
+
+    def keep(self, path: Path, ident: tuple[int, int]) -> bool:
+        key = str(path)
+        with self._lock:
+            self._check_fork()
+            held = self.by_path.get(key)
+            if held is not None and held[0] == ident:
+                self.by_path.move_to_end(key)
+                return True
+            if held is not None:
+                self.by_path.pop(key)[1].close()  # the file was replaced: keep the new one instead
+            conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+            try:
+                # the first read maps the WAL index: from here on this connection counts as open
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            except sqlite3.Error:
+                conn.close()
+                return False
+            self.by_path[key] = (ident, conn)
+            while len(self.by_path) > MAX_KEPT:
+                self.by_path.popitem(last=False)[1][1].close()
+            return True
+
+    def paths(self) -> list[str]:
+        with self._lock:
+            self._check_fork()
+            return list(self.by_path)
+
+    def release(self) -> None:
+        with self._lock:
+            self._check_fork()
+            while self.by_path:
+                self.by_path.popitem()[1][1].close()
+
+
+_KEPT = _Kept()
 
 
 def keep_open(catalog: Catalog) -> bool:
@@ -45,59 +92,17 @@ def keep_open(catalog: Catalog) -> bool:
         st = os.stat(path)
     except OSError:
         return False
-    ident = (os.getpid(), st.st_dev, st.st_ino)
-    key = str(path)
-    with _lock:
-        _drop_inherited()
-        held = _kept.get(key)
-        if held is not None and held[0] == ident:
-            _kept.move_to_end(key)
-            return True
-        if held is not None:
-            _kept.pop(key)[1].close()  # the file was replaced: keep the new one instead
-        conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-        try:
-            # the first read maps the WAL index: from here on this connection counts as open
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
-        except sqlite3.Error:
-            conn.close()
-            return False
-        _kept[key] = (ident, conn)
-        while len(_kept) > MAX_KEPT:
-            _kept.popitem(last=False)[1][1].close()
-        return True
+    return _KEPT.keep(path, (st.st_dev, st.st_ino))
 
 
 def kept() -> list[str]:
     """The catalog files this process keeps open."""
-    with _lock:
-        _drop_inherited()
-        return list(_kept)
+    return _KEPT.paths()
 
 
 def release_all() -> None:
     """Close every kept connection of this process (the last close of each database checkpoints it)."""
-    with _lock:
-        _drop_inherited()
-        while _kept:
-            _kept.popitem()[1][1].close()
-
-
-def _drop_inherited() -> None:
-    """After fork the parent's connections are the parent's: set them aside, unclosed."""
-    pid = os.getpid()
-    for key in [k for k, (ident, _) in _kept.items() if ident[0] != pid]:
-        _inherited.append(_kept.pop(key)[1])
-
-
-def _after_fork_in_child() -> None:
-    """A lock another thread held at the fork would never be released in the child: a new one, and the
-    parent's connections set aside."""
-    global _lock
-    _lock = threading.Lock()
-    _drop_inherited()
+    _KEPT.release()
 
 
 atexit.register(release_all)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)

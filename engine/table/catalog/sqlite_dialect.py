@@ -21,14 +21,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from fieldshift.table.catalog.fork_guard import ForkGuarded
+
 __all__ = ["ReadConnections", "SqliteConnection", "SqliteDialect"]
 
 T = TypeVar("T")
-
-_INHERITED: list[sqlite3.Connection] = []
-"""Connections a forked process inherited from its parent: never used or closed here (SQLite's files and
-locks are the parent's), only kept from being collected, whose close would touch them."""
-
 
 class SqliteConnection:
     """A sqlite3 connection with the record modules' few extra questions."""
@@ -60,74 +57,6 @@ def _open(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
     return sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=check_same_thread)
 
 
-class ReadConnections:
-    """One held connection per thread to one catalog file, for reads.
-
-    Safe across ``fork`` (a process whose id changed opens its own and leaves the parent's alone), across
-    threads (each thread its own connection; those of threads that ended are closed when the next one
-    opens) and closed by ``close`` (or when the dialect holding it is collected). Holds no reference to
-    its dialect, so the dialect's finalizer can close it.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self._open: list[tuple[threading.Thread, sqlite3.Connection]] = []
-        self._pid = os.getpid()
-        _EVERY.add(self)
-
-    def forget_parent(self) -> None:
-        """In a forked child (one thread, before any other runs): drop the parent's connections unused and
-        unclosed, and a lock another of its threads may have held at the fork."""
-        _INHERITED.extend(raw for _, raw in self._open)
-        self._open, self._pid, self._local, self._lock = [], os.getpid(), threading.local(), threading.Lock()
-
-    def get(self) -> SqliteConnection:
-        """This thread's held connection (opened on first use in a thread and process, and again when the file
-        at the path is another one: a table dropped and created again there, a catalog file put back)."""
-        held: SqliteConnection | None = getattr(self._local, "conn", None)
-        if held is not None and self._pid == os.getpid() and self._local.file == _file_of(self.path):
-            return held
-        return self._connect()
-
-    def _connect(self) -> SqliteConnection:
-        with self._lock:
-            self._after_fork()
-            stale = getattr(self._local, "conn", None)
-            ended = [raw for thread, raw in self._open if not thread.is_alive() or (stale and raw is stale.raw)]
-            if ended:  # a thread that ended left its connection here, or this thread's reads another file: close it
-                self._open = [(t, raw) for t, raw in self._open if not any(raw is e for e in ended)]
-                for raw in ended:
-                    raw.close()
-            self._local.file = _file_of(self.path)  # before opening: a file replaced meanwhile is noticed next time
-            # check_same_thread=False only so another thread may close it (close(), an ended thread's)
-            raw = _open(self.path, check_same_thread=False)
-            self._open.append((threading.current_thread(), raw))
-            conn = self._local.conn = SqliteConnection(raw)
-            return conn
-
-    def _after_fork(self) -> None:
-        if os.getpid() != self._pid:  # forked without os.fork's hooks (they call forget_parent)
-            _INHERITED.extend(raw for _, raw in self._open)
-            self._open, self._pid, self._local = [], os.getpid(), threading.local()
-
-    @property
-    def count(self) -> int:
-        """Connections open in this process (tests)."""
-        with self._lock:
-            self._after_fork()
-            return len(self._open)
-
-    def close(self) -> None:
-        """Close every thread's connection (the next read opens one again): not while another thread reads."""
-        with self._lock:
-            self._after_fork()
-            held, self._open, self._local = self._open, [], threading.local()
-            for _, raw in held:
-                raw.close()
-
-
 def _file_of(path: Path) -> tuple[int, int] | None:
     """Which file is at ``path`` (device, inode; None: none): a held connection reads the file it opened,
     even after another took its path."""
@@ -138,15 +67,110 @@ def _file_of(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-_EVERY: weakref.WeakSet[ReadConnections] = weakref.WeakSet()
+class _Held:
+    """One thread's read connection: ``busy`` counts the reads running on it; a ``close`` while it is busy
+    marks it ``doomed`` and the owner closes it when its last read ends. ``file``: the file at the path when
+    it was opened."""
+
+    __slots__ = ("busy", "closed", "conn", "doomed", "file", "thread")
+
+    def __init__(self, thread: threading.Thread, raw: sqlite3.Connection, file: tuple[int, int] | None) -> None:
+        self.thread, self.conn, self.file = thread, SqliteConnection(raw), file
+        self.busy, self.doomed, self.closed = 0, False, False
+
+    def shut(self) -> None:
+        self.closed = True
+        self.conn.raw.close()
 
 
-def _forget_parents() -> None:
-    for reads in list(_EVERY):
-        reads.forget_parent()
+class ReadConnections(ForkGuarded):
+    """One held connection per thread to one catalog file, for reads.
 
+    Safe across ``fork`` (``fork_guard``: a child leaves the parent's connections alone and opens its own),
+    across threads (each thread its own connection; those of threads that ended are closed when the next one
+    opens) and closed by ``close`` (or when the dialect holding it is collected) from any thread: an idle
+    connection at once, one in the middle of a read (``use``) by its own thread when that read ends. Holds no
+    reference to its dialect, so the dialect's finalizer can close it.
+    """
 
-os.register_at_fork(after_in_child=_forget_parents)
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._open: list[_Held] = []
+        super().__init__()
+
+    def _held_connections(self) -> list[sqlite3.Connection]:
+        return [h.conn.raw for h in self._open]
+
+    def _start_over(self) -> None:
+        self._open, self._local = [], threading.local()
+
+    def get(self) -> SqliteConnection:
+        """This thread's held connection (opened on first use in a thread and process, after ``close``, and when
+        the file at the path is another one: a table dropped and created again there, a catalog file put back)."""
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is not None and not held.closed and not self._forked() and held.file == _file_of(self.path):
+            return held.conn
+        with self._lock:
+            return self._mine().conn
+
+    @contextlib.contextmanager
+    def use(self) -> Iterator[SqliteConnection]:
+        """This thread's held connection for the block: a ``close`` from another thread meanwhile leaves it
+        open until the block (the outermost, when nested) ends."""
+        with self._lock:
+            held = self._mine()
+            held.busy += 1
+        try:
+            yield held.conn
+        finally:
+            with self._lock:
+                held.busy -= 1
+                if not held.busy and held.doomed and not held.closed:
+                    held.shut()
+
+    def _mine(self) -> _Held:
+        """With ``_lock`` held: this thread's open connection, opened if it has none (or it was closed)."""
+        self._check_fork()
+        held: _Held | None = getattr(self._local, "held", None)
+        file = _file_of(self.path)  # before opening: a file replaced meanwhile is noticed at the next read
+        if held is not None and not held.closed:
+            if held.file == file:
+                return held
+            self._open.remove(held)  # it reads a file no longer at the path: closed once no read runs on it
+            if held.busy:
+                held.doomed = True
+            else:
+                held.shut()
+        ended = [h for h in self._open if not h.thread.is_alive()]
+        if ended:  # a thread that ended left its connection here: close it from this one
+            self._open = [h for h in self._open if h.thread.is_alive()]
+            for h in ended:
+                h.shut()
+        # check_same_thread=False only so another thread may close it (close(), an ended thread's)
+        held = _Held(threading.current_thread(), _open(self.path, check_same_thread=False), file)
+        self._open.append(held)
+        self._local.held = held
+        return held
+
+    @property
+    def count(self) -> int:
+        """Connections open in this process (tests)."""
+        with self._lock:
+            self._check_fork()
+            return len(self._open)
+
+    def close(self) -> None:
+        """Close every thread's connection (each thread's next read opens one again). One in the middle of a
+        read on another thread is closed by that thread when the read ends, never under it."""
+        with self._lock:
+            self._check_fork()
+            held, self._open = self._open, []
+            for h in held:
+                if h.busy:
+                    h.doomed = True
+                else:
+                    h.shut()
 
 
 class SqliteDialect:
@@ -179,7 +203,8 @@ class SqliteDialect:
     def connect(self) -> Iterator[SqliteConnection]:
         """This thread's held connection (autocommit: every read sees the latest commit)."""
         if self.hold_reads:
-            yield self.reads.get()
+            with self.reads.use() as conn:
+                yield conn
             return
         raw = _open(self.path)
         try:
@@ -194,7 +219,8 @@ class SqliteDialect:
         read connections open, closing the writer's connection no longer does it (SQLite checkpoints when the
         last connection closes), and a catalog file is linked into place and copied as a file."""
         if getattr(self._pinned, "on", False):
-            yield from self._commit(self.reads.get())
+            with self.reads.use() as conn:
+                yield from self._commit(conn)
             return
         raw = _open(self.path)
         try:
@@ -229,7 +255,7 @@ class SqliteDialect:
             self._pinned.on = False
 
     def close(self) -> None:
-        """Close the held read connections (the next read opens one again)."""
+        """Close the held read connections, a busy one when its read ends (``ReadConnections.close``)."""
         self.reads.close()
 
     def retrying(self, commit: Callable[[], T]) -> T:

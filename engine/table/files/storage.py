@@ -27,6 +27,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from fieldshift.errors import StorageLocationError
+from fieldshift.table.files.dictionary_read import open_parquet
 
 try:
     import fcntl
@@ -220,12 +221,14 @@ class TableStorage:
     def parquet_file(self, rel: str, *, whole: bool = False, **options: Any) -> pq.ParquetFile:
         """A Parquet reader of ``rel`` (a missing file raises FileNotFoundError, as locally). ``whole``: the file is
         read in one request and decoded from memory (a small file: opening it and reading its footer and column
-        chunks one request at a time costs more than its rows, and an object store a request each)."""
+        chunks one request at a time costs more than its rows, and an object store a request each).
+        ``read_dictionary``: string and binary columns to read as dictionaries where their chunks allow
+        (``dictionary_read.open_parquet``)."""
         if whole:
-            return pq.ParquetFile(pa.BufferReader(self.read_bytes(rel)), **options)
+            return open_parquet(pa.BufferReader(self.read_bytes(rel)), **options)
         if self.local_path is not None:
-            return pq.ParquetFile(self.local_path / rel, **options)
-        return pq.ParquetFile(self.fs.open_input_file(self.full(rel)), **options)
+            return open_parquet(self.local_path / rel, **options)
+        return open_parquet(self.fs.open_input_file(self.full(rel)), **options)
 
     def read_table(self, rel: str, columns: list[str] | None = None) -> pa.Table:
         if self.local_path is not None:

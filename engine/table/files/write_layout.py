@@ -23,12 +23,14 @@ __all__ = [
     "CODEC_PROPERTY",
     "DEFAULT_LAYOUT",
     "DICTIONARY_CHOICES",
+    "DICTIONARY_CHOICE_ROWS",
     "DICTIONARY_PROPERTY",
     "FILE_ROWS_PROPERTY",
     "LAYOUT_PROPERTIES",
     "ROW_GROUP_BYTES_PROPERTY",
     "ROW_GROUP_ROWS_PROPERTY",
     "SMALL_CHUNK_BYTES",
+    "UNCOMPRESSED_FILE_BYTES",
     "WriteLayout",
     "write_layout",
 ]
@@ -43,14 +45,18 @@ LAYOUT_PROPERTIES = (FILE_ROWS_PROPERTY, ROW_GROUP_ROWS_PROPERTY, ROW_GROUP_BYTE
 CODECS = ("auto", "zstd", "snappy", "lz4", "gzip", "none")
 DICTIONARY_CHOICES = ("auto", "all", "none")
 SMALL_CHUNK_BYTES = 64 * 1024
+UNCOMPRESSED_FILE_BYTES = 256 * 1024
+"""Files of at most this much Arrow data are written uncompressed by the ``auto`` codec (``codec_for``)."""
 DICTIONARY_SAMPLE = 8192
+DICTIONARY_CHOICE_ROWS = 1024
+"""Tables of fewer rows keep a dictionary on every column: too few values to count against the cost of counting."""
 
 
 @dataclass(frozen=True)
 class WriteLayout:
-    """Rows per file, the cap on rows and Arrow bytes per row group, the codec (``auto``: zstd, or snappy when
-    the column chunks average under 64 KiB) and which columns are dictionary-encoded (``auto``: those whose
-    values repeat; ``all``; ``none``)."""
+    """Rows per file, the cap on rows and Arrow bytes per row group, the codec (``auto``: zstd, snappy when
+    the column chunks average under 64 KiB, none for a file of at most 256 KiB) and which columns are
+    dictionary-encoded (``auto``: those whose values repeat; ``all``; ``none``)."""
 
     file_rows: int = 1_048_576
     row_group_rows: int = 1_048_576
@@ -75,9 +81,16 @@ class WriteLayout:
         for every column chunk (tens of microseconds each), which outweighs the smaller bytes on small chunks (a
         2-row file of 10,000 columns read in 0.54 s as zstd, 0.35 s as snappy). On large chunks snappy saved no
         scan CPU (10M rows, 20 columns: 1.267 vs 1.271 s) and made the files 2.5x the size (474 vs 192 MB); it
-        writes ~11% faster (``codec=snappy`` for a write-bound table). Every Parquet reader reads both."""
+        writes ~11% faster (``codec=snappy`` for a write-bound table). Every Parquet reader reads both.
+
+        A file of at most ``UNCOMPRESSED_FILE_BYTES`` of Arrow data (a keyed upsert's bucket, a micro-batch) is not
+        compressed: snappy decodes a small chunk of sorted integers at ~1 GB/s (a 5,000-row id column: 62 vs 16 us),
+        which the reader pays on every scan until ``compact()`` rewrites the file (bench_keys' 20 update files of
+        ~5k rows: 6.8 -> 5.5 ms of scan CPU for 1.3x their bytes, at most a few hundred KiB a file)."""
         if self.codec != "auto":
             return self.codec
+        if table.nbytes <= UNCOMPRESSED_FILE_BYTES:
+            return "none"
         groups = max(1, -(-table.num_rows // max(1, group_rows)))
         per_chunk = table.nbytes / max(1, table.num_columns) / groups
         return "snappy" if per_chunk < SMALL_CHUNK_BYTES else "zstd"
@@ -86,8 +99,11 @@ class WriteLayout:
         """Which columns are dictionary-encoded (True: all): those whose first ``DICTIONARY_SAMPLE`` rows repeat
         values (at most half distinct). Parquet writers try a dictionary on every column and give up only after
         a page of it; on unique keys, ids and measurements that try cost a third of the write (a 4-column,
-        500k-row file: 58 -> 37 ms of CPU) and saves no byte. Small or nested tables keep every dictionary."""
-        if self.dictionary != "auto" or table.num_rows < DICTIONARY_SAMPLE:
+        500k-row file: 58 -> 37 ms of CPU) and saves no byte. It costs the reader too, where a dictionary of unique
+        values stays on a small file (the 20 ~5k-row files of bench_keys' upserts read in 6.8 ms of CPU against 7.2
+        with every dictionary, and are 17% smaller). Tables under ``DICTIONARY_CHOICE_ROWS`` rows or with nested
+        columns keep every dictionary."""
+        if self.dictionary != "auto" or table.num_rows < DICTIONARY_CHOICE_ROWS:
             return self.dictionary != "none"
         if any(not _flat(f.type) or "." in f.name for f in table.schema):
             return True  # pyarrow names nested and dotted columns by path: leave them all to the writer

@@ -14,8 +14,9 @@ Bucket of a row (Paimon's hidden buckets, Iceberg's hash): every key column is h
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,7 @@ from fieldshift.table.records import DataFile
 
 __all__ = ["BUCKETS_PROPERTY", "DEFAULT_BUCKETS", "PRECOMBINE_PROPERTY", "KeySpec", "bucket_numbers", "bucket_of",
            "bucket_order", "check_key_change", "dedupe_latest", "forget_key_hash", "key_hash", "key_properties",
-           "key_spec", "last_of_runs", "merge_group", "sort_versions"]
+           "key_spec", "last_of_runs", "merge_group", "remembering_keys", "sort_versions"]
 
 BUCKETS_PROPERTY = "fieldshift.buckets"
 DEFAULT_BUCKETS = 4
@@ -160,9 +161,30 @@ def _identity(columns: Sequence[pa.ChunkedArray]) -> tuple[Any, ...]:
 
 # The last key hash computed, with the columns it was computed from (held, so their buffers cannot be
 # freed and their addresses reused while the entry lives). One write hashes the same keys up to four
-# times (uniqueness, the lookup of live keys, the deletion-vector plan, the bucket split).
+# times (uniqueness, the lookup of live keys, the deletion-vector plan, the bucket split). Only remembered
+# inside ``remembering_keys`` (a write in progress), and dropped when the outermost such block ends.
 _LAST_HASH: list[tuple[tuple[Any, ...], list[pa.ChunkedArray], np.ndarray]] = []
 _HASH_LOCK = threading.Lock()
+_WRITES = 0  # ``remembering_keys`` blocks open in this process
+
+
+@contextlib.contextmanager
+def remembering_keys() -> Iterator[None]:
+    """Inside the block (one write's key checks, lookups and bucket split) ``key_hash`` and ``bucket_order``
+    remember their last answer for the calls that follow; when the last open block ends the answers and the
+    key columns they hold are dropped, refused write or not. Outside every block nothing is remembered, so a
+    long-lived process (a Spark worker writing one batch's bucket files) keeps no batch's keys alive."""
+    global _WRITES
+    with _HASH_LOCK:
+        _WRITES += 1
+    try:
+        yield
+    finally:
+        with _HASH_LOCK:
+            _WRITES -= 1
+            if not _WRITES:
+                _LAST_HASH.clear()
+                _LAST_ORDER.clear()
 
 
 def _key_columns(data: pa.Table, spec: KeySpec) -> tuple[list[pa.ChunkedArray], tuple[Any, ...] | None]:
@@ -188,13 +210,14 @@ def key_hash(data: pa.Table, spec: KeySpec) -> np.ndarray:
     h.flags.writeable = False
     if ident is not None:
         with _HASH_LOCK:
-            _LAST_HASH[:] = [(ident, columns, h)]
+            if _WRITES:
+                _LAST_HASH[:] = [(ident, columns, h)]
     return h
 
 
 def forget_key_hash() -> None:
-    """Drop the remembered key hash and bucket order (and the key columns they hold): a write calls this
-    when it is done."""
+    """Drop the remembered key hash and bucket order (and the key columns they hold) now, even inside a
+    ``remembering_keys`` block (tests; a write lets go when its block ends)."""
     with _HASH_LOCK:
         _LAST_HASH.clear()
         _LAST_ORDER.clear()
@@ -218,7 +241,8 @@ def bucket_order(data: pa.Table, spec: KeySpec) -> tuple[np.ndarray, np.ndarray]
     buckets.flags.writeable = order.flags.writeable = False
     if ident is not None:
         with _HASH_LOCK:
-            _LAST_ORDER[:] = [(ident, spec.buckets, columns, buckets, order)]
+            if _WRITES:
+                _LAST_ORDER[:] = [(ident, spec.buckets, columns, buckets, order)]
     return buckets, order
 
 

@@ -92,10 +92,11 @@ class CatalogSource:
         storage = self.io.storage
         return storage.fs.open_input_file(storage.full(self._relative(path)))
 
-    def parquet_file(self, path: str, whole: bool = False) -> Any:
+    def parquet_file(self, path: str, whole: bool = False, **options: Any) -> Any:
         """A Parquet reader of a data file of the table (``TableStorage.parquet_file``: a local file by its path;
-        ``whole``: read in one request and decoded from memory, as the scan reads small files)."""
-        return self.io.storage.parquet_file(self._relative(path), whole=whole)
+        ``whole``: read in one request and decoded from memory, as the scan reads small files; ``options``: the
+        reader's, e.g. ``read_dictionary``)."""
+        return self.io.storage.parquet_file(self._relative(path), whole=whole, **options)
 
     def _relative(self, path: str) -> str:
         base = self.io.storage.display()

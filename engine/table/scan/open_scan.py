@@ -53,6 +53,13 @@ from fieldshift.table.expressions.filters import BoundPredicate, bind_filter, pa
 from fieldshift.table.expressions.tree import AlwaysTrue
 from fieldshift.table.expressions.visitors import compile_test, filter_columns
 from fieldshift.table.files.data_files import check_file_columns, data_file_errors, name_data_file, read_columns
+from fieldshift.table.files.dictionary_read import (
+    DICTIONARY_MIN_ROWS,
+    decoded,
+    dictionary_candidates,
+    open_parquet,
+    read_types,
+)
 from fieldshift.table.files.parquet_read import decode_schema
 from fieldshift.table.files.stats import leaf_node, may_match, stats_test
 from fieldshift.table.keyed.keys import KeySpec
@@ -71,6 +78,9 @@ BATCH_SIZE = 65_536
 WHOLE_BATCH_ROWS = 1 << 20
 """Rows per batch when a scan reads its whole result (``to_arrow``): a row group of the default layout. Each
 batch costs a decode set-up per column and a pass of the evolution plan (benchmarks/README, issue 35)."""
+SMALL_TASK_ROWS = 65_536
+"""``to_arrow`` runs tasks of fewer rows together, in jobs of at least ``JOB_ROWS`` rows (``_jobs``)."""
+JOB_ROWS = 262_144
 WHOLE_FILE_BYTES = 1 << 20
 """Files up to this size are read in one request and decoded from memory: opening one and reading its footer and
 column chunks one read at a time costs more than its rows; past it the copy costs more than it saves
@@ -394,6 +404,29 @@ def _holding(tasks: list[ScanTask], rows: int) -> list[ScanTask] | None:
     return tasks
 
 
+def _jobs(order: Sequence[int], rows: Sequence[int], small: int) -> list[list[int]]:
+    """Tasks (``order``: largest first) as the pool's jobs: a job each, but tasks of fewer than ``small`` rows run one
+    after another in jobs of at least ``JOB_ROWS`` rows (``small`` 0: every task alone). Two threads reading small
+    files at once spend more CPU passing the GIL back and forth than either saves (bench_keys' 20 update files:
+    8.2 ms of CPU on two threads against 5.6 ms on one; 200 files of 1,000 rows: 38-43 -> 31 ms of CPU, 48-58 ->
+    44-47 ms of wall)."""
+    jobs: list[list[int]] = []
+    pending: list[int] = []
+    held = 0
+    for i in order:
+        if rows[i] >= small:
+            jobs.append([i])
+            continue
+        pending.append(i)
+        held += rows[i]
+        if held >= JOB_ROWS:
+            jobs.append(pending)
+            pending, held = [], 0
+    if pending:
+        jobs.append(pending)
+    return jobs
+
+
 def group_filter(filter: Any, schema: Schema,
                  source: ReadSource) -> Callable[[tuple[PartitionRange, ...]], bool] | None:
     """The ``keep`` test a source that prunes groups of files takes for a scan with ``filter`` at a snapshot
@@ -434,6 +467,11 @@ class OpenScan:
         # False: deleted positions removed by one filter per batch, every row group decoded (``live_rows``)
         self.fast_deletes = True
         self.whole_small_files = True  # False: a small file is opened and read chunk by chunk like a big one
+        # False: string and binary columns decoded dense by the Parquet reader, not as dictionaries (dictionary_read)
+        self.dictionary_strings = True
+        # to_arrow runs tasks of fewer rows one after another in jobs of JOB_ROWS (0: a job each; _jobs)
+        self.small_task_rows = SMALL_TASK_ROWS
+        self._dictionary_columns: dict[int, tuple[str, ...]] = {}
         # entries' schema ids describe their files exactly: plan once per schema id, without footers
         self.exact = bool(getattr(source, "exact_schemas", False))
         self._schemas: dict[int, Schema] = dict(source.schemas()) if self.exact else {}
@@ -828,12 +866,18 @@ class OpenScan:
         offset = 0
         with data_file_errors(f.path):
             opener = getattr(self.source, "parquet_file", None)  # the source's own reader of its files
+            # string and binary dictionary chunks read as dictionaries, made dense after the deletes (dictionary_read)
+            wanted = self._dictionary_candidates(f.schema_id, expected) \
+                if self.dictionary_strings and f.record_count >= DICTIONARY_MIN_ROWS else ()
+            options = {"read_dictionary": wanted} if wanted else {}
             if opener is None:
-                pf = pq.ParquetFile(self._open(f.path))
+                pf = open_parquet(self._open(f.path), **options)
             else:
-                pf = opener(f.path, whole=True) if self._read_whole(f) else opener(f.path)
-            found = pf.schema_arrow
+                pf = opener(f.path, whole=True, **options) if self._read_whole(f) else opener(f.path, **options)
+            found = pf.schema.to_arrow_schema() if wanted else pf.schema_arrow  # the file's own (dense) types
             check_file_columns(f.path, found, expected)
+            restore, dense_at = read_types(expected, pf.schema_arrow) if wanted else (expected, [])
+            dense_types = [expected.field(i).type for i in dense_at]
             groups, stop, batch_size = None, None, self.batch_size
             # row groups without a live row, and the rows after the last live one, are not decoded (live_rows)
             if deleted is not None and self.fast_deletes:
@@ -845,7 +889,7 @@ class OpenScan:
                 total = sum(rows) if groups is None else sum(rows[i] for i in groups)
                 stop = live_extent(total, deleted)
                 stop, batch_size = (stop, live_batch_size(stop, batch_size)) if stop < total else (None, batch_size)
-            for whole in read_columns(pf, expected.names, batch_size, groups, restore=expected,
+            for whole in read_columns(pf, expected.names, batch_size, groups, restore=restore,
                                       file_schema=found):
                 n = whole.num_rows
                 parts = [whole]
@@ -854,6 +898,8 @@ class OpenScan:
                     if hi > lo:
                         parts = live_parts(whole, deleted[lo:hi] - offset, self.fast_deletes)
                 offset += n
+                if dense_at:
+                    parts = [piece for part in parts for piece in decoded(part, dense_at, dense_types)]
                 for batch in parts:
                     try:
                         out = p.apply(batch)
@@ -863,6 +909,13 @@ class OpenScan:
                     yield self._without_equality_deleted(out, equality)
                 if stop is not None and offset >= stop:
                     return  # the rest is deleted: never decoded
+
+    def _dictionary_candidates(self, schema_id: int, expected: pa.Schema) -> tuple[str, ...]:
+        """The columns of a schema version's files to ask for as dictionaries (``dictionary_read``), once each."""
+        found = self._dictionary_columns.get(schema_id)
+        if found is None:
+            found = self._dictionary_columns[schema_id] = dictionary_candidates(expected)
+        return found
 
     def _read_whole(self, f: DataFileEntry) -> bool:
         """Whether to read ``f`` in one request and decode it from memory: a small file (``WHOLE_FILE_BYTES``) of a
@@ -1025,10 +1078,13 @@ class OpenScan:
         def run(task: ScanTask) -> list[pa.RecordBatch]:
             return [b for b in (reader.finish(x) for x in reader.task_batches(task)) if b.num_rows]
 
-        order = sorted(range(len(tasks)), key=lambda i: -sum(f.record_count for f in tasks[i].files))
-        workers = max(1, min(os.cpu_count() or 1, len(tasks)))
+        rows = [sum(f.record_count for f in t.files) for t in tasks]
+        order = sorted(range(len(tasks)), key=lambda i: -rows[i])
+        jobs = _jobs(order, rows, self.small_task_rows)
+        workers = max(1, min(os.cpu_count() or 1, len(jobs)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            done = dict(zip(order, pool.map(lambda i: run(tasks[i]), order), strict=True))
+            done = {i: out for job, outs in zip(jobs, pool.map(lambda job: [run(tasks[i]) for i in job], jobs),
+                                                strict=True) for i, out in zip(job, outs, strict=True)}
         result = pa.Table.from_batches([b for i in range(len(tasks)) for b in done[i]], schema=self.output_schema)
         return result if self.limit is None else result.slice(0, self.limit)
 

@@ -41,7 +41,7 @@ from fieldshift.table.files.data_files import remove_files, removed_unless_commi
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.key_lookup import KeyedPlan, candidates, plan_vectors
 from fieldshift.table.keyed.keyed_write import check_unique
-from fieldshift.table.keyed.keys import KeySpec, dedupe_latest, forget_key_hash
+from fieldshift.table.keyed.keys import KeySpec, dedupe_latest, remembering_keys
 from fieldshift.table.keyed.merge import group_files, read_group
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
@@ -66,6 +66,7 @@ from fieldshift.table.write.merge_builder import (
 from fieldshift.table.write.row_changes import (
     POSITION_COLUMN,
     MatchedRows,
+    check_unit_live,
     commit_row_changes,
     find_rows,
     plan_removal,
@@ -219,6 +220,7 @@ def _joined(commits: Sequence[VectorCommit], on_conflict: Literal["raise", "skip
                         frozenset().union(*(c.resolved for c in commits)), on_conflict=on_conflict)
 
 
+@remembering_keys()  # one key hash for the uniqueness check, the lookups and the bucket split
 def _keyed_merge(io: TableIO, metadata: TableMetadata, spec: MergeSpec, fitted: _Fitted, *,
                  resolve: bool) -> MergeResult:
     keys = metadata.keys
@@ -266,7 +268,6 @@ def _write_keyed(io: TableIO, metadata: TableMetadata, schema: Schema, rows: pa.
         if rows.num_rows else []
     deletes = write_partitioned(io.storage, schema, metadata.spec, gone, written, keys=keys, content="deletes") \
         if gone.num_rows else []
-    forget_key_hash()
     return files, deletes
 
 
@@ -445,6 +446,7 @@ class MergePart:
     counts: tuple[int, int, int]
 
 
+@remembering_keys()
 def merge_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec) -> MergePart:
     """Run ``spec`` (its source: one worker's rows; every row of an ``on`` value is in one worker's share)
     against ``metadata``'s snapshot and write its files, without committing (``commit_parts`` does).
@@ -491,33 +493,37 @@ def without_by_source(spec: MergeSpec) -> MergeSpec:
     return replace(spec, clauses=tuple(c for c in spec.clauses if c.kind != "delete_by_source"))
 
 
-def target_units(io: TableIO, metadata: TableMetadata) -> list[tuple[str, ...]]:
-    """The units a distributed by-source pass splits the target into, as file paths: each live data file of
-    an unkeyed table, each merge group of a keyed one (its rows are only known merged)."""
+def target_units(io: TableIO, metadata: TableMetadata) -> list[tuple[DataFile, ...]]:
+    """The units a distributed by-source pass splits the target into, as their files (each task reads its own
+    without looking it up): each live data file of an unkeyed table, each merge group of a keyed one (its rows
+    are only known merged)."""
     files = Scan(io, metadata).live_files()
     if metadata.keys is not None:
-        return [tuple(f.path for f in g) for g in group_files(list(files))]
-    return [(f.path,) for f in files if f.content == "data"]
+        return [tuple(g) for g in group_files(list(files))]
+    return [(f,) for f in files if f.content == "data"]
 
 
-def by_source_candidates(io: TableIO, metadata: TableMetadata, spec: MergeSpec, unit: Sequence[str]) -> pa.Table:
+def by_source_candidates(io: TableIO, metadata: TableMetadata, spec: MergeSpec,
+                         unit: Sequence[DataFile]) -> pa.Table:
     """The live target rows of one unit (``target_units``) that ``spec``'s by-source clauses delete unless a
     source row matches them: their ``on`` columns in the head schema's types, and on an unkeyed table
     :data:`BY_SOURCE_FILE` and :data:`POSITION_COLUMN` (where the row is). ``spec``'s source only gives its
     schema. The caller removes the rows whose ``on`` values the source holds (an anti-join; a null never
-    matches) and deletes the rest (``by_source_part``)."""
+    matches) and deletes the rest (``by_source_part``). A unit file no longer live at ``metadata``'s snapshot
+    raises ``CommitConflictError``."""
     fitted = _fit(spec, metadata)
     source_type = pa.struct(list(fitted.view.schema))
     names = list(spec.on)
     _check_on_columns(spec, metadata)
+    scan = Scan(io, metadata)
+    check_unit_live(scan, unit, "the merge's target")
     if metadata.keys is not None:
         _check_on(spec, metadata.keys, metadata.name)
-        scan = Scan(io, metadata)
-        by_path = {f.path: f for f in scan.live_files()}
-        rows = read_group(scan, [by_path[p] for p in unit]).select(metadata.current_schema.names)
+        rows = read_group(scan, list(unit)).select(metadata.current_schema.names)
         target = _conform(rows, fitted.schema, metadata)
         return rows.select(names).filter(pa.array(by_source_mask(spec, source_type, target)))
-    fid = next(f.file_id for f in Scan(io, metadata).live_files() if f.path == unit[0])
+    fid = unit[0].file_id
+    assert fid is not None
     found = find_rows(io, metadata, None, with_rows=True, only={fid})
     assert found.rows is not None
     target = _conform(found.rows.drop_columns([POSITION_COLUMN]), fitted.schema, metadata)
@@ -544,7 +550,6 @@ def by_source_part(io: TableIO, metadata: TableMetadata, spec: MergeSpec, rows: 
     except BaseException:
         remove_files(io.storage, written)
         raise
-    forget_key_hash()
     return MergePart(tuple(files), {}, (0, 0, gone.num_rows))
 
 

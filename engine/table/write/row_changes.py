@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from fieldshift.errors import CommitConflictError
 from fieldshift.schema.model import Schema
 from fieldshift.table.catalog.deletion_vectors import DeletionVector, VectorCommit
 from fieldshift.table.expressions.filters import bind_filter, parse_filter
@@ -50,8 +51,8 @@ from fieldshift.table.updates import (
     TableUpdate,
 )
 
-__all__ = ["POSITION_COLUMN", "REWRITE_FRACTION", "MatchedRows", "RowRemoval", "commit_row_changes", "find_rows",
-           "plan_removal", "row_change_rule"]
+__all__ = ["POSITION_COLUMN", "REWRITE_FRACTION", "MatchedRows", "RowRemoval", "check_unit_live", "commit_row_changes",
+           "find_rows", "plan_removal", "row_change_rule"]
 
 REWRITE_FRACTION = 0.5
 """A file whose deletes would leave it fewer than this share of its rows is rewritten without them instead of
@@ -89,6 +90,18 @@ def _live_positions(f: DataFile, v: DeletionVector | None) -> tuple[np.ndarray |
     keep = v.keep_mask(f.record_count) if v is not None else None
     live = np.arange(f.record_count, dtype=np.int64) if keep is None else np.flatnonzero(keep).astype(np.int64)
     return keep, live
+
+
+def check_unit_live(scan: Scan, unit: Sequence[DataFile], what: str) -> None:
+    """Every file of ``unit`` is live at ``scan``'s snapshot (a binary search of its sorted file ids), else a
+    ``CommitConflictError`` naming the first gone: a commit removed it after the unit was listed."""
+    if scan.snapshot_files().positions(list(unit)) is not None:
+        return
+    live = scan.snapshot_files()
+    gone = next(f for f in unit if live.positions([f]) is None)
+    raise CommitConflictError(
+        f"file {gone.path} of {what} is not live at snapshot {scan.snapshot_id}: a concurrent commit removed it "
+        f"after the files were listed; run it again")
 
 
 def find_rows(io: TableIO, metadata: TableMetadata, filter: Any, *, with_rows: bool = False,

@@ -26,13 +26,19 @@ from fieldshift.table.commits import expired_is_conflict
 from fieldshift.table.expressions.references import Reference
 from fieldshift.table.files.data_files import removed_unless_committed
 from fieldshift.table.handle import TableIO
-from fieldshift.table.keyed.keys import KeySpec, forget_key_hash
+from fieldshift.table.keyed.keys import KeySpec
 from fieldshift.table.keyed.merge import group_files, read_group
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitions.partition_write import MAX_FILE_ROWS, write_partitioned
 from fieldshift.table.records import DataFile
 from fieldshift.table.scan.table_scan import Scan
-from fieldshift.table.write.row_changes import POSITION_COLUMN, commit_row_changes, find_rows, plan_removal
+from fieldshift.table.write.row_changes import (
+    POSITION_COLUMN,
+    check_unit_live,
+    commit_row_changes,
+    find_rows,
+    plan_removal,
+)
 from fieldshift.table.write.set_values import fit_column, fit_literal
 from fieldshift.table.write.write_commit import DeleteResult, WriteRequest, write_rows
 
@@ -111,28 +117,28 @@ def keyed_new_versions(metadata: TableMetadata, rows: pa.Table, set: Mapping[str
     return new
 
 
-def keyed_update_units(io: TableIO, metadata: TableMetadata, where: Any) -> list[tuple[str, ...]]:
-    """The merge groups (their files' paths) whose merged rows ``where`` may match: the units of a
-    distributed keyed update (``update_unit``), one group's rows only known merged."""
-    return [tuple(f.path for f in g) for g in group_files(Scan(io, metadata, None, where).files())]
+def keyed_update_units(io: TableIO, metadata: TableMetadata, where: Any) -> list[tuple[DataFile, ...]]:
+    """The merge groups (their files) whose merged rows ``where`` may match: the units of a distributed keyed
+    update (``update_unit``), one group's rows only known merged."""
+    return [tuple(g) for g in group_files(Scan(io, metadata, None, where).files())]
 
 
-def update_unit(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], where: Any, unit: Sequence[str],
+def update_unit(io: TableIO, metadata: TableMetadata, set: Mapping[str, Any], where: Any, unit: Sequence[DataFile],
                 written: list[str]) -> tuple[list[DataFile], int]:
     """One merge group's share of a keyed update at ``metadata``'s snapshot: its merged rows ``where`` matches,
-    their new versions written as upsert files (not committed; their paths land in ``written``), and how many."""
+    their new versions written as upsert files (not committed; their paths land in ``written``), and how many.
+    A unit file no longer live at the snapshot raises ``CommitConflictError``."""
     keys = metadata.keys
     assert keys is not None
     scan = Scan(io, metadata, None, where)
-    by_path = {f.path: f for f in scan.live_files()}
-    merged = read_group(scan, [by_path[p] for p in unit])
+    check_unit_live(scan, unit, "the update")
+    merged = read_group(scan, list(unit))
     rows = pa.Table.from_batches([scan.finish(b) for b in merged.to_batches()], schema=scan.output_schema)
     if not rows.num_rows:
         return [], 0
     new = keyed_new_versions(metadata, rows, set)
     files = write_partitioned(io.storage, metadata.current_schema, metadata.spec, new, written, MAX_FILE_ROWS,
                               keys=keys)
-    forget_key_hash()
     return files, new.num_rows
 
 

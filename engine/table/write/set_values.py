@@ -121,12 +121,34 @@ def _kinds_clash(source: pa.DataType, t: pa.DataType) -> str | None:
     return None
 
 
+_CHUNK = 1 << 16
+"""Rows cast at once while looking for the first bad value (``_first_bad``)."""
+
+
+def _fails(arr: pa.Array, t: pa.DataType) -> bool:
+    try:
+        arr.cast(t)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return True
+    return False
+
+
 def _first_bad(arr: pa.Array, t: pa.DataType) -> int:
-    for i in range(min(len(arr), 100_000)):
-        try:
-            arr[i].cast(t)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-            return i
+    """The first row whose value does not cast to ``t`` (0 if no part of ``arr`` fails alone): chunks are cast
+    in order, then the failing chunk is halved, the half holding the first failure kept (a range fails when
+    it holds a bad value). Casts of O(len) values in all, none row by row in Python."""
+    for start in range(0, len(arr), _CHUNK):
+        chunk = arr.slice(start, _CHUNK)
+        if not _fails(chunk, t):
+            continue
+        lo, hi = 0, len(chunk)  # chunk[:lo] casts; chunk[lo:hi] holds the first bad value
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _fails(chunk.slice(lo, mid - lo), t):
+                hi = mid
+            else:
+                lo = mid
+        return start + lo
     return 0
 
 

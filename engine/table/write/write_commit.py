@@ -31,7 +31,7 @@ from fieldshift.table.files.data_files import remove_files, removed_unless_commi
 from fieldshift.table.handle import TableIO
 from fieldshift.table.keyed.key_lookup import KeyedPlan, append_lookup, plan_vectors
 from fieldshift.table.keyed.keyed_write import check_unique, key_rows, new_keys_only
-from fieldshift.table.keyed.keys import KeySpec, bucket_of, bucket_order, dedupe_latest, forget_key_hash
+from fieldshift.table.keyed.keys import KeySpec, bucket_of, bucket_order, dedupe_latest, remembering_keys
 from fieldshift.table.metadata import TableMetadata
 from fieldshift.table.partitions.partition_write import write_partitioned
 from fieldshift.table.records import DataFile, Snapshot
@@ -263,7 +263,7 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
                                  layout=layout)
 
     with removed_unless_committed(io.storage, written):
-        try:
+        with remembering_keys():  # the key hash and bucket order serve this write's steps, then are let go
             if keys is not None and _overlapped(metadata, request, resolve):
                 bucket_order(data, keys)  # the key hash and bucket order both threads use, computed once
                 with ThreadPoolExecutor(1, thread_name_prefix="fieldshift-write") as pool:  # exit waits for the files
@@ -277,8 +277,6 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
                 if request.evolved:  # before writing anything
                     check_evolution(io, metadata, schema, f"an {operation}")
                 files = write(data)
-        finally:  # the last use of this write's key hash, refused or not: let go of the key columns it holds
-            forget_key_hash()
         quarantine = []
         for q in request.quarantined:
             if q.num_rows:
@@ -292,6 +290,7 @@ def write_rows(io: TableIO, metadata: TableMetadata, request: WriteRequest, *, r
     return Written(snap, data.num_rows, sum(n for _, n in quarantine), replaced)
 
 
+@remembering_keys()  # the delete plan's bucket order serves the delete files' bucket split
 def delete_rows(io: TableIO, metadata: TableMetadata, keys: Any, filter: Any, *, resolve: bool = True) -> DeleteResult:
     """Delete files of ``keys`` (or of the keys of the merged rows ``filter`` matches at the head of
     ``metadata``), committed on that head with the deletion vectors of the rows they remove (``resolve``:

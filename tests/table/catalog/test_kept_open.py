@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 import fieldshift as fs
+from fieldshift.table.catalog import fork_guard, kept_open
 from fieldshift.table.catalog.kept_open import keep_open, kept, release_all
 
 
@@ -90,3 +91,29 @@ def test_after_fork_the_child_keeps_its_own_and_never_closes_the_parents(tmp_pat
     _append(tmp_path / "t", 0)  # the parent's kept connection still works after the child exited
     assert kept() == [str(tmp_path / "t" / "fieldshift.db")]
     assert sorted(fs.Table.open(tmp_path / "t").to_arrow().column("id").to_pylist()) == [0, 1, 10, 11]
+
+
+def test_kept_and_read_connections_share_one_fork_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both holders go through ``fork_guard``: in a process whose id changed without the fork hooks (a fork
+    from C code), the kept connection and the read connections are set aside unclosed, and new ones opened."""
+    t = _table(tmp_path / "t")
+    keep_open(t.catalog)
+    t.scan().count()
+    reads = t.catalog.dialect.reads  # type: ignore[attr-defined]
+    parents = [*fork_guard._EVERY]
+    assert reads in parents and kept_open._KEPT in parents
+    before = len(fork_guard.INHERITED)
+    pid = os.getpid()
+    monkeypatch.setattr(os, "getpid", lambda: pid + 1)
+    assert kept() == [] and reads.count == 0
+    aside = fork_guard.INHERITED[before:]
+    assert len(aside) == 2
+    for conn in aside:
+        conn.execute("SELECT 1")  # unclosed: the parent's to close
+    assert keep_open(t.catalog) and kept() == [str(tmp_path / "t" / "fieldshift.db")]
+    release_all()
+    t.close()
+    monkeypatch.undo()
+    for conn in aside:  # (no parent in this test: close them here)
+        conn.close()
+    del fork_guard.INHERITED[before:]

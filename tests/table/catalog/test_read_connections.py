@@ -88,11 +88,14 @@ def test_a_thread_holds_its_own_connection_and_an_ended_threads_is_closed(tmp_pa
     mine = reads.get()
     seen: list[object] = []
     errors: list[BaseException] = []
+    together = threading.Barrier(4)
 
-    def scan() -> None:
+    def scan(wait: bool = True) -> None:
         try:
             assert t.scan(filter=[("id", "<", 3)]).to_arrow().num_rows == 3
             seen.append(reads.get())
+            if wait:  # none ends before all four opened theirs (an ended one's is closed at the next open)
+                together.wait(60)
         except BaseException as e:  # pragma: no cover - reported below
             errors.append(e)
 
@@ -104,7 +107,7 @@ def test_a_thread_holds_its_own_connection_and_an_ended_threads_is_closed(tmp_pa
     assert not errors
     assert len({id(c) for c in seen}) == 4 and all(c is not mine for c in seen)
     assert reads.count == 5
-    late = threading.Thread(target=scan)
+    late = threading.Thread(target=scan, args=(False,))
     late.start()
     late.join()
     assert not errors and reads.count == 2  # the four ended threads' connections closed when the fifth opened
@@ -241,3 +244,61 @@ def test_a_dropped_table_closes_its_connections_without_waiting_for_the_cycle_co
             assert _catalog_fds(root) == []
     finally:
         gc.enable()
+
+
+def test_close_from_another_thread_waits_for_a_read_in_progress(tmp_path: Path) -> None:
+    """``Catalog.close()`` closes every thread's connection, but one in the middle of a read is closed by its
+    own thread when that read ends (as a pool's dispose leaves checked-out connections to their return),
+    never under it; an idle thread's is closed at once and its next read opens a new one."""
+    root = tmp_path / "t"
+    t = _table(root)
+    dialect = _dialect(t)
+    t.scan().count()
+    inside, go_on, idle_read, idle_go = (threading.Event() for _ in range(4))
+    got: list[Any] = []
+    fresh: list[Any] = []
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            with dialect.connect() as conn:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+                with dialect.connect() as nested:  # a nested read: the same connection
+                    assert nested is conn
+                inside.set()
+                go_on.wait(60)
+                got.append(conn.execute("SELECT count(*) FROM sqlite_master").fetchall())  # still open
+            got.append(conn)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    def idle() -> None:
+        try:
+            with dialect.connect() as conn:
+                conn.execute("SELECT 1").fetchall()
+            idle_read.set()
+            idle_go.wait(60)
+            with dialect.connect() as again:  # closed while idle: a new one
+                fresh.append((again is not conn, again.execute("SELECT 1").fetchall()))
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=reader), threading.Thread(target=idle)]
+    for th in threads:
+        th.start()
+    assert inside.wait(60) and idle_read.wait(60)
+    t.catalog.close()
+    assert dialect.reads.count == 0
+    go_on.set()
+    idle_go.set()
+    for th in threads:
+        th.join(60)
+    assert not errors, errors
+    (busy_result, busy_conn), [(new, one)] = got, fresh
+    assert busy_result and new and one == [(1,)]
+    with pytest.raises(Exception, match="closed"):
+        busy_conn.execute("SELECT 1")  # closed by its thread once its read ended
+    assert t.scan().count() == 10  # this thread's next read opens again
+    t.close()
+    gc.collect()
+    assert _catalog_fds(root) == []

@@ -21,7 +21,7 @@ from fieldshift.kernels.murmur3 import iceberg_hash
 from fieldshift.kernels.threads import split_range
 from fieldshift.table.files import data_files
 from fieldshift.table.keyed import keyed_write, keys
-from fieldshift.table.keyed.keys import KeySpec, bucket_of, bucket_order, forget_key_hash, key_hash
+from fieldshift.table.keyed.keys import KeySpec, bucket_of, bucket_order, forget_key_hash, key_hash, remembering_keys
 from fieldshift.table.partitions import partition_write
 from fieldshift.table.write import write_commit
 
@@ -103,17 +103,18 @@ def test_the_remembered_hash_is_never_another_tables() -> None:
     a = pa.table({"k": ["a", "b", "c", "d"]})
     b = pa.table({"k": ["e", "f", "g", "h"]})
     fresh = [iceberg_hash(t.column("k")).to_numpy().view(np.uint32) for t in (a, b, a.slice(1), a.take([3, 2]))]
-    for t, expected in zip((a, b, a.slice(1), a.take([3, 2])), fresh, strict=True):
-        assert np.array_equal(key_hash(t, ONE), expected)
-    assert key_hash(a.select(["k"]), ONE) is key_hash(a, ONE)  # the same columns: computed once
-    indices = pa.array([0, 1, 0, 1], pa.int32())
-    d1 = pa.table({"k": pa.DictionaryArray.from_arrays(indices, pa.array(["a", "b"]))})
-    d2 = pa.table({"k": pa.DictionaryArray.from_arrays(indices, pa.array(["c", "d"]))})
-    for d in (d1, d2, d1):  # the same indices buffer, other dictionaries
-        assert np.array_equal(key_hash(d, ONE), iceberg_hash(d.column("k")).to_numpy().view(np.uint32))
-    assert not key_hash(a, ONE).flags.writeable
-    forget_key_hash()
-    assert not keys._LAST_HASH
+    with remembering_keys():  # inside a write
+        for t, expected in zip((a, b, a.slice(1), a.take([3, 2])), fresh, strict=True):
+            assert np.array_equal(key_hash(t, ONE), expected)
+        assert key_hash(a.select(["k"]), ONE) is key_hash(a, ONE)  # the same columns: computed once
+        indices = pa.array([0, 1, 0, 1], pa.int32())
+        d1 = pa.table({"k": pa.DictionaryArray.from_arrays(indices, pa.array(["a", "b"]))})
+        d2 = pa.table({"k": pa.DictionaryArray.from_arrays(indices, pa.array(["c", "d"]))})
+        for d in (d1, d2, d1):  # the same indices buffer, other dictionaries
+            assert np.array_equal(key_hash(d, ONE), iceberg_hash(d.column("k")).to_numpy().view(np.uint32))
+        assert not key_hash(a, ONE).flags.writeable
+        assert keys._LAST_HASH
+    assert not keys._LAST_HASH  # the block's end let go
 
 
 @pytest.mark.parametrize("arr", [
@@ -154,19 +155,51 @@ def test_hashing_row_ranges_on_threads_is_the_whole_column_hash(column: pa.Chunk
 
 def test_bucket_order_is_remembered_per_columns_and_bucket_count() -> None:
     data = pa.table({"k": [f"k{i}" for i in range(5000)]})
-    buckets, order = bucket_order(data, ONE)
-    assert np.array_equal(buckets, bucket_of(data, ONE))
-    assert np.array_equal(order, np.argsort(buckets, kind="stable"))
-    assert bucket_order(data.select(["k"]), ONE)[1] is order  # the same columns: computed once
-    eight = KeySpec((1,), ("k",), None, None, 8)
-    assert np.array_equal(bucket_order(data, eight)[0], bucket_of(data, eight))  # another count: computed anew
-    other = pa.table({"k": [f"j{i}" for i in range(5000)]})
-    assert np.array_equal(bucket_order(other, ONE)[0], bucket_of(other, ONE))
-    assert not order.flags.writeable
-    runs = np.split(order, np.flatnonzero(np.diff(buckets[order])) + 1)
-    assert all(np.all(np.diff(r) > 0) for r in runs)  # each bucket's rows ascending (lookups rely on it)
-    forget_key_hash()
+    with remembering_keys():
+        buckets, order = bucket_order(data, ONE)
+        assert np.array_equal(buckets, bucket_of(data, ONE))
+        assert np.array_equal(order, np.argsort(buckets, kind="stable"))
+        assert bucket_order(data.select(["k"]), ONE)[1] is order  # the same columns: computed once
+        eight = KeySpec((1,), ("k",), None, None, 8)
+        assert np.array_equal(bucket_order(data, eight)[0], bucket_of(data, eight))  # another count: computed anew
+        other = pa.table({"k": [f"j{i}" for i in range(5000)]})
+        assert np.array_equal(bucket_order(other, ONE)[0], bucket_of(other, ONE))
+        assert not order.flags.writeable
+        runs = np.split(order, np.flatnonzero(np.diff(buckets[order])) + 1)
+        assert all(np.all(np.diff(r) > 0) for r in runs)  # each bucket's rows ascending (lookups rely on it)
+        forget_key_hash()
+        assert not keys._LAST_ORDER and not keys._LAST_HASH
+
+
+def test_keys_are_remembered_only_while_a_write_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write's key hash and bucket order serve its own steps (hashed once) and are let go when it ends; a
+    bucket split outside any write (a Spark task writing a batch's bucket files) remembers nothing, so a
+    long-lived worker holds no batch's key columns."""
+    data = rows(5000)
+    plain = fs.Table.create(tmp_path / "plain", SCHEMA)
+    metadata = plain.io.metadata()
+    written: list[str] = []
+    partition_write.write_partitioned(plain.storage, metadata.current_schema, metadata.spec, data, written, keys=ONE)
+    assert len(written) == 4
+    assert not keys._LAST_ORDER and not keys._LAST_HASH  # the worker keeps none of the batch's keys
+    with remembering_keys(), remembering_keys():  # nested: the outer block's end lets go
+        bucket_order(data, ONE)
     assert not keys._LAST_ORDER and not keys._LAST_HASH
+    hashed: list[int] = []
+    real = keys._column_hash
+    monkeypatch.setattr(keys, "_column_hash", lambda c: hashed.append(len(c)) or real(c))
+    monkeypatch.setattr(write_commit, "_OVERLAP_ROWS", 1)
+    t = fs.Table.create(tmp_path / "t", SCHEMA, identifier_fields=["k"], buckets=4)
+    t.append(rows(3000))
+    assert hashed == [3000]  # uniqueness, lookup and bucket split shared one hash of the key column
+    assert not keys._LAST_ORDER and not keys._LAST_HASH
+    hashed.clear()
+    t.upsert(rows(500, 2990))
+    assert hashed and set(hashed) == {500}  # the upserted keys hashed once (the live files' keys apart)
+    assert not keys._LAST_ORDER and not keys._LAST_HASH
+    with pytest.raises(DuplicateKeyError):
+        t.merge(pa.concat_tables([rows(5, 9000), rows(5, 9000)]), on="k").when_not_matched_insert().execute()
+    assert not keys._LAST_ORDER and not keys._LAST_HASH  # a refused merge lets go too
 
 
 def test_bucket_numbers_of_a_power_of_two_count_are_the_modulo() -> None:

@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 
 import fieldshift as fs
 from fieldshift.table.files.data_files import SMALL_CHUNK_BYTES, parquet_codec
+from fieldshift.table.files.write_layout import CODEC_PROPERTY, UNCOMPRESSED_FILE_BYTES
 
 
 def _codecs(location: Path) -> set[str]:
@@ -19,16 +20,21 @@ def _codecs(location: Path) -> set[str]:
     return out
 
 
-def test_small_chunks_are_snappy_large_ones_zstd(tmp_path: Path) -> None:
+def test_small_files_are_uncompressed_small_chunks_snappy_large_ones_zstd(tmp_path: Path) -> None:
     rows = SMALL_CHUNK_BYTES // 8 * 4  # about 4 x 64 KiB in each int64 column
     big = pa.table({"a": pa.array(range(rows), pa.int64()), "s": pa.array([f"v{i % 97}" for i in range(rows)])})
     small = big.slice(0, 3)
-    assert parquet_codec(small) == "snappy" and parquet_codec(big) == "zstd"
-    for name, data in (("small", small), ("big", big)):
+    wide = pa.table({f"c{i}": pa.array(range(6_000), pa.int64()) for i in range(8)})  # 47 KiB chunks, 375 KiB
+    assert small.nbytes <= UNCOMPRESSED_FILE_BYTES < wide.nbytes
+    assert parquet_codec(small) == "none" and parquet_codec(wide) == "snappy" and parquet_codec(big) == "zstd"
+    for name, data, codec in (("small", small, "UNCOMPRESSED"), ("wide", wide, "SNAPPY"), ("big", big, "ZSTD")):
         t = fs.Table.create(tmp_path / name, data.schema)
         t.append(data)
-        assert _codecs(tmp_path / name) == {"SNAPPY" if name == "small" else "ZSTD"}
+        assert _codecs(tmp_path / name) == {codec}
         assert fs.Table.open(tmp_path / name).scan().to_arrow().equals(data)
+    kept = fs.Table.create(tmp_path / "kept", small.schema, properties={CODEC_PROPERTY: "snappy"})
+    kept.append(small)
+    assert _codecs(tmp_path / "kept") == {"SNAPPY"}  # the table property still decides
 
 
 def test_wide_tiny_table_reads_back_every_column(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ import pyarrow.compute as pc
 import pytest
 
 import fieldshift as fs
-from fieldshift.table.write import merge_commit
+from fieldshift.table import records as fs_records
+from fieldshift.table.write import merge_commit, row_ops
 from fieldshift.table.write.merge_builder import MergeBuilder, MergeSpec
 
 KEYED = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.int64())])
@@ -514,3 +515,34 @@ def test_a_merge_in_parts_with_a_by_source_pass_equals_table_merge(tmp_path: Pat
     got = _distributed(ours, empty, lambda b: b.when_not_matched_by_source_delete(condition="target.n < 25"))
     want = theirs.merge(empty, on="id").when_not_matched_by_source_delete(condition="target.n < 25").execute()
     assert got.rows_deleted == want.rows_deleted and _rows(ours) == _rows(theirs)
+
+
+@pytest.mark.parametrize("kind", ["keyed", "plain"])
+def test_a_by_source_unit_whose_file_a_commit_removed_is_a_conflict(tmp_path: Path, kind: str) -> None:
+    """A unit carries its files (no lookup by path per unit); read at a snapshot where a compaction removed
+    them it is a ``CommitConflictError`` naming the file, not a bare StopIteration or KeyError."""
+    t = _keyed(tmp_path) if kind == "keyed" else _plain(tmp_path)
+    t.append({"id": [7, 8], "v": ["x", "y"], "n": [70, 80]})
+    captured: list[MergeSpec] = []
+    source = pa.table({"id": pa.array([2], pa.int64()), "v": ["B"]})
+    MergeBuilder(lambda spec: captured.append(spec), source, "id").when_not_matched_by_source_delete().execute()  # type: ignore[arg-type]
+    spec = captured[0]
+    before = t.io.metadata()
+    units = merge_commit.target_units(t.io, before)
+    assert units and all(all(isinstance(f, fs_records.DataFile) for f in u) for u in units)
+    want = 5 if kind == "keyed" else 6  # every live row (the anti-join with the source comes after)
+    assert sum(merge_commit.by_source_candidates(t.io, before, spec, u).num_rows for u in units) == want
+    t.compact()
+    after = t.io.metadata()
+    live = {f.file_id for f in t.scan().live_files()}
+    gone = [u for u in units if any(f.file_id not in live for f in u)]
+    assert gone  # the compaction rewrote at least one unit's files
+    for unit in gone:
+        with pytest.raises(fs.CommitConflictError, match="not live at snapshot") as e:
+            merge_commit.by_source_candidates(t.io, after, spec, unit)
+        assert next(f.path for f in unit if f.file_id not in live) in str(e.value)
+    if kind == "keyed":
+        for unit in row_ops.keyed_update_units(t.io, before, None):
+            if any(f.file_id not in live for f in unit):
+                with pytest.raises(fs.CommitConflictError, match="of the update is not live"):
+                    row_ops.update_unit(t.io, after, {"v": "q"}, None, unit, [])

@@ -15,6 +15,7 @@ from fieldshift.errors import InvalidOptionError
 from fieldshift.table.files.write_layout import (
     CODEC_PROPERTY,
     DEFAULT_LAYOUT,
+    DICTIONARY_CHOICE_ROWS,
     DICTIONARY_PROPERTY,
     FILE_ROWS_PROPERTY,
     ROW_GROUP_BYTES_PROPERTY,
@@ -137,7 +138,12 @@ def test_only_columns_whose_values_repeat_are_dictionary_encoded(tmp_path: Path)
     every.append(data)
     assert _dictionary_pages(tmp_path / "all") == {"id": True, "x": True, "s": True, "flag": False}
     assert auto.scan().to_arrow().equals(every.scan().to_arrow())
-    assert DEFAULT_LAYOUT.dictionary_columns(data.slice(0, 100)) is True  # small: the writer decides
+    assert DEFAULT_LAYOUT.dictionary_columns(data.slice(0, DICTIONARY_CHOICE_ROWS - 1)) is True  # the writer decides
+    assert DEFAULT_LAYOUT.dictionary_columns(data.slice(0, DICTIONARY_CHOICE_ROWS)) == ["s", "flag"]
+    small = fs.Table.create(tmp_path / "small", data.schema)  # a small file (an upsert's bucket): the same rule
+    small.append(data.slice(0, 5_000))
+    assert _dictionary_pages(tmp_path / "small") == {"id": False, "x": False, "s": True, "flag": False}
+    assert small.scan().to_arrow().equals(every.scan().to_arrow().slice(0, 5_000))
     nested = data.append_column("st", pa.array([{"a": i} for i in range(20_000)]))
     assert DEFAULT_LAYOUT.dictionary_columns(nested) is True
     assert WriteLayout(dictionary="none").dictionary_columns(data) is False

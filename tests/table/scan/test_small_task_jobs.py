@@ -1,0 +1,67 @@
+"""``to_arrow`` runs small tasks one after another in jobs (``OpenScan.small_task_rows``, ``open_scan._jobs``): the same
+rows in the same order, the same counts and the same errors as a job per task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fieldshift as fs
+from fieldshift.errors import DataFileError
+from fieldshift.table.scan import open_scan
+from fieldshift.table.scan.open_scan import JOB_ROWS, _jobs
+
+
+def test_jobs_group_small_tasks_in_order_and_keep_big_ones_alone() -> None:
+    rows = [300_000, 70_000, 1_000, 5, 200_000, 65_535, 0]
+    order = sorted(range(len(rows)), key=lambda i: -rows[i])
+    jobs = _jobs(order, rows, 65_536)
+    assert [i for job in jobs for i in job] == order  # every task once, in the same order
+    assert jobs[:3] == [[0], [4], [1]] and jobs[3:] == [[5, 2, 3, 6]]
+    assert _jobs(order, rows, 0) == [[i] for i in order]
+    many = [1_000] * 600
+    grouped = _jobs(list(range(600)), many, 65_536)
+    assert [len(j) for j in grouped] == [JOB_ROWS // 1_000 + 1] * 2 + [600 - 2 * (JOB_ROWS // 1_000 + 1)]
+
+
+def _table(tmp_path: Path) -> fs.Table:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.int32()), ("s", pa.string())])
+    table = fs.Table.create(tmp_path / "t", schema, identifier_fields=["id"], precombine="pre", buckets=2)
+    ids = np.arange(150_000, dtype=np.int64)
+    table.upsert(pa.table({"id": ids, "pre": pa.array(np.zeros(len(ids)), pa.int32()),
+                           "s": [f"s{i % 31}" if i % 9 else None for i in ids.tolist()]}))
+    rng = np.random.default_rng(4)
+    for pre in range(1, 8):  # 14 small update files
+        part = np.sort(rng.choice(150_000, 3_000, replace=False)).astype(np.int64)
+        table.upsert(pa.table({"id": part, "pre": pa.array(np.full(len(part), pre), pa.int32()),
+                               "s": [f"u{pre}-{i}" for i in part.tolist()]}))
+    return table
+
+
+def test_small_tasks_in_jobs_read_alike(tmp_path: Path) -> None:
+    table = _table(tmp_path)
+    grouped, alone = table.scan(), table.scan()
+    alone.pipeline().small_task_rows = 0
+    got = grouped.to_arrow()
+    assert got.equals(alone.to_arrow()) and got.num_rows == 150_000
+    assert grouped.count() == alone.count() == 150_000
+    assert table.scan(limit=10).to_arrow().num_rows == 10
+
+
+def test_a_broken_small_file_is_the_same_error_either_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    table = _table(tmp_path)
+    small = [f for f in table.scan().live_files() if f.record_count < 10_000]
+    for f in small[3:5]:
+        path = Path(f.path) if Path(f.path).is_absolute() else Path(table.location) / f.path
+        path.write_bytes(b"broken")
+    messages = []
+    for rows in (open_scan.SMALL_TASK_ROWS, 0):
+        scan = table.scan()
+        scan.pipeline().small_task_rows = rows
+        with pytest.raises(DataFileError) as e:
+            scan.to_arrow()
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
