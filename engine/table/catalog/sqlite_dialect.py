@@ -137,7 +137,8 @@ class ReadConnections(ForkGuarded):
         if held is not None and not held.closed:
             if held.file == file:
                 return held
-            self._open.remove(held)  # it reads a file no longer at the path: closed once no read runs on it
+            if held in self._open:  # (a close() meanwhile took it out already)
+                self._open.remove(held)  # it reads a file no longer at the path: closed once no read runs on it
             if held.busy:
                 held.doomed = True
             else:

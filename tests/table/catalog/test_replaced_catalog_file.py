@@ -5,13 +5,15 @@ count, or an error for its removed data files, and never the handle's own later 
 
 from __future__ import annotations
 
+import os
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pyarrow as pa
 
 import fieldshift as fs
-from fieldshift.table.catalog.sqlite_dialect import SqliteDialect
+from fieldshift.table.catalog.sqlite_dialect import ReadConnections, SqliteDialect
 
 OLD = pa.schema([("v", pa.string())])
 NEW = pa.schema([("v", pa.string()), ("n", pa.int64())])
@@ -40,3 +42,26 @@ def test_a_table_recreated_at_the_same_path_reads_alike_with_held_and_per_read_c
     held.append(pa.table({"v": ["mine"], "n": [3]}))  # commits go to the file at the path
     assert held.to_arrow().column("v").to_pylist() == ["new1", "new2", "mine"]  # ... and its reads see them
     assert per_read.to_arrow().equals(held.to_arrow())
+
+
+def test_a_read_inside_a_read_after_close_and_a_replaced_file_opens_the_new_file(tmp_path: Path) -> None:
+    """``close()`` during a read leaves that read's connection open until it ends (out of the held list); a nested
+    read after the file at the path was replaced opens the new file and leaves the outer read's alone."""
+    path = tmp_path / "c.db"
+    for name, value in ((path, 1), (tmp_path / "other.db", 2)):
+        raw = sqlite3.connect(name)
+        raw.execute("CREATE TABLE t (x)")
+        raw.execute("INSERT INTO t VALUES (?)", (value,))
+        raw.commit()
+        raw.close()
+    reads = ReadConnections(path)
+    with reads.use() as outer:
+        assert outer.execute("SELECT x FROM t").fetchall() == [(1,)]
+        reads.close()  # the outer read's connection: closed when it ends
+        os.replace(tmp_path / "other.db", path)
+        with reads.use() as inner:
+            assert inner.execute("SELECT x FROM t").fetchall() == [(2,)]
+        assert outer.execute("SELECT x FROM t").fetchall() == [(1,)]  # still its own file, still open
+    assert reads.get().execute("SELECT x FROM t").fetchall() == [(2,)]
+    reads.close()
+    assert reads.count == 0
