@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from fieldshift.errors import TableError
 from fieldshift.table.catalog.fork_guard import ForkGuarded
 
 __all__ = ["ReadConnections", "SqliteConnection", "SqliteDialect"]
@@ -51,10 +52,22 @@ class SqliteConnection:
         return {r[0] for r in self.raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _open(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
+def _open(path: Path, check_same_thread: bool = True, *, create: bool = False) -> sqlite3.Connection:
+    """A connection to the catalog file; only ``prepare`` (``create``) may make the file. Anything else opens it
+    read-write (``mode=rw``): a catalog deleted under an open handle (its table dropped, its directory removed)
+    is a ``TableError`` naming it, not a new empty database at its path."""
     # timeout= is SQLite's busy timeout (sqlite3_busy_timeout): no PRAGMA statement per connection;
     # isolation_level=None: autocommit, so a read is one statement's implicit transaction and no more
-    return sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=check_same_thread)
+    if create:
+        return sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=check_same_thread)
+    try:
+        return sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, timeout=60, isolation_level=None,
+                               check_same_thread=check_same_thread)
+    except sqlite3.OperationalError:
+        if path.exists():
+            raise
+        raise TableError(f"the catalog file {path} is gone (its table was dropped or its directory deleted "
+                         "since it was opened); open the table again, or create it") from None
 
 
 def _file_of(path: Path) -> tuple[int, int] | None:
@@ -197,8 +210,11 @@ class SqliteDialect:
     def prepare(self) -> None:
         """Make the catalog file's directory and switch it to WAL (readers never wait for a writer)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.connect() as conn:
-            conn.execute("PRAGMA journal_mode = WAL")
+        raw = _open(self.path, create=True)
+        try:
+            raw.execute("PRAGMA journal_mode = WAL")
+        finally:
+            raw.close()
 
     @contextlib.contextmanager
     def connect(self) -> Iterator[SqliteConnection]:

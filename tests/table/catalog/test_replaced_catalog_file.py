@@ -11,8 +11,10 @@ import sqlite3
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 import fieldshift as fs
+from fieldshift.errors import TableError
 from fieldshift.table.catalog.sqlite_dialect import ReadConnections, SqliteDialect
 
 OLD = pa.schema([("v", pa.string())])
@@ -65,3 +67,27 @@ def test_a_read_inside_a_read_after_close_and_a_replaced_file_opens_the_new_file
     assert reads.get().execute("SELECT x FROM t").fetchall() == [(2,)]
     reads.close()
     assert reads.count == 0
+
+
+def test_a_deleted_table_under_an_open_handle_is_a_table_error_and_no_empty_catalog_appears(tmp_path: Path) -> None:
+    """Held or per read, a handle whose table directory (or only its catalog file) was deleted says so, and never
+    makes an empty SQLite file at the catalog's path (``sqlite3.connect`` creates a missing file)."""
+    for gone in ("directory", "catalog file"):
+        root = tmp_path / gone.replace(" ", "_")
+        fs.Table.create(root, OLD).append(pa.table({"v": ["x"]}))
+        held, per_read = fs.Table.open(root), fs.Table.open(root)
+        _dialect(per_read).hold_reads = False
+        for t in (held, per_read):
+            assert t.scan().count() == 1
+        catalog = _dialect(held).path
+        if gone == "directory":
+            shutil.rmtree(root)
+        else:
+            for p in catalog.parent.glob(catalog.name + "*"):
+                os.remove(p)
+        for t in (held, per_read):
+            with pytest.raises(TableError, match="is gone"):
+                t.scan().count()
+            with pytest.raises(TableError, match="is gone"):
+                t.append(pa.table({"v": ["y"]}))
+        assert not catalog.exists()
