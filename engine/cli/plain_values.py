@@ -18,8 +18,8 @@ from typing import Any, get_args, get_origin
 
 __all__ = ["PlainValues", "plain_param", "plain_values"]
 
-_INT = re.compile(r"[+-]?\d+")
-_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits: Python's int() and float() take any Unicode digit, typer none
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _TYPERS = object()  # "ask typer": the value is not one this module coerces
 
 

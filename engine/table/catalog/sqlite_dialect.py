@@ -13,6 +13,7 @@ read transaction stays open between calls and each read sees the latest commit.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import weakref
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from fieldshift.errors import TableError
 from fieldshift.table.catalog.fork_guard import ForkGuarded
 
 __all__ = ["ReadConnections", "SqliteConnection", "SqliteDialect"]
@@ -50,20 +52,43 @@ class SqliteConnection:
         return {r[0] for r in self.raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _open(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
+def _open(path: Path, check_same_thread: bool = True, *, create: bool = False) -> sqlite3.Connection:
+    """A connection to the catalog file; only ``prepare`` (``create``) may make the file. Anything else opens it
+    read-write (``mode=rw``): a catalog deleted under an open handle (its table dropped, its directory removed)
+    is a ``TableError`` naming it, not a new empty database at its path."""
     # timeout= is SQLite's busy timeout (sqlite3_busy_timeout): no PRAGMA statement per connection;
     # isolation_level=None: autocommit, so a read is one statement's implicit transaction and no more
-    return sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=check_same_thread)
+    if create:
+        return sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=check_same_thread)
+    try:
+        return sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, timeout=60, isolation_level=None,
+                               check_same_thread=check_same_thread)
+    except sqlite3.OperationalError:
+        if path.exists():
+            raise
+        raise TableError(f"the catalog file {path} is gone (its table was dropped or its directory deleted "
+                         "since it was opened); open the table again, or create it") from None
+
+
+def _file_of(path: Path) -> tuple[int, int] | None:
+    """Which file is at ``path`` (device, inode; None: none): a held connection reads the file it opened,
+    even after another took its path."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 class _Held:
     """One thread's read connection: ``busy`` counts the reads running on it; a ``close`` while it is busy
-    marks it ``doomed`` and the owner closes it when its last read ends."""
+    marks it ``doomed`` and the owner closes it when its last read ends. ``file``: the file at the path when
+    it was opened."""
 
-    __slots__ = ("busy", "closed", "conn", "doomed", "thread")
+    __slots__ = ("busy", "closed", "conn", "doomed", "file", "thread")
 
-    def __init__(self, thread: threading.Thread, raw: sqlite3.Connection) -> None:
-        self.thread, self.conn = thread, SqliteConnection(raw)
+    def __init__(self, thread: threading.Thread, raw: sqlite3.Connection, file: tuple[int, int] | None) -> None:
+        self.thread, self.conn, self.file = thread, SqliteConnection(raw), file
         self.busy, self.doomed, self.closed = 0, False, False
 
     def shut(self) -> None:
@@ -94,9 +119,10 @@ class ReadConnections(ForkGuarded):
         self._open, self._local = [], threading.local()
 
     def get(self) -> SqliteConnection:
-        """This thread's held connection (opened on first use in a thread and process, and after ``close``)."""
+        """This thread's held connection (opened on first use in a thread and process, after ``close``, and when
+        the file at the path is another one: a table dropped and created again there, a catalog file put back)."""
         held: _Held | None = getattr(self._local, "held", None)
-        if held is not None and not held.closed and not self._forked():
+        if held is not None and not held.closed and not self._forked() and held.file == _file_of(self.path):
             return held.conn
         with self._lock:
             return self._mine().conn
@@ -120,15 +146,23 @@ class ReadConnections(ForkGuarded):
         """With ``_lock`` held: this thread's open connection, opened if it has none (or it was closed)."""
         self._check_fork()
         held: _Held | None = getattr(self._local, "held", None)
+        file = _file_of(self.path)  # before opening: a file replaced meanwhile is noticed at the next read
         if held is not None and not held.closed:
-            return held
+            if held.file == file:
+                return held
+            if held in self._open:  # (a close() meanwhile took it out already)
+                self._open.remove(held)  # it reads a file no longer at the path: closed once no read runs on it
+            if held.busy:
+                held.doomed = True
+            else:
+                held.shut()
         ended = [h for h in self._open if not h.thread.is_alive()]
         if ended:  # a thread that ended left its connection here: close it from this one
             self._open = [h for h in self._open if h.thread.is_alive()]
             for h in ended:
                 h.shut()
         # check_same_thread=False only so another thread may close it (close(), an ended thread's)
-        held = _Held(threading.current_thread(), _open(self.path, check_same_thread=False))
+        held = _Held(threading.current_thread(), _open(self.path, check_same_thread=False), file)
         self._open.append(held)
         self._local.held = held
         return held
@@ -176,8 +210,11 @@ class SqliteDialect:
     def prepare(self) -> None:
         """Make the catalog file's directory and switch it to WAL (readers never wait for a writer)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.connect() as conn:
-            conn.execute("PRAGMA journal_mode = WAL")
+        raw = _open(self.path, create=True)
+        try:
+            raw.execute("PRAGMA journal_mode = WAL")
+        finally:
+            raw.close()
 
     @contextlib.contextmanager
     def connect(self) -> Iterator[SqliteConnection]:

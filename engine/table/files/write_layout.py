@@ -118,6 +118,7 @@ def _flat(t: pa.DataType) -> bool:
 
 
 DEFAULT_LAYOUT = WriteLayout()
+_MAX_COUNT = (1 << 63) - 1
 
 
 def _positive(properties: Mapping[str, str], key: str, default: int) -> int:
@@ -128,8 +129,9 @@ def _positive(properties: Mapping[str, str], key: str, default: int) -> int:
         value = int(str(text).replace("_", ""))
     except ValueError:
         value = 0
-    if value < 1:
-        raise InvalidOptionError(f"table property {key}={text!r} must be a positive whole number (default {default})")
+    if not 1 <= value <= _MAX_COUNT:  # above int64, pyarrow's slices and row groups cannot take it
+        raise InvalidOptionError(f"table property {key}={text!r} must be a positive whole number up to "
+                                 f"{_MAX_COUNT} (default {default})")
     return value
 
 

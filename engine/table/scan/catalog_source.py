@@ -194,7 +194,8 @@ class CatalogSource:
                 equality_deletes=tuple(d for d in deletes.get(number, ()) if d.sequence_number > seq),
                 merge_group=number)
 
-        whole = len(data) == len(listed.files)  # every listed file is a data file, in the listed order
+        # every listed file is a data file, in the listed order (a keyed table's come merge group by group)
+        whole = keys is None and len(data) == len(listed.files)
         at = np.arange(len(data)) if whole else listed.positions(data) if data else np.zeros(0, np.int64)
         assert at is not None  # the data files are the snapshot's own
         table_id, snapshot_id = self.io.table_id, metadata.snapshot.snapshot_id

@@ -95,7 +95,9 @@ def test_compaction_and_keyed_writes_keep_the_tables_layout(tmp_path: Path) -> N
 
 @pytest.mark.parametrize(("key", "value"), [(FILE_ROWS_PROPERTY, "0"), (ROW_GROUP_ROWS_PROPERTY, "many"),
                                             (ROW_GROUP_BYTES_PROPERTY, "-5"), (CODEC_PROPERTY, "brotli9"),
-                                            (DICTIONARY_PROPERTY, "some")])
+                                            (DICTIONARY_PROPERTY, "some"), (FILE_ROWS_PROPERTY, str(2**63)),
+                                            (ROW_GROUP_ROWS_PROPERTY, "9" * 30),
+                                            (ROW_GROUP_BYTES_PROPERTY, str(2**64))])
 def test_a_bad_layout_property_is_refused_before_anything_is_created(tmp_path: Path, key: str, value: str) -> None:
     with pytest.raises(InvalidOptionError, match=key.replace(".", r"\.")):
         fs.Table.create(tmp_path / "t", _rows(1).schema, properties={key: value})
@@ -103,6 +105,17 @@ def test_a_bad_layout_property_is_refused_before_anything_is_created(tmp_path: P
     assert write_layout({}) is DEFAULT_LAYOUT
     assert write_layout({CODEC_PROPERTY: "ZSTD", FILE_ROWS_PROPERTY: "1_000"}) == WriteLayout(file_rows=1000,
                                                                                                codec="zstd")
+
+
+def test_the_largest_layout_numbers_write_and_read(tmp_path: Path) -> None:
+    """Counts up to 2**63 - 1 are accepted, and every write with them works (a larger file-rows was accepted at
+    create and then failed every append with a bare OverflowError from pyarrow's slice)."""
+    top = str(2**63 - 1)
+    props = {FILE_ROWS_PROPERTY: top, ROW_GROUP_ROWS_PROPERTY: top, ROW_GROUP_BYTES_PROPERTY: top}
+    table = fs.Table.create(tmp_path / "t", _rows(1).schema, properties=props)
+    table.append(_rows(10))
+    table.compact()
+    assert table.to_arrow().num_rows == 10
 
 
 def _dictionary_pages(location: Path) -> dict[str, bool]:
