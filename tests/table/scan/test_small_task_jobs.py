@@ -65,3 +65,36 @@ def test_a_broken_small_file_is_the_same_error_either_way(tmp_path: Path, monkey
             scan.to_arrow()
         messages.append(str(e.value))
     assert messages[0] == messages[1]
+
+
+def test_a_single_job_read_inline_reads_and_fails_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One job (every task small, or one task) is read by the calling thread (``OpenScan.inline_single_job``): the
+    same rows and the same error as on a pool thread, and no pool is made."""
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    table = fs.Table.create(tmp_path / "t", schema)
+    for i in range(6):
+        table.append(pa.table({"id": np.arange(i * 100, i * 100 + 100), "s": [f"v{j % 7}" for j in range(100)]}))
+    pools: list[int] = []
+    original = open_scan.ThreadPoolExecutor
+
+    def counted(*args: object, **kwargs: object) -> object:
+        pools.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(open_scan, "ThreadPoolExecutor", counted)
+    inline, pooled = table.scan(), table.scan()
+    pooled.pipeline().inline_single_job = False
+    got = inline.to_arrow()
+    assert not pools and got.num_rows == 600
+    assert got.equals(pooled.to_arrow()) and pools == [1]
+    victim = Path(table.scan().live_files()[2].path)
+    victim = victim if victim.is_absolute() else Path(table.location) / victim
+    victim.write_bytes(b"broken")
+    messages = []
+    for flag in (True, False):
+        scan = table.scan()
+        scan.pipeline().inline_single_job = flag
+        with pytest.raises(DataFileError) as e:
+            scan.to_arrow()
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
