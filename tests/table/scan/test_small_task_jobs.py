@@ -3,6 +3,7 @@ rows in the same order, the same counts and the same errors as a job per task.""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -67,9 +68,10 @@ def test_a_broken_small_file_is_the_same_error_either_way(tmp_path: Path, monkey
     assert messages[0] == messages[1]
 
 
-def test_a_single_job_read_inline_reads_and_fails_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One job (every task small, or one task) is read by the calling thread (``OpenScan.inline_single_job``): the
-    same rows and the same error as on a pool thread, and no pool is made."""
+def test_a_single_job_read_by_the_caller_reads_and_fails_alike(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """One job (every task small, or one task) is read by the calling thread (``OpenScan.caller_reads``): the same
+    rows and the same error as on a pool thread, and no pool is made."""
     schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
     table = fs.Table.create(tmp_path / "t", schema)
     for i in range(6):
@@ -83,7 +85,7 @@ def test_a_single_job_read_inline_reads_and_fails_alike(tmp_path: Path, monkeypa
 
     monkeypatch.setattr(open_scan, "ThreadPoolExecutor", counted)
     inline, pooled = table.scan(), table.scan()
-    pooled.pipeline().inline_single_job = False
+    pooled.pipeline().caller_reads = False
     got = inline.to_arrow()
     assert not pools and got.num_rows == 600
     assert got.equals(pooled.to_arrow()) and pools == [1]
@@ -93,8 +95,47 @@ def test_a_single_job_read_inline_reads_and_fails_alike(tmp_path: Path, monkeypa
     messages = []
     for flag in (True, False):
         scan = table.scan()
-        scan.pipeline().inline_single_job = flag
+        scan.pipeline().caller_reads = flag
         with pytest.raises(DataFileError) as e:
             scan.to_arrow()
         messages.append(str(e.value))
     assert messages[0] == messages[1]
+
+
+def test_the_caller_reads_jobs_beside_the_pool_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several jobs, the calling thread taking its share (``OpenScan.caller_reads``): the same rows, and the first
+    failing job's error (in job order) whichever thread met it, as on pool threads alone."""
+    table = _table(tmp_path)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)  # a pool of two beside the caller, whatever the machine
+    fast, slow = table.scan(), table.scan()
+    slow.pipeline().caller_reads = False
+    for scan in (fast, slow):
+        scan.pipeline().small_task_rows = 0  # a job per task: many jobs
+    assert fast.to_arrow().equals(slow.to_arrow())
+    small = [f for f in table.scan().live_files() if f.record_count < 10_000]
+    for f in small[2:6]:
+        path = Path(f.path) if Path(f.path).is_absolute() else Path(table.location) / f.path
+        path.write_bytes(b"broken")
+    messages = []
+    for flag in (True, False):
+        scan = table.scan()
+        scan.pipeline().caller_reads = flag
+        scan.pipeline().small_task_rows = 0
+        with pytest.raises(DataFileError) as e:
+            scan.to_arrow()
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+
+
+def test_run_jobs_keeps_job_order_and_raises_the_first_failure() -> None:
+    jobs = list(range(12))
+
+    def read(job: int) -> int:
+        if job in (5, 9):
+            raise ValueError(f"job {job}")
+        return job * job
+
+    assert open_scan._run_jobs(jobs[:5], read, 3) == [j * j for j in range(5)]
+    assert open_scan._run_jobs(jobs[:5], read, 1) == [j * j for j in range(5)]
+    with pytest.raises(ValueError, match="job 5"):
+        open_scan._run_jobs(jobs, read, 3)
