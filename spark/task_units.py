@@ -19,12 +19,12 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["UNIT_COLUMN", "task_units", "unit_frame"]
+__all__ = ["UNIT_COLUMN", "connect_unit_frame", "task_units", "unit_frame"]
 
 UNIT_COLUMN = "unit"
 """The binary column holding one pickled unit per row."""
 
-_SCHEMA = "i long, unit binary"
+_SCHEMA = f"i long, {UNIT_COLUMN} binary"
 
 
 def unit_frame(spark: Any, units: Sequence[Any]) -> Any:

@@ -55,7 +55,11 @@ class _Kept(ForkGuarded):
                 return True
             if held is not None:
                 self.by_path.pop(key)[1].close()  # the file was replaced: keep the new one instead
-            conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+            try:  # mode=rw: a catalog dropped since the stat is not made again, empty, at its path
+                conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, timeout=60,
+                                       isolation_level=None, check_same_thread=False)
+            except sqlite3.Error:
+                return False
             try:
                 # the first read maps the WAL index: from here on this connection counts as open
                 conn.execute("SELECT count(*) FROM sqlite_master").fetchall()

@@ -120,7 +120,9 @@ class ReadConnections(ForkGuarded):
 
     def get(self) -> SqliteConnection:
         """This thread's held connection (opened on first use in a thread and process, after ``close``, and when
-        the file at the path is another one: a table dropped and created again there, a catalog file put back)."""
+        the file at the path is another one: a table dropped and created again there, a catalog file put back).
+        Which connection it is, not a read: a read goes through ``use``, which a ``close`` on another thread waits
+        for (one through ``get`` may find its connection closed under it)."""
         held: _Held | None = getattr(self._local, "held", None)
         if held is not None and not held.closed and not self._forked() and held.file == _file_of(self.path):
             return held.conn

@@ -94,14 +94,15 @@ def _live_positions(f: DataFile, v: DeletionVector | None) -> tuple[np.ndarray |
 
 def check_unit_live(scan: Scan, unit: Sequence[DataFile], what: str) -> None:
     """Every file of ``unit`` is live at ``scan``'s snapshot (a binary search of its sorted file ids), else a
-    ``CommitConflictError`` naming the first gone: a commit removed it after the unit was listed."""
+    ``CommitConflictError`` naming the first gone. Callers list units and read them at one pinned snapshot, so
+    this guards that invariant (a unit read at another snapshot than it was listed at) rather than a race."""
     if scan.snapshot_files().positions(list(unit)) is not None:
         return
     live = scan.snapshot_files()
     gone = next(f for f in unit if live.positions([f]) is None)
     raise CommitConflictError(
-        f"file {gone.path} of {what} is not live at snapshot {scan.snapshot_id}: a concurrent commit removed it "
-        f"after the files were listed; run it again")
+        f"file {gone.path} of {what} is not live at snapshot {scan.snapshot_id}: its units were listed at another "
+        f"snapshot; run it again")
 
 
 def find_rows(io: TableIO, metadata: TableMetadata, filter: Any, *, with_rows: bool = False,

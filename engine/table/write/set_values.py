@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fieldshift.errors import CastValueError
+from fieldshift.errors import CastValueError, IncompatibleTypeError
 
 __all__ = ["check_key_kinds", "fit_column", "fit_literal", "literal_kind_fits"]
 
@@ -133,10 +133,11 @@ def _fails(arr: pa.Array, t: pa.DataType) -> bool:
     return False
 
 
-def _first_bad(arr: pa.Array, t: pa.DataType) -> int:
-    """The first row whose value does not cast to ``t`` (0 if no part of ``arr`` fails alone): chunks are cast
-    in order, then the failing chunk is halved, the half holding the first failure kept (a range fails when
-    it holds a bad value). Casts of O(len) values in all, none row by row in Python."""
+def _first_bad(arr: pa.Array, t: pa.DataType) -> int | None:
+    """The first row whose value does not cast to ``t`` alone, or None when every value does and only the whole
+    fails (a string cast past 2 GiB of text): chunks are cast in order, then the failing chunk is halved, the half
+    holding the first failure kept, and the row found is cast alone to confirm it. Casts of O(len) values in all,
+    none row by row in Python."""
     for start in range(0, len(arr), _CHUNK):
         chunk = arr.slice(start, _CHUNK)
         if not _fails(chunk, t):
@@ -148,8 +149,8 @@ def _first_bad(arr: pa.Array, t: pa.DataType) -> int:
                 hi = mid
             else:
                 lo = mid
-        return start + lo
-    return 0
+        return start + lo if _fails(chunk.take([lo]), t) else None  # a copy: a slice keeps the whole buffer
+    return None
 
 
 def fit_column(arr: pa.Array, t: pa.DataType, column: str, source: str) -> pa.Array:
@@ -166,7 +167,12 @@ def fit_column(arr: pa.Array, t: pa.DataType, column: str, source: str) -> pa.Ar
         out = arr.cast(t)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         bad = _first_bad(arr, t)
-        raise CastValueError(column, bad, arr[bad].as_py() if len(arr) else None, f"{arr.type} ({source})", str(t),
+        if bad is None:
+            raise IncompatibleTypeError(
+                f"the values of {source} do not fit column {column!r} ({t}) all at once, though each value does "
+                f"({e}): more than a {t} column holds in one piece (2 GiB of text or bytes); write fewer rows at "
+                "once. Nothing was written.") from None
+        raise CastValueError(column, bad, arr[bad].as_py(), f"{arr.type} ({source})", str(t),
                              f"The values of {source} do not fit column {column!r} ({e}); nothing was written."
                              ) from None
     if _T.is_timestamp(arr.type) and _T.is_date(t) and len(arr):

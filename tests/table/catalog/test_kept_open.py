@@ -117,3 +117,12 @@ def test_kept_and_read_connections_share_one_fork_rule(tmp_path: Path, monkeypat
     for conn in aside:  # (no parent in this test: close them here)
         conn.close()
     del fork_guard.INHERITED[before:]
+
+
+def test_a_catalog_gone_before_it_is_kept_is_not_made_again(tmp_path: Path) -> None:
+    """The file stat'ed, then dropped before the connection opens: nothing is kept and no empty database is made."""
+    from fieldshift.table.catalog import kept_open
+
+    gone = tmp_path / "fieldshift.db"
+    assert kept_open._KEPT.keep(gone, (0, 0)) is False
+    assert not gone.exists() and str(gone) not in kept_open.kept()

@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from fieldshift.errors import CastValueError
+from fieldshift.errors import CastValueError, IncompatibleTypeError
 from fieldshift.table.write import set_values
 from fieldshift.table.write.set_values import fit_column
 
@@ -42,3 +42,22 @@ def test_nulls_and_fractions_find_the_first_bad_row_without_a_row_loop(monkeypat
         set_values.fit_column(floats, pa.int64(), "n", "column f")
     assert (e.value.row, e.value.value) == (250_000, 0.5)
     assert len(casts) < 40 and sum(casts) < 2 * len(floats)  # chunks in order, then halving: no per-row loop
+
+
+def test_a_cast_that_fails_only_as_a_whole_names_no_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every value casts alone but the whole does not (a string cast past 2 GiB of text): the error says so and
+    names no row (the search used to name a row whose value casts)."""
+    monkeypatch.setattr(set_values, "_fails", lambda arr, t: len(arr) > 1_000)  # a whole fails, no value alone
+    values = pa.array(_ints(5_000, [3_000]))  # the first cast fails (as the real case's does)
+    assert set_values._first_bad(values, pa.int32()) is None
+    with pytest.raises(IncompatibleTypeError, match="all at once, though each value does"):
+        fit_column(values, pa.int32(), "c", "source.c")
+
+
+@pytest.mark.slow
+def test_text_past_2_gib_going_into_a_string_column_names_no_row() -> None:
+    """The real case: 65,536 values of 33,000 bytes (2.16 GB) as large_string into a string column."""
+    value = "x" * 33_000
+    arr = pa.array([value] * 65_536, pa.large_string())
+    with pytest.raises(IncompatibleTypeError, match="2 GiB"):
+        fit_column(arr, pa.string(), "s", "source.s")
