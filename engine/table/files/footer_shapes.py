@@ -14,6 +14,7 @@ converted and checked as before.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Hashable
 from dataclasses import dataclass
 
@@ -52,6 +53,11 @@ class FileShapes:
     def __init__(self) -> None:
         self._known: dict[Hashable, tuple[FileShape, ...]] = {}
         self._seen: set[Hashable] = set()  # keys whose first file was converted and checked (its shape not kept)
+        self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[type[FileShapes], tuple[()]]:
+        """A scan shipped to an executor starts with no shapes (footers are its own files' business)."""
+        return FileShapes, ()
 
     def shape(self, key: Hashable, path: str, pf: pq.ParquetFile, expected: pa.Schema) -> FileShape:
         """``pf``'s shape: a known one when its footer matches, else converted and checked
@@ -70,8 +76,9 @@ class FileShapes:
         if key not in self._seen:
             self._seen.add(key)
             return shape
-        if not known and len(self._known) >= MAX_KEYS:
-            self._known.pop(next(iter(self._known)), None)  # the oldest key (dicts keep insertion order)
-        self._known[key] = (*known, shape)[-MAX_SHAPES:]  # one assignment: threads reading see either tuple
+        with self._lock:  # a scan's tasks run on threads: the oldest key is found and dropped in one step
+            if not known and len(self._known) >= MAX_KEYS:
+                self._known.pop(next(iter(self._known)), None)  # the oldest key (dicts keep insertion order)
+            self._known[key] = (*known, shape)[-MAX_SHAPES:]  # one assignment: readers see either tuple
         return shape
 
