@@ -139,3 +139,22 @@ def test_run_jobs_keeps_job_order_and_raises_the_first_failure() -> None:
     assert open_scan._run_jobs(jobs[:5], read, 1) == [j * j for j in range(5)]
     with pytest.raises(ValueError, match="job 5"):
         open_scan._run_jobs(jobs, read, 3)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+@pytest.mark.parametrize("error", [KeyboardInterrupt, ValueError])
+def test_run_jobs_hands_out_no_job_after_a_failure(workers: int, error: type[BaseException]) -> None:
+    """Once a job failed no further job starts (as ``pool.map`` cancels the jobs not yet started): a Ctrl-C in a
+    scan of thousands of files stops it, instead of reading every file first. Jobs started before still finish,
+    so the first failure in job order is still the one raised."""
+    started: list[int] = []
+
+    def read(job: int) -> int:
+        started.append(job)
+        if job == 2:
+            raise error(f"job {job}")
+        return job
+
+    with pytest.raises(error, match="job 2"):
+        open_scan._run_jobs(list(range(200)), read, workers)
+    assert len(started) <= 2 + workers  # the failed job, those before it, and one a thread may have taken meanwhile
