@@ -44,6 +44,7 @@ from fieldshift.open_tables.source import (
     SnapshotContent,
 )
 from fieldshift.planner import EvolutionPlan, cached_plan, plan
+from fieldshift.planner.cache import plan_columns
 from fieldshift.planner.nodes import Take
 from fieldshift.schema.file_schema import file_schema_of, has_field_ids, without_field_ids
 from fieldshift.schema.formats.arrow_conversion import arrow_field_id
@@ -435,10 +436,14 @@ def _version_plan(file_schema: Schema, read_schema: Schema, policy: Any) -> tupl
     return columns.to_arrow(), cached_plan(columns, read_schema, policy)
 
 
-_VERSION_PLANS: dict[tuple[Any, ...], tuple[Schema, tuple[pa.Schema, EvolutionPlan]]] = {}
+_VERSION_PLANS: dict[tuple[Any, ...], tuple[Schema, tuple[pa.Schema, EvolutionPlan], int]] = {}
 _VERSION_PLANS_LOCK = threading.Lock()
+_version_plan_columns = 0  # the columns (plan_columns) of the plans in _VERSION_PLANS
 MAX_VERSION_PLANS = 4_096
 """Schema versions' plans kept across scans (``_shared_version_plan``); past it the oldest half is forgotten."""
+MAX_VERSION_PLAN_COLUMNS = 250_000
+"""Columns (``plan_columns``) of the plans kept across scans; past it the oldest are forgotten. The plan cache is
+bounded so (its ``columns``): a count alone kept 4,096 plans of 2,000-column versions (~1.2 MB each) alive."""
 
 
 def _shared_version_plan(file_schema: Schema, read_schema: Schema, policy: Any) -> tuple[pa.Schema, EvolutionPlan]:
@@ -447,16 +452,22 @@ def _shared_version_plan(file_schema: Schema, read_schema: Schema, policy: Any) 
     (~20 us a version: a table of 1,000 one-file versions paid 20 ms a scan). Keyed by the read schema's
     fingerprint (its structure, ids, docs and defaults), the policy by value and the version's schema by identity,
     which the entry holds so the identity is not reused."""
+    global _version_plan_columns
     key = (read_schema.fingerprint(), policy, id(file_schema))
     hit = _VERSION_PLANS.get(key)
     if hit is not None and hit[0] is file_schema:
         return hit[1]
     found = _version_plan(file_schema, read_schema, policy)
+    weight = plan_columns(found[1])
     with _VERSION_PLANS_LOCK:
         if len(_VERSION_PLANS) >= MAX_VERSION_PLANS:
             for old in list(_VERSION_PLANS)[:MAX_VERSION_PLANS // 2]:  # dicts keep insertion order: the oldest
-                del _VERSION_PLANS[old]
-        _VERSION_PLANS[key] = (file_schema, found)
+                _version_plan_columns -= _VERSION_PLANS.pop(old)[2]
+        while _VERSION_PLANS and _version_plan_columns + weight > MAX_VERSION_PLAN_COLUMNS:
+            _version_plan_columns -= _VERSION_PLANS.pop(next(iter(_VERSION_PLANS)))[2]  # the oldest
+        gone = _VERSION_PLANS.pop(key, None)  # another thread's entry for the same key: its columns leave too
+        _version_plan_columns += weight - (gone[2] if gone is not None else 0)
+        _VERSION_PLANS[key] = (file_schema, found, weight)
     return found
 
 

@@ -199,3 +199,27 @@ def test_version_plans_shared_across_scans_read_alike(tmp_path: Path, monkeypatc
     slow = table.scan()
     slow.pipeline().shared_plans = False
     assert got.equals(slow.to_arrow())
+
+
+def test_version_plans_kept_across_scans_are_bounded_by_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plans kept across scans are bounded by their columns, as the plan cache is (``plan_columns``): a count
+    alone let 4,096 plans of 2,000-column versions (~1.2 MB each) stay alive after ``clear_plan_cache``."""
+    from fieldshift.planner.cache import plan_columns
+    from fieldshift.schema.model import Schema
+
+    monkeypatch.setattr(open_scan, "_VERSION_PLANS", {})
+    monkeypatch.setattr(open_scan, "_version_plan_columns", 0, raising=False)
+    monkeypatch.setattr(open_scan, "MAX_VERSION_PLAN_COLUMNS", 300, raising=False)
+
+    def version(k: int) -> Schema:
+        return Schema.from_arrow(_with_ids(*[pa.field(f"c{i}", pa.int32()) for i in range(30 + k)]), schema_id=k)
+
+    read = version(10)
+    versions = [version(k) for k in range(10)]
+    for v in versions:
+        _, p = open_scan._shared_version_plan(v, read, None)
+        assert p.output_schema.names == read.names
+    kept = open_scan._VERSION_PLANS
+    assert 0 < sum(plan_columns(entry[1][1]) for entry in kept.values()) <= 300
+    assert any(entry[0] is versions[-1] for entry in kept.values())  # the newest is kept, the oldest went first
+    assert all(entry[0] is not versions[0] for entry in kept.values())
