@@ -77,10 +77,15 @@ def dictionary_kept(metadata: pq.FileMetaData, schema: pa.Schema, names: Sequenc
 def open_parquet(source: Any, read_dictionary: Sequence[str] = (), **options: Any) -> pq.ParquetFile:
     """A Parquet reader of ``source`` that reads those of ``read_dictionary`` that ``dictionary_kept`` allows as
     dictionaries (the reader is opened once asking for all of them, and again over the same source with the
-    parsed footer only when some column's chunks do not qualify)."""
+    parsed footer only when some column's chunks do not qualify). A file lacking a leaf of one of ``read_dictionary``
+    (replaced: the column gone, renamed or nested) is opened dense, for the caller's check of its columns to name
+    what is wrong (pyarrow refuses such a name with a bare ``KeyError``)."""
     if not read_dictionary:
         return pq.ParquetFile(source, **options)
-    pf = pq.ParquetFile(source, read_dictionary=list(read_dictionary), **options)
+    try:
+        pf = pq.ParquetFile(source, read_dictionary=list(read_dictionary), **options)
+    except KeyError:
+        return pq.ParquetFile(source, **options)
     kept = dictionary_kept(pf.metadata, pf.schema.to_arrow_schema(), read_dictionary)
     if len(kept) == len(read_dictionary):
         return pf

@@ -249,3 +249,33 @@ def test_row_groups_with_their_own_dictionaries_read_alike(tmp_path: Path) -> No
         fast.pipeline().batch_size = dense.pipeline().batch_size = size
         dense.pipeline().dictionary_strings = False
         assert pa.Table.from_batches(list(fast.to_batches())).equals(pa.Table.from_batches(list(dense.to_batches())))
+
+
+@pytest.mark.parametrize("change", ["missing", "renamed", "nested"])
+def test_a_replaced_file_without_the_string_column_is_a_data_file_error(tmp_path: Path, change: str) -> None:
+    """A file replaced by one whose string column is gone, renamed or nested: the columns the scan asks for as
+    dictionaries are not its leaves (pyarrow's reader refuses them with a bare ``KeyError``); the scan fails as the
+    dense read does, with the ``DataFileError`` naming the file and the column."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", pa.string())])
+    table = fs.Table.create(tmp_path / "r", schema)
+    ids = np.arange(ROWS, dtype=np.int64)
+    table.append(pa.table({"id": ids, "s": [f"v{i % 9}" for i in ids.tolist()]}, schema=schema))
+    (f,) = table.scan().live_files()
+    path = Path(f.path) if Path(f.path).is_absolute() else Path(table.location) / f.path
+    rows = pq.read_table(path)
+    if change == "missing":
+        rows = rows.drop_columns(["s"])
+    elif change == "renamed":
+        rows = rows.rename_columns(["id", "s2"])
+    else:
+        nested = pa.StructArray.from_arrays([rows.column("s").combine_chunks()], names=["x"])
+        rows = rows.set_column(1, rows.schema.field(1).with_type(nested.type), nested)
+    pq.write_table(rows, path)
+    messages = []
+    for on in (True, False):
+        scan = table.scan()
+        scan.pipeline().dictionary_strings = on
+        with pytest.raises(DataFileError) as e:
+            scan.to_arrow()
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] and "column 's'" in messages[0]
