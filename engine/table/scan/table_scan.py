@@ -52,6 +52,16 @@ def _check_arguments(columns: Any, schema_id: Any, limit: Any = None) -> None:
         raise TypeError(f"schema_id must be an int, not {schema_id!r} ({type(schema_id).__name__})")
 
 
+def _policy(policy: Any) -> CastPolicy:
+    """A scan's ``policy``: a ``CastPolicy``, or a policy's name as ``Table.set_policy`` takes it."""
+    if isinstance(policy, str):
+        return CastPolicy.from_name(policy)
+    if not isinstance(policy, CastPolicy):
+        raise TypeError(f"policy must be a CastPolicy (e.g. CastPolicy.iceberg()) or a policy's name, e.g. 'iceberg', "
+                        f"not {policy!r} ({type(policy).__name__})")
+    return policy
+
+
 class PartitionView:
     """The filter projected through a data file's partition values (the pipeline's inclusive and strict
     projections), asked with the catalog's ``DataFile``."""
@@ -93,7 +103,7 @@ class Scan:
     """
 
     def __init__(self, io: TableIO, metadata: TableMetadata, columns: Sequence[str] | None = None,
-                 filter: Any = None, schema_id: int | None = None, policy: CastPolicy | None = None, *,
+                 filter: Any = None, schema_id: int | None = None, policy: CastPolicy | str | None = None, *,
                  batch_size: int = BATCH_SIZE, limit: int | None = None) -> None:
         _check_arguments(columns, schema_id, limit)
         self.io = io
@@ -120,7 +130,7 @@ class Scan:
         wanted = list(dict.fromkeys([*self.columns, *filter_columns(self.bound), *extra]))
         self.read_schema = self.full_schema.select(wanted)
         self.output_schema = self.full_schema.select(self.columns).to_arrow()
-        self.policy = policy if policy is not None else metadata.policy  # the table's own rules by default
+        self.policy = _policy(policy) if policy is not None else metadata.policy  # the table's own rules by default
         self.batch_size = batch_size
         self._schemas = schemas
         self._pipelines: dict[bool, OpenScan] = {}

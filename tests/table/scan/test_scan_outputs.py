@@ -185,3 +185,21 @@ def test_the_extras_the_errors_name_exist() -> None:
         "project"]["optional-dependencies"]
     for module in ("pandas", "polars", "duckdb"):
         assert any(req.startswith(module) for req in extras[module]), (module, extras.get(module))
+
+
+def test_a_scan_policy_given_by_name_or_of_another_kind(tmp_path: Path) -> None:
+    """``scan(policy=...)`` takes a policy's name as ``set_policy`` does; anything else that is no ``CastPolicy`` is
+    a TypeError saying so (it was an AttributeError on ``str.classify`` from inside the planner, once files were
+    read)."""
+    from fieldshift.errors import InvalidOptionError
+    from fieldshift.schema.policy import CastPolicy
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.int32())])
+    table = fs.Table.create(tmp_path / "p", schema)
+    table.append(pa.table({"id": [1, 2], "a": pa.array([1, 2], pa.int32())}, schema=schema))
+    by_name = table.scan(policy="hudi")
+    assert by_name.policy == CastPolicy.hudi() and by_name.to_arrow().num_rows == 2
+    with pytest.raises(InvalidOptionError, match="unknown policy"):
+        table.scan(policy="nonsense")
+    with pytest.raises(TypeError, match="policy must be a CastPolicy"):
+        table.scan(policy={"name": "hudi"})  # type: ignore[arg-type]
