@@ -252,6 +252,8 @@ def rebuild_as(arr: pa.Array, target: pa.DataType) -> pa.Array:
                 offsets = pa.array(np.arange(len(arr) + 1, dtype=np.int64) * arr.type.list_size)
             else:
                 offsets = _offsets_array(buf, len(arr), pa.int64() if pa.types.is_large_list(arr.type) else pa.int32())
+        if pa.types.is_fixed_size_list(target) and not pa.types.is_fixed_size_list(arr.type):
+            values = _fixed_slots(values, offsets, mask, target.list_size)
         values = rebuild_as(values, target.value_type)
         if pa.types.is_fixed_size_list(target):
             return pa.FixedSizeListArray.from_arrays(values, type=target, mask=mask)
@@ -265,6 +267,24 @@ def rebuild_as(arr: pa.Array, target: pa.DataType) -> pa.Array:
         offsets = offsets.cast(pa.int64() if pa.types.is_large_list(target) else pa.int32())
         return ctor.from_arrays(offsets, values, type=target, mask=mask)
     return conform(arr, target)
+
+
+def _fixed_slots(values: pa.Array, offsets: pa.Array, mask: pa.Array | None, size: int) -> pa.Array:
+    """A variable-length list's values (``offsets`` from 0 into them) laid out as a fixed-size list of ``size``
+    wants them: every entry ``size`` slots, a null entry's filled with nulls (a list's null entry holds no values).
+    A value of another length is an ``ArrowInvalid`` naming it (Arrow would regroup the values silently when their
+    count happens to fit)."""
+    off = offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    nulls = mask.to_numpy(zero_copy_only=False) if mask is not None else np.zeros(len(off) - 1, dtype=bool)
+    lengths = np.diff(off)
+    wrong = np.flatnonzero((lengths != size) & ~nulls)
+    if len(wrong):
+        raise pa.ArrowInvalid(f"a list of {lengths[wrong[0]]} values (entry {wrong[0]}) does not fit "
+                              f"fixed_size_list of {size}")
+    if not (lengths[nulls] != size).any():
+        return values
+    index = (off[:-1, None] + np.arange(size, dtype=np.int64)).ravel()
+    return values.take(pa.array(index, mask=np.repeat(nulls, size)))
 
 
 def _offsets_array(buf: pa.Buffer, length: int, kind: pa.DataType) -> pa.Array:

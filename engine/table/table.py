@@ -540,7 +540,7 @@ class Table:
     # -- reading --------------------------------------------------------------------------------
     def scan(self, columns: Sequence[str] | None = None, filter: Any = None,
              snapshot_id: int | None = None, schema_id: int | None = None,
-             policy: CastPolicy | None = None, *, limit: int | None = None,
+             policy: CastPolicy | str | None = None, *, limit: int | None = None,
              as_of: dt.datetime | str | None = None) -> Scan:
         """A lazy read of the table: nothing is read until a ``Scan`` method such as ``to_arrow`` runs.
 
@@ -555,7 +555,8 @@ class Table:
             as_of: a time (datetime or ISO-8601 text; naive is UTC): read the latest snapshot committed at
                 or before it (time travel by time; not with ``snapshot_id``).
             schema_id: the schema version to read into (default: the snapshot's own schema).
-            policy: the casts allowed from older files' types (default: the table's policy).
+            policy: the casts allowed from older files' types, a ``CastPolicy`` or a policy's name (default: the table's
+                policy).
             limit: return at most this many rows (after the filter; on a keyed table after the merge and
                 deletes); reading stops once they are found. Which rows: the first of the unlimited scan's
                 order.
