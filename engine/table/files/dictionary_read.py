@@ -1,9 +1,9 @@
 """Dictionary-encoded string and binary column chunks decoded as Arrow dictionaries, made dense late.
 
 Arrow's Parquet reader turns a dictionary-encoded BYTE_ARRAY chunk into a dense string column by appending value
-after value (~13 ns a row on a 250k-row chunk, ~30 ns on a 5k-row one). Read as an Arrow dictionary (its indices
-and the dictionary page), the same chunk costs a fraction of that, and ``dictionary_decode`` then builds the dense
-column with one gather. Decoding late also means a deletion vector's filter moves 4-byte indices, not strings.
+after value. Read as an Arrow dictionary (its indices and the dictionary page), the same chunk costs a fraction of
+that (benchmarks/README, issue 35's fourth part), and ``dictionary_decode`` then builds the dense column with one
+gather. Decoding late also means a deletion vector's filter moves 4-byte indices, not strings.
 
 The risk is a chunk whose writer gave up on its dictionary part way (``fallback``: the later pages plain): read as
 a dictionary, its plain values are hashed into one, 8-10x the dense cost. Arrow C++, parquet-rs and parquet-mr
@@ -34,9 +34,8 @@ DICTIONARY_CHUNK_BYTES = 1 << 20
 """Largest uncompressed column chunk read as a dictionary: the writers' default dictionary page limit."""
 DICTIONARY_MIN_ROWS = 32_768
 """Fewest values of a column chunk read as a dictionary: reading the dictionary page and the gather that makes it
-dense cost a set-up per chunk that small chunks do not earn back (97 distinct 3-byte values: 43 vs 42 us at 2,000
-rows, 113 vs 70 us at 8,000, 3.2 vs 1.4 ms at 250,000; 5,000 distinct 20-byte values: 73 vs 110 us at 2,000, even at
-16,000, 526 vs 414 us at 32,000)."""
+dense cost a set-up per chunk that small chunks do not earn back (with many distinct values the two break even
+near 16,000 rows; measured in benchmarks/README, issue 35's fourth part)."""
 
 _OFFSET_LIMIT = 2**31 - 1  # bytes a string or binary column (32-bit offsets) can hold
 

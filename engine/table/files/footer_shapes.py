@@ -1,11 +1,11 @@
 """Data files whose footers describe the same columns, converted and checked once per scan.
 
 Before reading a data file, a scan asks pyarrow for the file's Arrow schema (a conversion of the footer's Parquet
-schema and its stored ``ARROW:schema``, ~5 us), compares it with the columns the catalog recorded for the file's
-schema version (``check_file_columns``, ~5 us) and works out which leaf columns to read. For a file of a few
+schema and its stored ``ARROW:schema``), compares it with the columns the catalog recorded for the file's
+schema version (``check_file_columns``) and works out which leaf columns to read. For a file of a few
 thousand rows that is a tenth of its cost, and every file one writer wrote under one schema version has the same
 footer schema. Arrow's conversion is a function of the Parquet schema (names, physical and logical types,
-repetition, field ids, nesting: ``ParquetSchema.equals`` compares all of them, <1 us), the footer's key-value
+repetition, field ids, nesting: ``ParquetSchema.equals`` compares all of them, and cheaply), the footer's key-value
 metadata and the reader's options, so a file whose Parquet schema and key-value metadata equal those of a file
 already converted and checked, read with the same options, has the same Arrow schema and passes the same check.
 Anything else (another writer, a file replaced by one with other columns, even one nested field apart) is
@@ -29,9 +29,9 @@ MAX_SHAPES = 4
 """Footer shapes kept per key (a schema version's files from a few writers); past it the oldest is forgotten."""
 MAX_KEYS = 64
 """Keys whose shapes a scan keeps; past it the oldest key's are forgotten. A shape holds its file's parsed footer
-(what ``ParquetSchema.equals`` compares), so a scan of 200 schema versions holding 200 footers of 200 columns each
-fragmented the C heap enough to cost more than the shapes saved (370 -> 440 ms); a key's shape is also kept only
-from its second file on (the first may be the only one: one file per version)."""
+(what ``ParquetSchema.equals`` compares), and a scan of 200 schema versions holding 200 footers of 200 columns
+each fragmented the C heap enough to cost more than the shapes saved (benchmarks/README, issue 35's fifth part);
+a key's shape is also kept only from its second file on (the first may be the only one: one file per version)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -224,7 +224,7 @@ class TableStorage:
         chunks one request at a time costs more than its rows, and an object store a request each).
         ``read_dictionary``: string and binary columns to read as dictionaries where their chunks allow
         (``dictionary_read.open_parquet``)."""
-        if whole:  # in memory: nothing to pre-buffer (Arrow's read-ahead set-up costs ~3 us a file)
+        if whole:  # in memory: nothing to pre-buffer (Arrow's read-ahead has a set-up cost per file)
             return open_parquet(pa.BufferReader(self._whole(rel)), **{"pre_buffer": False, **options})
         if self.local_path is not None:
             return open_parquet(self.local_path / rel, **options)
@@ -232,7 +232,7 @@ class TableStorage:
 
     def _whole(self, rel: str) -> bytes | pa.Buffer:
         """``rel``'s bytes in one read: locally straight into an Arrow buffer (no Python bytes object, no path
-        object: 7-9 vs 17-29 us for a file of 20-100 KB, benchmarks/README issue 35's fifth part)."""
+        object; benchmarks/README issue 35's fifth part)."""
         if self.local_path is not None:
             with self.fs.open_input_file(os.path.join(self.base, rel)) as fh:
                 return fh.read_buffer()

@@ -84,9 +84,9 @@ class WriteLayout:
         writes ~11% faster (``codec=snappy`` for a write-bound table). Every Parquet reader reads both.
 
         A file of at most ``UNCOMPRESSED_FILE_BYTES`` of Arrow data (a keyed upsert's bucket, a micro-batch) is not
-        compressed: snappy decodes a small chunk of sorted integers at ~1 GB/s (a 5,000-row id column: 62 vs 16 us),
-        which the reader pays on every scan until ``compact()`` rewrites the file (bench_keys' 20 update files of
-        ~5k rows: 6.8 -> 5.5 ms of scan CPU for 1.3x their bytes, at most a few hundred KiB a file)."""
+        compressed: decompressing a small chunk costs the reader more than its bytes save, on every scan until
+        ``compact()`` rewrites the file, for at most a few hundred KiB a file (benchmarks/README, issue 35's
+        fourth part)."""
         if self.codec != "auto":
             return self.codec
         if table.nbytes <= UNCOMPRESSED_FILE_BYTES:
@@ -100,8 +100,7 @@ class WriteLayout:
         values (at most half distinct). Parquet writers try a dictionary on every column and give up only after
         a page of it; on unique keys, ids and measurements that try cost a third of the write (a 4-column,
         500k-row file: 58 -> 37 ms of CPU) and saves no byte. It costs the reader too, where a dictionary of unique
-        values stays on a small file (the 20 ~5k-row files of bench_keys' upserts read in 6.8 ms of CPU against 7.2
-        with every dictionary, and are 17% smaller). Tables under ``DICTIONARY_CHOICE_ROWS`` rows or with nested
+        values stays on a small file, and makes it bigger. Tables under ``DICTIONARY_CHOICE_ROWS`` rows or with nested
         columns keep every dictionary."""
         if self.dictionary != "auto" or table.num_rows < DICTIONARY_CHOICE_ROWS:
             return self.dictionary != "none"

@@ -409,9 +409,8 @@ def _holding(tasks: list[ScanTask], rows: int) -> list[ScanTask] | None:
 def _jobs(order: Sequence[int], rows: Sequence[int], small: int) -> list[list[int]]:
     """Tasks (``order``: largest first) as the pool's jobs: a job each, but tasks of fewer than ``small`` rows run one
     after another in jobs of at least ``JOB_ROWS`` rows (``small`` 0: every task alone). Two threads reading small
-    files at once spend more CPU passing the GIL back and forth than either saves (bench_keys' 20 update files:
-    8.2 ms of CPU on two threads against 5.6 ms on one; 200 files of 1,000 rows: 38-43 -> 31 ms of CPU, 48-58 ->
-    44-47 ms of wall)."""
+    files at once spend more CPU passing the GIL back and forth than either saves (benchmarks/README, issue 35's
+    fourth part)."""
     jobs: list[list[int]] = []
     pending: list[int] = []
     held = 0
@@ -449,9 +448,9 @@ bounded so (its ``columns``): a count alone kept 4,096 plans of 2,000-column ver
 def _shared_version_plan(file_schema: Schema, read_schema: Schema, policy: Any) -> tuple[pa.Schema, EvolutionPlan]:
     """``_version_plan`` kept across scans: a table's schema versions are the same objects scan after scan (its
     metadata), while each scan selects their columns anew and fingerprints the selection for the plan cache's key
-    (~20 us a version: a table of 1,000 one-file versions paid 20 ms a scan). Keyed by the read schema's
-    fingerprint (its structure, ids, docs and defaults), the policy by value and the version's schema by identity,
-    which the entry holds so the identity is not reused."""
+    (a cost per version and scan). Keyed by the read schema's fingerprint (its structure, ids, docs and defaults),
+    the policy by value and the version's schema by identity, which the entry holds so the identity is not
+    reused."""
     global _version_plan_columns
     key = (read_schema.fingerprint(), policy, id(file_schema))
     hit = _VERSION_PLANS.get(key)
@@ -474,9 +473,8 @@ def _shared_version_plan(file_schema: Schema, read_schema: Schema, policy: Any) 
 def _run_jobs(jobs: Sequence[Any], read: Callable[[Any], Any], workers: int) -> list[Any]:
     """``read`` of every job, in job order, by ``workers`` threads: the calling thread is one of them, taking jobs
     from the same queue as ``workers - 1`` pool threads (one job: no pool at all). A thread the pool makes anew
-    starts with cold allocator caches: reading on the caller instead saved ~2 ms of CPU a scan, both for 200 small
-    files in one job (27.8 -> 26.1 ms) and for bench_keys' merge-on-read and compacted reads (39.7 -> 37.3 and
-    35.0 -> 33.3 ms). Once a job failed (or the caller was interrupted) no further job starts, as ``pool.map``
+    starts with cold allocator caches, so reading on the caller saves CPU on every scan (benchmarks/README, issue
+    35's fifth part). Once a job failed (or the caller was interrupted) no further job starts, as ``pool.map``
     cancels the jobs not yet started: a Ctrl-C stops a scan of thousands of files. The jobs started run to their
     end; then the first failed job's error (in job order) is raised, as ``pool.map``'s results raise it (jobs are
     handed out in order, so every job before a failed one has started)."""
@@ -1070,7 +1068,7 @@ class OpenScan:
 
     def finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The filter's rows of a task's batch, in the output columns (the batch itself when it has just those: a
-        select builds a new batch, ~2 us, more than comparing the names)."""
+        select builds a new batch, which costs more than comparing the names)."""
         batch = self.filter.apply(batch)
         names = self.output_schema.names
         return batch if batch.schema.names == names else batch.select(names)
