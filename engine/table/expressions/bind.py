@@ -38,7 +38,7 @@ from fieldshift.table.expressions.tree import (
     visit,
 )
 
-__all__ = ["BoundPredicate", "bind", "leaves", "rewrite_not"]
+__all__ = ["BoundPredicate", "bind", "leaves", "named_columns", "rewrite_not"]
 
 T = pa.types
 
@@ -283,3 +283,21 @@ class _Leaves(ExpressionVisitor[list[Expression]]):
 def leaves(expr: Expression) -> list[Any]:
     """Every leaf of ``expr``, left to right (predicates, bound or not)."""
     return visit(expr, _Leaves())
+
+
+def named_columns(expr: Expression, schema: Schema) -> list[str]:
+    """The top-level columns of ``schema`` the leaves of ``expr`` (a filter ``bind`` accepted) name, in order of
+    first use: those of leaves that bind to a constant too (``c >= 2**64`` on an int column), which the bound
+    filter no longer reads but whose files a scan must still be able to read."""
+    names: list[str] = []
+    for leaf in leaves(expr):
+        if isinstance(leaf, BoundPredicate):
+            if not schema.has_field(leaf.field_id):
+                continue
+            path = split_path(schema.path_of(leaf.field_id))
+        elif isinstance(leaf, Predicate):
+            path = split_path(schema.path_of(schema.find(leaf.path).id))
+        else:
+            continue
+        names.append(path[0])
+    return list(dict.fromkeys(names))

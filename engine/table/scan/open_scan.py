@@ -50,6 +50,7 @@ from fieldshift.schema.file_schema import file_schema_of, has_field_ids, without
 from fieldshift.schema.formats.arrow_conversion import arrow_field_id
 from fieldshift.schema.model import Schema
 from fieldshift.table.evolution.partition_evolution import same_keys
+from fieldshift.table.expressions.bind import named_columns
 from fieldshift.table.expressions.filters import BoundPredicate, bind_filter, parse_filter, row_filter
 from fieldshift.table.expressions.tree import AlwaysTrue
 from fieldshift.table.expressions.visitors import compile_test, filter_columns
@@ -128,7 +129,8 @@ class _Filter:
 
     def __init__(self, filter: Any, schema: Schema, iceberg_transforms: bool = False, bound: Any = None) -> None:
         """``bound``: ``filter`` already bound to ``schema`` by the caller (bound once per scan, not twice)."""
-        self.bound = bind_filter(parse_filter(filter), schema) if bound is None else bound
+        self.given = parse_filter(filter)  # the tree as given: the columns its constant leaves name (plan_all)
+        self.bound = bind_filter(self.given, schema) if bound is None else bound
         self.filtered = not isinstance(self.bound, AlwaysTrue)
         self.columns = filter_columns(self.bound)
         self._nodes: dict[int, tuple[Any, Take | None]] = {}
@@ -680,6 +682,22 @@ class OpenScan:
             ids = sorted({f.schema_id for f in self.content.files if f.schema_id is not None}) if self.exact else []
         for schema_id in ids:
             self.plan_of(int(schema_id))
+        if self.exact and self.filter.filtered:
+            self._check_named_columns([int(i) for i in ids])
+
+    def _check_named_columns(self, ids: Sequence[int]) -> None:
+        """The columns the filter names but no longer reads (a leaf that bound to a constant: ``c >= 2**64`` on an
+        int column) must be readable from every schema version too: whether a scan is refused must not depend on
+        a literal making its leaf constant (``c < 0`` is refused on the same files)."""
+        read = set(self.read_schema.names)
+        folded = [n for n in named_columns(self.filter.given, self.full_schema) if n not in read]
+        if not folded:
+            return
+        check = self.full_schema.select(folded)
+        wanted = {x.id for x in check.all_fields()}
+        for schema_id in ids:
+            file_schema = self._schemas[schema_id]
+            cached_plan(file_schema.select([x.name for x in file_schema.fields if x.id in wanted]), check, self.policy)
 
     def _lazy_pruned(self, files: Any) -> list[DataFileEntry]:
         """``files`` for a source whose entries are built on demand: every schema version planned, then
