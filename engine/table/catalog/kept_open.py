@@ -16,13 +16,14 @@ and all are closed at exit.
 from __future__ import annotations
 
 import atexit
-import os
 import sqlite3
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fieldshift.errors import TableError
 from fieldshift.table.catalog.fork_guard import ForkGuarded
+from fieldshift.table.catalog.sqlite_dialect import file_identity, open_catalog_file
 
 if TYPE_CHECKING:
     from fieldshift.table.catalog.catalog import Catalog
@@ -55,10 +56,9 @@ class _Kept(ForkGuarded):
                 return True
             if held is not None:
                 self.by_path.pop(key)[1].close()  # the file was replaced: keep the new one instead
-            try:  # mode=rw: a catalog dropped since the stat is not made again, empty, at its path
-                conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, timeout=60,
-                                       isolation_level=None, check_same_thread=False)
-            except sqlite3.Error:
+            try:  # never created: a catalog dropped since the stat is not made again, empty, at its path
+                conn = open_catalog_file(path, check_same_thread=False)
+            except (sqlite3.Error, TableError):
                 return False
             try:
                 # the first read maps the WAL index: from here on this connection counts as open
@@ -92,11 +92,8 @@ def keep_open(catalog: Catalog) -> bool:
     if getattr(dialect, "kind", None) != "sqlite":
         return False
     path = Path(dialect.path)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    return _KEPT.keep(path, (st.st_dev, st.st_ino))
+    ident = file_identity(path)
+    return ident is not None and _KEPT.keep(path, ident)
 
 
 def kept() -> list[str]:

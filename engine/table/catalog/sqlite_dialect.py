@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from fieldshift.errors import TableError
 from fieldshift.table.catalog.fork_guard import ForkGuarded
 
-__all__ = ["ReadConnections", "SqliteConnection", "SqliteDialect"]
+__all__ = ["ReadConnections", "SqliteConnection", "SqliteDialect", "file_identity", "open_catalog_file"]
 
 T = TypeVar("T")
 
@@ -52,7 +52,7 @@ class SqliteConnection:
         return {r[0] for r in self.raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _open(path: Path, check_same_thread: bool = True, *, create: bool = False) -> sqlite3.Connection:
+def open_catalog_file(path: Path, check_same_thread: bool = True, *, create: bool = False) -> sqlite3.Connection:
     """A connection to the catalog file; only ``prepare`` (``create``) may make the file. Anything else opens it
     read-write (``mode=rw``): a catalog deleted under an open handle (its table dropped, its directory removed)
     is a ``TableError`` naming it, not a new empty database at its path."""
@@ -70,7 +70,7 @@ def _open(path: Path, check_same_thread: bool = True, *, create: bool = False) -
                          "since it was opened); open the table again, or create it") from None
 
 
-def _file_of(path: Path) -> tuple[int, int] | None:
+def file_identity(path: Path) -> tuple[int, int] | None:
     """Which file is at ``path`` (device, inode; None: none): a held connection reads the file it opened,
     even after another took its path."""
     try:
@@ -124,7 +124,7 @@ class ReadConnections(ForkGuarded):
         Which connection it is, not a read: a read goes through ``use``, which a ``close`` on another thread waits
         for (one through ``get`` may find its connection closed under it)."""
         held: _Held | None = getattr(self._local, "held", None)
-        if held is not None and not held.closed and not self._forked() and held.file == _file_of(self.path):
+        if held is not None and not held.closed and not self._forked() and held.file == file_identity(self.path):
             return held.conn
         with self._lock:
             return self._mine().conn
@@ -148,7 +148,7 @@ class ReadConnections(ForkGuarded):
         """With ``_lock`` held: this thread's open connection, opened if it has none (or it was closed)."""
         self._check_fork()
         held: _Held | None = getattr(self._local, "held", None)
-        file = _file_of(self.path)  # before opening: a file replaced meanwhile is noticed at the next read
+        file = file_identity(self.path)  # before opening: a file replaced meanwhile is noticed at the next read
         if held is not None and not held.closed:
             if held.file == file:
                 return held
@@ -164,7 +164,7 @@ class ReadConnections(ForkGuarded):
             for h in ended:
                 h.shut()
         # check_same_thread=False only so another thread may close it (close(), an ended thread's)
-        held = _Held(threading.current_thread(), _open(self.path, check_same_thread=False), file)
+        held = _Held(threading.current_thread(), open_catalog_file(self.path, check_same_thread=False), file)
         self._open.append(held)
         self._local.held = held
         return held
@@ -212,7 +212,7 @@ class SqliteDialect:
     def prepare(self) -> None:
         """Make the catalog file's directory and switch it to WAL (readers never wait for a writer)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        raw = _open(self.path, create=True)
+        raw = open_catalog_file(self.path, create=True)
         try:
             raw.execute("PRAGMA journal_mode = WAL")
         finally:
@@ -225,7 +225,7 @@ class SqliteDialect:
             with self.reads.use() as conn:
                 yield conn
             return
-        raw = _open(self.path)
+        raw = open_catalog_file(self.path)
         try:
             yield SqliteConnection(raw)
         finally:
@@ -241,7 +241,7 @@ class SqliteDialect:
             with self.reads.use() as conn:
                 yield from self._commit(conn)
             return
-        raw = _open(self.path)
+        raw = open_catalog_file(self.path)
         try:
             yield from self._commit(SqliteConnection(raw))
         finally:
