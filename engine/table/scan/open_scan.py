@@ -682,18 +682,22 @@ class OpenScan:
             ids = sorted({f.schema_id for f in self.content.files if f.schema_id is not None}) if self.exact else []
         for schema_id in ids:
             self.plan_of(int(schema_id))
-        if self.exact and self.filter.filtered:
-            self._check_named_columns([int(i) for i in ids])
+        if self.exact and self._folded_columns:
+            self._check_folded_columns([int(i) for i in ids])
 
-    def _check_named_columns(self, ids: Sequence[int]) -> None:
-        """The columns the filter names but no longer reads (a leaf that bound to a constant: ``c >= 2**64`` on an
-        int column) must be readable from every schema version too: whether a scan is refused must not depend on
-        a literal making its leaf constant (``c < 0`` is refused on the same files)."""
+    @functools.cached_property
+    def _folded_columns(self) -> list[str]:
+        """The columns the filter names but no longer reads: a leaf that bound to a constant (``c >= 2**64`` on an
+        int column)."""
+        if not self.filter.filtered:
+            return []
         read = set(self.read_schema.names)
-        folded = [n for n in named_columns(self.filter.given, self.full_schema) if n not in read]
-        if not folded:
-            return
-        check = self.full_schema.select(folded)
+        return [n for n in named_columns(self.filter.given, self.full_schema) if n not in read]
+
+    def _check_folded_columns(self, ids: Sequence[int]) -> None:
+        """The filter's folded columns must be readable from every schema version too: whether a scan is refused
+        must not depend on a literal making its leaf constant (``c < 0`` is refused on the same files)."""
+        check = self.full_schema.select(self._folded_columns)
         wanted = {x.id for x in check.all_fields()}
         for schema_id in ids:
             file_schema = self._schemas[schema_id]
