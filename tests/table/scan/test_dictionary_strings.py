@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import fieldshift as fs
-from fieldshift.errors import DataFileError
 from fieldshift.table.files import dictionary_read
 from fieldshift.table.files.dictionary_read import (
     DICTIONARY_CHUNK_BYTES,
@@ -25,6 +24,7 @@ from fieldshift.table.files.dictionary_read import (
     dictionary_kept,
     open_parquet,
 )
+from tests.table.scan.scan_switches import data_path, errors_by_switch
 
 ROWS = DICTIONARY_MIN_ROWS + 8_000
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.int32()), ("s", pa.string()),
@@ -69,7 +69,7 @@ def _keyed(tmp_path: Path) -> fs.Table:
 def test_a_keyed_table_upserted_at_random_and_by_a_range_reads_alike(tmp_path: Path) -> None:
     table = _keyed(tmp_path)
     (base,) = table.scan().live_files()
-    with pq.ParquetFile(base.path if Path(base.path).is_absolute() else Path(table.location) / base.path) as pf:
+    with pq.ParquetFile(data_path(table, base)) as pf:
         kept = dictionary_kept(pf.metadata, pf.schema_arrow, dictionary_candidates(pf.schema_arrow))
         assert {"s", "b"} <= set(kept) and "u" not in kept
     table.upsert(_rows(np.random.default_rng(5).choice(ROWS, ROWS // 10, replace=False), 1))  # scattered
@@ -150,7 +150,7 @@ def test_a_table_whose_file_fell_back_reads_alike(tmp_path: Path) -> None:
     ids = np.arange(ROWS, dtype=np.int64)
     table.append(pa.table({"id": ids, "s": [f"v{i % 2_000}" if i % 5 else None for i in ids.tolist()]}))
     (f,) = table.scan().live_files()
-    path = Path(f.path) if Path(f.path).is_absolute() else Path(table.location) / f.path
+    path = data_path(table, f)
     pq.write_table(pq.read_table(path), path, dictionary_pagesize_limit=256, compression="none")
     chunk = pq.ParquetFile(path).metadata.row_group(0).column(1)
     assert chunk.has_dictionary_page and chunk.total_uncompressed_size <= DICTIONARY_CHUNK_BYTES
@@ -177,18 +177,12 @@ def test_values_that_would_pass_2_gib_are_made_dense_in_slices(monkeypatch: pyte
 def test_a_replaced_file_is_the_same_error_either_way(tmp_path: Path) -> None:
     table = _keyed(tmp_path)
     (f,) = table.scan().live_files()
-    path = Path(f.path) if Path(f.path).is_absolute() else Path(table.location) / f.path
+    path = data_path(table, f)
     rows = pq.read_table(path)
     i = rows.schema.get_field_index("s")
     pq.write_table(rows.set_column(i, rows.schema.field(i).with_type(pa.int64()),
                                    pa.array(np.arange(rows.num_rows))), path)
-    messages = []
-    for on in (True, False):
-        scan = table.scan()
-        scan.pipeline().dictionary_strings = on
-        with pytest.raises(DataFileError) as e:
-            scan.to_arrow()
-        messages.append(str(e.value))
+    messages = errors_by_switch(table, "dictionary_strings", (True, False))
     assert messages[0] == messages[1] and "is int64, not string" in messages[0]
 
 
@@ -238,7 +232,7 @@ def test_row_groups_with_their_own_dictionaries_read_alike(tmp_path: Path) -> No
     ids = np.arange(n, dtype=np.int64)
     table.append(pa.table({"id": ids, "s": [f"g{i // 40_000}-{i % 13}" if i % 10 else None for i in ids.tolist()]}))
     (f,) = table.scan().live_files()
-    path = Path(f.path) if Path(f.path).is_absolute() else Path(table.location) / f.path
+    path = data_path(table, f)
     pf = pq.ParquetFile(path)
     assert pf.metadata.num_row_groups == 3 and dictionary_kept(pf.metadata, pf.schema_arrow, ["s"]) == ["s"]
     table.delete(filter="id >= 39990 and id < 40010")
@@ -261,7 +255,7 @@ def test_a_replaced_file_without_the_string_column_is_a_data_file_error(tmp_path
     ids = np.arange(ROWS, dtype=np.int64)
     table.append(pa.table({"id": ids, "s": [f"v{i % 9}" for i in ids.tolist()]}, schema=schema))
     (f,) = table.scan().live_files()
-    path = Path(f.path) if Path(f.path).is_absolute() else Path(table.location) / f.path
+    path = data_path(table, f)
     rows = pq.read_table(path)
     if change == "missing":
         rows = rows.drop_columns(["s"])
@@ -271,11 +265,5 @@ def test_a_replaced_file_without_the_string_column_is_a_data_file_error(tmp_path
         nested = pa.StructArray.from_arrays([rows.column("s").combine_chunks()], names=["x"])
         rows = rows.set_column(1, rows.schema.field(1).with_type(nested.type), nested)
     pq.write_table(rows, path)
-    messages = []
-    for on in (True, False):
-        scan = table.scan()
-        scan.pipeline().dictionary_strings = on
-        with pytest.raises(DataFileError) as e:
-            scan.to_arrow()
-        messages.append(str(e.value))
+    messages = errors_by_switch(table, "dictionary_strings", (True, False))
     assert messages[0] == messages[1] and "column 's'" in messages[0]

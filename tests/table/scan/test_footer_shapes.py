@@ -18,6 +18,7 @@ from fieldshift.errors import DataFileError
 from fieldshift.table.files import footer_shapes
 from fieldshift.table.files.footer_shapes import FileShapes
 from fieldshift.table.scan import open_scan
+from tests.table.scan.scan_switches import data_path
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.int32()), ("s", pa.string()),
                     ("st", pa.struct([("x", pa.int32()), ("y", pa.string())]))])
@@ -127,8 +128,7 @@ def test_shapes_kept_are_bounded() -> None:
 
 
 def _replace(table: fs.Table, index: int, rows: pa.Table) -> None:
-    victim = Path(table.scan().live_files()[index].path)
-    victim = victim if victim.is_absolute() else Path(table.location) / victim
+    victim = data_path(table, table.scan().live_files()[index])
     pq.write_table(rows, victim)
 
 

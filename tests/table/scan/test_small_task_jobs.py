@@ -14,6 +14,7 @@ import fieldshift as fs
 from fieldshift.errors import DataFileError
 from fieldshift.table.scan import open_scan
 from fieldshift.table.scan.open_scan import JOB_ROWS, _jobs
+from tests.table.scan.scan_switches import data_path, errors_by_switch
 
 
 def test_jobs_group_small_tasks_in_order_and_keep_big_ones_alone() -> None:
@@ -56,15 +57,9 @@ def test_a_broken_small_file_is_the_same_error_either_way(tmp_path: Path, monkey
     table = _table(tmp_path)
     small = [f for f in table.scan().live_files() if f.record_count < 10_000]
     for f in small[3:5]:
-        path = Path(f.path) if Path(f.path).is_absolute() else Path(table.location) / f.path
+        path = data_path(table, f)
         path.write_bytes(b"broken")
-    messages = []
-    for rows in (open_scan.SMALL_TASK_ROWS, 0):
-        scan = table.scan()
-        scan.pipeline().small_task_rows = rows
-        with pytest.raises(DataFileError) as e:
-            scan.to_arrow()
-        messages.append(str(e.value))
+    messages = errors_by_switch(table, "small_task_rows", (open_scan.SMALL_TASK_ROWS, 0))
     assert messages[0] == messages[1]
 
 
@@ -89,16 +84,9 @@ def test_a_single_job_read_by_the_caller_reads_and_fails_alike(tmp_path: Path,
     got = inline.to_arrow()
     assert not pools and got.num_rows == 600
     assert got.equals(pooled.to_arrow()) and pools == [1]
-    victim = Path(table.scan().live_files()[2].path)
-    victim = victim if victim.is_absolute() else Path(table.location) / victim
+    victim = data_path(table, table.scan().live_files()[2])
     victim.write_bytes(b"broken")
-    messages = []
-    for flag in (True, False):
-        scan = table.scan()
-        scan.pipeline().caller_reads = flag
-        with pytest.raises(DataFileError) as e:
-            scan.to_arrow()
-        messages.append(str(e.value))
+    messages = errors_by_switch(table, "caller_reads", (True, False))
     assert messages[0] == messages[1]
 
 
@@ -114,7 +102,7 @@ def test_the_caller_reads_jobs_beside_the_pool_alike(tmp_path: Path, monkeypatch
     assert fast.to_arrow().equals(slow.to_arrow())
     small = [f for f in table.scan().live_files() if f.record_count < 10_000]
     for f in small[2:6]:
-        path = Path(f.path) if Path(f.path).is_absolute() else Path(table.location) / f.path
+        path = data_path(table, f)
         path.write_bytes(b"broken")
     messages = []
     for flag in (True, False):

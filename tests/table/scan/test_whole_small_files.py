@@ -13,6 +13,7 @@ import fieldshift as fs
 from fieldshift.errors import DataFileError
 from fieldshift.table.files.storage import TableStorage
 from fieldshift.table.scan import open_scan
+from tests.table.scan.scan_switches import data_path
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("pre", pa.int32()), ("v", pa.string())])
 
@@ -60,8 +61,7 @@ def test_small_files_read_whole_give_the_same_rows(tmp_path: Path, monkeypatch: 
 @pytest.mark.parametrize("whole", [True, False])
 def test_a_missing_or_corrupt_small_file_is_a_data_file_error(tmp_path: Path, whole: bool) -> None:
     table = _table(tmp_path)
-    victim = Path(table.scan().live_files()[-1].path)
-    victim = victim if victim.is_absolute() else Path(table.location) / victim
+    victim = data_path(table, table.scan().live_files()[-1])
     victim.write_bytes(b"not parquet at all")
     scan = table.scan()
     scan.pipeline().whole_small_files = whole
